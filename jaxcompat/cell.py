@@ -1,0 +1,116 @@
+"""One cell, end to end: find Python, resolve and install as of the cell's date, run the cases,
+apply the known-failure rules, write the cell's reports. Every way a cell can fail is a result."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+from . import envs, releases, reports
+from .config import Cell, Matrix
+from .outcomes import CellResult, check_import_rules, classify, classify_cell_error
+from .pythons import PythonMissing, find_python
+from .runner import Interrupted, run_cases
+
+KEY_DISTS = ("jax", "jaxlib", "equinox", "diffrax", "optimistix", "lineax", "chex", "jaxtyping",
+             "numpy", "scipy", "ml-dtypes", "pytest")
+# dist -> module to import up front (a cell whose package cannot be imported is a result)
+IMPORT_NAMES = {"jax": "jax", "jaxlib": "jaxlib", "equinox": "equinox", "diffrax": "diffrax",
+                "optimistix": "optimistix", "lineax": "lineax", "chex": "chex"}
+_LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==([^\s;]+)")
+
+
+def lock_versions(lock: str) -> dict[str, str]:
+    out = {}
+    for line in lock.splitlines():
+        m = _LOCK_LINE.match(line.strip())
+        if m:
+            out[canonicalize_name(m.group(1))] = m.group(3)
+    return out
+
+
+def key_versions(installed: dict[str, str]) -> dict[str, str]:
+    norm = {canonicalize_name(k): v for k, v in installed.items()}
+    return {d: norm[d] for d in KEY_DISTS if d in norm}
+
+
+def run_cell(cell: Cell, matrix: Matrix, *, state_dir: Path, reports_dir: Path | None,
+             case_args: list[str] | None = None, extra_env: dict[str, str] | None = None) -> CellResult:
+    """Run one cell and (unless reports_dir is None) write reports/cells/<id>.{json,xml}."""
+    t0 = time.perf_counter()
+    result = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok",
+                        requested=dict(cell.pins), date=cell.date)
+    try:
+        _run(cell, matrix, result, state_dir, case_args, extra_env)
+    finally:
+        result.timings["total_s"] = round(time.perf_counter() - t0, 3)
+        if reports_dir is not None:
+            reports.write_cell(result, reports_dir)
+    return result
+
+
+def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
+         case_args: list[str] | None, extra_env: dict[str, str] | None) -> None:
+    failures = matrix.failures
+    pinned = cell.exact_pins()
+    t = time.perf_counter()
+    try:
+        python_exe = find_python(cell.python)
+    except PythonMissing as e:
+        result.status, result.outcome, result.message = "python-missing", "unavailable", str(e)
+        return
+    result.timings["find_python_s"] = round(time.perf_counter() - t, 3)
+
+    try:
+        date = cell.date or releases.resolution_date(pinned, state_dir / "cache")
+    except releases.IndexError_ as e:
+        result.status, result.message = "unresolvable", str(e)
+        classify_cell_error(result, "resolve", failures, pinned)
+        return
+    result.date = date
+
+    try:
+        built = envs.build(cell, python_exe, date, matrix.settings.harness,
+                           state_dir / "envs", state_dir / "locks")
+    except envs.BuildError as e:
+        result.status, result.message = e.status, e.message
+        classify_cell_error(result, "resolve", failures, pinned)
+        return
+    result.timings.update(built.timings)
+    result.notes.extend(built.notes)
+    if built.reused:
+        result.notes.append("environment reused (matches its lock)")
+    locked = lock_versions(built.lock)
+    result.versions = key_versions(locked)
+
+    imports = [IMPORT_NAMES[d] for d in cell.pins if d in IMPORT_NAMES and d in locked]
+    args = case_args or [matrix.settings.cases_dir]
+    try:
+        run = run_cases(built.python, matrix.root, args, backend=cell.backend, imports=imports,
+                        timeout_s=matrix.settings.case_timeout_s,
+                        workdir=state_dir / "runs" / cell.id, extra_env=extra_env)
+    except Interrupted:
+        result.status, result.outcome = "not-run", "interrupted"
+        result.message = "the run was interrupted before this cell finished"
+        return
+    result.timings["pytest_s"] = run.pytest_s
+    installed = {canonicalize_name(k): v for k, v in (run.versions or locked).items()}
+    result.versions = key_versions(installed)
+    if run.jax_backend:
+        result.notes.append(f"jax default backend: {run.jax_backend}")
+
+    if run.import_failed:
+        bad = {m: tb for m, tb in run.imports.items() if tb != "ok"}
+        result.status = "import-error"
+        result.message = "\n".join(f"import {m} failed:\n{tb.strip()}" for m, tb in bad.items())
+        classify_cell_error(result, "import", failures, installed)
+        return
+    check_import_rules(result, failures, installed)
+
+    result.results = [classify(raw, failures, installed, cell.backend) for raw in run.results]
+    if run.rc not in (0, 1) and not run.results:
+        result.status, result.outcome = "run-error", "cell-error"
+        result.message = f"pytest exited with code {run.rc} before running any case:\n{run.log_tail}"

@@ -1,0 +1,143 @@
+"""Command line: ``python -m jaxcompat matrix|report ...`` (the nox sessions call these)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fnmatch
+import json
+import os
+import sys
+from pathlib import Path
+
+from . import reports
+from .config import ConfigError, load
+from .matrix import default_jobs, run_cells, write_consolidated
+
+EXIT_OK, EXIT_FAILING, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _root() -> Path:
+    return Path(__file__).resolve().parent.parent
+
+
+@contextlib.contextmanager
+def run_lock(reports_dir: Path):
+    """One run at a time writes a reports folder; a second waits (and says so)."""
+    import fcntl
+
+    reports_dir.mkdir(parents=True, exist_ok=True)
+    with open(reports_dir / ".lock", "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            print(f"another jax-compat run is writing {reports_dir} ({f.read().strip() or 'unknown'}); "
+                  "waiting for it to finish…", file=sys.stderr, flush=True)
+            fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}\n")
+        f.flush()
+        try:
+            yield
+        finally:
+            f.truncate(0)
+
+
+def _select(matrix, patterns: list[str] | None):
+    if not patterns:
+        return list(matrix.cells)
+    chosen = [c for c in matrix.cells if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
+    if not chosen:
+        raise ConfigError(matrix.path, "--cell", f"no cell matches {', '.join(patterns)}",
+                          f"use ids or globs of: {', '.join(c.id for c in matrix.cells)}")
+    return chosen
+
+
+def cmd_matrix(args) -> int:
+    matrix = load(args.matrix)
+    cells = _select(matrix, args.cell)
+    reports_dir, state_dir = Path(args.reports), Path(args.state)
+    with run_lock(reports_dir):
+        previous: dict = {}
+        if args.only_missing or args.cell:
+            # A partial run keeps the other cells' latest reports in the consolidated view.
+            previous = {c.id: c for c in _previous_cells(reports_dir)}
+        if args.only_missing:
+            cells = [c for c in cells if c.id not in previous or previous[c.id].status == "not-run"]
+            print(f"re-running {len(cells)} cell(s) that did not finish: {', '.join(c.id for c in cells) or 'none'}")
+        results, interrupted = run_cells(matrix, cells, jobs=args.jobs, state_dir=state_dir,
+                                         reports_dir=reports_dir, case_args=args.case or None)
+        by_id = {**previous, **{r.id: r for r in results}}
+        ordered = [by_id[c.id] for c in matrix.cells if c.id in by_id]
+        summary = write_consolidated(matrix, ordered, reports_dir,
+                                     extra_meta={"interrupted": interrupted,
+                                                 "unfinished": [r.id for r in ordered if r.status == "not-run"]})
+    print()
+    print(reports.terminal_grid(ordered))
+    print(f"\nreports: {reports_dir / 'matrix.md'}, {reports_dir / 'matrix.json'}, {reports_dir / 'cells'}/")
+    if interrupted:
+        print("run interrupted; re-run the unfinished cells with: nox -s matrix -- --only-missing")
+        return EXIT_INTERRUPTED
+    return EXIT_OK if summary["ok"] else EXIT_FAILING
+
+
+def _previous_cells(reports_dir: Path):
+    out = []
+    for path in sorted((reports_dir / "cells").glob("*.json")):
+        try:
+            out.append(reports.load_cell(path))
+        except (ValueError, TypeError, KeyError):
+            continue
+    return out
+
+
+def cmd_report(args) -> int:
+    """Rebuild matrix.json/md from the per-cell reports on disk."""
+    matrix = load(args.matrix)
+    reports_dir = Path(args.reports)
+    cells = {c.id: c for c in _previous_cells(reports_dir)}
+    ordered = [cells[c.id] for c in matrix.cells if c.id in cells]
+    write_consolidated(matrix, ordered, reports_dir)
+    print(reports.terminal_grid(ordered))
+    return EXIT_OK
+
+
+def cmd_cells(args) -> int:
+    matrix = load(args.matrix)
+    print(json.dumps([{"id": c.id, "python": c.python, "backend": c.backend, "pins": c.pins}
+                      for c in matrix.cells], indent=2))
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--matrix", default=str(_root() / "matrix.toml"),
+                        help="matrix file (default: matrix.toml)")
+    common.add_argument("--reports", default=str(_root() / "reports"), help="reports folder")
+    common.add_argument("--state", default=str(_root() / ".jaxcompat"),
+                        help="environments, locks and caches (default: .jaxcompat/)")
+    p = argparse.ArgumentParser(prog="jaxcompat", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    m = sub.add_parser("matrix", parents=[common],
+                       help="run every cell (or --cell ID/GLOB ...) and write the reports")
+    m.add_argument("--cell", action="append", help="cell id or glob (repeatable)")
+    m.add_argument("--case", action="append", help="case path or node id (repeatable; default: all)")
+    m.add_argument("-j", "--jobs", type=int, default=default_jobs(), help="cells in parallel")
+    m.add_argument("--only-missing", action="store_true", help="run only cells without a finished report")
+    m.set_defaults(func=cmd_matrix)
+    r = sub.add_parser("report", parents=[common], help="rebuild matrix.json/md from reports/cells/")
+    r.set_defaults(func=cmd_report)
+    c = sub.add_parser("cells", parents=[common], help="list the cells of the matrix as JSON")
+    c.set_defaults(func=cmd_cells)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG

@@ -1,0 +1,182 @@
+"""Build one isolated environment per cell with uv, resolved as of the cell's date.
+
+Steps: resolve (``uv pip compile`` → a lock file, cached by the cell's spec), then install
+(``uv pip sync`` of the lock into a fresh venv). A warm re-run whose environment already matches
+the spec does neither. No value ever passes through a shell: every command is an argv list.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .atomic import write_text
+from .config import ANY, Cell, LATEST
+from .uvbin import uv_bin
+
+FAR_FUTURE = "2100-01-01"
+TRANSIENT = re.compile(r"(?i)(timed out|timeout|connection (reset|refused|closed)|"
+                       r"error sending request|dns|temporarily unavailable|network|"
+                       r"failed to fetch|5\d\d )")
+UNRESOLVABLE = re.compile(r"(?i)(no solution found|not found in the package registry|"
+                          r"there is no version of|requirements are unsatisfiable|"
+                          r"no matching distribution|only .* available)")
+SPEC_FILE = "jaxcompat-spec.json"
+
+
+class BuildError(Exception):
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message  # status: unresolvable | install-error
+
+
+@dataclass
+class BuiltEnv:
+    path: Path
+    python: str  # the env's interpreter
+    lock: str
+    timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    reused: bool = False
+
+
+def _run(argv: list[str], *, retries: int = 2, timeout: float = 900) -> subprocess.CompletedProcess:
+    """Run uv; retry a bounded number of times on transient network errors."""
+    for attempt in range(retries + 1):
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc = subprocess.CompletedProcess(argv, 124, "", f"timed out after {timeout:.0f} s")
+        if proc.returncode == 0 or not TRANSIENT.search(proc.stderr) or UNRESOLVABLE.search(proc.stderr):
+            return proc
+        if attempt < retries:
+            time.sleep(2 * (attempt + 1))
+    return proc
+
+
+def _clean(stderr: str) -> str:
+    """uv's own message, without progress noise."""
+    lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith(("Resolved", "Prepared",
+             "Installed", "Uninstalled", "Audited", "Downloading", " Downloaded", "Using "))]
+    return "\n".join(lines).strip() or stderr.strip()
+
+
+def resolve_args(cell: Cell, python: str, date: str | None, requirements_file: Path) -> list[str]:
+    argv = [uv_bin(), "pip", "compile", str(requirements_file), "--python", python, "--quiet",
+            "--no-header", "--no-annotate", "--no-python-downloads"]
+    if date is not None:
+        argv += ["--exclude-newer", date]
+        # Exact pins are exempt from the cutoff: a re-uploaded wheel (jaxlib 0.4.13) must not
+        # hide the release the cell asks for.
+        for dist in sorted(cell.exact_pins()):
+            argv += ["--exclude-newer-package", f"{dist}={FAR_FUTURE}"]
+    return argv
+
+
+def _compile(cell: Cell, python: str, date: str | None, requirements: list[str],
+             workdir: Path) -> subprocess.CompletedProcess:
+    req_file = workdir / "requirements.in"
+    write_text(req_file, "\n".join(requirements) + "\n")
+    return _run(resolve_args(cell, python, date, req_file))
+
+
+def spec_hash(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...],
+              extra: str = "") -> str:
+    payload = json.dumps({"python": python_exe, "pins": cell.pins, "constraints": cell.constraints,
+                          "date": date, "backend": cell.backend, "harness": list(harness),
+                          "extra": extra}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def backend_requirements(cell: Cell) -> list[str]:
+    """jax extras for accelerator cells (the wheels that bring CUDA)."""
+    if cell.backend == "cuda12" and "jax" in cell.pins:
+        value = cell.pins["jax"]
+        spec = "" if value in (ANY, LATEST) else (f"=={value}" if value[0].isdigit() else value)
+        return [f"jax[cuda12]{spec}"]
+    return []
+
+
+def resolve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...],
+            workdir: Path, lock_cache: Path) -> tuple[str, list[str]]:
+    """Return (lock text, notes). Optional ("*") pins that cannot co-install are dropped, noted."""
+    key = spec_hash(cell, python_exe, date, harness)
+    cached = lock_cache / f"{cell.id}-{key}.txt"
+    notes_file = cached.with_suffix(".notes.json")
+    if cached.is_file() and not any(v == LATEST for v in cell.pins.values()):
+        notes = json.loads(notes_file.read_text()) if notes_file.is_file() else []
+        return cached.read_text(), notes
+    base = cell.requirements() + backend_requirements(cell) + list(cell.constraints) + list(harness)
+    optional = cell.optional()
+    proc = _compile(cell, python_exe, date, base + optional, workdir)
+    notes: list[str] = []
+    if proc.returncode != 0 and optional and UNRESOLVABLE.search(proc.stderr):
+        # Keep the required pins; add each optional package only if it co-installs.
+        proc = _compile(cell, python_exe, date, base, workdir)
+        if proc.returncode == 0:
+            accepted: list[str] = []
+            for dist in optional:
+                trial = _compile(cell, python_exe, date, base + accepted + [dist], workdir)
+                if trial.returncode == 0:
+                    accepted.append(dist)
+                    proc = trial
+                else:
+                    first = _clean(trial.stderr).splitlines()
+                    notes.append(f"{dist} left out: it does not co-install "
+                                 f"({first[-1].strip() if first else 'resolver failed'})")
+            if not accepted:
+                proc = _compile(cell, python_exe, date, base, workdir)
+    if proc.returncode != 0:
+        status = "unresolvable" if UNRESOLVABLE.search(proc.stderr) else "install-error"
+        raise BuildError(status, _clean(proc.stderr))
+    write_text(cached, proc.stdout)
+    write_text(notes_file, json.dumps(notes))
+    return proc.stdout, notes
+
+
+def build(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...],
+          env_root: Path, lock_cache: Path) -> BuiltEnv:
+    """Create (or reuse) the environment of ``cell``."""
+    env = env_root / cell.id
+    env_python = env / "bin" / "python"
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    workdir = env_root / f".{cell.id}.work"
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        lock, notes = resolve(cell, python_exe, date, harness, workdir, lock_cache)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    timings["resolve_s"] = round(time.perf_counter() - t0, 3)
+    lock_hash = hashlib.sha256(lock.encode()).hexdigest()[:16]
+    spec_path = env / SPEC_FILE
+    if spec_path.is_file() and env_python.exists():
+        try:
+            if json.loads(spec_path.read_text()).get("lock") == lock_hash:
+                return BuiltEnv(env, str(env_python), lock, timings, notes, reused=True)
+        except ValueError:
+            pass
+    t1 = time.perf_counter()
+    spec_path.unlink(missing_ok=True)
+    proc = _run([uv_bin(), "venv", "--quiet", "--clear", "--python", python_exe,
+                 "--no-python-downloads", str(env)])
+    if proc.returncode != 0:
+        raise BuildError("install-error", _clean(proc.stderr))
+    timings["venv_s"] = round(time.perf_counter() - t1, 3)
+    t2 = time.perf_counter()
+    lock_file = env / "jaxcompat-lock.txt"
+    write_text(lock_file, lock)
+    proc = _run([uv_bin(), "pip", "sync", "--quiet", "--python", str(env_python),
+                 "--compile-bytecode", str(lock_file)])
+    if proc.returncode != 0:
+        status = "unresolvable" if UNRESOLVABLE.search(proc.stderr) else "install-error"
+        raise BuildError(status, _clean(proc.stderr))
+    timings["install_s"] = round(time.perf_counter() - t2, 3)
+    write_text(spec_path, json.dumps({"lock": lock_hash, "cell": cell.id}))
+    return BuiltEnv(env, str(env_python), lock, timings, notes)

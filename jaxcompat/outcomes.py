@@ -1,0 +1,140 @@
+"""Typed records for results, and the rules that turn a raw test result into an outcome.
+
+| outcome    | meaning                                                        | fails the run |
+|------------|----------------------------------------------------------------|---------------|
+| pass       | behaved correctly, no known failure applies                    | no            |
+| reproduced | a known failure applies and occurred with the documented error | no            |
+| regression | failed, and no known failure applies                           | yes           |
+| stale      | a known failure applies but the case passed                    | yes           |
+| mismatch   | a known failure applies but a different error occurred         | yes           |
+| skipped    | backend absent or precondition not met                         | no            |
+| timeout    | the case ran past its time limit and was killed                | yes           |
+| crash      | the interpreter died while running the case                    | yes           |
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from .config import Failure
+from .rules import case_failures, cell_failures
+
+FAILING_OUTCOMES = frozenset({"regression", "stale", "mismatch", "timeout", "crash"})
+# Cell status: how far the cell got.
+CELL_OK = "ok"
+CELL_ERRORS = ("python-missing", "unresolvable", "install-error", "import-error", "run-error",
+               "not-run")
+# A cell error the rules predicted is "expected"; one they did not is "cell-error".
+MESSAGE_LIMIT = 2000
+
+
+@dataclass
+class RawResult:
+    """What the pytest plugin saw for one test, before any knowledge is applied."""
+
+    case: str  # pytest node id, e.g. cases/test_x.py::test_y
+    status: str  # passed | failed | skipped | timeout | crash
+    error_types: list[str] = field(default_factory=list)  # the exception's class and its bases
+    message: str = ""
+    duration_s: float = 0.0
+
+    @classmethod
+    def from_dict(cls, d: dict) -> RawResult:
+        return cls(case=d["case"], status=d["status"], error_types=list(d.get("error_types", [])),
+                   message=d.get("message", ""), duration_s=float(d.get("duration_s", 0.0)))
+
+
+@dataclass
+class CaseResult:
+    case: str
+    failure: str | None  # the known failure that applies (and was matched, if it failed)
+    expected: str  # "pass" | "fail" | "skip"
+    outcome: str
+    duration_s: float
+    message: str
+    error_type: str = ""
+    fix: str = ""
+    upstream: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CellResult:
+    id: str
+    python: str
+    backend: str
+    status: str  # ok | python-missing | unresolvable | install-error | import-error | not-run
+    versions: dict[str, str] = field(default_factory=dict)
+    results: list[CaseResult] = field(default_factory=list)
+    requested: dict[str, str] = field(default_factory=dict)
+    date: str | None = None
+    failure: str | None = None  # a resolve/import-stage known failure that explains the status
+    outcome: str = "ok"  # ok | expected | cell-error | stale | unavailable | interrupted
+    message: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> CellResult:
+        results = [CaseResult(**r) for r in d.get("results", [])]
+        return cls(**{**d, "results": results})
+
+    @property
+    def failing(self) -> bool:
+        """Whether this cell makes the run fail."""
+        if self.outcome in ("cell-error", "stale"):
+            return True
+        return any(r.outcome in FAILING_OUTCOMES for r in self.results)
+
+
+def error_matches(failure: Failure, error_types: list[str], message: str) -> bool:
+    return bool(set(failure.errors) & set(error_types)) and bool(failure.match.search(message))
+
+
+def classify(raw: RawResult, failures, versions: dict[str, str], backend: str) -> CaseResult:
+    """Apply what we know (the failure rules) to what happened (the raw result)."""
+    known = case_failures(failures, raw.case, versions, backend)
+    base = dict(case=raw.case, duration_s=round(raw.duration_s, 3),
+                message=raw.message[:MESSAGE_LIMIT], error_type=(raw.error_types or [""])[0])
+    first = known[0] if known else None
+    expected = "fail" if known else "pass"
+    links = dict(fix=first.fix, upstream=list(first.upstream)) if first else {}
+
+    if raw.status == "skipped":
+        return CaseResult(failure=first.id if first else None, expected=expected,
+                          outcome="skipped", **base, **links)
+    if raw.status in ("timeout", "crash"):
+        return CaseResult(failure=first.id if first else None, expected=expected,
+                          outcome=raw.status, **base, **links)
+    if raw.status == "passed":
+        return CaseResult(failure=first.id if first else None, expected=expected,
+                          outcome="stale" if known else "pass", **base, **links)
+    # failed
+    for f in known:
+        if error_matches(f, raw.error_types, raw.message):
+            return CaseResult(failure=f.id, expected="fail", outcome="reproduced", **base,
+                              fix=f.fix, upstream=list(f.upstream))
+    if known:
+        return CaseResult(failure=first.id, expected="fail", outcome="mismatch", **base, **links)
+    return CaseResult(failure=None, expected="pass", outcome="regression", **base)
+
+
+def classify_cell_error(cell: CellResult, stage: str, failures, versions: dict[str, str]) -> None:
+    """Explain a cell that stopped at ``stage`` (resolve/import) with a known failure, if one
+    applies and its pattern matches the resolver's or interpreter's own message."""
+    for f in cell_failures(failures, stage, versions, cell.backend):
+        if f.match.search(cell.message):
+            cell.failure, cell.outcome = f.id, "expected"
+            return
+    cell.outcome = "cell-error"
+
+
+def check_import_rules(cell: CellResult, failures, versions: dict[str, str]) -> None:
+    """A cell that imported fine although an import-stage rule predicted it would not."""
+    predicted = cell_failures(failures, "import", versions, cell.backend)
+    if predicted and cell.status == CELL_OK:
+        cell.failure, cell.outcome = predicted[0].id, "stale"
+        cell.notes.append(f"known failure {predicted[0].id} predicted an import error, "
+                          "but every package imported: the rule is out of date")

@@ -1,0 +1,137 @@
+"""The pytest plugin that runs inside each cell: backend markers and raw result recording.
+
+Only the standard library and pytest are used here — it runs on every cell's Python and pytest.
+When ``JAXCOMPAT_RESULTS`` names a file, one JSON line is appended per event, flushed at once,
+so a case that hangs or kills the interpreter leaves behind everything recorded before it:
+    {"event": "collected", "cases": [...]}
+    {"event": "env", "versions": {...}, "imports": {...}, "jax_backend": "cpu"}
+    {"event": "start", "case": id, "t": time}
+    {"event": "result", "case": id, "status": ..., "error_types": [...], "message": ..., ...}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+
+import pytest
+
+BACKEND_MARKERS = {"cpu": "cpu", "cuda12": "gpu", "gpu": "gpu", "tpu": "tpu"}
+_results: dict[str, dict] = {}
+
+
+def _emit(event: dict) -> None:
+    path = os.environ.get("JAXCOMPAT_RESULTS")
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(event) + "\n")
+        f.flush()
+
+
+def pytest_configure(config):
+    for name, what in (("cpu", "runs only on the CPU backend"),
+                       ("gpu", "runs only on a GPU backend (cuda12 cells)"),
+                       ("tpu", "runs only on a TPU backend")):
+        config.addinivalue_line("markers", f"{name}: {what}; reported skipped elsewhere")
+
+
+def _installed_versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {}
+    for dist in metadata.distributions():
+        name = (dist.metadata["Name"] or "").lower().replace("_", "-").replace(".", "-")
+        if name:
+            out[name] = dist.version
+    return out
+
+
+def _current_backend() -> str:
+    backend = os.environ.get("JAXCOMPAT_BACKEND")
+    if backend:
+        return backend
+    try:
+        import jax
+
+        return {"gpu": "cuda12", "cuda": "cuda12"}.get(jax.default_backend(), jax.default_backend())
+    except Exception:  # noqa: BLE001 - without jax, nothing backend-specific can run anyway
+        return "cpu"
+
+
+def pytest_sessionstart(session):
+    """Import the cell's packages once, up front: a package that cannot even be imported is a
+    cell-level result (reported with the interpreter's own message), not N identical failures."""
+    if not os.environ.get("JAXCOMPAT_RESULTS"):
+        return
+    imports: dict[str, str] = {}
+    failed = False
+    for module in filter(None, os.environ.get("JAXCOMPAT_IMPORTS", "").split(",")):
+        try:
+            __import__(module)
+            imports[module] = "ok"
+        except BaseException as e:  # noqa: BLE001 - SystemExit from a broken import counts too
+            failed = True
+            tb = traceback.format_exception(type(e), e, e.__traceback__)
+            imports[module] = "".join(tb[-6:])[-3000:]
+    jax_backend = None
+    if not failed and "jax" in imports:
+        try:
+            import jax
+
+            jax_backend = jax.default_backend()
+        except Exception as e:  # noqa: BLE001
+            jax_backend = f"error: {type(e).__name__}: {e}"
+    _emit({"event": "env", "versions": _installed_versions(), "imports": imports,
+           "jax_backend": jax_backend})
+    if failed:
+        pytest.exit("a cell package failed to import; see the cell report", returncode=3)
+
+
+def pytest_collection_modifyitems(config, items):
+    backend = _current_backend()
+    wanted = BACKEND_MARKERS.get(backend, backend)
+    for item in items:
+        marks = {m.name for m in item.iter_markers()} & {"cpu", "gpu", "tpu"}
+        if marks and wanted not in marks:
+            item.add_marker(pytest.mark.skip(
+                reason=f"needs backend {'/'.join(sorted(marks))}; this cell runs on {backend}"))
+    _emit({"event": "collected", "cases": [item.nodeid for item in items]})
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _results[nodeid] = {"case": nodeid, "status": "passed", "error_types": [], "message": "",
+                        "duration_s": 0.0}
+    _emit({"event": "start", "case": nodeid, "t": time.time()})
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    rec = _results.setdefault(item.nodeid, {"case": item.nodeid, "status": "passed",
+                                            "error_types": [], "message": "", "duration_s": 0.0})
+    rec["duration_s"] += float(getattr(report, "duration", 0.0) or 0.0)
+    if report.skipped and rec["status"] == "passed":
+        rec["status"] = "skipped"
+        longrepr = report.longrepr
+        rec["message"] = str(longrepr[2] if isinstance(longrepr, tuple) else longrepr)
+    elif report.failed and rec["status"] != "failed":
+        rec["status"] = "failed"
+        exc = call.excinfo.value if call.excinfo is not None else None
+        if exc is not None:
+            rec["error_types"] = [c.__name__ for c in type(exc).__mro__ if c is not object]
+            rec["message"] = f"{type(exc).__name__}: {exc}"
+            if call.when != "call":
+                rec["message"] = f"[{call.when}] " + rec["message"]
+        else:
+            rec["message"] = str(report.longrepr)[-2000:]
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    rec = _results.pop(nodeid, None)
+    if rec is not None:
+        rec["message"] = rec["message"][:4000]
+        _emit({"event": "result", **rec})

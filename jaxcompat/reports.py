@@ -1,0 +1,189 @@
+"""Render results: per-cell JSON and JUnit XML, consolidated matrix.json and matrix.md, and the
+terminal grid. Every write is atomic."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from .atomic import write_text
+from .outcomes import FAILING_OUTCOMES, CellResult
+
+SCHEMA_VERSION = 1
+SYMBOLS = {"pass": "pass", "reproduced": "REPRO", "regression": "REGR!", "stale": "STALE!",
+           "mismatch": "MISM!", "skipped": "skip", "timeout": "TIME!", "crash": "CRASH!"}
+CELL_SYMBOLS = {"python-missing": "nopy", "unresolvable": "unres", "install-error": "inst!",
+                "import-error": "import", "run-error": "run!", "not-run": "notrun"}
+
+
+def cell_json(cell: CellResult) -> str:
+    return json.dumps(cell.to_dict(), indent=2, sort_keys=False)
+
+
+def write_cell(cell: CellResult, reports_dir: Path) -> None:
+    cells_dir = reports_dir / "cells"
+    write_text(cells_dir / f"{cell.id}.json", cell_json(cell) + "\n")
+    write_text(cells_dir / f"{cell.id}.xml", junit_xml(cell))
+
+
+def load_cell(path: Path) -> CellResult:
+    return CellResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def junit_xml(cell: CellResult) -> str:
+    suite = ET.Element("testsuite", name=cell.id)
+    failures = skipped = errors = 0
+    if cell.status != "ok":
+        case = ET.SubElement(suite, "testcase", classname=cell.id, name="cell",
+                             time=str(cell.timings.get("total_s", 0)))
+        if cell.outcome in ("cell-error", "stale"):
+            errors += 1
+            ET.SubElement(case, "error", message=f"{cell.status}", type=cell.status).text = cell.message
+        elif cell.outcome == "expected":
+            ET.SubElement(case, "system-out").text = f"known failure {cell.failure}: {cell.message}"
+        else:
+            skipped += 1
+            ET.SubElement(case, "skipped", message=cell.message[:500])
+    for r in cell.results:
+        module, _, name = r.case.partition("::")
+        case = ET.SubElement(suite, "testcase", classname=module.replace("/", ".").removesuffix(".py"),
+                             name=name or module, time=f"{r.duration_s:.3f}")
+        if r.outcome in FAILING_OUTCOMES:
+            failures += 1
+            ET.SubElement(case, "failure", type=r.outcome,
+                          message=f"{r.outcome}: expected {r.expected}"
+                                  + (f" ({r.failure})" if r.failure else "")).text = r.message
+        elif r.outcome == "skipped":
+            skipped += 1
+            ET.SubElement(case, "skipped", message=r.message[:500])
+        elif r.outcome == "reproduced":
+            ET.SubElement(case, "system-out").text = (
+                f"known failure {r.failure} reproduced as documented: {r.message[:1000]}\nfix: {r.fix}")
+    total = len(suite.findall("testcase"))
+    suite.set("tests", str(total))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    suite.set("skipped", str(skipped))
+    suite.set("time", str(cell.timings.get("total_s", 0)))
+    props = ET.Element("properties")
+    for dist, version in cell.versions.items():
+        ET.SubElement(props, "property", name=dist, value=version)
+    suite.insert(0, props)
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def summary(cells: list[CellResult]) -> dict:
+    counts: dict[str, int] = {}
+    for c in cells:
+        for r in c.results:
+            counts[r.outcome] = counts.get(r.outcome, 0) + 1
+        if c.status != "ok":
+            key = f"cell:{c.status}" + ("" if c.outcome != "expected" else " (expected)")
+            counts[key] = counts.get(key, 0) + 1
+    return {"cells": len(cells), "failing_cells": [c.id for c in cells if c.failing],
+            "outcomes": dict(sorted(counts.items())), "ok": not any(c.failing for c in cells)}
+
+
+def matrix_dict(cells: list[CellResult], meta: dict) -> dict:
+    return {"schema": SCHEMA_VERSION,
+            "generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            **meta, "summary": summary(cells), "cells": [c.to_dict() for c in cells]}
+
+
+def write_matrix(cells: list[CellResult], reports_dir: Path, meta: dict, name: str = "matrix") -> None:
+    write_text(reports_dir / f"{name}.json", json.dumps(matrix_dict(cells, meta), indent=2) + "\n")
+    write_text(reports_dir / f"{name}.md", markdown(cells, meta))
+
+
+def _cases(cells: list[CellResult]) -> list[str]:
+    seen: dict[str, None] = {}
+    for c in cells:
+        for r in c.results:
+            seen.setdefault(r.case, None)
+    return list(seen)
+
+
+def square(cell: CellResult, case: str) -> str:
+    if cell.status != "ok":
+        return CELL_SYMBOLS.get(cell.status, cell.status)
+    for r in cell.results:
+        if r.case == case:
+            return SYMBOLS.get(r.outcome, r.outcome)
+    return "-"
+
+
+def _short(case: str) -> str:
+    module, _, name = case.partition("::")
+    return f"{Path(module).stem.removeprefix('test_')}::{name.removeprefix('test_')}"
+
+
+def _cell_status(c: CellResult) -> str:
+    if c.status == "ok":
+        return "ok" if c.outcome == "ok" else c.outcome
+    return f"{c.status} ({c.failure})" if c.failure else f"{c.status} ({c.outcome})"
+
+
+def markdown(cells: list[CellResult], meta: dict) -> str:
+    cases = _cases(cells)
+    s = summary(cells)
+    lines = [f"# jax-compat matrix — {'OK' if s['ok'] else 'FAILING'}", ""]
+    if meta.get("matrix_file"):
+        lines.append(f"Matrix: `{meta['matrix_file']}`; {len(cells)} cells, {len(cases)} cases.")
+    lines += ["", "Outcomes: " + ", ".join(f"{k}: {v}" for k, v in s["outcomes"].items()), ""]
+    lines += ["## Cells", "", "| # | cell | python | backend | date | status | versions |",
+              "|---|---|---|---|---|---|---|"]
+    for i, c in enumerate(cells, 1):
+        vers = ", ".join(f"{d} {v}" for d, v in c.versions.items() if d in
+                         ("jax", "equinox", "diffrax", "optimistix", "lineax", "chex", "numpy"))
+        lines.append(f"| {i} | `{c.id}` | {c.python} | {c.backend} | {c.date or ''} | "
+                     f"{_cell_status(c)} | {vers} |")
+    lines += ["", "## Grid (cases × cells)", "",
+              "| case | " + " | ".join(str(i) for i in range(1, len(cells) + 1)) + " |",
+              "|---|" + "---|" * len(cells)]
+    for case in cases:
+        lines.append(f"| `{_short(case)}` | " + " | ".join(square(c, case) for c in cells) + " |")
+    lines += ["", "Legend: " + ", ".join(f"`{v}` {k}" for k, v in {**SYMBOLS, **CELL_SYMBOLS}.items()), ""]
+    details = []
+    for c in cells:
+        if c.status != "ok":
+            details.append(f"- **{c.id}** {c.status}" + (f" — known failure `{c.failure}`" if c.failure else "")
+                           + f": {_first_line(c.message)}")
+        for r in c.results:
+            if r.outcome in FAILING_OUTCOMES or r.outcome == "reproduced":
+                details.append(f"- **{c.id}** `{_short(r.case)}` {r.outcome}"
+                               + (f" (`{r.failure}`)" if r.failure else "") + f": {_first_line(r.message)}")
+    if details:
+        lines += ["## Details", "", *details, ""]
+    return "\n".join(lines)
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return (line[:limit] + "…") if len(line) > limit else line
+
+
+def terminal_grid(cells: list[CellResult]) -> str:
+    """Rows are cells (they fit a terminal), columns are numbered cases with a legend."""
+    cases = _cases(cells)
+    width = max([len(c.id) for c in cells] + [4])
+    out = ["cases:"] + [f"  {i:>2}  {_short(case)}" for i, case in enumerate(cases, 1)]
+    out.append("")
+    out.append(" " * (width + 2) + " ".join(f"{i:>6}" for i in range(1, len(cases) + 1)))
+    for c in cells:
+        if c.status != "ok":
+            label = f"{c.status}" + (f" = known {c.failure}" if c.failure else f" [{c.outcome}]")
+            out.append(f"{c.id:<{width}}  {label}: {_first_line(c.message, 100)}")
+        else:
+            out.append(f"{c.id:<{width}}  " + " ".join(f"{square(c, k):>6}" for k in cases)
+                       + ("  [import rule stale]" if c.outcome == "stale" else ""))
+    s = summary(cells)
+    out.append("")
+    out.append("outcomes: " + ", ".join(f"{k}={v}" for k, v in s["outcomes"].items()))
+    if s["failing_cells"]:
+        out.append("FAILING cells: " + ", ".join(s["failing_cells"]))
+    return "\n".join(out)

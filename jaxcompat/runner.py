@@ -1,0 +1,178 @@
+"""Run the cases of one cell: pytest in the cell's environment, watched from outside.
+
+One pytest process imports jax once and runs every case.  The plugin streams a JSON line per
+event, so the watchdog here knows which case is running: a case past its time limit has its
+process group killed (``timeout``), a case during which the interpreter dies is a ``crash``
+with its exit code or signal — and in both cases pytest is started again on the cases that
+have not run yet, like pytest-xdist restarting a crashed worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .outcomes import RawResult
+
+IMPORT_FAILED_RC = 3
+STOP = threading.Event()  # set on interruption: no case starts again, running ones are killed
+_ACTIVE: set[subprocess.Popen] = set()
+_ACTIVE_LOCK = threading.Lock()
+
+
+class Interrupted(Exception):
+    pass
+
+
+def stop_all() -> None:
+    """Kill every running cell process (Ctrl-C / SIGTERM on the whole run)."""
+    STOP.set()
+    with _ACTIVE_LOCK:
+        procs = list(_ACTIVE)
+    for proc in procs:
+        _kill_group(proc)
+
+
+@dataclass
+class CellRun:
+    results: list[RawResult] = field(default_factory=list)
+    versions: dict[str, str] = field(default_factory=dict)
+    imports: dict[str, str] = field(default_factory=dict)
+    jax_backend: str | None = None
+    import_failed: bool = False
+    log_tail: str = ""
+    pytest_s: float = 0.0
+    rc: int = 0
+
+
+def _read_events(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    events = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue  # a line cut short by a crash
+    return events
+
+
+def _describe_exit(rc: int) -> str:
+    if rc < 0:
+        try:
+            return f"killed by signal {signal.Signals(-rc).name} ({-rc})"
+        except ValueError:
+            return f"killed by signal {-rc}"
+    return f"interpreter exited with code {rc}"
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
+
+
+def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str,
+              imports: list[str], timeout_s: float, workdir: Path,
+              extra_env: dict[str, str] | None = None, max_restarts: int = 50) -> CellRun:
+    """Run ``case_args`` (paths or node ids) under pytest in the cell's interpreter."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    run = CellRun()
+    done: set[str] = set()
+    pending = list(case_args)
+    collected: list[str] | None = None
+    log_path = workdir / "pytest.log"
+    log_path.write_text("")
+    t0 = time.perf_counter()
+    for attempt in range(max_restarts + 1):
+        events_path = workdir / f"events-{attempt}.jsonl"
+        events_path.unlink(missing_ok=True)
+        env = {**os.environ, **(extra_env or {}), "JAXCOMPAT_RESULTS": str(events_path),
+               "JAXCOMPAT_BACKEND": backend, "JAXCOMPAT_IMPORTS": ",".join(imports),
+               "PYTHONUNBUFFERED": "1"}
+        env.pop("PYTEST_ADDOPTS", None)
+        if backend == "cpu":
+            env.setdefault("JAX_PLATFORMS", "cpu")
+        argv = [env_python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rN",
+                "--rootdir", str(root), "-c", str(root / "pyproject.toml"), *pending]
+        with open(log_path, "a", encoding="utf-8") as log:
+            proc = subprocess.Popen(argv, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            with _ACTIVE_LOCK:
+                _ACTIVE.add(proc)
+            timed_out: str | None = None
+            while proc.poll() is None:
+                time.sleep(0.1)
+                if STOP.is_set():
+                    _kill_group(proc)
+                    break
+                started = {}
+                for ev in _read_events(events_path):
+                    if ev.get("event") == "start":
+                        started[ev["case"]] = ev["t"]
+                    elif ev.get("event") == "result":
+                        started.pop(ev["case"], None)
+                for case, t in started.items():
+                    if time.time() - t > timeout_s:
+                        timed_out = case
+                if timed_out:
+                    _kill_group(proc)
+                    break
+            rc = proc.wait()
+            with _ACTIVE_LOCK:
+                _ACTIVE.discard(proc)
+        if STOP.is_set():
+            raise Interrupted("run interrupted")
+        run.rc = rc
+        events = _read_events(events_path)
+        running: str | None = None
+        for ev in events:
+            kind = ev.get("event")
+            if kind == "env":
+                run.versions = ev.get("versions", {})
+                run.imports = ev.get("imports", {})
+                run.jax_backend = ev.get("jax_backend")
+            elif kind == "collected" and collected is None:
+                collected = list(ev["cases"])
+            elif kind == "start":
+                running = ev["case"]
+            elif kind == "result":
+                running = None if running == ev["case"] else running
+                if ev["case"] not in done:
+                    done.add(ev["case"])
+                    run.results.append(RawResult.from_dict(ev))
+        if rc == IMPORT_FAILED_RC and any(v != "ok" for v in run.imports.values()):
+            run.import_failed = True
+            break
+        if timed_out or (running is not None and rc not in (0, 1)):
+            case = timed_out or running
+            assert case is not None
+            if case not in done:
+                done.add(case)
+                status = "timeout" if timed_out else "crash"
+                msg = (f"killed after {timeout_s:g} s (case time limit)" if timed_out
+                       else _describe_exit(rc))
+                started_t = next((ev["t"] for ev in events
+                                  if ev.get("event") == "start" and ev["case"] == case), time.time())
+                run.results.append(RawResult(case=case, status=status, message=msg,
+                                             duration_s=round(time.time() - started_t, 3)))
+            if collected is None:
+                break
+            pending = [c for c in collected if c not in done]
+            if pending:
+                continue
+        break
+    run.pytest_s = round(time.perf_counter() - t0, 3)
+    text = log_path.read_text(encoding="utf-8", errors="replace")
+    run.log_tail = text[-4000:]
+    return run

@@ -1,0 +1,73 @@
+"""jax-compat sessions. Data lives in matrix.toml, mechanism in jaxcompat/; this is glue.
+
+    nox -s matrix                 every cell of matrix.toml, in parallel, then one report
+    nox -s matrix -- --cell 'jax0.4.33-*' --jobs 2
+    nox -s tests                  the harness's own fast tests (no jax)
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+sys.path.insert(0, str(ROOT))
+
+nox.options.default_venv_backend = "uv"
+nox.options.sessions = ["tests"]
+nox.options.error_on_missing_interpreters = False
+
+TEST_DEPS = ["pytest>=8", "hypothesis>=6", "packaging>=22", "check-jsonschema>=0.29"]
+
+
+def _jaxcompat(session: nox.Session, *args: str) -> None:
+    session.run(sys.executable, "-m", "jaxcompat", *args, *session.posargs, external=True)
+
+
+@nox.session(python=False)
+def matrix(session: nox.Session) -> None:
+    """Run every cell of matrix.toml in parallel and write reports/ (matrix.json, matrix.md)."""
+    _jaxcompat(session, "matrix")
+
+
+@nox.session(python=False)
+def report(session: nox.Session) -> None:
+    """Rebuild reports/matrix.json and matrix.md from the per-cell reports on disk."""
+    _jaxcompat(session, "report")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Fast tests of the harness itself (config, rules, outcomes, reports, runner); no jax."""
+    session.install(*TEST_DEPS)
+    session.run("pytest", "tests", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Ruff over the harness, the cases and the tests."""
+    session.install("ruff")
+    session.run("ruff", "check", "jaxcompat", "cases", "tests", "noxfile.py", "conftest.py")
+
+
+def _cell_ids() -> list[str]:
+    try:
+        from jaxcompat.config import load
+
+        return [c.id for c in load(ROOT / "matrix.toml").cells]
+    except Exception:  # noqa: BLE001 - a broken matrix.toml is reported by the matrix session
+        return []
+
+
+def _make_cell_session(cell_id: str) -> None:
+    def cell(session: nox.Session) -> None:
+        _jaxcompat(session, "matrix", "--cell", cell_id)
+
+    cell.__doc__ = f"One cell of the matrix: {cell_id} (for CI, one job per cell)."
+    nox.session(python=False, name=f"cell-{cell_id}", tags=["cell"])(cell)
+
+
+for _cell_id in _cell_ids():
+    _make_cell_session(_cell_id)

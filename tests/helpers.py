@@ -1,0 +1,41 @@
+"""Shared helpers for the harness tests: small matrix files and fake case trees."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+CASE_FILE = '''
+def test_bug():
+    pass
+
+def test_control_ok():
+    pass
+'''
+
+MINIMAL = '''
+[settings]
+python = "3.11"
+
+[[cell]]
+id = "a"
+pins = { jax = "0.4.33", equinox = "0.11.7" }
+
+[[failure]]
+id = "demo-bug"
+cases = ["cases/test_demo.py::test_bug"]
+affects = { jax = ">=0.4.32", equinox = "<0.11.8" }
+error = "XlaRuntimeError"
+match = "Unfortunately"
+upstream = ["https://github.com/patrick-kidger/diffrax/issues/506"]
+fix = "upgrade equinox to >=0.11.8"
+'''
+
+
+def make_tree(tmp_path: Path, matrix: str = MINIMAL, cases: dict[str, str] | None = None) -> Path:
+    (tmp_path / "cases").mkdir(exist_ok=True)
+    for name, body in (cases or {"test_demo.py": CASE_FILE}).items():
+        (tmp_path / "cases" / name).write_text(textwrap.dedent(body))
+    path = tmp_path / "matrix.toml"
+    path.write_text(textwrap.dedent(matrix))
+    return path

@@ -1,0 +1,134 @@
+"""Expectation rules and outcome classification (the heart of 'what should happen')."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaxcompat.config import load
+from jaxcompat.outcomes import CellResult, RawResult, classify, classify_cell_error, check_import_rules
+from jaxcompat.rules import applies
+from tests.helpers import MINIMAL, make_tree
+
+BUG = "cases/test_demo.py::test_bug"
+CONTROL = "cases/test_demo.py::test_control_ok"
+AFFECTED = {"jax": "0.4.33", "jaxlib": "0.4.33", "equinox": "0.11.7"}
+FIXED = {"jax": "0.4.33", "jaxlib": "0.4.33", "equinox": "0.11.8"}
+CLEAN_JAX = {"jax": "0.4.31", "jaxlib": "0.4.31", "equinox": "0.11.7"}
+
+
+@pytest.fixture
+def failures(tmp_path):
+    return load(make_tree(tmp_path)).failures
+
+
+def _failed(case=BUG, types=("XlaRuntimeError", "RuntimeError", "Exception"),
+            msg="XlaRuntimeError: boom. Unfortunately you do not appear to be using filter_jit"):
+    return RawResult(case=case, status="failed", error_types=list(types), message=msg, duration_s=0.5)
+
+
+def test_applies_all_clauses_must_hold(failures):
+    (f,) = failures
+    assert applies(f, AFFECTED, "cpu")
+    assert not applies(f, FIXED, "cpu")
+    assert not applies(f, CLEAN_JAX, "cpu")
+    assert not applies(f, {"jax": "0.4.33"}, "cpu")  # equinox absent: the clause cannot hold
+
+
+def test_prerelease_versions_are_compared(failures):
+    (f,) = failures
+    assert applies(f, {"jax": "0.4.34.dev20241001", "equinox": "0.11.7rc1"}, "cpu")
+
+
+def test_backend_condition(tmp_path):
+    m = load(make_tree(tmp_path, MINIMAL.replace('fix = "', 'backend = ["cpu"]\nfix = "')))
+    (f,) = m.failures
+    assert applies(f, AFFECTED, "cpu") and not applies(f, AFFECTED, "cuda12")
+
+
+def test_reproduced(failures):
+    r = classify(_failed(), failures, AFFECTED, "cpu")
+    assert (r.outcome, r.failure, r.expected) == ("reproduced", "demo-bug", "fail")
+    assert r.fix == "upgrade equinox to >=0.11.8" and r.upstream
+
+
+def test_stale_when_a_known_failure_no_longer_reproduces(failures):
+    r = classify(RawResult(BUG, "passed"), failures, AFFECTED, "cpu")
+    assert (r.outcome, r.failure) == ("stale", "demo-bug")
+
+
+def test_mismatch_on_a_different_message(failures):
+    r = classify(_failed(msg="XlaRuntimeError: something else"), failures, AFFECTED, "cpu")
+    assert (r.outcome, r.failure) == ("mismatch", "demo-bug")
+
+
+def test_mismatch_on_a_different_type(failures):
+    r = classify(_failed(types=("ValueError", "Exception")), failures, AFFECTED, "cpu")
+    assert r.outcome == "mismatch"
+
+
+def test_regression_when_no_rule_applies(failures):
+    r = classify(_failed(), failures, FIXED, "cpu")
+    assert (r.outcome, r.failure, r.expected) == ("regression", None, "pass")
+
+
+def test_control_failing_is_a_regression_even_in_an_affected_cell(failures):
+    r = classify(_failed(case=CONTROL), failures, AFFECTED, "cpu")
+    assert r.outcome == "regression"
+
+
+def test_pass_and_skip(failures):
+    assert classify(RawResult(BUG, "passed"), failures, FIXED, "cpu").outcome == "pass"
+    s = classify(RawResult(BUG, "skipped", message="needs gpu"), failures, AFFECTED, "cpu")
+    assert s.outcome == "skipped" and s.message == "needs gpu"
+
+
+@pytest.mark.parametrize("status", ["timeout", "crash"])
+def test_timeout_and_crash_are_their_own_outcomes(failures, status):
+    assert classify(RawResult(BUG, status), failures, AFFECTED, "cpu").outcome == status
+
+
+IMPORT_RULE = MINIMAL + '''
+[[failure]]
+id = "numpy2-import"
+stage = "import"
+affects = { jax = "<0.4.26", numpy = ">=2" }
+error = "AttributeError"
+match = "issubsctype"
+upstream = ["https://github.com/jax-ml/jax/issues/19246"]
+fix = "constrain numpy<2"
+'''
+
+
+def test_expected_import_error(tmp_path):
+    fs = load(make_tree(tmp_path, IMPORT_RULE)).failures
+    cell = CellResult(id="c", python="3.11", backend="cpu", status="import-error",
+                      message="AttributeError: `np.issubsctype` was removed in the NumPy 2.0 release")
+    classify_cell_error(cell, "import", fs, {"jax": "0.4.13", "numpy": "2.1.1"})
+    assert (cell.outcome, cell.failure) == ("expected", "numpy2-import") and not cell.failing
+
+
+def test_unexpected_import_error_fails_the_cell(tmp_path):
+    fs = load(make_tree(tmp_path, IMPORT_RULE)).failures
+    cell = CellResult(id="c", python="3.11", backend="cpu", status="import-error", message="boom")
+    classify_cell_error(cell, "import", fs, {"jax": "0.4.13", "numpy": "2.1.1"})
+    assert cell.outcome == "cell-error" and cell.failing
+
+
+def test_import_rule_stale_when_everything_imports(tmp_path):
+    fs = load(make_tree(tmp_path, IMPORT_RULE)).failures
+    cell = CellResult(id="c", python="3.11", backend="cpu", status="ok")
+    check_import_rules(cell, fs, {"jax": "0.4.13", "numpy": "2.1.1"})
+    assert cell.outcome == "stale" and cell.failing
+
+
+def test_cell_failing_follows_its_results(failures):
+    cell = CellResult(id="c", python="3.11", backend="cpu", status="ok")
+    cell.results = [classify(_failed(), failures, AFFECTED, "cpu")]
+    assert not cell.failing
+    cell.results.append(classify(RawResult(CONTROL, "failed", ["ValueError"], "x"), failures, AFFECTED, "cpu"))
+    assert cell.failing
+
+
+def test_python_missing_does_not_fail_the_run():
+    cell = CellResult(id="c", python="3.9", backend="cpu", status="python-missing", outcome="unavailable")
+    assert not cell.failing

@@ -1,0 +1,80 @@
+"""Report rendering: per-cell JSON and JUnit, consolidated matrix.json/md, terminal grid."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+from jaxcompat import reports
+from jaxcompat.outcomes import CaseResult, CellResult
+
+
+def _cells():
+    ok = CellResult(id="jax0.4.33-eqx0.11.7", python="3.11", backend="cpu", status="ok",
+                    versions={"jax": "0.4.33", "equinox": "0.11.7"}, date="2024-09-19",
+                    timings={"total_s": 12.5})
+    ok.results = [
+        CaseResult("cases/test_cb.py::test_error_if", "callback-error-deferral", "fail", "reproduced", 0.4,
+                   "XlaRuntimeError: Unfortunately…", "XlaRuntimeError", "upgrade equinox to >=0.11.8",
+                   ["https://github.com/patrick-kidger/diffrax/issues/506"]),
+        CaseResult("cases/test_cb.py::test_control_sync", None, "pass", "pass", 0.1, ""),
+        CaseResult("cases/test_inline.py::test_nested", None, "pass", "regression", 0.2,
+                   "AttributeError: 'int' object has no attribute 'block_until_ready'", "AttributeError"),
+    ]
+    broken = CellResult(id="jax0.4.13-eqx0.11.7", python="3.11", backend="cpu", status="import-error",
+                        outcome="expected", failure="numpy2-import",
+                        message="AttributeError: np.issubsctype was removed")
+    missing = CellResult(id="py3.14", python="3.14", backend="cpu", status="python-missing",
+                         outcome="unavailable", message="Python 3.14 not found")
+    return [ok, broken, missing]
+
+
+def test_matrix_json_schema(tmp_path):
+    cells = _cells()
+    reports.write_matrix(cells, tmp_path, {"matrix_file": "matrix.toml"})
+    data = json.loads((tmp_path / "matrix.json").read_text())
+    assert data["summary"]["ok"] is False
+    assert data["summary"]["failing_cells"] == ["jax0.4.33-eqx0.11.7"]
+    cell = data["cells"][0]
+    for key in ("id", "python", "backend", "status", "versions", "results"):
+        assert key in cell
+    for key in ("case", "failure", "expected", "outcome", "duration_s", "message"):
+        assert key in cell["results"][0]
+    assert reports.load_cell  # round trip below
+    again = reports.CellResult.from_dict(cell)
+    assert again.results[0].outcome == "reproduced"
+
+
+def test_markdown_grid_is_cases_by_cells(tmp_path):
+    md = reports.markdown(_cells(), {"matrix_file": "matrix.toml"})
+    assert "FAILING" in md
+    assert "| `cb::error_if` | REPRO | import | nopy |" in md
+    assert "| `inline::nested` | REGR! | import | nopy |" in md
+    assert "known failure `numpy2-import`" in md
+
+
+def test_junit(tmp_path):
+    cells = _cells()
+    root = ET.fromstring(reports.junit_xml(cells[0]))
+    suite = root.find("testsuite")
+    assert suite.get("tests") == "3" and suite.get("failures") == "1"
+    failure = suite.find("testcase[@name='test_nested']/failure")
+    assert failure.get("type") == "regression"
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert props["jax"] == "0.4.33"
+    expected_err = ET.fromstring(reports.junit_xml(cells[1])).find("testsuite")
+    assert expected_err.get("errors") == "0"
+
+
+def test_cell_reports_are_written_atomically(tmp_path):
+    cell = _cells()[0]
+    reports.write_cell(cell, tmp_path)
+    assert json.loads((tmp_path / "cells" / f"{cell.id}.json").read_text())["id"] == cell.id
+    assert not list((tmp_path / "cells").glob("*.tmp"))
+
+
+def test_terminal_grid():
+    text = reports.terminal_grid(_cells())
+    assert "REPRO" in text and "REGR!" in text
+    assert "import-error = known numpy2-import" in text
+    assert "FAILING cells: jax0.4.33-eqx0.11.7" in text
