@@ -38,13 +38,14 @@ def key_versions(installed: dict[str, str]) -> dict[str, str]:
 
 
 def run_cell(cell: Cell, matrix: Matrix, *, state_dir: Path, reports_dir: Path | None,
-             case_args: list[str] | None = None, extra_env: dict[str, str] | None = None) -> CellResult:
+             case_args: list[str] | None = None, extra_env: dict[str, str] | None = None,
+             repeat: int = 1) -> CellResult:
     """Run one cell and (unless reports_dir is None) write reports/cells/<id>.{json,xml}."""
     t0 = time.perf_counter()
     result = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok",
                         requested=dict(cell.pins), date=cell.date)
     try:
-        _run(cell, matrix, result, state_dir, case_args, extra_env)
+        _run(cell, matrix, result, state_dir, case_args, extra_env, repeat)
     finally:
         result.timings["total_s"] = round(time.perf_counter() - t0, 3)
         if reports_dir is not None:
@@ -53,7 +54,7 @@ def run_cell(cell: Cell, matrix: Matrix, *, state_dir: Path, reports_dir: Path |
 
 
 def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
-         case_args: list[str] | None, extra_env: dict[str, str] | None) -> None:
+         case_args: list[str] | None, extra_env: dict[str, str] | None, repeat: int) -> None:
     failures = matrix.failures
     pinned = cell.exact_pins()
     t = time.perf_counter()
@@ -88,15 +89,21 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
 
     imports = [IMPORT_NAMES[d] for d in cell.pins if d in IMPORT_NAMES and d in locked]
     args = case_args or [matrix.settings.cases_dir]
-    try:
-        run = run_cases(built.python, matrix.root, args, backend=cell.backend, imports=imports,
-                        timeout_s=matrix.settings.case_timeout_s,
-                        workdir=state_dir / "runs" / cell.id, extra_env=extra_env)
-    except Interrupted:
-        result.status, result.outcome = "not-run", "interrupted"
-        result.message = "the run was interrupted before this cell finished"
-        return
-    result.timings["pytest_s"] = run.pytest_s
+    runs = []
+    for attempt in range(max(1, repeat)):
+        try:
+            run = run_cases(built.python, matrix.root, args, backend=cell.backend, imports=imports,
+                            timeout_s=matrix.settings.case_timeout_s,
+                            workdir=state_dir / "runs" / cell.id, extra_env=extra_env)
+        except Interrupted:
+            result.status, result.outcome = "not-run", "interrupted"
+            result.message = "the run was interrupted before this cell finished"
+            return
+        runs.append(run)
+        if run.import_failed:
+            break
+    run = runs[0]
+    result.timings["pytest_s"] = round(sum(r.pytest_s for r in runs), 3)
     installed = {canonicalize_name(k): v for k, v in (run.versions or locked).items()}
     result.versions = key_versions(installed)
     if run.jax_backend:
@@ -111,6 +118,20 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
     check_import_rules(result, failures, installed)
 
     result.results = [classify(raw, failures, installed, cell.backend) for raw in run.results]
+    if len(runs) > 1:
+        flag_flaky(result, [[classify(raw, failures, installed, cell.backend) for raw in r.results]
+                            for r in runs[1:]])
     if run.rc not in (0, 1) and not run.results:
         result.status, result.outcome = "run-error", "cell-error"
         result.message = f"pytest exited with code {run.rc} before running any case:\n{run.log_tail}"
+
+
+def flag_flaky(result: CellResult, repeats: list[list]) -> None:
+    """A case whose outcome differs between repeats is ``flaky`` (and fails the run)."""
+    for r in result.results:
+        seen = [r.outcome] + [next((x.outcome for x in rep if x.case == r.case), "missing")
+                              for rep in repeats]
+        if len(set(seen)) > 1:
+            r.message = f"outcomes over {len(seen)} runs: {', '.join(seen)}\n{r.message}"
+            r.outcome = "flaky"
+    result.notes.append(f"each case ran {len(repeats) + 1} times")

@@ -68,7 +68,8 @@ def cmd_matrix(args) -> int:
             cells = [c for c in cells if c.id not in previous or previous[c.id].status == "not-run"]
             print(f"re-running {len(cells)} cell(s) that did not finish: {', '.join(c.id for c in cells) or 'none'}")
         results, interrupted = run_cells(matrix, cells, jobs=args.jobs, state_dir=state_dir,
-                                         reports_dir=reports_dir, case_args=args.case or None)
+                                         reports_dir=reports_dir, case_args=args.case or None,
+                                         repeat=args.repeat)
         by_id = {**previous, **{r.id: r for r in results}}
         ordered = [by_id[c.id] for c in matrix.cells if c.id in by_id]
         summary = write_consolidated(matrix, ordered, reports_dir,
@@ -126,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--case", action="append", help="case path or node id (repeatable; default: all)")
     m.add_argument("-j", "--jobs", type=int, default=default_jobs(), help="cells in parallel")
     m.add_argument("--only-missing", action="store_true", help="run only cells without a finished report")
+    m.add_argument("--repeat", type=int, default=1, help="run each case N times; differing outcomes are 'flaky'")
     m.set_defaults(func=cmd_matrix)
     r = sub.add_parser("report", parents=[common], help="rebuild matrix.json/md from reports/cells/")
     r.set_defaults(func=cmd_report)

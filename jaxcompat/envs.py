@@ -50,13 +50,15 @@ def _run(argv: list[str], *, retries: int = 2, timeout: float = 900) -> subproce
     """Run uv; retry a bounded number of times on transient network errors."""
     for attempt in range(retries + 1):
         try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                                  stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             proc = subprocess.CompletedProcess(argv, 124, "", f"timed out after {timeout:.0f} s")
         if proc.returncode == 0 or not TRANSIENT.search(proc.stderr) or UNRESOLVABLE.search(proc.stderr):
             return proc
         if attempt < retries:
             time.sleep(2 * (attempt + 1))
+    proc.stderr += f"\n(transient error: gave up after {retries + 1} attempts)"
     return proc
 
 

@@ -10,6 +10,7 @@
 | skipped    | backend absent or precondition not met                         | no            |
 | timeout    | the case ran past its time limit and was killed                | yes           |
 | crash      | the interpreter died while running the case                    | yes           |
+| flaky      | with --repeat N, the outcome was not the same every time       | yes           |
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from .config import Failure
 from .rules import case_failures, cell_failures
 
-FAILING_OUTCOMES = frozenset({"regression", "stale", "mismatch", "timeout", "crash"})
+FAILING_OUTCOMES = frozenset({"regression", "stale", "mismatch", "timeout", "crash", "flaky"})
 # Cell status: how far the cell got.
 CELL_OK = "ok"
 CELL_ERRORS = ("python-missing", "unresolvable", "install-error", "import-error", "run-error",

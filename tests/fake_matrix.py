@@ -1,0 +1,30 @@
+"""Run the real jax-compat CLI over fake cells: environments are this interpreter (no uv, no
+network), so the orchestration (parallel cells, interruption, locking, reports) is tested fast.
+
+usage: python tests/fake_matrix.py <jaxcompat CLI args...>
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+os.environ["PYTHONPATH"] = str(REPO)
+
+from jaxcompat import cell, envs, releases  # noqa: E402
+from jaxcompat.cli import main  # noqa: E402
+
+
+def fake_build(c, python_exe, date, harness, env_root, lock_cache):
+    return envs.BuiltEnv(path=env_root / c.id, python=sys.executable, lock="pytest==8.0.0\n")
+
+
+cell.envs.build = fake_build
+releases.resolution_date = lambda pins, cache_dir: "2024-01-01"
+cell.find_python = lambda version: sys.executable
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
