@@ -90,9 +90,20 @@ class Failure:
     upstream: tuple[str, ...]
     fix: str
     workaround: str = ""
+    case_affects: dict[str, tuple[dict[str, SpecifierSet], ...]] = field(default_factory=dict)
 
     def covers(self, nodeid: str) -> bool:
-        return any(nodeid == c or nodeid.startswith(c + "::") for c in self.cases)
+        return self.case_entry(nodeid) is not None
+
+    def case_entry(self, nodeid: str) -> str | None:
+        """The ``cases`` entry that names this node id (itself, or its file), if any."""
+        base = nodeid.split("[")[0]
+        return next((c for c in self.cases if base == c or nodeid.startswith(c + "::")), None)
+
+    def affects_for(self, nodeid: str | None) -> tuple[dict[str, SpecifierSet], ...]:
+        """A case may narrow the failure's version ranges (``{ case = ..., affects = ... }``)."""
+        entry = self.case_entry(nodeid) if nodeid else None
+        return self.case_affects.get(entry, self.affects) if entry else self.affects
 
 
 @dataclass(frozen=True)
@@ -398,12 +409,13 @@ def _failure(path: Path, where: str, raw: dict, root: Path, settings: Settings) 
     if stage not in STAGES:
         raise ConfigError(path, f"{where}.stage", f"unknown stage {stage!r}",
                           f"use one of: {', '.join(STAGES)}")
-    cases = _str_list(path, f"{where}.cases", raw.get("cases", []))
+    cases, case_affects = _cases(path, f"{where}.cases", raw.get("cases", []))
     if stage == "case" and not cases:
         raise ConfigError(path, f"{where}.cases", "missing",
                           'list the reproducing tests, e.g. cases = ["cases/test_x.py::test_y"]')
     for i, case in enumerate(cases):
         _check_case(path, f"{where}.cases[{i}]", case, root, settings)
+    _no_duplicates(path, f"{where}.cases", list(cases))
     backends = _str_list(path, f"{where}.backend", raw.get("backend", []))
     for i, b in enumerate(backends):
         _backend(path, f"{where}.backend[{i}]", b)
@@ -424,7 +436,32 @@ def _failure(path: Path, where: str, raw: dict, root: Path, settings: Settings) 
         backends=backends, errors=_str_list(path, f"{where}.error", raw["error"]), match=match,
         upstream=upstream, fix=_str(path, f"{where}.fix", raw["fix"]),
         workaround=_str(path, f"{where}.workaround", raw.get("workaround", ""), required=False),
+        case_affects=case_affects,
     )
+
+
+def _cases(path: Path, key: str, raw: object) -> tuple[tuple[str, ...], dict]:
+    """``cases`` entries: "file::test" strings, or { case = "...", affects = {...} } tables."""
+    items = raw if isinstance(raw, list) else [raw]
+    cases: list[str] = []
+    narrowed: dict = {}
+    for i, item in enumerate(items):
+        k = f"{key}[{i}]"
+        if isinstance(item, dict):
+            _unknown(path, k, item, {"case", "affects"})
+            if "case" not in item:
+                raise ConfigError(path, f"{k}.case", "missing",
+                                  'write { case = "cases/test_x.py::test_y", affects = {...} }')
+            case = _str(path, f"{k}.case", item["case"])
+            if "affects" in item:
+                narrowed[case] = _affects(path, f"{k}.affects", item["affects"])
+        elif isinstance(item, str):
+            case = item
+        else:
+            raise ConfigError(path, k, f"expected a node id string or a table, got {item!r}",
+                              'e.g. "cases/test_x.py::test_y"')
+        cases.append(case)
+    return tuple(cases), narrowed
 
 
 def _check_case(path: Path, key: str, case: str, root: Path, settings: Settings) -> None:

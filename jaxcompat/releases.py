@@ -77,8 +77,15 @@ def release_date(dist: str, version: str, cache_dir: Path) -> str:
 
 
 def resolution_date(exact_pins: dict[str, str], cache_dir: Path) -> str | None:
-    """The day after the newest exact pin's release, or None when nothing is pinned exactly."""
-    dates = [release_date(d, v, cache_dir) for d, v in exact_pins.items()]
+    """The day after the newest exact pin's release, or None when nothing is pinned exactly.
+
+    jaxlib is dated by its jax release when both are pinned: jaxlib 0.4.13's only files on
+    PyPI were uploaded in 2025, which would otherwise drag a 2023 cell into 2025.
+    """
+    pins = dict(exact_pins)
+    if "jax" in pins and "jaxlib" in pins:
+        pins.pop("jaxlib")
+    dates = [release_date(d, v, cache_dir) for d, v in pins.items()]
     if not dates:
         return None
     newest = max(dt.date.fromisoformat(d) for d in dates)

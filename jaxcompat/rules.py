@@ -26,17 +26,17 @@ def clause_holds(clause: dict, versions: dict[str, str]) -> bool:
     return True
 
 
-def applies(failure: Failure, versions: dict[str, str], backend: str) -> bool:
+def applies(failure: Failure, versions: dict[str, str], backend: str, nodeid: str | None = None) -> bool:
     if failure.backends and backend not in failure.backends:
         return False
-    return any(clause_holds(c, versions) for c in failure.affects)
+    return any(clause_holds(c, versions) for c in failure.affects_for(nodeid))
 
 
 def case_failures(failures: tuple[Failure, ...] | list[Failure], nodeid: str,
                   versions: dict[str, str], backend: str) -> list[Failure]:
     """The case-stage failures that predict ``nodeid`` fails on these versions."""
     return [f for f in failures
-            if f.stage == "case" and f.covers(nodeid) and applies(f, versions, backend)]
+            if f.stage == "case" and f.covers(nodeid) and applies(f, versions, backend, nodeid)]
 
 
 def cell_failures(failures, stage: str, versions: dict[str, str], backend: str) -> list[Failure]:

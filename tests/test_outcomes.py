@@ -132,3 +132,26 @@ def test_cell_failing_follows_its_results(failures):
 def test_python_missing_does_not_fail_the_run():
     cell = CellResult(id="c", python="3.9", backend="cpu", status="python-missing", outcome="unavailable")
     assert not cell.failing
+
+
+def test_resolution_date_ignores_reuploaded_jaxlib(tmp_path):
+    import json
+
+    from jaxcompat import releases
+
+    (tmp_path / "releases-jax.json").write_text(json.dumps({"0.4.13": {"date": "2023-06-23", "yanked": False}}))
+    (tmp_path / "releases-jaxlib.json").write_text(json.dumps({"0.4.13": {"date": "2025-12-05", "yanked": False}}))
+    (tmp_path / "releases-equinox.json").write_text(json.dumps({"0.10.6": {"date": "2023-06-14", "yanked": False}}))
+    pins = {"jax": "0.4.13", "jaxlib": "0.4.13", "equinox": "0.10.6"}
+    assert releases.resolution_date(pins, tmp_path) == "2023-06-24"
+    assert releases.resolution_date({"jaxlib": "0.4.13"}, tmp_path) == "2025-12-06"
+
+
+def test_a_case_can_narrow_the_failure_range(tmp_path):
+    text = MINIMAL.replace('cases = ["cases/test_demo.py::test_bug"]',
+                           'cases = [{ case = "cases/test_demo.py::test_bug", affects = { jax = "<0.4.34" } },'
+                           ' "cases/test_demo.py::test_control_ok"]')
+    (f,) = load(make_tree(tmp_path, text)).failures
+    assert applies(f, {"jax": "0.4.33", "equinox": "0.11.7"}, "cpu", BUG)
+    assert not applies(f, {"jax": "0.4.35", "equinox": "0.11.7"}, "cpu", BUG)
+    assert applies(f, {"jax": "0.4.35", "equinox": "0.11.7"}, "cpu", CONTROL)  # the failure's own range
