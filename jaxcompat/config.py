@@ -176,11 +176,11 @@ def parse(data: object, path: Path | str = "matrix.toml", root: Path | None = No
         raise ConfigError(path, "(top)", "expected a TOML table at the top level")
     _unknown(path, "(top)", data, _TOP_KEYS)
     settings = _settings(path, data.get("settings", {}))
-    cells: list[Cell] = []
-    for i, raw in enumerate(_table_list(path, "cell", data.get("cell", []))):
-        cells.append(_cell(path, f"cell[{i}]", raw, settings))
+    cells: list[Cell] = []  # grids first (the cross product), then the hand-picked cells
     for i, raw in enumerate(_table_list(path, "grid", data.get("grid", []))):
         cells.extend(_grid(path, f"grid[{i}]", raw, settings))
+    for i, raw in enumerate(_table_list(path, "cell", data.get("cell", []))):
+        cells.append(_cell(path, f"cell[{i}]", raw, settings))
     _no_duplicates(path, "cell", [c.id for c in cells])
     failures = [_failure(path, f"failure[{i}]", raw, root, settings)
                 for i, raw in enumerate(_table_list(path, "failure", data.get("failure", [])))]

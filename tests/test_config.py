@@ -108,7 +108,7 @@ exclude = [{ jax = "0.4.31", equinox = "0.11.7" }]
 '''
     m = load(make_tree(tmp_path, text))
     ids = [c.id for c in m.cells]
-    assert ids == ["a", "j0.4.31-e0.11.6", "j0.4.33-e0.11.6", "j0.4.33-e0.11.7"]
+    assert ids == ["j0.4.31-e0.11.6", "j0.4.33-e0.11.6", "j0.4.33-e0.11.7", "a"]
     c = m.cell("j0.4.33-e0.11.6")
     assert c.pins["diffrax"] == "*" and c.optional() == ["diffrax"] and c.constraints == ("numpy<2",)
     assert c.pins["jaxlib"] == "0.4.33"
