@@ -38,6 +38,24 @@ def report(session: nox.Session) -> None:
     _jaxcompat(session, "report")
 
 
+@nox.session(python=False)
+def check(session: nox.Session) -> None:
+    """Upgrade check of one candidate: nox -s check -- jax==0.4.35 equinox==0.11.6 (or -r FILE)."""
+    _jaxcompat(session, "check")
+
+
+@nox.session(python=False)
+def latest(session: nox.Session) -> None:
+    """Nightly: the newest releases of every package, compared with reports/baseline.json."""
+    _jaxcompat(session, "latest")
+
+
+@nox.session(python=False)
+def bisect(session: nox.Session) -> None:
+    """First release where a case changes: nox -s bisect -- CASE --package P [--good V --bad V] [pins]."""
+    _jaxcompat(session, "bisect")
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Fast tests of the harness itself (config, rules, outcomes, reports, runner); no jax."""

@@ -12,6 +12,7 @@ def write_text(path: Path | str, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; reports are shared as CI artifacts
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()

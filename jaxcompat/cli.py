@@ -12,6 +12,7 @@ from pathlib import Path
 
 from . import reports
 from .config import ConfigError, load
+from .cell import run_cell
 from .matrix import default_jobs, run_cells, write_consolidated
 
 EXIT_OK, EXIT_FAILING, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -95,14 +96,102 @@ def _previous_cells(reports_dir: Path):
 
 
 def cmd_report(args) -> int:
-    """Rebuild matrix.json/md from the per-cell reports on disk."""
+    """Rebuild matrix.json/md from the per-cell reports on disk; compare; refresh the baseline."""
+    from .compare import compare, render
+
     matrix = load(args.matrix)
     reports_dir = Path(args.reports)
+    if args.compare:
+        old_path = Path(args.compare)
+        new_path = Path(args.against) if args.against else reports_dir / "matrix.json"
+        try:
+            old = json.loads(old_path.read_text(encoding="utf-8"))
+            new = json.loads(new_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            print(f"error: cannot read a report to compare: {e}", file=sys.stderr)
+            return EXIT_CONFIG
+        diff = compare(old, new)
+        print(render(diff, str(old_path), str(new_path)))
+        return EXIT_FAILING if diff.regressed else EXIT_OK
     cells = {c.id: c for c in _previous_cells(reports_dir)}
     ordered = [cells[c.id] for c in matrix.cells if c.id in cells]
-    write_consolidated(matrix, ordered, reports_dir)
+    with run_lock(reports_dir):
+        write_consolidated(matrix, ordered, reports_dir)
+        if args.update_baseline:
+            from .latest import update_baseline
+
+            update_baseline(reports_dir / "baseline.json", [c.to_dict() for c in ordered])
+            print(f"baseline updated: {reports_dir / 'baseline.json'} ({len(ordered)} cells)")
     print(reports.terminal_grid(ordered))
     return EXIT_OK
+
+
+def cmd_check(args) -> int:
+    from .candidate import CandidateError, candidate_cell, read_requirements, verdict
+
+    matrix = load(args.matrix)
+    try:
+        reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
+        cell = candidate_cell(reqs, python=args.python or matrix.settings.python)
+    except CandidateError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    reports_dir = Path(args.reports)
+    print(f"checking {' '.join(reqs)} on Python {cell.python} ({cell.id})", flush=True)
+    with run_lock(reports_dir):
+        result = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, repeat=args.repeat)
+        from .atomic import write_text
+
+        write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
+    text, safe = verdict(result, matrix)
+    print(text)
+    print(f"\nreport: {reports_dir / 'check.json'}")
+    return EXIT_OK if safe else EXIT_FAILING
+
+
+def cmd_latest(args) -> int:
+    from .latest import load_baseline, report_latest, run_latest, update_baseline
+
+    matrix = load(args.matrix)
+    reports_dir = Path(args.reports)
+    baseline_path = Path(args.baseline) if args.baseline else reports_dir / "baseline.json"
+    with run_lock(reports_dir):
+        result = run_latest(matrix, state_dir=Path(args.state), reports_dir=reports_dir)
+        text, regressed = report_latest(result, load_baseline(baseline_path), reports_dir)
+        if args.update_baseline:
+            update_baseline(baseline_path, [result.to_dict()])
+    print(reports.terminal_grid([result]))
+    print()
+    print(text)
+    print(f"\nreports: {reports_dir / 'latest.md'}, {reports_dir / 'latest.json'}"
+          + (f", {reports_dir / 'latest-issue.md'} (issue body)" if regressed else ""))
+    if args.update_baseline:
+        print(f"baseline updated: {baseline_path}")
+    return EXIT_FAILING if regressed else EXIT_OK
+
+
+def cmd_bisect(args) -> int:
+    from .bisect import BisectError, bisect, render
+    from .candidate import CandidateError, parse_requirement
+
+    matrix = load(args.matrix)
+    try:
+        for p in args.pins:
+            parse_requirement(p)
+        result = bisect(matrix, args.target, args.package, good=args.good, bad=args.bad, pins=args.pins,
+                        python=args.python or matrix.settings.python, state_dir=Path(args.state))
+    except (BisectError, CandidateError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    text = render(result)
+    print(text)
+    from .atomic import write_text
+
+    reports_dir = Path(args.reports)
+    name = f"bisect-{result.package}-{args.target.replace('/', '_').replace(':', '_')}"
+    write_text(reports_dir / f"{name}.json", json.dumps(result.to_dict(), indent=2) + "\n")
+    print(f"report: {reports_dir / (name + '.json')}")
+    return EXIT_OK if result.first_bad else EXIT_FAILING
 
 
 def cmd_cells(args) -> int:
@@ -130,7 +219,30 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--repeat", type=int, default=1, help="run each case N times; differing outcomes are 'flaky'")
     m.set_defaults(func=cmd_matrix)
     r = sub.add_parser("report", parents=[common], help="rebuild matrix.json/md from reports/cells/")
+    r.add_argument("--compare", metavar="OLD.json", help="print what changed from OLD.json to this run")
+    r.add_argument("--against", metavar="NEW.json", help="with --compare: the newer run (default: matrix.json)")
+    r.add_argument("--update-baseline", action="store_true",
+                   help="copy this run's cells into reports/baseline.json (explicit only)")
     r.set_defaults(func=cmd_report)
+    k = sub.add_parser("check", parents=[common], help="upgrade check of one candidate combination")
+    k.add_argument("requirements", nargs="*", help="PEP 508 requirements")
+    k.add_argument("-r", "--requirement", dest="requirement_files", action="append", default=[],
+                   metavar="FILE", help="read requirements from FILE (repeatable)")
+    k.add_argument("--python", help="Python version for the candidate (default: settings.python)")
+    k.add_argument("--repeat", type=int, default=1)
+    k.set_defaults(func=cmd_check)
+    lt = sub.add_parser("latest", parents=[common], help="the newest releases, compared with the baseline")
+    lt.add_argument("--baseline", help="baseline file (default: reports/baseline.json)")
+    lt.add_argument("--update-baseline", action="store_true", help="store tonight's result as the baseline")
+    lt.set_defaults(func=cmd_latest)
+    b = sub.add_parser("bisect", parents=[common], help="first release of a package where a case changes")
+    b.add_argument("target", help="a failure id or a case (path or node id)")
+    b.add_argument("--package", required=True, help="the distribution to bisect (e.g. equinox, jax)")
+    b.add_argument("--good", help="oldest release to consider (its outcome is 'good')")
+    b.add_argument("--bad", help="newest release to consider")
+    b.add_argument("--python", help="Python version (default: settings.python)")
+    b.add_argument("pins", nargs="*", help="other pins, e.g. jax==0.4.33")
+    b.set_defaults(func=cmd_bisect)
     c = sub.add_parser("cells", parents=[common], help="list the cells of the matrix as JSON")
     c.set_defaults(func=cmd_cells)
     return p

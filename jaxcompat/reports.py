@@ -96,8 +96,12 @@ def matrix_dict(cells: list[CellResult], meta: dict) -> dict:
 
 
 def write_matrix(cells: list[CellResult], reports_dir: Path, meta: dict, name: str = "matrix") -> None:
-    write_text(reports_dir / f"{name}.json", json.dumps(matrix_dict(cells, meta), indent=2) + "\n")
+    from . import html
+
+    data = matrix_dict(cells, meta)
+    write_text(reports_dir / f"{name}.json", json.dumps(data, indent=2) + "\n")
     write_text(reports_dir / f"{name}.md", markdown(cells, meta))
+    html.write(data, reports_dir / f"{name}.html")
 
 
 def _cases(cells: list[CellResult]) -> list[str]:

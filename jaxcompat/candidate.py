@@ -1,0 +1,150 @@
+"""Pre-release upgrade check of one candidate combination (``nox -s check -- jax==X ...``).
+
+Requirements are validated as PEP 508 strings before anything runs; they become the pins of a
+single cell that is resolved, installed and run exactly as a matrix cell, and the verdict says
+which known failures it hits (with the documented fix), what fails with no known explanation,
+and what the rules predicted that did not happen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from .config import ANY, Cell, Matrix
+from .outcomes import FAILING_OUTCOMES, CellResult
+
+COMPANIONS = ("diffrax", "optimistix", "lineax", "chex")
+
+
+class CandidateError(ValueError):
+    pass
+
+
+def read_requirements(args: list[str]) -> list[str]:
+    """Expand ``-r FILE`` / ``--requirement FILE``; drop comments and blank lines."""
+    out: list[str] = []
+    it = iter(args)
+    for arg in it:
+        if arg in ("-r", "--requirement"):
+            path = next(it, None)
+            if path is None:
+                raise CandidateError("-r needs a file name")
+            try:
+                lines = Path(path).read_text(encoding="utf-8").splitlines()
+            except OSError as e:
+                raise CandidateError(f"cannot read requirements file {path}: {e.strerror}") from None
+            for line in lines:
+                line = line.split(" #")[0].strip()
+                if line and not line.startswith("#"):
+                    if line.startswith("-"):
+                        raise CandidateError(f"{path}: option lines are not supported: {line!r}")
+                    out.append(line)
+        elif arg.startswith("-r") and len(arg) > 2:
+            out.extend(read_requirements(["-r", arg[2:]]))
+        else:
+            out.append(arg)
+    return out
+
+
+def parse_requirement(text: str) -> Requirement:
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as e:
+        raise CandidateError(f"invalid requirement {text!r}: {e}. "
+                             "Write PEP 508 requirements, e.g. jax==0.4.35 equinox==0.11.6") from None
+    if req.url:
+        raise CandidateError(f"URL requirements are not allowed: {text!r}")
+    if req.marker is not None:
+        raise CandidateError(f"environment markers are not allowed in a candidate: {text!r}")
+    return req
+
+
+def candidate_cell(requirements: list[str], *, python: str, cell_id: str | None = None,
+                   companions: bool = True) -> Cell:
+    """Turn validated requirements into one cell. Exact pins stay exact; other specifiers are
+    kept; diffrax/optimistix/lineax/chex not named resolve to what the candidate allows."""
+    if not requirements:
+        raise CandidateError("no requirements given: e.g. nox -s check -- jax==0.4.35 equinox==0.11.6")
+    pins: dict[str, str] = {}
+    backend = "cpu"
+    for text in requirements:
+        req = parse_requirement(text)
+        name = canonicalize_name(req.name)
+        if name in pins:
+            raise CandidateError(f"{name} is given twice")
+        if "cuda12" in req.extras or "cuda12_pip" in req.extras:
+            backend = "cuda12"
+        spec = str(req.specifier)
+        exact = [s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
+        pins[name] = exact[0] if len(req.specifier) == 1 and exact else (spec or ANY)
+    if "jax" in pins and "jaxlib" not in pins and pins["jax"][0].isdigit():
+        pins["jaxlib"] = pins["jax"]
+    if companions:
+        for dist in COMPANIONS:
+            pins.setdefault(dist, ANY)
+    digest = hashlib.sha256(repr(sorted(pins.items())).encode()).hexdigest()[:8]
+    return Cell(id=cell_id or f"check-{digest}", python=python, backend=backend, pins=pins)
+
+
+def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
+    """Human verdict and whether the candidate is safe (no failure of any kind)."""
+    lines = [f"Candidate {result.id}: " + ", ".join(f"{d}=={v}" for d, v in result.versions.items()
+                                                     if d in ("jax", "jaxlib", "equinox", "diffrax",
+                                                              "optimistix", "lineax", "chex", "numpy"))]
+    safe = True
+    if result.status != "ok":
+        safe = False
+        head = f"  ✗ the candidate does not work: {result.status}"
+        if result.failure:
+            f = matrix.failure(result.failure)
+            head += f" — known failure {result.failure}"
+            if f:
+                head += f"\n      fix: {f.fix}\n      upstream: {', '.join(f.upstream)}"
+        lines.append(head)
+        lines.append("      " + "\n      ".join(result.message.strip().splitlines()[-6:]))
+        return "\n".join(lines), safe
+    hits: dict[str, list[str]] = {}
+    for r in result.results:
+        if r.outcome == "reproduced" and r.failure:
+            hits.setdefault(r.failure, []).append(r.case)
+    unexplained = [r for r in result.results if r.outcome in ("regression", "mismatch", "timeout", "crash", "flaky")]
+    stale = [r for r in result.results if r.outcome == "stale"]
+    if hits:
+        safe = False
+        lines.append("  ✗ known failures this combination hits:")
+        for fid, cases in hits.items():
+            f = matrix.failure(fid)
+            lines.append(f"    - {fid}: {f.title if f else ''} ({len(cases)} case(s))")
+            if f:
+                lines.append(f"        fix: {f.fix}")
+                if f.workaround:
+                    lines.append(f"        workaround: {f.workaround}")
+                lines.append(f"        upstream: {', '.join(f.upstream)}")
+    if unexplained:
+        safe = False
+        lines.append("  ✗ failures with no known explanation (new regressions?):")
+        for r in unexplained:
+            first = next((ln for ln in r.message.splitlines() if ln.strip()), "")[:200]
+            lines.append(f"    - {r.case}: {r.outcome}: {first}")
+    if stale:
+        safe = False
+        lines.append("  ! known failures the rules predicted but that did not happen (rules out of date):")
+        for r in stale:
+            lines.append(f"    - {r.case}: {r.failure}")
+    if result.outcome == "stale":
+        safe = False
+        lines.append("  ! " + "; ".join(result.notes))
+    if safe:
+        passed = sum(r.outcome == "pass" for r in result.results)
+        skipped = sum(r.outcome == "skipped" for r in result.results)
+        lines.append(f"  ✓ safe: {passed} case(s) pass, {skipped} skipped, no known failure applies")
+    if any(r.outcome in FAILING_OUTCOMES for r in result.results) or hits:
+        fixes = sorted({matrix.failure(f).fix for f in hits if matrix.failure(f)})
+        if fixes:
+            lines.append("  what to pin instead: " + "; ".join(fixes))
+    return "\n".join(lines), safe
+

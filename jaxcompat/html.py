@@ -1,0 +1,471 @@
+"""Render ``matrix.json`` as one self-contained HTML page: a grid of cases x cells.
+
+No network and no external assets: the CSS is inline and there is no JavaScript. Every
+non-pass square is a ``<details>`` element, so the error excerpt, the known failure, its
+upstream link(s) and its fix are one click away, offline. Every string from the report is
+escaped; only ``http(s)`` upstream links become ``<a href>``.
+
+    from jaxcompat import html
+    html.write(json.loads(Path("reports/matrix.json").read_text()), "reports/matrix.html")
+"""
+
+from __future__ import annotations
+
+import html as _html
+from pathlib import Path
+
+from .atomic import write_text
+
+# Per-case outcomes: (label shown in the square, meaning, fails the run?). Labels match the
+# markdown/terminal grid in reports.py.
+OUTCOMES = {
+    "pass": ("pass", "behaved correctly, no known failure applies", False),
+    "reproduced": ("REPRO", "a known failure applies and occurred with the documented error", False),
+    "regression": ("REGR!", "failed, and no known failure applies", True),
+    "stale": ("STALE!", "a known failure applies but the case passed (the rule is out of date)", True),
+    "mismatch": ("MISM!", "a known failure applies but a different error occurred", True),
+    "skipped": ("skip", "backend absent or a precondition not met (the reason is kept)", False),
+    "timeout": ("TIME!", "ran past its time limit and was killed", True),
+    "crash": ("CRASH!", "the interpreter died while running the case", True),
+    "flaky": ("FLAKY!", "with --repeat N, the outcome was not the same every time", True),
+}
+# Cell-level statuses: how far the cell got (shown as a band over the whole column).
+CELL_STATUSES = {
+    "python-missing": ("no python", "the interpreter is not on this machine"),
+    "unresolvable": ("unresolvable", "the resolver found no co-installable set (its own message)"),
+    "install-error": ("install error", "the environment could not be installed"),
+    "import-error": ("import error", "a package failed to import (the interpreter's traceback)"),
+    "run-error": ("run error", "pytest died before running any case"),
+    "not-run": ("not run", "the run was interrupted before this cell finished"),
+}
+CELL_OUTCOMES = {
+    "ok": "ran; see its squares",
+    "expected": "a known resolve/import-stage failure explains the cell error (does not fail the run)",
+    "cell-error": "a cell error no rule explains (fails the run)",
+    "stale": "an import-stage rule predicted an error but every package imported (fails the run)",
+    "unavailable": "could not run here (e.g. python missing; does not fail the run)",
+    "interrupted": "the run was interrupted (re-run with --only-missing)",
+}
+# Versions shown in the column header, with their short names.
+KEY_VERSIONS = {"jax": "jax", "jaxlib": "jaxlib", "equinox": "eqx", "diffrax": "dfx",
+                "optimistix": "optx", "lineax": "lx", "chex": "chex", "numpy": "np"}
+
+_FAILING = frozenset(k for k, (_, _, fails) in OUTCOMES.items() if fails)
+
+
+def esc(value) -> str:
+    """Escape any value for HTML text and attribute values (quotes included)."""
+    return _html.escape("" if value is None else str(value), quote=True)
+
+
+def _wbr(text, after: str = "_") -> str:
+    """Escaped text with line-break opportunities after ``after`` (long identifiers wrap cleanly)."""
+    return esc(text).replace(after, after + "<wbr>")
+
+
+def _token(value) -> str:
+    """A CSS-class-safe token: letters, digits and dashes only."""
+    return "".join(ch if ch.isalnum() or ch == "-" else "-" for ch in str(value or "none")).lower()
+
+
+def short_case(case: str) -> str:
+    module, _, name = str(case).partition("::")
+    stem = module.rsplit("/", 1)[-1].removesuffix(".py").removeprefix("test_")
+    return f"{stem}::{name.removeprefix('test_')}" if name else stem
+
+
+def _cases(cells: list[dict]) -> list[str]:
+    seen: dict[str, None] = {}
+    for c in cells:
+        for r in c.get("results") or []:
+            seen.setdefault(str(r.get("case", "")), None)
+    return list(seen)
+
+
+def _cell_failing(c: dict) -> bool:
+    if c.get("outcome") in ("cell-error", "stale"):
+        return True
+    return any(r.get("outcome") in _FAILING for r in c.get("results") or [])
+
+
+def _summary(data: dict, cells: list[dict]) -> dict:
+    s = data.get("summary")
+    if isinstance(s, dict) and "ok" in s:
+        return s
+    counts: dict[str, int] = {}
+    for c in cells:
+        for r in c.get("results") or []:
+            counts[r.get("outcome", "?")] = counts.get(r.get("outcome", "?"), 0) + 1
+        if c.get("status", "ok") != "ok":
+            key = f"cell:{c.get('status')}" + (" (expected)" if c.get("outcome") == "expected" else "")
+            counts[key] = counts.get(key, 0) + 1
+    failing = [c.get("id") for c in cells if _cell_failing(c)]
+    return {"cells": len(cells), "failing_cells": failing, "outcomes": dict(sorted(counts.items())),
+            "ok": not failing}
+
+
+def _links(urls) -> str:
+    out = []
+    for url in urls or []:
+        url = str(url)
+        if url.lower().startswith(("https://", "http://")):
+            out.append(f'<a href="{esc(url)}" rel="noopener noreferrer">{esc(url)}</a>')
+        else:  # never turn anything else (javascript:, data:, relative paths) into a link
+            out.append(f"<span>{esc(url)}</span>")
+    return "<br>".join(out)
+
+
+def _pre(text) -> str:
+    return f'<pre class="msg">{esc(text)}</pre>' if text else ""
+
+
+def _first_line(text, limit: int = 160) -> str:
+    line = next((ln.strip() for ln in str(text or "").splitlines() if ln.strip()), "")
+    return line[:limit] + ("…" if len(line) > limit else "")
+
+
+def _panel_rows(rows: list[tuple[str, str]]) -> str:
+    """Definition-list rows; values are already HTML."""
+    return "<dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in rows if v) + "</dl>"
+
+
+def _square(c: dict, r: dict | None, case: str, side: str) -> str:
+    cell_id = esc(c.get("id", ""))
+    if r is None:
+        return (f'<td class="sq o-absent" data-outcome="absent" data-cell="{cell_id}" '
+                f'data-case="{esc(case)}" title="not in this cell\'s results">–</td>')
+    outcome = str(r.get("outcome", "?"))
+    label = OUTCOMES.get(outcome, (outcome, "", False))[0]
+    attrs = (f'class="sq o-{_token(outcome)}" data-outcome="{esc(outcome)}" data-cell="{cell_id}" '
+             f'data-case="{esc(case)}"')
+    tip = f"{short_case(case)} @ {c.get('id', '')}: {outcome}"
+    if outcome == "pass" and not r.get("message"):
+        return f'<td {attrs} title="{esc(tip)}"><span class="lbl">{esc(label)}</span></td>'
+    failure = r.get("failure")
+    rows = [
+        ("case", f"<code>{esc(case)}</code>"),
+        ("cell", f"<code>{cell_id}</code>"),
+        ("outcome", f"<b>{esc(outcome)}</b> — {esc(OUTCOMES.get(outcome, ('', '', False))[1])}"
+                    f" (expected: {esc(r.get('expected', ''))})"),
+        ("known failure", f"<code>{esc(failure)}</code>" if failure else ""),
+        ("fix", esc(r.get("fix")) if r.get("fix") else ""),
+        ("upstream", _links(r.get("upstream"))),
+        ("error type", f"<code>{esc(r.get('error_type'))}</code>" if r.get("error_type") else ""),
+        ("duration", f"{esc(r.get('duration_s'))} s" if r.get("duration_s") is not None else ""),
+    ]
+    badge = f'<span class="fid">{esc(failure)}</span>' if failure else ""
+    return (f'<td {attrs}><details class="pop {side}"><summary title="{esc(tip)}">'
+            f'<span class="lbl">{esc(label)}</span>{badge}</summary>'
+            f'<div class="panel"><div class="ptitle">{esc(short_case(case))} — '
+            f'{esc(c.get("id", ""))}</div>{_panel_rows(rows)}{_pre(r.get("message"))}</div>'
+            f"</details></td>")
+
+
+def _band(c: dict, rowspan: int, side: str) -> str:
+    status = str(c.get("status", "?"))
+    label = CELL_STATUSES.get(status, (status, ""))[0]
+    failure = c.get("failure")
+    outcome = str(c.get("outcome", ""))
+    known = (f'<div class="fid">known: {esc(failure)}</div>' if failure
+             else f'<div class="fid">{esc(outcome)}</div>')
+    rows = [
+        ("cell", f"<code>{esc(c.get('id', ''))}</code>"),
+        ("status", f"<b>{esc(status)}</b> — {esc(CELL_STATUSES.get(status, ('', ''))[1])}"),
+        ("outcome", f"<b>{esc(outcome)}</b> — {esc(CELL_OUTCOMES.get(outcome, ''))}"),
+        ("known failure", f"<code>{esc(failure)}</code>" if failure else ""),
+    ]
+    return (f'<td class="band s-{_token(status)} co-{_token(outcome)}" rowspan="{rowspan}" '
+            f'data-outcome="{esc(status)}" data-status="{esc(status)}" data-cell="{esc(c.get("id", ""))}">'
+            f'<div class="bandhead"><span class="lbl">{esc(label)}</span>{known}'
+            f'<details class="pop {side}"><summary>details</summary><div class="panel">'
+            f'<div class="ptitle">{esc(c.get("id", ""))}: {esc(status)}</div>{_panel_rows(rows)}'
+            f'{_pre(c.get("message"))}</div></details></div>'
+            f'<div class="vert">{esc(label)}</div></td>')
+
+
+def _col_head(i: int, c: dict, failing: bool, side: str) -> str:
+    cell_id = str(c.get("id", ""))
+    status, outcome = str(c.get("status", "?")), str(c.get("outcome", ""))
+    versions = c.get("versions") or {}
+    vers = "".join(f'<div class="v" title="{esc(d)} {esc(versions[d])}"><span class="k">{esc(short)}</span> '
+                   f'<span class="n">{esc(versions[d])}</span></div>'
+                   for d, short in KEY_VERSIONS.items() if d in versions)
+    if not vers:  # e.g. a cell that never resolved: show what was requested
+        req = c.get("requested") or {}
+        vers = "".join(f'<div class="v req" title="requested"><span class="k">{esc(KEY_VERSIONS.get(d, d))}'
+                       f'</span> <span class="n">{esc(v)}</span></div>' for d, v in req.items())
+    if status == "ok":
+        st = "ok" if outcome in ("ok", "") else outcome
+    else:
+        st = status + (f" = {c['failure']}" if c.get("failure") else f" ({outcome})")
+    flag = '<div class="failflag">FAILING</div>' if failing else ""
+    meta = " · ".join(esc(x) for x in (f"py{c.get('python', '?')}", c.get("backend", "?")))
+    all_versions = "".join(f"<code>{esc(k)} {esc(v)}</code> " for k, v in versions.items())
+    requested = "".join(f"<code>{esc(k)} {esc(v)}</code> " for k, v in (c.get("requested") or {}).items())
+    timings = ", ".join(f"{esc(k)} {esc(v)}" for k, v in (c.get("timings") or {}).items())
+    notes = "".join(f"<li>{esc(n)}</li>" for n in c.get("notes") or [])
+    rows = [
+        ("cell", f"<code>{esc(cell_id)}</code>"),
+        ("status", f"<b>{esc(status)}</b>; outcome <b>{esc(outcome)}</b> — "
+                   f"{esc(CELL_OUTCOMES.get(outcome, ''))}"),
+        ("known failure", f"<code>{esc(c.get('failure'))}</code>" if c.get("failure") else ""),
+        ("python / backend", meta),
+        ("resolution date", esc(c.get("date")) if c.get("date") else ""),
+        ("requested", requested),
+        ("installed", all_versions),
+        ("timings (s)", timings),
+        ("notes", f"<ul>{notes}</ul>" if notes else ""),
+    ]
+    return (f'<th class="col s-{_token(status)} co-{_token(outcome)}{" failing" if failing else ""}" '
+            f'id="cell-{i}" data-cell="{esc(cell_id)}" data-status="{esc(status)}" scope="col">'
+            f'<div class="num">#{i}</div><div class="cid">{_wbr(cell_id, "-")}</div>{vers}'
+            f'<div class="meta">{meta}</div><div class="meta">{esc(c.get("date") or "no date")}</div>'
+            f'<div class="cst">{esc(st)}</div>{flag}'
+            f'<details class="pop {side}"><summary>cell info</summary><div class="panel">'
+            f'<div class="ptitle">{esc(cell_id)}</div>{_panel_rows(rows)}{_pre(c.get("message"))}'
+            f"</div></details></th>")
+
+
+def _legend() -> str:
+    items = []
+    for key, (label, meaning, fails) in OUTCOMES.items():
+        items.append(f'<li><span class="sw sq o-{key}"><span class="lbl">{esc(label)}</span></span> '
+                     f'<b>{esc(key)}</b>: {esc(meaning)}'
+                     f'{" — <em>fails the run</em>" if fails else ""}</li>')
+    items.append('<li><span class="sw sq o-absent">–</span> <b>absent</b>: the case is not in this '
+                 "cell's results</li>")
+    bands = []
+    for key, (label, meaning) in CELL_STATUSES.items():
+        bands.append(f'<li><span class="sw band s-{key} co-cell-error"><span class="lbl">{esc(label)}</span>'
+                     f'</span> <b>{esc(key)}</b>: {esc(meaning)}</li>')
+    cell_outcomes = "".join(f"<li><b>{esc(k)}</b>: {esc(v)}</li>" for k, v in CELL_OUTCOMES.items())
+    abbrev = ", ".join(f"{esc(s)} = {esc(d)}" for d, s in KEY_VERSIONS.items() if s != d)
+    return (f'<section class="legend"><h2>Legend</h2><div class="lcols">'
+            f'<div><h3>Case outcomes (squares)</h3><ul>{"".join(items)}</ul></div>'
+            f'<div><h3>Cell status (a band over the whole column)</h3><ul>{"".join(bands)}</ul>'
+            f'<p>Band shading: red hatching = a cell error that fails the run; blue = explained by a '
+            f'known failure (<code>expected</code>); grey = unavailable or interrupted.</p>'
+            f'<h3>Cell outcome</h3><ul>{cell_outcomes}</ul>'
+            f'<p>Version abbreviations in column headers: {abbrev}.</p></div></div>'
+            f'<p>Click a square (or a column\'s <i>cell info</i>) to open its error excerpt, known failure, '
+            f'upstream links and fix; click again to close.</p></section>')
+
+
+def _known_failures(cells: list[dict]) -> str:
+    """Each known failure that applied somewhere: fix, upstream, and where it showed up how."""
+    known: dict[str, dict] = {}
+    for c in cells:
+        if c.get("failure"):
+            k = known.setdefault(str(c["failure"]), {"fix": "", "upstream": [], "where": []})
+            k["where"].append(f"{c.get('id', '')}: cell {c.get('status', '')} ({c.get('outcome', '')})")
+        for r in c.get("results") or []:
+            if not r.get("failure"):
+                continue
+            k = known.setdefault(str(r["failure"]), {"fix": "", "upstream": [], "where": []})
+            k["fix"] = k["fix"] or r.get("fix") or ""
+            for u in r.get("upstream") or []:
+                if u not in k["upstream"]:
+                    k["upstream"].append(u)
+            k["where"].append(f"{c.get('id', '')}: {short_case(r.get('case', ''))} {r.get('outcome', '')}")
+    if not known:
+        return ""
+    items = []
+    for fid, k in known.items():
+        where = "".join(f"<li>{esc(w)}</li>" for w in k["where"])
+        items.append(f'<li><details><summary><code>{esc(fid)}</code> — {len(k["where"])} occurrence(s)'
+                     f'</summary>{_panel_rows([("fix", esc(k["fix"])), ("upstream", _links(k["upstream"]))])}'
+                     f"<ul>{where}</ul></details></li>")
+    return f'<section class="known"><h2>Known failures seen</h2><ul>{"".join(items)}</ul></section>'
+
+
+CSS = """
+:root { --fg:#1b1b1b; --muted:#5b5b5b; --line:#c9c9c9; --bg:#fff; }
+* { box-sizing: border-box; }
+body { font: 13px/1.35 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
+       color: var(--fg); background: var(--bg); margin: 12px 16px; }
+code, pre, .cid, .v { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
+h1 { font-size: 20px; margin: 0 0 6px; } h2 { font-size: 16px; margin: 18px 0 6px; }
+h3 { font-size: 13px; margin: 8px 0 4px; }
+.verdict { display: inline-block; padding: 2px 10px; border-radius: 4px; font-weight: 700; }
+.verdict.ok { background: #0072b2; color: #fff; }
+.verdict.failing { background: #b03a00; color: #fff; }
+.meta-line { color: var(--muted); margin: 2px 0; }
+.counts { display: flex; flex-wrap: wrap; gap: 6px; margin: 8px 0; padding: 0; list-style: none; }
+.counts li { border: 1px solid var(--line); border-radius: 4px; padding: 2px 6px; }
+.counts li .sw { margin-right: 4px; }
+.failing-list a { margin-right: 8px; }
+table.grid { border-collapse: separate; border-spacing: 0; margin-top: 10px; table-layout: fixed; }
+.grid th, .grid td { border-right: 1px solid var(--line); border-bottom: 1px solid var(--line); }
+.grid thead th { border-top: 1px solid var(--line); }
+.grid th.case { text-align: left; font-weight: 400; width: 300px; min-width: 300px; max-width: 300px;
+  padding: 2px 6px; position: sticky; left: 0; background: #fafafa; z-index: 2;
+  border-left: 1px solid var(--line); overflow-wrap: anywhere; }
+.grid th.case .mod { color: var(--muted); }
+.grid thead th.corner { vertical-align: bottom; background: #fff; z-index: 3; }
+th.col { width: 90px; min-width: 90px; max-width: 90px; vertical-align: top; text-align: left;
+  padding: 3px 4px; font-weight: 400; background: #f4f4f4; position: relative; }
+th.col.failing { box-shadow: inset 0 4px 0 #d55e00; }
+th.col .num { font-weight: 700; }
+th.col .cid { font-size: 10.5px; font-weight: 700; overflow-wrap: anywhere; line-height: 1.2;
+  margin-bottom: 2px; }
+th.col .v { font-size: 10.5px; white-space: nowrap; line-height: 1.25; display: flex; gap: 3px;
+  justify-content: space-between; }
+th.col .v .k { color: var(--muted); flex: none; }
+th.col .v .n { overflow: hidden; text-overflow: ellipsis; }
+th.col .v.req { font-style: italic; }
+th.col .meta { font-size: 10.5px; color: var(--muted); white-space: nowrap; }
+th.col .cst { font-size: 11px; font-weight: 700; margin-top: 2px; overflow-wrap: anywhere; }
+th.col .failflag { font-size: 10px; font-weight: 700; color: #fff; background: #b03a00; display: inline-block;
+  padding: 0 4px; border-radius: 3px; margin-top: 2px; }
+th.col.s-ok.co-ok .cst { color: #006b4f; }
+td.sq { text-align: center; padding: 0; height: 24px; position: relative; font-size: 11px; }
+td.sq > details > summary, td.sq > .lbl { display: block; padding: 4px 2px; }
+.sq .lbl { font-weight: 600; }
+.sq .fid { display: block; font-size: 9.5px; font-weight: 400; white-space: nowrap; overflow: hidden;
+  text-overflow: ellipsis; max-width: 86px; margin: 0 auto; }
+/* Okabe-Ito based palette; every square also carries its text label. */
+.o-pass { background: #e3f1ea; color: #0b4f3a; }
+.o-pass .lbl { font-weight: 400; }
+.o-reproduced { background: #cfe3f3; color: #003a5c; }
+.o-skipped { background: #eeeeee; color: #555; }
+.o-absent { background: #fff; color: #999; }
+.o-regression { background: #d55e00; color: #fff; }
+.o-mismatch { background: repeating-linear-gradient(135deg, #e69f00 0 6px, #f3c766 6px 12px);
+  color: #1b1b1b; }
+.o-stale { background: repeating-linear-gradient(135deg, #cc79a7 0 6px, #e3b3cf 6px 12px); color: #1b1b1b; }
+.o-stale .lbl, .o-mismatch .lbl, .o-flaky .lbl { background: rgba(255,255,255,.9); color: #1b1b1b;
+  padding: 0 4px; border-radius: 3px; }
+.o-stale .fid, .o-mismatch .fid, .o-flaky .fid { background: rgba(255,255,255,.9); color: #1b1b1b; }
+.o-timeout { background: #7a3b00; color: #fff; }
+.o-crash { background: #1b1b1b; color: #fff; }
+.o-flaky { background: repeating-linear-gradient(45deg, #6a3d9a 0 6px, #8e63b8 6px 12px); color: #fff; }
+td.band { vertical-align: top; padding: 4px; text-align: center; }
+td.band .bandhead { position: relative; }
+td.band .bandhead .lbl { display: block; font-weight: 700; font-size: 12px; }
+td.band .fid { font-size: 10px; overflow-wrap: anywhere; margin: 2px 0; }
+td.band .vert { writing-mode: vertical-rl; margin: 10px auto 0; font-size: 15px; font-weight: 700;
+  letter-spacing: .15em; opacity: .55; text-transform: uppercase; }
+.band.co-cell-error, .band.co-stale {
+  background: repeating-linear-gradient(135deg, #f6d2bd 0 8px, #fbe9de 8px 16px); color: #6b2400; }
+.band.co-expected { background: repeating-linear-gradient(135deg, #cfe3f3 0 8px, #e6f0f9 8px 16px);
+  color: #003a5c; }
+.band.co-unavailable, .band.co-interrupted, .band.co-ok {
+  background: repeating-linear-gradient(135deg, #e4e4e4 0 8px, #f2f2f2 8px 16px); color: #444; }
+details.pop > summary { cursor: pointer; list-style: none; }
+details.pop > summary::-webkit-details-marker { display: none; }
+td.sq details.pop > summary:hover, td.sq details[open].pop > summary { outline: 2px solid #0072b2;
+  outline-offset: -2px; }
+td.band summary, th.col summary { font-size: 10.5px; text-decoration: underline; color: inherit;
+  margin-top: 2px; }
+details.pop > .panel { position: absolute; z-index: 20; top: 100%; width: 680px; max-width: 92vw;
+  background: #fff; color: var(--fg); border: 1px solid #777; border-radius: 4px;
+  box-shadow: 0 6px 24px rgba(0,0,0,.25); padding: 8px 10px; text-align: left; font-size: 12px;
+  font-weight: 400; white-space: normal; }
+details.pop.left > .panel { left: 0; } details.pop.right > .panel { right: 0; }
+td:has(details[open]), th:has(details[open]) { z-index: 30; }
+.panel .ptitle { font-weight: 700; margin-bottom: 4px; overflow-wrap: anywhere; }
+.panel dl, .known dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 10px;
+  margin: 0 0 6px; }
+.panel dt, .known dt { color: var(--muted); }
+.panel dd, .known dd { margin: 0; overflow-wrap: anywhere; }
+.panel ul { margin: 0; padding-left: 16px; }
+pre.msg { margin: 4px 0 0; padding: 6px; background: #f6f6f6; border: 1px solid #ddd; max-height: 22em;
+  overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 11.5px; line-height: 1.3; }
+a { color: #005a8e; }
+.legend ul, .known ul { margin: 4px 0; padding-left: 0; list-style: none; }
+.legend li { margin: 3px 0; }
+.legend .lcols { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 12px; }
+.sw { display: inline-block; min-width: 88px; text-align: center; padding: 2px 4px;
+  border: 1px solid var(--line); 
+  font-size: 11px; }
+.known li { margin: 3px 0; }
+.known ul ul { padding-left: 16px; list-style: disc; color: var(--muted); }
+.empty { color: var(--muted); font-style: italic; padding: 8px; }
+"""
+
+
+def render(data: dict) -> str:
+    """The whole page for one ``matrix.json`` dict (see README, "Report schema")."""
+    data = data if isinstance(data, dict) else {}
+    cells = [c for c in data.get("cells") or [] if isinstance(c, dict)]
+    s = _summary(data, cells)
+    ok = bool(s.get("ok"))
+    failing_ids = set(map(str, s.get("failing_cells") or []))
+    cases = _cases(cells)
+    index = {str(c.get("id", "")): i for i, c in enumerate(cells, 1)}
+
+    head = [f'<h1>jax-compat matrix <span class="verdict {"ok" if ok else "failing"}">'
+            f'{"OK" if ok else "FAILING"}</span></h1>']
+    meta = [f"generated <b>{esc(data.get('generated', '?'))}</b>",
+            f"matrix file <code>{esc(data.get('matrix_file', '?'))}</code>",
+            f"{len(cells)} cell(s), {len(cases)} case(s)"]
+    if data.get("python_host"):
+        meta.append(f"host python {esc(data['python_host'])}")
+    if data.get("schema") is not None:
+        meta.append(f"schema {esc(data['schema'])}")
+    head.append(f'<p class="meta-line">{" · ".join(meta)}</p>')
+    if data.get("interrupted"):
+        unfinished = ", ".join(esc(u) for u in data.get("unfinished") or [])
+        head.append(f'<p class="meta-line"><b>interrupted</b>; unfinished: {unfinished or "none"}</p>')
+    counts = []
+    order = list(OUTCOMES)
+    outcome_counts = sorted((s.get("outcomes") or {}).items(),
+                            key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order), str(kv[0])))
+    for key, n in outcome_counts:
+        key = str(key)
+        if key.startswith("cell:"):
+            status = key[5:].split(" ", 1)[0]
+            shade = "expected" if "expected" in key else "cell-error"
+            sw = f'<span class="sw band s-{_token(status)} co-{shade}">'
+        else:
+            sw = f'<span class="sw sq o-{_token(key)}">'
+        counts.append(f'<li data-outcome="{esc(key)}">{sw}{esc(key)}</span><b>{esc(n)}</b></li>')
+    head.append(f'<ul class="counts">{"".join(counts) or "<li>no results</li>"}</ul>')
+    if failing_ids:
+        links = " ".join(f'<a href="#cell-{index[f]}">{esc(f)}</a>' if f in index else esc(f)
+                         for f in s.get("failing_cells") or [])
+        head.append(f'<p class="failing-list"><b>Failing cells:</b> {links}</p>')
+
+    sides = ["left" if i <= max(1, len(cells) // 2 + 1) else "right" for i in range(1, len(cells) + 1)]
+    thead = ['<th class="case corner" scope="col">case \\ cell</th>']
+    for i, c in enumerate(cells, 1):
+        thead.append(_col_head(i, c, str(c.get("id", "")) in failing_ids or _cell_failing(c), sides[i - 1]))
+    band_cols = {i for i, c in enumerate(cells) if c.get("status", "ok") != "ok" and not c.get("results")}
+    rows = []
+    row_cases = cases or [None]  # a placeholder row so cell bands still show when no case ran
+    for n, case in enumerate(row_cases):
+        if case is None:
+            tds = ['<th class="case" scope="row"><span class="empty">no case results</span></th>']
+        else:
+            stem, _, name = short_case(case).partition("::")
+            tds = [f'<th class="case" scope="row" data-case="{esc(case)}" title="{esc(case)}">'
+                   f'<span class="mod">{_wbr(stem)}::</span><wbr>{_wbr(name)}</th>']
+        for i, c in enumerate(cells):
+            if i in band_cols:
+                if n == 0:
+                    tds.append(_band(c, len(row_cases), sides[i]))
+                continue
+            if case is None:
+                tds.append('<td class="sq o-absent" data-outcome="absent">–</td>')
+                continue
+            r = next((r for r in c.get("results") or [] if r.get("case") == case), None)
+            tds.append(_square(c, r, case, sides[i]))
+        rows.append(f'<tr{" class=placeholder" if case is None else ""}>{"".join(tds)}</tr>')
+    if not cells:
+        thead.append('<th class="col" scope="col"><span class="empty">no cells</span></th>')
+        rows = ['<tr><th class="case" scope="row"><span class="empty">no results</span></th>'
+                '<td class="empty">the matrix has no cells</td></tr>']
+    table = (f'<table class="grid"><thead><tr>{"".join(thead)}</tr></thead>'
+             f'<tbody>{"".join(rows)}</tbody></table>')
+
+    title = f"jax-compat matrix — {'OK' if ok else 'FAILING'}"
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
+            f"<header>{''.join(head)}</header><main>{table}{_legend()}{_known_failures(cells)}</main>"
+            "</body></html>\n")
+
+
+def write(data: dict, path: Path | str) -> None:
+    """Render ``data`` and write it to ``path`` atomically."""
+    write_text(Path(path), render(data))

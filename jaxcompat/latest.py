@@ -1,0 +1,109 @@
+"""The nightly run: the newest release of every package, compared with the committed baseline.
+
+The cell pins every package to ``latest`` on the newest Python this machine has that the
+newest releases accept; its result is compared with the baseline's ``latest`` cell (what moved:
+outcomes, versions), and an issue body is drafted when something regressed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .atomic import write_text
+from .cell import run_cell
+from .compare import Diff, compare, render
+from .config import LATEST, Cell, Matrix
+from .outcomes import CellResult
+from .pythons import PythonMissing, find_python
+from .reports import markdown, matrix_dict
+
+PACKAGES = ("jax", "jaxlib", "equinox", "diffrax", "optimistix", "lineax", "chex")
+PYTHONS = ("3.14", "3.13", "3.12", "3.11")
+CELL_ID = "latest"
+
+
+def latest_cell(python: str) -> Cell:
+    return Cell(id=CELL_ID, python=python, backend="cpu", pins={p: LATEST for p in PACKAGES},
+                note="the newest release of every package")
+
+
+def run_latest(matrix: Matrix, *, state_dir: Path, reports_dir: Path, pythons=PYTHONS,
+               progress=print) -> CellResult:
+    """Try the newest Python first; fall back while the newest releases cannot resolve on it."""
+    result: CellResult | None = None
+    tried = []
+    for version in pythons:
+        try:
+            find_python(version)
+        except PythonMissing:
+            tried.append(f"{version} (not installed)")
+            continue
+        progress(f"latest: trying Python {version}")
+        result = run_cell(latest_cell(version), matrix, state_dir=state_dir, reports_dir=reports_dir)
+        if result.status != "unresolvable":
+            return result
+        tried.append(f"{version} (newest releases do not resolve)")
+    if result is None:
+        result = CellResult(id=CELL_ID, python=pythons[-1], backend="cpu", status="python-missing",
+                            outcome="cell-error", message="no usable Python: " + ", ".join(tried))
+    return result
+
+
+def load_baseline(path: Path) -> dict:
+    if not path.is_file():
+        return {"cells": []}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def baseline_latest(baseline: dict) -> dict:
+    return {"cells": [c for c in baseline.get("cells", []) if c.get("id") == CELL_ID]}
+
+
+def update_baseline(path: Path, cells: list[dict]) -> None:
+    """Replace the baseline's entries for these cell ids (an explicit user action only)."""
+    data = load_baseline(path)
+    ids = {c["id"] for c in cells}
+    data["cells"] = [c for c in data.get("cells", []) if c.get("id") not in ids] + cells
+    data.setdefault("schema", 1)
+    write_text(path, json.dumps(data, indent=2) + "\n")
+
+
+def issue_body(result: CellResult, diff: Diff) -> str:
+    versions = ", ".join(f"{d} {v}" for d, v in result.versions.items() if d in PACKAGES + ("numpy",))
+    lines = [f"### jax-compat nightly: regression on the newest releases", "",
+             f"Environment: Python {result.python}, {versions}", ""]
+    failing = [r for r in result.results if r.outcome in ("regression", "mismatch", "stale", "timeout", "crash")]
+    if result.status != "ok":
+        lines += [f"The cell did not run: **{result.status}**", "", "```", result.message[-3000:], "```", ""]
+    if failing:
+        lines += ["| case | outcome | error |", "|---|---|---|"]
+        for r in failing:
+            first = next((ln for ln in r.message.splitlines() if ln.strip()), "").replace("|", "\\|")[:200]
+            lines.append(f"| `{r.case}` | {r.outcome} | {first} |")
+        lines.append("")
+    lines += ["<details><summary>What changed since the baseline</summary>", "", "```",
+              render(diff), "```", "</details>", "",
+              "Reproduce: `nox -s latest` (or `nox -s check -- " +
+              " ".join(f"{d}=={v}" for d, v in result.versions.items() if d in PACKAGES) + "`)"]
+    return "\n".join(lines)
+
+
+def report_latest(result: CellResult, baseline: dict, reports_dir: Path) -> tuple[str, bool]:
+    new = matrix_dict([result], {"matrix_file": "(latest releases)"})
+    write_text(reports_dir / "latest.json", json.dumps(new, indent=2) + "\n")
+    diff = compare(baseline_latest(baseline), new, match_single=True)
+    regressed = result.failing or diff.regressed
+    text = render(diff, "baseline", "tonight's newest releases")
+    md = [markdown([result], {"matrix_file": "(latest releases)"}), "", "## Since the baseline", "",
+          "```", text, "```", ""]
+    if diff.new_failures:
+        md += ["New failures: " + ", ".join(f"`{m[1]}` ({m[2]} → {m[3]})" for m in diff.new_failures), ""]
+    if diff.fixed:
+        md += ["Fixed: " + ", ".join(f"`{m[1]}` ({m[2]} → {m[3]})" for m in diff.fixed), ""]
+    if regressed:
+        body = issue_body(result, diff)
+        write_text(reports_dir / "latest-issue.md", body + "\n")
+        md += ["## Issue body", "", body, ""]
+    write_text(reports_dir / "latest.md", "\n".join(md))
+    return text, regressed
