@@ -108,9 +108,11 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
         lines.append("      " + "\n      ".join(result.message.strip().splitlines()[-6:]))
         return "\n".join(lines), safe
     hits: dict[str, list[str]] = {}
+    advisories: dict[str, list[str]] = {}
     for r in result.results:
         if r.outcome == "reproduced" and r.failure:
-            hits.setdefault(r.failure, []).append(r.case)
+            f = matrix.failure(r.failure)
+            (advisories if f is not None and f.advisory else hits).setdefault(r.failure, []).append(r.case)
     unexplained = [r for r in result.results if r.outcome in ("regression", "mismatch", "timeout", "crash", "flaky")]
     stale = [r for r in result.results if r.outcome == "stale"]
     if hits:
@@ -124,6 +126,11 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
                 if f.workaround:
                     lines.append(f"        workaround: {f.workaround}")
                 lines.append(f"        upstream: {', '.join(f.upstream)}")
+    if advisories:
+        lines.append("  i advisories (usage pitfalls present on every release; not a reason to avoid this one):")
+        for fid in advisories:
+            f = matrix.failure(fid)
+            lines.append(f"    - {fid}: {f.title if f else ''}" + (f"\n        advice: {f.fix}" if f else ""))
     if unexplained:
         safe = False
         lines.append("  ✗ failures with no known explanation (new regressions?):")

@@ -91,6 +91,7 @@ class Failure:
     fix: str
     workaround: str = ""
     case_affects: dict[str, tuple[dict[str, SpecifierSet], ...]] = field(default_factory=dict)
+    advisory: bool = False  # a usage pitfall seen on every release: reported, never "unsafe"
 
     def covers(self, nodeid: str) -> bool:
         return self.case_entry(nodeid) is not None
@@ -149,7 +150,7 @@ _SETTINGS_KEYS = {"python", "backend", "case_timeout_s", "cases_dir", "harness"}
 _CELL_KEYS = {"id", "python", "backend", "pins", "constraints", "date", "note"}
 _GRID_KEYS = {"id", "python", "backend", "axes", "pins", "constraints", "exclude", "note"}
 _FAILURE_KEYS = {"id", "title", "stage", "cases", "affects", "backend", "error", "match",
-                 "upstream", "fix", "workaround"}
+                 "upstream", "fix", "workaround", "advisory"}
 _TOP_KEYS = {"settings", "cell", "grid", "failure"}
 
 
@@ -436,8 +437,14 @@ def _failure(path: Path, where: str, raw: dict, root: Path, settings: Settings) 
         backends=backends, errors=_str_list(path, f"{where}.error", raw["error"]), match=match,
         upstream=upstream, fix=_str(path, f"{where}.fix", raw["fix"]),
         workaround=_str(path, f"{where}.workaround", raw.get("workaround", ""), required=False),
-        case_affects=case_affects,
+        case_affects=case_affects, advisory=_bool(path, f"{where}.advisory", raw.get("advisory", False)),
     )
+
+
+def _bool(path: Path, key: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(path, key, f"expected true or false, got {value!r}")
+    return value
 
 
 def _cases(path: Path, key: str, raw: object) -> tuple[tuple[str, ...], dict]:

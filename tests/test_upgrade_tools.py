@@ -1,0 +1,216 @@
+"""check (candidate), bisect, compare and latest: their logic, without installing anything."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jaxcompat import bisect as bisect_mod
+from jaxcompat.candidate import CandidateError, candidate_cell, read_requirements, verdict
+from jaxcompat.compare import compare, render
+from jaxcompat.config import load
+from jaxcompat.latest import report_latest, update_baseline
+from jaxcompat.outcomes import CaseResult, CellResult
+from tests.helpers import MINIMAL, make_tree
+
+
+# -- check -------------------------------------------------------------------------------------
+
+def test_candidate_cell_pins_and_companions():
+    cell = candidate_cell(["jax==0.4.35", "equinox==0.11.6", "diffrax>=0.6"], python="3.11")
+    assert cell.pins["jax"] == "0.4.35" and cell.pins["jaxlib"] == "0.4.35"
+    assert cell.pins["equinox"] == "0.11.6" and cell.pins["diffrax"] == ">=0.6"
+    assert cell.pins["optimistix"] == "*" and cell.pins["chex"] == "*"
+    assert cell.exact_pins() == {"jax": "0.4.35", "equinox": "0.11.6", "jaxlib": "0.4.35"}
+    assert cell.id.startswith("check-")
+
+
+@pytest.mark.parametrize("bad", ["jax==0.4.33; rm -rf ~", "jax==0.4.33 && rm -rf ~", "$(reboot)",
+                                 "jax @ https://evil.example/jax.whl", 'jax==0.4.33; python_version<"3.12"'])
+def test_candidate_rejects_non_requirements(bad):
+    with pytest.raises(CandidateError):
+        candidate_cell([bad], python="3.11")
+
+
+def test_candidate_rejects_duplicates_and_nothing():
+    with pytest.raises(CandidateError):
+        candidate_cell(["jax==0.4.33", "JAX==0.4.31"], python="3.11")
+    with pytest.raises(CandidateError):
+        candidate_cell([], python="3.11")
+
+
+def test_requirements_file(tmp_path):
+    f = tmp_path / "req.txt"
+    f.write_text("# candidate\njax==0.4.35  # pinned\n\nequinox==0.11.8\n")
+    assert read_requirements(["-r", str(f), "chex"]) == ["jax==0.4.35", "equinox==0.11.8", "chex"]
+    with pytest.raises(CandidateError):
+        read_requirements(["-r", str(tmp_path / "missing.txt")])
+
+
+def _case(case, outcome, failure=None, message=""):
+    return CaseResult(case, failure, "fail" if failure else "pass", outcome, 0.1, message)
+
+
+ADVISORY = MINIMAL + '''
+[[failure]]
+id = "pitfall"
+cases = ["cases/test_demo.py::test_control_ok"]
+affects = { jax = ">=0" }
+advisory = true
+error = "Failed"
+match = "x"
+upstream = ["https://github.com/patrick-kidger/equinox/issues/645"]
+fix = "use the other API"
+'''
+
+
+def test_verdict_safe_unsafe_and_advisory(tmp_path):
+    matrix = load(make_tree(tmp_path, ADVISORY))
+    cell = CellResult(id="c", python="3.11", backend="cpu", status="ok", versions={"jax": "0.4.35"})
+    cell.results = [_case("cases/test_demo.py::test_control_ok", "reproduced", "pitfall"),
+                    _case("cases/test_demo.py::test_other", "pass")]
+    text, safe = verdict(cell, matrix)
+    assert safe and "advisories" in text and "use the other API" in text
+    cell.results.append(_case("cases/test_demo.py::test_bug", "reproduced", "demo-bug"))
+    text, safe = verdict(cell, matrix)
+    assert not safe and "upgrade equinox to >=0.11.8" in text and "what to pin instead" in text
+    cell.results[-1] = _case("cases/test_demo.py::test_bug", "regression", None, "TypeError: new")
+    text, safe = verdict(cell, matrix)
+    assert not safe and "no known explanation" in text and "TypeError: new" in text
+    cell.results[-1] = _case("cases/test_demo.py::test_bug", "stale", "demo-bug")
+    text, safe = verdict(cell, matrix)
+    assert not safe and "did not happen" in text
+
+
+def test_verdict_for_a_cell_that_cannot_install(tmp_path):
+    matrix = load(make_tree(tmp_path))
+    cell = CellResult(id="c", python="3.11", backend="cpu", status="unresolvable", outcome="cell-error",
+                      message="error: No solution found\n  because jax==9 does not exist")
+    text, safe = verdict(cell, matrix)
+    assert not safe and "unresolvable" in text and "jax==9" in text
+
+
+# -- bisect ------------------------------------------------------------------------------------
+
+def _fake_index(monkeypatch, versions, yanked=()):
+    info = {v: {"date": "2024-01-01", "yanked": v in yanked} for v in versions}
+    monkeypatch.setattr(bisect_mod.releases, "release_info", lambda dist, cache, need=None: info)
+    monkeypatch.setattr(bisect_mod.releases, "versions",
+                        lambda dist, cache, include_yanked=False, refresh=False: list(versions))
+
+
+def _fake_runs(monkeypatch, behaviour):
+    """behaviour: version -> 'pass' | 'fail' | 'uninstallable'; records each environment."""
+    built = []
+
+    def run_cell(cell, matrix, **kw):
+        version = cell.pins[next(d for d in ("equinox", "jax") if cell.id.startswith(f"bisect-{d}-"))]
+        built.append(version)
+        kind = behaviour[version]
+        res = CellResult(id=cell.id, python="3.11", backend="cpu", status="ok",
+                         versions={"equinox": version})
+        if kind == "uninstallable":
+            res.status, res.message = "unresolvable", "No solution found"
+        else:
+            res.results = [CaseResult("cases/test_demo.py::test_bug", None, "pass",
+                                      "pass" if kind == "pass" else "regression", 0.1, "",
+                                      "" if kind == "pass" else "ValueError")]
+        return res
+
+    monkeypatch.setattr(bisect_mod, "run_cell", run_cell)
+    return built
+
+
+VERSIONS = [f"0.11.{i}" for i in range(13)]
+
+
+def test_bisect_finds_the_boundary_in_log_n(monkeypatch, tmp_path):
+    matrix = load(make_tree(tmp_path))
+    _fake_index(monkeypatch, VERSIONS)
+    built = _fake_runs(monkeypatch, {v: "fail" if i < 7 else "pass" for i, v in enumerate(VERSIONS)})
+    r = bisect_mod.bisect(matrix, "demo-bug", "equinox", good=None, bad=None, pins=["jax==0.4.33"],
+                          python="3.11", state_dir=tmp_path)
+    assert (r.last_good, r.first_bad) == ("0.11.6", "0.11.7")
+    assert r.message == "first bad: 0.11.7 (last good: 0.11.6)"
+    assert r.environments == len(built) <= 2 + 4  # both ends, then ceil(log2(13))
+    assert "environments built" in bisect_mod.render(r)
+
+
+def test_bisect_skips_uninstallable_steps(monkeypatch, tmp_path):
+    matrix = load(make_tree(tmp_path))
+    _fake_index(monkeypatch, VERSIONS)
+    behaviour = {v: "pass" if i < 9 else "fail" for i, v in enumerate(VERSIONS)}
+    behaviour["0.11.0"] = "uninstallable"  # an end that cannot install: the next one is the end
+    behaviour["0.11.6"] = behaviour["0.11.8"] = "uninstallable"
+    _fake_runs(monkeypatch, behaviour)
+    r = bisect_mod.bisect(matrix, "cases/test_demo.py::test_bug", "equinox", good=None, bad=None, pins=[],
+                          python="3.11", state_dir=tmp_path)
+    assert r.first_bad == "0.11.9" and r.last_good == "0.11.7"
+    assert "0.11.0" in r.skipped and r.good.version == "0.11.1"
+
+
+def test_bisect_skips_yanked_unless_named(monkeypatch, tmp_path):
+    matrix = load(make_tree(tmp_path))
+    _fake_index(monkeypatch, VERSIONS, yanked={"0.11.5"})
+    built = _fake_runs(monkeypatch, {v: "pass" if i < 5 else "fail" for i, v in enumerate(VERSIONS)})
+    r = bisect_mod.bisect(matrix, "demo-bug", "equinox", good=None, bad=None, pins=[], python="3.11",
+                          state_dir=tmp_path)
+    assert "0.11.5" not in built and r.first_bad == "0.11.6"
+    built.clear()
+    r = bisect_mod.bisect(matrix, "demo-bug", "equinox", good="0.11.5", bad="0.11.8", pins=[],
+                          python="3.11", state_dir=tmp_path)
+    assert r.good.version == "0.11.5"
+
+
+def test_bisect_reports_no_change(monkeypatch, tmp_path):
+    matrix = load(make_tree(tmp_path))
+    _fake_index(monkeypatch, VERSIONS)
+    _fake_runs(monkeypatch, {v: "pass" for v in VERSIONS})
+    r = bisect_mod.bisect(matrix, "demo-bug", "equinox", good=None, bad=None, pins=[], python="3.11",
+                          state_dir=tmp_path)
+    assert r.first_bad is None and "no change" in r.message and r.environments == 2
+
+
+def test_bisect_unknown_target(tmp_path):
+    matrix = load(make_tree(tmp_path))
+    with pytest.raises(bisect_mod.BisectError):
+        bisect_mod.target_cases("no-such-thing", matrix)
+
+
+# -- compare and latest ------------------------------------------------------------------------
+
+def _run(outcome="pass", jax="0.4.35", status="ok"):
+    return {"cells": [{"id": "latest", "status": status, "versions": {"jax": jax},
+                       "results": [{"case": "cases/a.py::test_x", "outcome": outcome, "message": "boom"}]}]}
+
+
+def test_compare_reports_moves():
+    d = compare(_run("pass", "0.4.35"), _run("regression", "0.4.36"))
+    assert d.regressed and d.versions == [("latest", "jax", "0.4.35", "0.4.36")]
+    assert d.moved[0][2:4] == ("pass", "regression")
+    text = render(d)
+    assert "REGRESSION" in text and "jax 0.4.35 -> 0.4.36" in text
+    fixed = compare(_run("reproduced"), _run("stale"))
+    assert fixed.fixed and fixed.regressed  # a stale rule fails the run too
+    assert compare(_run(), _run()).empty
+
+
+def test_compare_cells_added_and_removed():
+    old = {"cells": [{"id": "a", "results": []}]}
+    new = {"cells": [{"id": "b", "results": []}]}
+    d = compare(old, new)
+    assert d.added_cells == ["b"] and d.removed_cells == ["a"] and not d.regressed
+
+
+def test_latest_report_writes_diff_and_issue_body(tmp_path):
+    result = CellResult(id="latest", python="3.12", backend="cpu", status="ok", versions={"jax": "0.10.2"})
+    result.results = [CaseResult("cases/a.py::test_x", None, "pass", "regression", 0.2, "TypeError: new break")]
+    text, regressed = report_latest(result, _run("pass", "0.10.1"), tmp_path)
+    assert regressed and "jax 0.10.1 -> 0.10.2" in text
+    body = (tmp_path / "latest-issue.md").read_text()
+    assert "TypeError: new break" in body and "nox -s latest" in body
+    assert "Since the baseline" in (tmp_path / "latest.md").read_text()
+    update_baseline(tmp_path / "baseline.json", [result.to_dict()])
+    update_baseline(tmp_path / "baseline.json", [result.to_dict()])
+    assert [c["id"] for c in json.loads((tmp_path / "baseline.json").read_text())["cells"]] == ["latest"]
