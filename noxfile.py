@@ -19,7 +19,7 @@ nox.options.default_venv_backend = "uv"
 nox.options.sessions = ["tests"]
 nox.options.error_on_missing_interpreters = False
 
-TEST_DEPS = ["pytest>=8", "hypothesis>=6", "packaging>=22", "check-jsonschema>=0.29"]
+TEST_DEPS = ["pytest>=8", "hypothesis>=6", "packaging>=22", "check-jsonschema>=0.29", "nox>=2024.4.15"]
 
 
 def _jaxcompat(session: nox.Session, *args: str) -> None:

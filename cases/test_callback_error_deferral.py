@@ -177,6 +177,23 @@ def _assert_raises_at_call(thunk, user_msg):
     )
 
 
+@pytest.mark.gpu
+def test_error_if_raises_at_call_on_gpu():
+    """On a GPU, dispatch is always asynchronous, whatever the size of the program: the same
+    contract (raise at the call, with the user's message) must hold there. UNVERIFIED so far:
+    no GPU was available to this suite's authors; the cuda12 cell pins a fixed equinox."""
+    import jax.numpy as jnp
+    import equinox as eqx
+
+    error_if = _error_if()
+
+    @eqx.filter_jit
+    def f(x):
+        return error_if(x, x < 0, "callback-error-deferral: gpu")
+
+    _assert_raises_at_call(lambda: f(jnp.array(-1.0)), "callback-error-deferral: gpu")
+
+
 @pytest.mark.cpu
 def test_control_cheap_computation_raises_at_call():
     """A scalar-only program runs synchronously on CPU: raises at the call everywhere."""

@@ -4,6 +4,8 @@ apply the known-failure rules, write the cell's reports. Every way a cell can fa
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -21,6 +23,24 @@ KEY_DISTS = ("jax", "jaxlib", "equinox", "diffrax", "optimistix", "lineax", "che
 IMPORT_NAMES = {"jax": "jax", "jaxlib": "jaxlib", "equinox": "equinox", "diffrax": "diffrax",
                 "optimistix": "optimistix", "lineax": "lineax", "chex": "chex"}
 _LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==([^\s;]+)")
+
+
+def backend_missing(backend: str) -> str:
+    """Why this machine cannot run ``backend`` ("" when it can). Checked before installing, so
+    a CPU-only machine never downloads gigabytes of CUDA wheels for a cell it must skip."""
+    if backend == "cuda12":
+        exe = shutil.which("nvidia-smi")
+        if exe is None:
+            return "no NVIDIA GPU here (nvidia-smi not found): the cuda12 cell is skipped"
+        try:
+            out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError) as e:
+            return f"nvidia-smi failed ({e}): the cuda12 cell is skipped"
+        if out.returncode != 0 or "GPU" not in out.stdout:
+            return f"nvidia-smi lists no GPU ({out.stderr.strip() or out.stdout.strip()}): the cuda12 cell is skipped"
+    if backend == "tpu" and not Path("/dev/accel0").exists() and not Path("/dev/vfio").exists():
+        return "no TPU device here: the tpu cell is skipped"
+    return ""
 
 
 def lock_versions(lock: str) -> dict[str, str]:
@@ -57,6 +77,10 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
          case_args: list[str] | None, extra_env: dict[str, str] | None, repeat: int) -> None:
     failures = matrix.failures
     pinned = cell.exact_pins()
+    missing = backend_missing(cell.backend)
+    if missing:
+        result.status, result.outcome, result.message = "backend-missing", "unavailable", missing
+        return
     t = time.perf_counter()
     try:
         python_exe = find_python(cell.python)

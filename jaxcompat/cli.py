@@ -123,6 +123,8 @@ def cmd_report(args) -> int:
             update_baseline(reports_dir / "baseline.json", [c.to_dict() for c in ordered])
             print(f"baseline updated: {reports_dir / 'baseline.json'} ({len(ordered)} cells)")
     print(reports.terminal_grid(ordered))
+    if args.check and any(c.failing for c in ordered):
+        return EXIT_FAILING
     return EXIT_OK
 
 
@@ -194,6 +196,16 @@ def cmd_bisect(args) -> int:
     return EXIT_OK if result.first_bad else EXIT_FAILING
 
 
+def cmd_ci_plan(args) -> int:
+    """Print GITHUB_OUTPUT lines (cells=<job matrix>, skipped=<GPU cells without a runner>)."""
+    from .ci import github_output
+
+    matrix = load(args.matrix)
+    text = Path(args.nox_json).read_text() if args.nox_json != "-" else sys.stdin.read()
+    print(github_output(text, matrix, args.gpu_runner or ""), end="")
+    return EXIT_OK
+
+
 def cmd_cells(args) -> int:
     matrix = load(args.matrix)
     print(json.dumps([{"id": c.id, "python": c.python, "backend": c.backend, "pins": c.pins}
@@ -223,6 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--against", metavar="NEW.json", help="with --compare: the newer run (default: matrix.json)")
     r.add_argument("--update-baseline", action="store_true",
                    help="copy this run's cells into reports/baseline.json (explicit only)")
+    r.add_argument("--check", action="store_true", help="exit 1 when a cell of the report is failing")
     r.set_defaults(func=cmd_report)
     k = sub.add_parser("check", parents=[common], help="upgrade check of one candidate combination")
     k.add_argument("requirements", nargs="*", help="PEP 508 requirements")
@@ -243,13 +256,25 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--python", help="Python version (default: settings.python)")
     b.add_argument("pins", nargs="*", help="other pins, e.g. jax==0.4.33")
     b.set_defaults(func=cmd_bisect)
+    ci = sub.add_parser("ci-plan", parents=[common], help="GitHub Actions job matrix from nox -l --json")
+    ci.add_argument("--nox-json", default="-", help="output of `nox -l --json -t cell` (default: stdin)")
+    ci.add_argument("--gpu-runner", default="", help="runner label for cuda12 cells (empty: skip them)")
+    ci.set_defaults(func=cmd_ci_plan)
     c = sub.add_parser("cells", parents=[common], help="list the cells of the matrix as JSON")
     c.set_defaults(func=cmd_cells)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    # Positional requirements may follow options (bisect CASE --package P jax==0.4.33).
+    positional = {"bisect": "pins", "check": "requirements"}.get(args.command)
+    unknown = [x for x in extra if x.startswith("-")]
+    if unknown or (extra and positional is None):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if positional:
+        setattr(args, positional, list(getattr(args, positional)) + extra)
     try:
         return args.func(args)
     except ConfigError as e:

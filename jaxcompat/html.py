@@ -32,6 +32,7 @@ OUTCOMES = {
 # Cell-level statuses: how far the cell got (shown as a band over the whole column).
 CELL_STATUSES = {
     "python-missing": ("no python", "the interpreter is not on this machine"),
+    "backend-missing": ("no device", "the cell's accelerator (GPU/TPU) is not on this machine"),
     "unresolvable": ("unresolvable", "the resolver found no co-installable set (its own message)"),
     "install-error": ("install error", "the environment could not be installed"),
     "import-error": ("import error", "a package failed to import (the interpreter's traceback)"),

@@ -23,7 +23,7 @@ from .rules import case_failures, cell_failures
 FAILING_OUTCOMES = frozenset({"regression", "stale", "mismatch", "timeout", "crash", "flaky"})
 # Cell status: how far the cell got.
 CELL_OK = "ok"
-CELL_ERRORS = ("python-missing", "unresolvable", "install-error", "import-error", "run-error",
+CELL_ERRORS = ("python-missing", "backend-missing", "unresolvable", "install-error", "import-error", "run-error",
                "not-run")
 # A cell error the rules predicted is "expected"; one they did not is "cell-error".
 MESSAGE_LIMIT = 2000

@@ -14,7 +14,7 @@ from .outcomes import FAILING_OUTCOMES, CellResult
 SCHEMA_VERSION = 1
 SYMBOLS = {"pass": "pass", "reproduced": "REPRO", "regression": "REGR!", "stale": "STALE!",
            "mismatch": "MISM!", "skipped": "skip", "timeout": "TIME!", "crash": "CRASH!", "flaky": "FLAKY!"}
-CELL_SYMBOLS = {"python-missing": "nopy", "unresolvable": "unres", "install-error": "inst!",
+CELL_SYMBOLS = {"python-missing": "nopy", "backend-missing": "nodev", "unresolvable": "unres", "install-error": "inst!",
                 "import-error": "import", "run-error": "run!", "not-run": "notrun"}
 
 

@@ -1,0 +1,59 @@
+"""The GitHub Actions workflow: valid against the published schema (offline), and its job matrix
+is exactly the cells of matrix.toml (one job per cell; GPU cells only with a GPU runner)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jaxcompat.ci import job_matrix
+from jaxcompat.config import load, parse
+
+REPO = Path(__file__).resolve().parent.parent
+WORKFLOW = REPO / ".github" / "workflows" / "matrix.yml"
+
+
+def test_workflow_passes_the_github_workflow_schema():
+    exe = shutil.which("check-jsonschema") or str(Path(sys.executable).parent / "check-jsonschema")
+    if not Path(exe).exists():
+        pytest.fail("check-jsonschema is not installed (nox -s tests installs it)")
+    out = subprocess.run([exe, "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def _nox_cells() -> list[dict]:
+    out = subprocess.run([sys.executable, "-m", "nox", "-l", "--json", "-t", "cell"], cwd=REPO,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_job_matrix_equals_the_cells_of_matrix_toml():
+    matrix = load(REPO / "matrix.toml")
+    jobs, skipped = job_matrix(_nox_cells(), matrix, gpu_runner="")
+    ids = [j["cell"] for j in jobs["include"]] + skipped
+    assert sorted(ids) == sorted(c.id for c in matrix.cells)
+    assert len(ids) == len(set(ids))
+    for job in jobs["include"]:
+        cell = matrix.cell(job["cell"])
+        assert job["session"] == f"cell-{cell.id}" and job["python"] == cell.python
+        assert job["runner"] == "ubuntu-latest" and cell.backend == "cpu"
+    assert skipped == [c.id for c in matrix.cells if c.backend != "cpu"]
+
+
+def test_gpu_cells_go_to_the_gpu_runner_label():
+    matrix = parse({"cell": [{"id": "cpu1", "pins": {"jax": "0.4.33"}},
+                             {"id": "gpu1", "backend": "cuda12", "pins": {"jax": "0.4.33"}}]}, REPO / "m.toml")
+    sessions = [{"session": f"cell-{i}", "tags": ["cell"]} for i in ("cpu1", "gpu1")] + [
+        {"session": "tests", "tags": []}]
+    jobs, skipped = job_matrix(sessions, matrix, gpu_runner="linux-gpu-t4")
+    assert {j["cell"]: j["runner"] for j in jobs["include"]} == {"cpu1": "ubuntu-latest", "gpu1": "linux-gpu-t4"}
+    assert skipped == []
+    jobs, skipped = job_matrix(sessions, matrix, gpu_runner="")
+    assert [j["cell"] for j in jobs["include"]] == ["cpu1"] and skipped == ["gpu1"]
