@@ -154,7 +154,8 @@ def bisect(matrix: Matrix, target: str, package: str, *, good: str | None, bad: 
             j = k
     result.last_good, result.first_bad = candidates[i], candidates[j]
     between = [v for v in candidates[i + 1:j]]
-    result.message = (f"first bad: {candidates[j]} (last good: {candidates[i]})"
+    result.message = (f"first bad: {candidates[j]} (last good: {candidates[i]}); the outcome changes from "
+                      f"{good_sig!r} to {memo[candidates[j]].signature!r}"
                       + (f"; {len(between)} release(s) between could not be installed: {', '.join(between)}"
                          if between else ""))
     return result
