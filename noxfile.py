@@ -63,6 +63,12 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", "tests", *session.posargs)
 
 
+@nox.session(python=False)
+def bench(session: nox.Session) -> None:
+    """Benchmark: warm matrix vs its floor, naive venv+pip, cold cache; writes reports/bench.json."""
+    session.run(sys.executable, str(ROOT / "benchmarks" / "bench.py"), *session.posargs, external=True)
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
     """Ruff over the harness, the cases and the tests."""

@@ -1,0 +1,197 @@
+"""Benchmark the matrix against its floor, the naive setup, and a cold cache.
+
+    nox -s bench                      # everything (naive and cold on a sample of cells)
+    nox -s bench -- --naive-cells 16  # the naive baseline on every cell (slow)
+
+Measures, on this machine, in one run, and writes reports/bench.json:
+  floor      per cell: start Python, import jax/equinox/diffrax…, run every case body once
+             (benchmarks/floor.py, no pytest); summed over cells / cores
+  warm       `python -m jaxcompat matrix` a second time (environments, locks and uv cache
+             warm), with the per-cell breakdown the cell reports record
+  half       the same warm run on half of the cells (cost should be linear in cells)
+  check      a warm `check` of one combination, against that combination's own floor
+  naive      virtualenv + pip, sequential, no reuse (fresh venv, pip install, pytest) per cell
+  cold       empty uv cache and state in a temp dir: time and bytes downloaded
+A timing is a measurement, never an assertion: nothing here fails on a slow machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from jaxcompat.atomic import write_text  # noqa: E402
+from jaxcompat.config import load  # noqa: E402
+
+
+def sh(argv, env=None, cwd=ROOT, timeout=3600) -> tuple[float, subprocess.CompletedProcess]:
+    t = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return round(time.perf_counter() - t, 3), proc
+
+
+def rx_bytes() -> int:
+    total = 0
+    try:
+        for line in Path("/proc/net/dev").read_text().splitlines()[2:]:
+            name, data = line.split(":", 1)
+            if name.strip() != "lo":
+                total += int(data.split()[0])
+    except OSError:
+        return 0
+    return total
+
+
+def matrix_run(state: Path, reports: Path, cells: list[str], env=None) -> tuple[float, dict]:
+    argv = [sys.executable, "-m", "jaxcompat", "matrix", "--state", str(state), "--reports", str(reports)]
+    for c in cells:
+        argv += ["--cell", c]
+    wall, proc = sh(argv, env=env)
+    data = json.loads((reports / "matrix.json").read_text()) if (reports / "matrix.json").is_file() else {}
+    return wall, {"wall_s": wall, "rc": proc.returncode, "cells": data.get("cells", [])}
+
+
+def breakdown(cells: list[dict]) -> dict:
+    keys = ("find_python_s", "resolve_s", "venv_s", "install_s", "pytest_s", "total_s")
+    per_cell = {c["id"]: {k: c.get("timings", {}).get(k, 0.0) for k in keys} for c in cells}
+    sums = {k: round(sum(v[k] for v in per_cell.values()), 3) for k in keys}
+    return {"per_cell": per_cell, "sum": sums}
+
+
+def floor(state: Path, cell_ids: list[str]) -> dict:
+    per = {}
+    for cid in cell_ids:
+        py = state / "envs" / cid / "bin" / "python"
+        if not py.exists():
+            continue
+        wall, proc = sh([str(py), str(ROOT / "benchmarks" / "floor.py"), str(ROOT / "cases")],
+                        env={"JAX_PLATFORMS": "cpu"})
+        try:
+            detail = json.loads(proc.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            detail = {"error": proc.stderr[-500:]}
+        per[cid] = {"wall_s": wall, **detail}
+    return per
+
+
+def naive(matrix, state: Path, cell_ids: list[str], workdir: Path) -> dict:
+    """virtualenv + pip + pytest, sequentially, nothing reused (pip's own cache aside, as a user
+    would have it). Installs the cell's resolved lock, so it is the same environment."""
+    from jaxcompat.pythons import find_python
+
+    per = {}
+    for cid in cell_ids:
+        lock = state / "envs" / cid / "jaxcompat-lock.txt"
+        if not lock.is_file():
+            continue
+        cell = matrix.cell(cid)
+        venv = workdir / f"naive-{cid}"
+        shutil.rmtree(venv, ignore_errors=True)
+        t_venv, p1 = sh([find_python(cell.python), "-m", "venv", str(venv)])
+        t_pip, p2 = sh([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "-r", str(lock)])
+        t_test, p3 = sh([str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                         "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT), "cases"],
+                        env={"JAX_PLATFORMS": "cpu"})
+        per[cid] = {"venv_s": t_venv, "install_s": t_pip, "pytest_s": t_test,
+                    "total_s": round(t_venv + t_pip + t_test, 3), "pip_rc": p2.returncode}
+        shutil.rmtree(venv, ignore_errors=True)
+    return per
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--naive-cells", type=int, default=3, help="cells to run the naive way (extrapolated)")
+    ap.add_argument("--cold-cells", type=int, default=2, help="cells to install with an empty cache")
+    ap.add_argument("--skip-naive", action="store_true")
+    ap.add_argument("--skip-cold", action="store_true")
+    ap.add_argument("--check", default="jax==0.4.35 equinox==0.11.6", help="combination for the check timing")
+    args = ap.parse_args()
+
+    matrix = load(ROOT / "matrix.toml")
+    state = ROOT / ".jaxcompat"
+    cores = os.cpu_count() or 1
+    out: dict = {"machine": {"cores": cores, "python": sys.version.split()[0]},
+                 "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    tmp = Path(tempfile.mkdtemp(prefix="jaxcompat-bench-"))
+    try:
+        print("warming (a first matrix run)…", flush=True)
+        matrix_run(state, tmp / "warmup", [])
+        print("warm matrix run…", flush=True)
+        wall, warm = matrix_run(state, tmp / "warm", [])
+        ran = [c["id"] for c in warm["cells"] if c["status"] == "ok"]
+        out["warm"] = {"wall_s": wall, "rc": warm["rc"], "cells": len(warm["cells"]), "cells_ran": len(ran),
+                       **breakdown(warm["cells"])}
+        print(f"  {wall:.1f} s for {len(warm['cells'])} cells", flush=True)
+
+        print("floor (bare import + case bodies per cell)…", flush=True)
+        per = floor(state, ran)
+        floor_sum = round(sum(v["wall_s"] for v in per.values()), 3)
+        out["floor"] = {"per_cell": per, "sum_s": floor_sum, "cores": cores,
+                        "floor_s": round(floor_sum / cores, 3)}
+        out["ratios"] = {"warm_over_floor": round(wall / (floor_sum / cores), 3)}
+        print(f"  floor {floor_sum / cores:.1f} s (sum {floor_sum:.1f} s / {cores} cores); "
+              f"warm/floor = {out['ratios']['warm_over_floor']}", flush=True)
+
+        half = [c.id for c in matrix.cells][: max(1, len(matrix.cells) // 2)]
+        print(f"warm run on half the cells ({len(half)})…", flush=True)
+        half_wall, _ = matrix_run(state, tmp / "half", half)
+        out["scaling"] = {"half_cells": len(half), "half_wall_s": half_wall, "all_cells": len(matrix.cells),
+                          "all_wall_s": wall, "all_over_half": round(wall / half_wall, 3)}
+
+        print(f"warm check: {args.check}…", flush=True)
+        argv = [sys.executable, "-m", "jaxcompat", "check", "--state", str(state),
+                "--reports", str(tmp / "check"), *args.check.split()]
+        sh(argv)  # warm it
+        check_wall, _ = sh(argv)
+        check_data = json.loads((tmp / "check" / "check.json").read_text())
+        check_floor = floor(state, [check_data["id"]]).get(check_data["id"], {}).get("wall_s")
+        out["check"] = {"combination": args.check, "wall_s": check_wall, "floor_s": check_floor,
+                        "over_floor": round(check_wall / check_floor, 3) if check_floor else None}
+        print(f"  {check_wall:.1f} s vs floor {check_floor} s", flush=True)
+
+        if not args.skip_naive:
+            sample = ran[: args.naive_cells]
+            print(f"naive setup (venv + pip + pytest, sequential) on {len(sample)} cell(s)…", flush=True)
+            nv = naive(matrix, state, sample, tmp)
+            measured = round(sum(v["total_s"] for v in nv.values()), 3)
+            per_cell = measured / max(1, len(nv))
+            extrapolated = round(per_cell * len(ran), 3)
+            out["naive"] = {"per_cell": nv, "measured_cells": len(nv), "measured_s": measured,
+                            "extrapolated_all_s": extrapolated,
+                            "note": "sequential; extrapolated linearly from the measured cells"
+                            if len(nv) < len(ran) else "all cells measured"}
+            out["ratios"]["naive_over_warm"] = round(extrapolated / wall, 3)
+            print(f"  {measured:.1f} s for {len(nv)} cells → {extrapolated:.0f} s for {len(ran)}; "
+                  f"naive/warm = {out['ratios']['naive_over_warm']}", flush=True)
+
+        if not args.skip_cold:
+            sample = [c for c in ran][: args.cold_cells]
+            print(f"cold (empty uv cache) on {len(sample)} cell(s)…", flush=True)
+            cache = tmp / "uv-cache"
+            before = rx_bytes()
+            cold_wall, cold = matrix_run(tmp / "cold-state", tmp / "cold", sample, env={"UV_CACHE_DIR": str(cache)})
+            size = sum(f.stat().st_size for f in cache.rglob("*") if f.is_file()) if cache.exists() else 0
+            out["cold"] = {"cells": sample, "wall_s": cold_wall, "rx_bytes": rx_bytes() - before,
+                           "uv_cache_bytes": size, **breakdown(cold["cells"])}
+            print(f"  {cold_wall:.1f} s, {(rx_bytes() - before) / 1e6:.0f} MB received", flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    write_text(ROOT / "reports" / "bench.json", json.dumps(out, indent=2) + "\n")
+    print(json.dumps(out["ratios"], indent=2))
+    print(f"written: {ROOT / 'reports' / 'bench.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
