@@ -183,3 +183,38 @@ def test_random_values_in_a_valid_file(tmp_path, junk, where):
         load(path)
     except ConfigError:
         pass
+
+
+def test_a_version_missing_from_the_index_is_unresolvable(tmp_path, monkeypatch):
+    from jaxcompat import releases
+
+    matrix = load(make_tree(tmp_path, '[[cell]]\nid = "c"\npins = { jax = "0.4.33", equinox = "9.9.9" }\n'))
+    monkeypatch.setattr(releases, "_fetch", lambda dist, attempts=3: {"releases": {
+        "0.4.33": [{"upload_time_iso_8601": "2024-09-16T00:00:00Z"}],
+        "0.11.7": [{"upload_time_iso_8601": "2024-09-18T00:00:00Z"}]}})
+    result = run_cell(matrix.cells[0], matrix, state_dir=tmp_path / "state", reports_dir=None)
+    assert result.status == "unresolvable"
+    assert "equinox 9.9.9 is not a release on the package index" in result.message
+
+
+def test_resolver_conflict_is_unresolvable_with_uv_message(tmp_path, monkeypatch):
+    from jaxcompat import envs
+
+    uv_says = ("  x No solution found when resolving dependencies:\n"
+               "  `-> Because jax==0.4.33 depends on Python>=3.10 and you require jax==0.4.33, we can conclude "
+               "that your requirements are unsatisfiable.")
+    calls = []
+
+    def fake_run(argv, **kw):
+        calls.append(argv)
+        return subprocess.CompletedProcess(argv, 1, "", uv_says)
+
+    monkeypatch.setattr(envs, "_run", fake_run)
+    matrix = load(make_tree(tmp_path, '[[cell]]\nid = "c"\ndate = "2024-09-19"\npins = { jax = "0.4.33" }\n'))
+    result = run_cell(matrix.cells[0], matrix, state_dir=tmp_path / "state", reports_dir=None)
+    assert result.status == "unresolvable" and "No solution found" in result.message
+    assert result.outcome == "cell-error"  # no resolve-stage rule explains it
+    argv = calls[0]
+    assert "--exclude-newer" in argv and argv[argv.index("--exclude-newer") + 1] == "2024-09-19"
+    assert "jax=2100-01-01" in argv  # the exact pin is exempt from the cutoff
+    assert all(isinstance(a, str) for a in argv)  # an argv list: nothing goes through a shell
