@@ -132,6 +132,9 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
     result.versions = key_versions(installed)
     if run.jax_backend:
         result.notes.append(f"jax default backend: {run.jax_backend}")
+    if run.rc < 0 and run.results:
+        result.notes.append(f"pytest's interpreter was killed by signal {-run.rc} after the last case "
+                            "(every result had been recorded)")
 
     if run.import_failed:
         bad = {m: tb for m, tb in run.imports.items() if tb != "ok"}

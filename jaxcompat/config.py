@@ -99,7 +99,8 @@ class Failure:
     def case_entry(self, nodeid: str) -> str | None:
         """The ``cases`` entry that names this node id (itself, or its file), if any."""
         base = nodeid.split("[")[0]
-        return next((c for c in self.cases if base == c or nodeid.startswith(c + "::")), None)
+        return next((c for c in self.cases
+                     if nodeid == c or base == c or nodeid.startswith(c + "::")), None)
 
     def affects_for(self, nodeid: str | None) -> tuple[dict[str, SpecifierSet], ...]:
         """A case may narrow the failure's version ranges (``{ case = ..., affects = ... }``)."""

@@ -155,3 +155,12 @@ def test_a_case_can_narrow_the_failure_range(tmp_path):
     assert applies(f, {"jax": "0.4.33", "equinox": "0.11.7"}, "cpu", BUG)
     assert not applies(f, {"jax": "0.4.35", "equinox": "0.11.7"}, "cpu", BUG)
     assert applies(f, {"jax": "0.4.35", "equinox": "0.11.7"}, "cpu", CONTROL)  # the failure's own range
+
+
+def test_a_parametrized_test_is_covered_by_its_function_or_its_exact_id(tmp_path):
+    cases = {"test_demo.py": "import pytest\n\n@pytest.mark.parametrize('k', ['a', 'b'])\ndef test_bug(k):\n    pass\n"}
+    text = MINIMAL.replace('cases = ["cases/test_demo.py::test_bug"]', 'cases = ["cases/test_demo.py::test_bug[a]"]')
+    (f,) = load(make_tree(tmp_path, text, cases)).failures
+    assert f.covers("cases/test_demo.py::test_bug[a]") and not f.covers("cases/test_demo.py::test_bug[b]")
+    (g,) = load(make_tree(tmp_path, MINIMAL, cases)).failures
+    assert g.covers("cases/test_demo.py::test_bug[a]") and g.covers("cases/test_demo.py::test_bug[b]")
