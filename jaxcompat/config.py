@@ -92,6 +92,14 @@ class Failure:
     workaround: str = ""
     case_affects: dict[str, tuple[dict[str, SpecifierSet], ...]] = field(default_factory=dict)
     advisory: bool = False  # a usage pitfall seen on every release: reported, never "unsafe"
+    # Paths or node ids that *may* hit this failure too (a broken code path many cases share):
+    # failing there with the documented error is "reproduced", passing is simply "pass".
+    collateral: tuple[str, ...] = ()
+
+    def may_break(self, nodeid: str) -> bool:
+        base = nodeid.split("[")[0]
+        return any(nodeid == c or base == c or nodeid.startswith(c.rstrip("/") + ("/" if not c.endswith(".py")
+                   else "::")) for c in self.collateral)
 
     def covers(self, nodeid: str) -> bool:
         return self.case_entry(nodeid) is not None
@@ -151,7 +159,7 @@ _SETTINGS_KEYS = {"python", "backend", "case_timeout_s", "cases_dir", "harness"}
 _CELL_KEYS = {"id", "python", "backend", "pins", "constraints", "date", "note"}
 _GRID_KEYS = {"id", "python", "backend", "axes", "pins", "constraints", "exclude", "note"}
 _FAILURE_KEYS = {"id", "title", "stage", "cases", "affects", "backend", "error", "match",
-                 "upstream", "fix", "workaround", "advisory"}
+                 "upstream", "fix", "workaround", "advisory", "collateral"}
 _TOP_KEYS = {"settings", "cell", "grid", "failure"}
 
 
@@ -439,7 +447,17 @@ def _failure(path: Path, where: str, raw: dict, root: Path, settings: Settings) 
         upstream=upstream, fix=_str(path, f"{where}.fix", raw["fix"]),
         workaround=_str(path, f"{where}.workaround", raw.get("workaround", ""), required=False),
         case_affects=case_affects, advisory=_bool(path, f"{where}.advisory", raw.get("advisory", False)),
+        collateral=_collateral(path, f"{where}.collateral", raw.get("collateral", []), root, settings),
     )
+
+
+def _collateral(path: Path, key: str, raw: object, root: Path, settings: Settings) -> tuple[str, ...]:
+    items = _str_list(path, key, raw)
+    for i, item in enumerate(items):
+        if item.rstrip("/") == settings.cases_dir.rstrip("/"):
+            continue
+        _check_case(path, f"{key}[{i}]", item, root, settings)
+    return items
 
 
 def _bool(path: Path, key: str, value: object) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from .config import Failure
-from .rules import case_failures, cell_failures
+from .rules import case_failures, cell_failures, collateral_failures
 
 FAILING_OUTCOMES = frozenset({"regression", "stale", "mismatch", "timeout", "crash", "flaky"})
 # Cell status: how far the cell got.
@@ -119,6 +119,10 @@ def classify(raw: RawResult, failures, versions: dict[str, str], backend: str) -
                               fix=f.fix, upstream=list(f.upstream))
     if known:
         return CaseResult(failure=first.id, expected="fail", outcome="mismatch", **base, **links)
+    for f in collateral_failures(failures, raw.case, versions, backend):
+        if error_matches(f, raw.error_types, raw.message):
+            return CaseResult(failure=f.id, expected="pass", outcome="reproduced", **base,
+                              fix=f.fix, upstream=list(f.upstream))
     return CaseResult(failure=None, expected="pass", outcome="regression", **base)
 
 

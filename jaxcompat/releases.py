@@ -20,6 +20,7 @@ from packaging.version import InvalidVersion, Version
 from .atomic import write_text
 
 PYPI_JSON = os.environ.get("JAXCOMPAT_PYPI_JSON", "https://pypi.org/pypi")
+MAX_LIST_AGE_S = 24 * 3600  # listing releases (bisect) refetches a day-old cache
 
 
 class IndexError_(Exception):
@@ -95,8 +96,9 @@ def resolution_date(exact_pins: dict[str, str], cache_dir: Path) -> str | None:
 def versions(dist: str, cache_dir: Path, include_yanked: bool = False,
              refresh: bool = False) -> list[str]:
     """Final releases of ``dist``, oldest first."""
-    if refresh:
-        (cache_dir / f"releases-{dist}.json").unlink(missing_ok=True)
+    cache = cache_dir / f"releases-{dist}.json"
+    if refresh or (cache.is_file() and time.time() - cache.stat().st_mtime > MAX_LIST_AGE_S):
+        cache.unlink(missing_ok=True)  # a release list is only as good as its age
     info = release_info(dist, cache_dir)
     out = []
     for v, meta in info.items():

@@ -39,6 +39,12 @@ def case_failures(failures: tuple[Failure, ...] | list[Failure], nodeid: str,
             if f.stage == "case" and f.covers(nodeid) and applies(f, versions, backend, nodeid)]
 
 
+def collateral_failures(failures, nodeid: str, versions: dict[str, str], backend: str) -> list[Failure]:
+    """Failures whose broken code path this case may also go through (see Failure.collateral)."""
+    return [f for f in failures
+            if f.stage == "case" and f.may_break(nodeid) and applies(f, versions, backend)]
+
+
 def cell_failures(failures, stage: str, versions: dict[str, str], backend: str) -> list[Failure]:
     """The resolve- or import-stage failures predicted for a whole cell."""
     return [f for f in failures if f.stage == stage and applies(f, versions, backend)]

@@ -164,3 +164,13 @@ def test_a_parametrized_test_is_covered_by_its_function_or_its_exact_id(tmp_path
     assert f.covers("cases/test_demo.py::test_bug[a]") and not f.covers("cases/test_demo.py::test_bug[b]")
     (g,) = load(make_tree(tmp_path, MINIMAL, cases)).failures
     assert g.covers("cases/test_demo.py::test_bug[a]") and g.covers("cases/test_demo.py::test_bug[b]")
+
+
+def test_collateral_cases_reproduce_when_they_fail_and_pass_when_they_pass(tmp_path):
+    text = MINIMAL.replace('fix = "', 'collateral = ["cases"]\nfix = "')
+    (f,) = load(make_tree(tmp_path, text)).failures
+    other = "cases/test_demo.py::test_control_ok"
+    assert classify(_failed(case=other), [f], AFFECTED, "cpu").outcome == "reproduced"
+    assert classify(RawResult(other, "passed"), [f], AFFECTED, "cpu").outcome == "pass"
+    assert classify(_failed(case=other, msg="other"), [f], AFFECTED, "cpu").outcome == "regression"
+    assert classify(_failed(case=other), [f], FIXED, "cpu").outcome == "regression"
