@@ -43,6 +43,22 @@ def backend_missing(backend: str) -> str:
     return ""
 
 
+def scrub_paths(result: CellResult, replacements: dict[str, str]) -> None:
+    """Reports carry no machine-specific paths: the cell's environment, the checkout and the home
+    folder become <env>, <root> and ~ in every message (longest first)."""
+    order = sorted(replacements.items(), key=lambda kv: -len(kv[0]))
+
+    def clean(text: str) -> str:
+        for old, new in order:
+            text = text.replace(old, new)
+        return text
+
+    result.message = clean(result.message)
+    result.notes = [clean(n) for n in result.notes]
+    for r in result.results:
+        r.message = clean(r.message)
+
+
 def lock_versions(lock: str) -> dict[str, str]:
     out = {}
     for line in lock.splitlines():
@@ -68,6 +84,9 @@ def run_cell(cell: Cell, matrix: Matrix, *, state_dir: Path, reports_dir: Path |
         _run(cell, matrix, result, state_dir, case_args, extra_env, repeat)
     finally:
         result.timings["total_s"] = round(time.perf_counter() - t0, 3)
+        scrub_paths(result, {str((state_dir / "envs" / cell.id).resolve()): "<env>",
+                             str(state_dir / "envs" / cell.id): "<env>",
+                             str(matrix.root.resolve()): "<root>", str(Path.home()): "~"})
         if reports_dir is not None:
             reports.write_cell(result, reports_dir)
     return result
