@@ -85,9 +85,10 @@ def floor(state: Path, cell_ids: list[str]) -> dict:
     return per
 
 
-def naive(matrix, state: Path, cell_ids: list[str], workdir: Path) -> dict:
-    """virtualenv + pip + pytest, sequentially, nothing reused (pip's own cache aside, as a user
-    would have it). Installs the cell's resolved lock, so it is the same environment."""
+def naive(matrix, state: Path, cell_ids: list[str], workdir: Path, no_cache: bool = False) -> dict:
+    """virtualenv + pip + pytest, sequentially, nothing reused between cells (with ``no_cache``
+    not even pip's wheel cache). Installs the cell's resolved lock — no resolution, the same
+    environment — so this baseline is, if anything, generous to the naive way."""
     from jaxcompat.pythons import find_python
 
     per = {}
@@ -99,7 +100,8 @@ def naive(matrix, state: Path, cell_ids: list[str], workdir: Path) -> dict:
         venv = workdir / f"naive-{cid}"
         shutil.rmtree(venv, ignore_errors=True)
         t_venv, p1 = sh([find_python(cell.python), "-m", "venv", str(venv)])
-        t_pip, p2 = sh([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "-r", str(lock)])
+        t_pip, p2 = sh([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "-r", str(lock)]
+                       + (["--no-cache-dir"] if no_cache else []))
         t_test, p3 = sh([str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
                          "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT), "cases"],
                         env={"JAX_PLATFORMS": "cpu"})
@@ -116,7 +118,11 @@ def main() -> int:
     ap.add_argument("--skip-naive", action="store_true")
     ap.add_argument("--skip-cold", action="store_true")
     ap.add_argument("--check", default="jax==0.4.35 equinox==0.11.6", help="combination for the check timing")
+    ap.add_argument("--only-naive", action="store_true",
+                    help="measure only the naive setups and update an existing reports/bench.json")
     args = ap.parse_args()
+    if args.only_naive:
+        return only_naive(args)
 
     matrix = load(ROOT / "matrix.toml")
     state = ROOT / ".jaxcompat"
@@ -190,6 +196,34 @@ def main() -> int:
     write_text(ROOT / "reports" / "bench.json", json.dumps(out, indent=2) + "\n")
     print(json.dumps(out["ratios"], indent=2))
     print(f"written: {ROOT / 'reports' / 'bench.json'}")
+    return 0
+
+
+def only_naive(args) -> int:
+    path = ROOT / "reports" / "bench.json"
+    out = json.loads(path.read_text())
+    matrix = load(ROOT / "matrix.toml")
+    state = ROOT / ".jaxcompat"
+    ran = [c for c, v in out["warm"]["per_cell"].items() if v.get("pytest_s")]
+    n_all = out["warm"].get("cells_ran", len(ran))  # cells that ran their cases, as in the full bench
+    wall = out["warm"]["wall_s"]
+    tmp = Path(tempfile.mkdtemp(prefix="jaxcompat-bench-"))
+    try:
+        for key, no_cache in (("naive", False), ("naive_no_cache", True)):
+            sample = ran[: args.naive_cells]
+            print(f"{key}: {len(sample)} cell(s)…", flush=True)
+            nv = naive(matrix, state, sample, tmp, no_cache=no_cache)
+            measured = round(sum(v["total_s"] for v in nv.values()), 3)
+            extrapolated = round(measured / max(1, len(nv)) * n_all, 3)
+            out[key] = {"per_cell": nv, "measured_cells": len(nv), "measured_s": measured,
+                        "extrapolated_all_s": extrapolated, "pip_cache": not no_cache,
+                        "note": "sequential; extrapolated linearly from the measured cells"}
+            out["ratios"][f"{key}_over_warm"] = round(extrapolated / wall, 3)
+            print(f"  {measured:.1f} s → {extrapolated:.0f} s for {n_all} cells; "
+                  f"{key}/warm = {out['ratios'][f'{key}_over_warm']}", flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    write_text(path, json.dumps(out, indent=2) + "\n")
     return 0
 
 
