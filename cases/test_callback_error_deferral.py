@@ -137,9 +137,9 @@ def _replace_runtime_token():
     a host callback replaces that token. Never raises.
     """
     try:
+        import equinox as eqx
         import jax
         import jax.numpy as jnp
-        import equinox as eqx
 
         error_if = _error_if()
 
@@ -182,8 +182,8 @@ def test_error_if_raises_at_call_on_gpu():
     """On a GPU, dispatch is always asynchronous, whatever the size of the program: the same
     contract (raise at the call, with the user's message) must hold there. UNVERIFIED so far:
     no GPU was available to this suite's authors; the cuda12 cell pins a fixed equinox."""
-    import jax.numpy as jnp
     import equinox as eqx
+    import jax.numpy as jnp
 
     error_if = _error_if()
 
@@ -197,8 +197,8 @@ def test_error_if_raises_at_call_on_gpu():
 @pytest.mark.cpu
 def test_control_cheap_computation_raises_at_call():
     """A scalar-only program runs synchronously on CPU: raises at the call everywhere."""
-    import jax.numpy as jnp
     import equinox as eqx
+    import jax.numpy as jnp
 
     error_if = _error_if()
 
@@ -213,8 +213,8 @@ def test_control_cheap_computation_raises_at_call():
 
 @pytest.mark.cpu
 def test_error_if_raises_at_call():
-    import jax.numpy as jnp
     import equinox as eqx
+    import jax.numpy as jnp
 
     error_if = _error_if()
 

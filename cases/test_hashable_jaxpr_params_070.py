@@ -74,7 +74,6 @@ import signal
 import subprocess
 import sys
 
-import jax
 import jax.numpy as jnp
 import pytest
 

@@ -78,8 +78,8 @@ def test_control_top_level_call():
 
 
 def test_control_nested_without_inline():
-    import jax.numpy as jnp
     import equinox as eqx
+    import jax.numpy as jnp
 
     g = eqx.filter_jit(lambda x: x * 2.0)
     out = eqx.filter_jit(lambda x: g(x) + 1.0)(jnp.arange(3.0))
@@ -87,8 +87,8 @@ def test_control_nested_without_inline():
 
 
 def test_nested_in_filter_jit():
-    import jax.numpy as jnp
     import equinox as eqx
+    import jax.numpy as jnp
 
     g = _inner()
     out = eqx.filter_jit(lambda x: g(x) + 1.0)(jnp.arange(3.0))

@@ -65,7 +65,6 @@ import sys
 
 import jax
 import jax.numpy as jnp
-import pytest
 
 _ABI_MESSAGE = "A module that was compiled using NumPy 1.x cannot be run in"
 

@@ -133,7 +133,7 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
     imports = [IMPORT_NAMES[d] for d in cell.pins if d in IMPORT_NAMES and d in locked]
     args = case_args or [matrix.settings.cases_dir]
     runs = []
-    for attempt in range(max(1, repeat)):
+    for _ in range(max(1, repeat)):
         try:
             run = run_cases(built.python, matrix.root, args, backend=cell.backend, imports=imports,
                             timeout_s=matrix.settings.case_timeout_s,

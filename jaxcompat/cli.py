@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 from . import reports
-from .config import ConfigError, load
+from .atomic import write_text
 from .cell import run_cell
+from .config import ConfigError, load
 from .matrix import default_jobs, run_cells, write_consolidated
 
 EXIT_OK, EXIT_FAILING, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -142,8 +143,6 @@ def cmd_check(args) -> int:
     print(f"checking {' '.join(reqs)} on Python {cell.python} ({cell.id})", flush=True)
     with run_lock(reports_dir):
         result = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, repeat=args.repeat)
-        from .atomic import write_text
-
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
     text, safe = verdict(result, matrix)
     print(text)
@@ -187,8 +186,6 @@ def cmd_bisect(args) -> int:
         return EXIT_CONFIG
     text = render(result)
     print(text)
-    from .atomic import write_text
-
     reports_dir = Path(args.reports)
     name = f"bisect-{result.package}-{args.target.replace('/', '_').replace(':', '_')}"
     write_text(reports_dir / f"{name}.json", json.dumps(result.to_dict(), indent=2) + "\n")

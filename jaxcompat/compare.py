@@ -52,7 +52,7 @@ def compare(old: dict, new: dict, *, match_single: bool = False) -> Diff:
     whatever their ids (tonight's newest releases against the baseline's)."""
     old_cells, new_cells = _cells(old), _cells(new)
     if match_single and len(old_cells) == 1 and len(new_cells) == 1:
-        (oid, ocell), (nid, ncell) = next(iter(old_cells.items())), next(iter(new_cells.items()))
+        (_, ocell), (nid, ncell) = next(iter(old_cells.items())), next(iter(new_cells.items()))
         old_cells, new_cells = {nid: ocell}, {nid: ncell}
     d = Diff(added_cells=sorted(set(new_cells) - set(old_cells)),
              removed_cells=sorted(set(old_cells) - set(new_cells)))

@@ -98,8 +98,10 @@ class Failure:
 
     def may_break(self, nodeid: str) -> bool:
         base = nodeid.split("[")[0]
-        return any(nodeid == c or base == c or nodeid.startswith(c.rstrip("/") + ("/" if not c.endswith(".py")
-                   else "::")) for c in self.collateral)
+        for entry in (c.rstrip("/") for c in self.collateral):
+            if base == entry or nodeid.startswith((entry + "::", entry + "/")):
+                return True
+        return False
 
     def covers(self, nodeid: str) -> bool:
         return self.case_entry(nodeid) is not None
@@ -371,7 +373,7 @@ def _grid(path: Path, where: str, raw: dict, settings: Settings) -> list[Cell]:
     cells = []
     names = list(axes)
     for combo in itertools.product(*(axes[n] for n in names)):
-        chosen = dict(zip(names, combo))
+        chosen = dict(zip(names, combo, strict=True))
         if any(all(chosen.get(k) == v for k, v in ex.items()) for ex in excludes):
             continue
         try:

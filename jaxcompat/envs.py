@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .atomic import write_text
-from .config import ANY, Cell, LATEST
+from .config import ANY, LATEST, Cell
 from .uvbin import uv_bin
 
 FAR_FUTURE = "2100-01-01"

@@ -377,7 +377,7 @@ a { color: #005a8e; }
 .legend li { margin: 3px 0; }
 .legend .lcols { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 12px; }
 .sw { display: inline-block; min-width: 88px; text-align: center; padding: 2px 4px;
-  border: 1px solid var(--line); 
+  border: 1px solid var(--line);
   font-size: 11px; }
 .known li { margin: 3px 0; }
 .known ul ul { padding-left: 16px; list-style: disc; color: var(--muted); }

@@ -71,7 +71,7 @@ def update_baseline(path: Path, cells: list[dict]) -> None:
 
 def issue_body(result: CellResult, diff: Diff) -> str:
     versions = ", ".join(f"{d} {v}" for d, v in result.versions.items() if d in PACKAGES + ("numpy",))
-    lines = [f"### jax-compat nightly: regression on the newest releases", "",
+    lines = ["### jax-compat nightly: regression on the newest releases", "",
              f"Environment: Python {result.python}, {versions}", ""]
     failing = [r for r in result.results if r.outcome in ("regression", "mismatch", "stale", "timeout", "crash")]
     if result.status != "ok":

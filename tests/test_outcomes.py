@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jaxcompat.config import load
-from jaxcompat.outcomes import CellResult, RawResult, classify, classify_cell_error, check_import_rules
+from jaxcompat.outcomes import CellResult, RawResult, check_import_rules, classify, classify_cell_error
 from jaxcompat.rules import applies
 from tests.helpers import MINIMAL, make_tree
 

@@ -12,7 +12,6 @@ import textwrap
 import time
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

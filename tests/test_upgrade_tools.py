@@ -14,7 +14,6 @@ from jaxcompat.latest import report_latest, update_baseline
 from jaxcompat.outcomes import CaseResult, CellResult
 from tests.helpers import MINIMAL, make_tree
 
-
 # -- check -------------------------------------------------------------------------------------
 
 def test_candidate_cell_pins_and_companions():
