@@ -73,7 +73,7 @@ def bench(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """Ruff over the harness, the cases and the tests."""
     session.install("ruff")
-    session.run("ruff", "check", "jaxcompat", "cases", "tests", "noxfile.py", "conftest.py")
+    session.run("ruff", "check", "jaxcompat", "cases", "tests", "benchmarks", "noxfile.py", "conftest.py")
 
 
 def _cell_ids() -> list[str]:
