@@ -20,6 +20,7 @@ from .candidate import candidate_cell, parse_requirement
 from .cell import run_cell
 from .config import Matrix
 from .outcomes import CellResult
+from .text import first_line, last_line
 
 
 class BisectError(ValueError):
@@ -71,9 +72,9 @@ def target_cases(target: str, matrix: Matrix) -> list[str]:
 def signature(result: CellResult) -> tuple[str, bool, str]:
     """(signature, installable, detail) of one step."""
     if result.status in ("unresolvable", "install-error", "python-missing"):
-        return f"cell:{result.status}", False, result.message.strip().splitlines()[-1:][0] if result.message else ""
+        return f"cell:{result.status}", False, last_line(result.message)
     if result.status != "ok":
-        return f"cell:{result.status}", True, (result.message.strip().splitlines() or [""])[-1]
+        return f"cell:{result.status}", True, last_line(result.message)
     failing = sorted({r.error_type or r.outcome for r in result.results
                       if r.outcome not in ("pass", "stale", "skipped")})
     if failing:
@@ -81,7 +82,7 @@ def signature(result: CellResult) -> tuple[str, bool, str]:
     else:
         sig = "pass" if any(r.outcome in ("pass", "stale") for r in result.results) else "all skipped"
     first_fail = next((r.message for r in result.results if r.outcome not in ("pass", "stale", "skipped")), "")
-    return sig, True, (first_fail.strip().splitlines() or [""])[0][:200]
+    return sig, True, first_line(first_fail, 200)
 
 
 def bisect(matrix: Matrix, target: str, package: str, *, good: str | None, bad: str | None,

@@ -16,6 +16,7 @@ from packaging.utils import canonicalize_name
 
 from .config import ANY, Cell, Matrix
 from .outcomes import FAILING_OUTCOMES, CellResult
+from .text import first_line
 
 COMPANIONS = ("diffrax", "optimistix", "lineax", "chex")
 
@@ -135,8 +136,7 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
         safe = False
         lines.append("  ✗ failures with no known explanation (new regressions?):")
         for r in unexplained:
-            first = next((ln for ln in r.message.splitlines() if ln.strip()), "")[:200]
-            lines.append(f"    - {r.case}: {r.outcome}: {first}")
+            lines.append(f"    - {r.case}: {r.outcome}: {first_line(r.message, 200)}")
     if stale:
         safe = False
         lines.append("  ! known failures the rules predicted but that did not happen (rules out of date):")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .outcomes import FAILING_OUTCOMES
+from .text import first_line
 
 
 @dataclass
@@ -91,6 +92,6 @@ def render(diff: Diff, old_label: str = "baseline", new_label: str = "this run")
         out.append("  outcomes that moved:")
         for cid, case, a, b, msg in diff.moved:
             flag = "  <-- REGRESSION" if b in FAILING_OUTCOMES else ""
-            first = next((ln for ln in msg.splitlines() if ln.strip()), "")[:160]
+            first = first_line(msg, 160)
             out.append(f"    {cid}: {case}: {a} -> {b}{flag}" + (f"\n        {first}" if first and flag else ""))
     return "\n".join(out)

@@ -75,6 +75,14 @@ class Cell:
         return {d: v for d, v in self.pins.items() if is_exact(v)}
 
 
+def names(entry: str, nodeid: str) -> bool:
+    """Whether a ``cases``/``collateral`` entry names a pytest node id: the id itself, its test
+    function (every parametrization), its file, or a folder above it."""
+    entry = entry.rstrip("/")
+    return (nodeid == entry or nodeid.split("[")[0] == entry
+            or nodeid.startswith((entry + "::", entry + "/")))
+
+
 @dataclass(frozen=True)
 class Failure:
     """A documented upstream failure and where it applies."""
@@ -97,20 +105,14 @@ class Failure:
     collateral: tuple[str, ...] = ()
 
     def may_break(self, nodeid: str) -> bool:
-        base = nodeid.split("[")[0]
-        for entry in (c.rstrip("/") for c in self.collateral):
-            if base == entry or nodeid.startswith((entry + "::", entry + "/")):
-                return True
-        return False
+        return any(names(c, nodeid) for c in self.collateral)
 
     def covers(self, nodeid: str) -> bool:
         return self.case_entry(nodeid) is not None
 
     def case_entry(self, nodeid: str) -> str | None:
         """The ``cases`` entry that names this node id (itself, or its file), if any."""
-        base = nodeid.split("[")[0]
-        return next((c for c in self.cases
-                     if nodeid == c or base == c or nodeid.startswith(c + "::")), None)
+        return next((c for c in self.cases if names(c, nodeid)), None)
 
     def affects_for(self, nodeid: str | None) -> tuple[dict[str, SpecifierSet], ...]:
         """A case may narrow the failure's version ranges (``{ case = ..., affects = ... }``)."""

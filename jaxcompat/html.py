@@ -15,6 +15,7 @@ import html as _html
 from pathlib import Path
 
 from .atomic import write_text
+from .text import short_case
 
 # Per-case outcomes: (label shown in the square, meaning, fails the run?). Labels match the
 # markdown/terminal grid in reports.py.
@@ -69,12 +70,6 @@ def _token(value) -> str:
     return "".join(ch if ch.isalnum() or ch == "-" else "-" for ch in str(value or "none")).lower()
 
 
-def short_case(case: str) -> str:
-    module, _, name = str(case).partition("::")
-    stem = module.rsplit("/", 1)[-1].removesuffix(".py").removeprefix("test_")
-    return f"{stem}::{name.removeprefix('test_')}" if name else stem
-
-
 def _cases(cells: list[dict]) -> list[str]:
     seen: dict[str, None] = {}
     for c in cells:
@@ -118,11 +113,6 @@ def _links(urls) -> str:
 
 def _pre(text) -> str:
     return f'<pre class="msg">{esc(text)}</pre>' if text else ""
-
-
-def _first_line(text, limit: int = 160) -> str:
-    line = next((ln.strip() for ln in str(text or "").splitlines() if ln.strip()), "")
-    return line[:limit] + ("…" if len(line) > limit else "")
 
 
 def _panel_rows(rows: list[tuple[str, str]]) -> str:

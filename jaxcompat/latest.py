@@ -17,6 +17,7 @@ from .config import LATEST, Cell, Matrix
 from .outcomes import CellResult
 from .pythons import PythonMissing, find_python
 from .reports import markdown, matrix_dict
+from .text import first_line
 
 PACKAGES = ("jax", "jaxlib", "equinox", "diffrax", "optimistix", "lineax", "chex")
 PYTHONS = ("3.14", "3.13", "3.12", "3.11")
@@ -79,7 +80,7 @@ def issue_body(result: CellResult, diff: Diff) -> str:
     if failing:
         lines += ["| case | outcome | error |", "|---|---|---|"]
         for r in failing:
-            first = next((ln for ln in r.message.splitlines() if ln.strip()), "").replace("|", "\\|")[:200]
+            first = first_line(r.message, 200).replace("|", "\\|")
             lines.append(f"| `{r.case}` | {r.outcome} | {first} |")
         lines.append("")
     lines += ["<details><summary>What changed since the baseline</summary>", "", "```",

@@ -10,6 +10,7 @@ from xml.etree import ElementTree as ET
 
 from .atomic import write_text
 from .outcomes import FAILING_OUTCOMES, CellResult
+from .text import first_line, short_case
 
 SCHEMA_VERSION = 1
 SYMBOLS = {"pass": "pass", "reproduced": "REPRO", "regression": "REGR!", "stale": "STALE!",
@@ -121,11 +122,6 @@ def square(cell: CellResult, case: str) -> str:
     return "-"
 
 
-def _short(case: str) -> str:
-    module, _, name = case.partition("::")
-    return f"{Path(module).stem.removeprefix('test_')}::{name.removeprefix('test_')}"
-
-
 def _cell_status(c: CellResult) -> str:
     if c.status == "ok":
         return "ok" if c.outcome == "ok" else c.outcome
@@ -150,38 +146,33 @@ def markdown(cells: list[CellResult], meta: dict) -> str:
               "| case | " + " | ".join(str(i) for i in range(1, len(cells) + 1)) + " |",
               "|---|" + "---|" * len(cells)]
     for case in cases:
-        lines.append(f"| `{_short(case)}` | " + " | ".join(square(c, case) for c in cells) + " |")
+        lines.append(f"| `{short_case(case)}` | " + " | ".join(square(c, case) for c in cells) + " |")
     lines += ["", "Legend: " + ", ".join(f"`{v}` {k}" for k, v in {**SYMBOLS, **CELL_SYMBOLS}.items()), ""]
     details = []
     for c in cells:
         if c.status != "ok":
             details.append(f"- **{c.id}** {c.status}" + (f" — known failure `{c.failure}`" if c.failure else "")
-                           + f": {_first_line(c.message)}")
+                           + f": {first_line(c.message)}")
         for r in c.results:
             if r.outcome in FAILING_OUTCOMES or r.outcome == "reproduced":
-                details.append(f"- **{c.id}** `{_short(r.case)}` {r.outcome}"
-                               + (f" (`{r.failure}`)" if r.failure else "") + f": {_first_line(r.message)}")
+                details.append(f"- **{c.id}** `{short_case(r.case)}` {r.outcome}"
+                               + (f" (`{r.failure}`)" if r.failure else "") + f": {first_line(r.message)}")
     if details:
         lines += ["## Details", "", *details, ""]
     return "\n".join(lines)
-
-
-def _first_line(text: str, limit: int = 300) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return (line[:limit] + "…") if len(line) > limit else line
 
 
 def terminal_grid(cells: list[CellResult]) -> str:
     """Rows are cells (they fit a terminal), columns are numbered cases with a legend."""
     cases = _cases(cells)
     width = max([len(c.id) for c in cells] + [4])
-    out = ["cases:"] + [f"  {i:>2}  {_short(case)}" for i, case in enumerate(cases, 1)]
+    out = ["cases:"] + [f"  {i:>2}  {short_case(case)}" for i, case in enumerate(cases, 1)]
     out.append("")
     out.append(" " * (width + 2) + " ".join(f"{i:>6}" for i in range(1, len(cases) + 1)))
     for c in cells:
         if c.status != "ok":
             label = f"{c.status}" + (f" = known {c.failure}" if c.failure else f" [{c.outcome}]")
-            out.append(f"{c.id:<{width}}  {label}: {_first_line(c.message, 100)}")
+            out.append(f"{c.id:<{width}}  {label}: {first_line(c.message, 100)}")
         else:
             out.append(f"{c.id:<{width}}  " + " ".join(f"{square(c, k):>6}" for k in cases)
                        + ("  [import rule stale]" if c.outcome == "stale" else ""))
