@@ -82,8 +82,6 @@ def candidate_cell(requirements: list[str], *, python: str, cell_id: str | None 
         spec = str(req.specifier)
         exact = [s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
         pins[name] = exact[0] if len(req.specifier) == 1 and exact else (spec or ANY)
-    if "jax" in pins and "jaxlib" not in pins and pins["jax"][0].isdigit():
-        pins["jaxlib"] = pins["jax"]
     if companions:
         for dist in COMPANIONS:
             pins.setdefault(dist, ANY)

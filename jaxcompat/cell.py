@@ -11,7 +11,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from . import envs, releases, reports
+from . import envs, releases, reports, resolution
 from .config import Cell, Matrix
 from .outcomes import CellResult, check_import_rules, classify, classify_cell_error
 from .pythons import PythonMissing, find_python
@@ -101,6 +101,25 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
         result.status, result.outcome, result.message = "backend-missing", "unavailable", missing
         return
     t = time.perf_counter()
+    try:
+        asked = cell
+        cell = resolution.complete(cell, state_dir / "cache")
+    except (resolution.ResolutionError, releases.IndexError_) as e:
+        result.status, result.message = "unresolvable", str(e)
+        classify_cell_error(result, "resolve", failures, pinned)
+        return
+    except PythonMissing as e:
+        result.status, result.outcome, result.message = "python-missing", "unavailable", str(e)
+        return
+    except OSError as e:
+        result.status, result.outcome, result.message = "install-error", "cell-error", f"reading the index: {e}"
+        return
+    pinned = cell.exact_pins()
+    result.python = cell.python
+    if "jaxlib" in cell.pins and "jaxlib" not in asked.pins:
+        result.notes.append(f"jaxlib {cell.pins['jaxlib']}: what jax {cell.pins['jax']}'s metadata asks for")
+    if asked.python != cell.python:
+        result.notes.append(f"Python {cell.python}: the lowest this machine has that every pin supports")
     try:
         python_exe = find_python(cell.python)
     except PythonMissing as e:

@@ -15,6 +15,7 @@ from .atomic import write_text
 from .cell import run_cell
 from .config import ConfigError, load
 from .matrix import default_jobs, run_cells, write_consolidated
+from .resolution import AUTO
 
 EXIT_OK, EXIT_FAILING, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -135,12 +136,13 @@ def cmd_check(args) -> int:
     matrix = load(args.matrix)
     try:
         reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
-        cell = candidate_cell(reqs, python=args.python or matrix.settings.python)
+        cell = candidate_cell(reqs, python=args.python or AUTO)
     except CandidateError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
     reports_dir = Path(args.reports)
-    print(f"checking {' '.join(reqs)} on Python {cell.python} ({cell.id})", flush=True)
+    where = "the lowest Python that every pin supports" if cell.python == AUTO else f"Python {cell.python}"
+    print(f"checking {' '.join(reqs)} on {where} ({cell.id})", flush=True)
     with run_lock(reports_dir):
         result = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, repeat=args.repeat)
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
@@ -180,7 +182,7 @@ def cmd_bisect(args) -> int:
         for p in args.pins:
             parse_requirement(p)
         result = bisect(matrix, args.target, args.package, good=args.good, bad=args.bad, pins=args.pins,
-                        python=args.python or matrix.settings.python, state_dir=Path(args.state))
+                        python=args.python or AUTO, state_dir=Path(args.state))
     except (BisectError, CandidateError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
@@ -238,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("requirements", nargs="*", help="PEP 508 requirements")
     k.add_argument("-r", "--requirement", dest="requirement_files", action="append", default=[],
                    metavar="FILE", help="read requirements from FILE (repeatable)")
-    k.add_argument("--python", help="Python version for the candidate (default: settings.python)")
+    k.add_argument("--python", help="Python version for the candidate (default: the lowest of 3.10-3.13 that every pin supports)")
     k.add_argument("--repeat", type=int, default=1)
     k.set_defaults(func=cmd_check)
     lt = sub.add_parser("latest", parents=[common], help="the newest releases, compared with the baseline")
@@ -250,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--package", required=True, help="the distribution to bisect (e.g. equinox, jax)")
     b.add_argument("--good", help="oldest release to consider (its outcome is 'good')")
     b.add_argument("--bad", help="newest release to consider")
-    b.add_argument("--python", help="Python version (default: settings.python)")
+    b.add_argument("--python", help="Python version (default: per step, the lowest that every pin supports)")
     b.add_argument("pins", nargs="*", help="other pins, e.g. jax==0.4.33")
     b.set_defaults(func=cmd_bisect)
     ci = sub.add_parser("ci-plan", parents=[common], help="GitHub Actions job matrix from nox -l --json")

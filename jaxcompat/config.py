@@ -241,9 +241,11 @@ def _str_list(path: Path, key: str, value: object) -> tuple[str, ...]:
 
 
 def _python(path: Path, key: str, value: object) -> str:
+    if value == "auto":  # the lowest Python that every pin supports (jaxcompat.resolution)
+        return value
     if not isinstance(value, str) or not PYTHON_RE.match(value):
         raise ConfigError(path, key, f"invalid Python version {value!r}",
-                          'write a minor version as a string, e.g. python = "3.11"')
+                          'write a minor version as a string, e.g. python = "3.11", or "auto"')
     return value
 
 
@@ -313,10 +315,8 @@ def _pins(path: Path, key: str, raw: object) -> dict[str, str]:
             if not value:
                 raise ConfigError(path, k, "empty version", 'write "*" for any version')
         pins[canonicalize_name(dist)] = value
-    # jaxlib moves with jax: default it to the same exact version.
-    jax = pins.get("jax")
-    if jax is not None and "jaxlib" not in pins and (is_exact(jax) or jax == LATEST):
-        pins["jaxlib"] = jax
+    # jaxlib is not defaulted here: at run time it is the one jax's own metadata asks for
+    # (jaxcompat.resolution), which does not always carry jax's number.
     return pins
 
 
