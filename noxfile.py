@@ -56,6 +56,12 @@ def bisect(session: nox.Session) -> None:
     _jaxcompat(session, "bisect")
 
 
+@nox.session(python=False)
+def survey(session: nox.Session) -> None:
+    """Sample jax x equinox off the matrix, run, score the verdicts: reports/survey.{md,json,html}."""
+    _jaxcompat(session, "survey")
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Fast tests of the harness itself (config, rules, outcomes, reports, runner); no jax."""

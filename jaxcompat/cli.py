@@ -195,6 +195,43 @@ def cmd_bisect(args) -> int:
     return EXIT_OK if result.first_bad else EXIT_FAILING
 
 
+def cmd_survey(args) -> int:
+    """Sample the release space off the matrix, run what is not yet observed, score, render."""
+    from . import survey
+
+    matrix = load(args.matrix)
+    reports_dir, state_dir = Path(args.reports), Path(args.state)
+    out_dir = reports_dir / "survey"
+    cache = state_dir / "cache"
+    sp = survey.space(cache)
+    combos = survey.sample(matrix, sp, limit=args.limit, seed=args.seed)
+    try:
+        mine = survey.shard(combos, args.shard)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    print(f"space: {len(sp.jax)} jax x {len(sp.equinox)} equinox releases, {len(sp.pairs)} pairs that "
+          f"equinox's metadata accepts; sample: {len(combos)}" + (f", shard {args.shard}: {len(mine)}" if args.shard else ""))
+    interrupted = False
+    with run_lock(out_dir):
+        if not args.report_only:
+            _, interrupted = survey.run(matrix, mine, jobs=args.jobs, state_dir=state_dir, out_dir=out_dir,
+                                        fresh=args.fresh)
+        obs = survey.load_observations(matrix, out_dir, combos)
+        summary = survey.score(obs)
+        rows = survey.compat_rows(matrix, sp, obs, cache)
+        survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix,
+                     {"seed": args.seed, "limit": args.limit, "sampled": len(combos)})
+    print(f"\nsurvey: {summary['combinations']} combinations observed; case verdicts right "
+          f"{summary['right']}/{summary['verdicts']} ({100 * summary['right_share']:.2f}%); combinations "
+          f"with no wrong verdict {summary['clean_combinations']}/{summary['combinations']} "
+          f"({100 * summary['clean_share']:.1f}%)")
+    for w in summary["wrong"][:15]:
+        print(f"  wrong: {w['case']} {w['outcome']} {w['error_type']} x{len(w['combinations'])}")
+    print(f"reports: {reports_dir / 'survey.md'}, survey.json, survey.html, compat.md")
+    return EXIT_INTERRUPTED if interrupted else EXIT_OK
+
+
 def cmd_ci_plan(args) -> int:
     """Print GITHUB_OUTPUT lines (cells=<job matrix>, skipped=<GPU cells without a runner>)."""
     from .ci import github_output
@@ -255,6 +292,14 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--python", help="Python version (default: per step, the lowest that every pin supports)")
     b.add_argument("pins", nargs="*", help="other pins, e.g. jax==0.4.33")
     b.set_defaults(func=cmd_bisect)
+    sv = sub.add_parser("survey", parents=[common], help="sample the release space off the matrix and score the verdicts")
+    sv.add_argument("--limit", type=int, default=120, help="combinations to sample (default 120)")
+    sv.add_argument("--seed", type=int, default=0, help="seed of the random fill (default 0)")
+    sv.add_argument("--shard", help="i/n: run every n-th combination from the i-th (CI jobs)")
+    sv.add_argument("-j", "--jobs", type=int, default=default_jobs(), help="combinations in parallel")
+    sv.add_argument("--fresh", action="store_true", help="run again what was already observed")
+    sv.add_argument("--report-only", action="store_true", help="score the stored observations (merge shards)")
+    sv.set_defaults(func=cmd_survey)
     ci = sub.add_parser("ci-plan", parents=[common], help="GitHub Actions job matrix from nox -l --json")
     ci.add_argument("--nox-json", default="-", help="output of `nox -l --json -t cell` (default: stdin)")
     ci.add_argument("--gpu-runner", default="", help="runner label for cuda12 cells (empty: skip them)")

@@ -56,6 +56,14 @@ class CaseResult:
     error_type: str = ""
     fix: str = ""
     upstream: list[str] = field(default_factory=list)
+    error_types: list[str] = field(default_factory=list)  # the raised class and its bases
+
+    def raw(self) -> RawResult:
+        """What was observed, without the knowledge applied (to classify again with new rules)."""
+        status = {"pass": "passed", "stale": "passed", "skipped": "skipped", "timeout": "timeout",
+                  "crash": "crash"}.get(self.outcome, "failed")
+        return RawResult(case=self.case, status=status, message=self.message, duration_s=self.duration_s,
+                         error_types=self.error_types or ([self.error_type] if self.error_type else []))
 
 
 @dataclass
@@ -98,7 +106,8 @@ def classify(raw: RawResult, failures, versions: dict[str, str], backend: str) -
     """Apply what we know (the failure rules) to what happened (the raw result)."""
     known = case_failures(failures, raw.case, versions, backend)
     base = dict(case=raw.case, duration_s=round(raw.duration_s, 3),
-                message=raw.message[:MESSAGE_LIMIT], error_type=(raw.error_types or [""])[0])
+                message=raw.message[:MESSAGE_LIMIT], error_type=(raw.error_types or [""])[0],
+                error_types=list(raw.error_types))
     first = known[0] if known else None
     expected = "fail" if known else "pass"
     links = dict(fix=first.fix, upstream=list(first.upstream)) if first else {}
@@ -143,3 +152,21 @@ def check_import_rules(cell: CellResult, failures, versions: dict[str, str]) -> 
         cell.failure, cell.outcome = predicted[0].id, "stale"
         cell.notes.append(f"known failure {predicted[0].id} predicted an import error, "
                           "but every package imported: the rule is out of date")
+
+
+def reclassify(cell: CellResult, failures) -> CellResult:
+    """The same observations judged by (possibly newer) rules: what a stored report says today."""
+    from dataclasses import replace
+
+    out = replace(cell, results=[], notes=[n for n in cell.notes if "known failure" not in n],
+                  failure=None, outcome="ok" if cell.status == CELL_OK else cell.outcome)
+    if cell.status in ("unresolvable", "install-error", "import-error"):
+        out.outcome = "ok"
+        classify_cell_error(out, "import" if cell.status == "import-error" else "resolve", failures,
+                            cell.versions or cell.requested)
+        return out
+    if cell.status != CELL_OK:
+        return out
+    check_import_rules(out, failures, cell.versions)
+    out.results = [classify(r.raw(), failures, cell.versions, cell.backend) for r in cell.results]
+    return out

@@ -69,20 +69,51 @@ def _files(dist: str, version: str, cache_dir: Path) -> list[dict]:
     return project["files"][version]
 
 
+def _download(dist: str, version: str, cache_dir: Path) -> tuple[str, bytes]:
+    files = _files(dist, version, cache_dir)
+    chosen = next((f for f in files if f["filename"].endswith(".whl")), files[0])
+    url = urljoin(_project(dist, cache_dir)["url"], chosen["url"])
+    with urllib.request.urlopen(url, timeout=60) as resp:
+        return chosen["filename"], resp.read()
+
+
+def requires(dist: str, version: str, cache_dir: Path) -> list[str]:
+    """The Requires-Dist lines of a release (read from its wheel; the index serves no metadata)."""
+    cache = cache_dir / f"requires-{dist}-{version}.json"
+    if cache.is_file():
+        return json.loads(cache.read_text())
+    name, blob = _download(dist, version, cache_dir)
+    lines: list[str] = []
+    if name.endswith(".whl"):
+        with zipfile.ZipFile(io.BytesIO(blob)) as z:
+            meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+            lines = [ln.split(":", 1)[1].strip() for ln in z.read(meta).decode().splitlines()
+                     if ln.startswith("Requires-Dist:")]
+    write_text(cache, json.dumps(lines))
+    return lines
+
+
+def declared(dist: str, version: str, on: str, cache_dir: Path) -> SpecifierSet:
+    """What release ``dist version`` declares it needs of ``on`` (unconditionally); "" = anything."""
+    for line in requires(dist, version, cache_dir):
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if req.name.lower() == on and (req.marker is None or "extra" not in str(req.marker)):
+            return req.specifier
+    return SpecifierSet()
+
+
 def jaxlib_requirement(jax_version: str, cache_dir: Path) -> SpecifierSet:
     """The jaxlib specifier that jax ``jax_version`` declares (for a CPU install)."""
     cache = cache_dir / f"jax-{jax_version}-jaxlib.txt"
     if cache.is_file():
         return SpecifierSet(cache.read_text().strip())
-    files = _files("jax", jax_version, cache_dir)
-    wheel = next((f for f in files if f["filename"].endswith(".whl")), None)
-    chosen = wheel or files[0]
-    url = urljoin(_project("jax", cache_dir)["url"], chosen["url"])
-    with urllib.request.urlopen(url, timeout=60) as resp:
-        blob = resp.read()
-    spec = _jaxlib_spec_from_wheel(blob) if wheel else _jaxlib_spec_from_sdist(blob)
+    name, blob = _download("jax", jax_version, cache_dir)
+    spec = _jaxlib_spec_from_wheel(blob) if name.endswith(".whl") else _jaxlib_spec_from_sdist(blob)
     if spec is None:
-        raise ResolutionError(f"jax {jax_version}'s metadata names no jaxlib ({chosen['filename']})")
+        raise ResolutionError(f"jax {jax_version}'s metadata names no jaxlib ({name})")
     write_text(cache, str(spec) + "\n")
     return spec
 
