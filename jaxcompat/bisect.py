@@ -1,10 +1,12 @@
-"""Find the first release of one package where a case changes outcome.
+"""Where a documented failure starts and stops along one package's releases.
 
-Like cargo-bisect-rustc: list the package's releases from the index (yanked ones skipped unless
-named), check both ends, then bisect in O(log n) environments. Each step is an ordinary cell —
-the other packages pinned or co-resolved as of that step's date — so every step is cached and
-reported like any other. A step that cannot install is skipped (like ``git bisect skip``) and a
-neighbour is tried instead.
+Candidates are the package's releases that co-install with the other pins by their own metadata
+(yanked ones only when named). Each step is an ordinary cell (resolved as of its date, cached) and
+is judged *documented failure present / absent*: present when a target case fails with the rule's
+error, absent when every target case passes; anything else (cannot install, import error, all
+skipped, another failure) cannot say and is skipped, like ``git bisect skip``. From one present
+release, binary searches find the lowest and highest releases that can say, then the start and the
+end of the affected range: O(log n) environments per boundary.
 """
 
 from __future__ import annotations
@@ -15,16 +17,19 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from . import releases
+from . import releases, resolution
 from .candidate import candidate_cell, parse_requirement
 from .cell import run_cell
-from .config import Matrix
-from .outcomes import CellResult
+from .config import Failure, Matrix, names
+from .outcomes import CellResult, error_matches
 from .text import first_line, last_line
 
 
 class BisectError(ValueError):
     pass
+
+
+PRESENT, ABSENT, UNKNOWN = "present", "absent", "cannot say"
 
 
 @dataclass
@@ -34,6 +39,7 @@ class Step:
     versions: dict[str, str] = field(default_factory=dict)
     installable: bool = True
     detail: str = ""
+    state: str = UNKNOWN  # present | absent | cannot say
 
 
 @dataclass
@@ -44,8 +50,10 @@ class BisectResult:
     good: Step | None = None
     bad: Step | None = None
     steps: list[Step] = field(default_factory=list)
-    first_bad: str | None = None
-    last_good: str | None = None
+    first_bad: str | None = None  # the documented failure's first affected release
+    last_good: str | None = None  # the release before it that was judged clean
+    fixed: str | None = None  # the first release after the affected range judged clean
+    last_affected: str | None = None
     skipped: list[str] = field(default_factory=list)
     message: str = ""
 
@@ -57,38 +65,68 @@ class BisectResult:
         return {**asdict(self), "environments": self.environments}
 
 
-def target_cases(target: str, matrix: Matrix) -> list[str]:
-    """A failure id stands for its cases; otherwise a case path or node id."""
+def target_failure(target: str, matrix: Matrix) -> tuple[Failure, list[str]]:
+    """A failure id stands for its cases; a case stands for the rule that covers it."""
     f = matrix.failure(target)
     if f is not None:
-        return list(f.cases) if f.cases else [matrix.settings.cases_dir]
+        return f, list(f.cases) if f.cases else [matrix.settings.cases_dir]
     path = target.split("::")[0]
     if not (matrix.root / path).is_file():
         ids = ", ".join(x.id for x in matrix.failures)
         raise BisectError(f"{target!r} is neither a failure id ({ids}) nor a case file")
-    return [target]
+    covering = [x for x in matrix.failures if x.covers(target) or any(names(target, c) for c in x.cases)]
+    if not covering:
+        raise BisectError(f"no [[failure]] rule covers {target!r}: bisect looks for a documented failure")
+    return covering[0], [target]
 
 
-def signature(result: CellResult) -> tuple[str, bool, str]:
-    """(signature, installable, detail) of one step."""
-    if result.status in ("unresolvable", "install-error", "python-missing"):
-        return f"cell:{result.status}", False, last_line(result.message)
+def target_cases(target: str, matrix: Matrix) -> list[str]:
+    return target_failure(target, matrix)[1]
+
+
+def judge(result: CellResult, failure: Failure) -> tuple[str, str, str]:
+    """(state, signature, detail): is the documented failure present in this step?"""
     if result.status != "ok":
-        return f"cell:{result.status}", True, last_line(result.message)
-    failing = sorted({r.error_type or r.outcome for r in result.results
-                      if r.outcome not in ("pass", "stale", "skipped")})
-    if failing:
-        sig = "fail: " + ", ".join(failing)
-    else:
-        sig = "pass" if any(r.outcome in ("pass", "stale") for r in result.results) else "all skipped"
-    first_fail = next((r.message for r in result.results if r.outcome not in ("pass", "stale", "skipped")), "")
-    return sig, True, first_line(first_fail, 200)
+        return UNKNOWN, f"cell:{result.status}", last_line(result.message)
+    raws = [r.raw() for r in result.results]
+    hit = next((r for r in raws if r.status == "failed" and error_matches(failure, r.error_types, r.message)), None)
+    failing = sorted({r.error_types[0] if r.error_types else r.status for r in raws
+                      if r.status not in ("passed", "skipped")})
+    sig = ("fail: " + ", ".join(failing)) if failing else (
+        "pass" if any(r.status == "passed" for r in raws) else "all skipped")
+    if hit is not None:
+        return PRESENT, sig, first_line(hit.message, 200)
+    if not failing and sig == "pass":
+        return ABSENT, sig, ""
+    other = next((r.message for r in raws if r.status not in ("passed", "skipped")), "")
+    return UNKNOWN, sig, first_line(other, 200) or "every target case skipped"
+
+
+def co_installable(package: str, versions: list[str], pins: list[str], cache: Path) -> list[str]:
+    """The releases whose metadata accepts every exact pin, and that every pinned release accepts."""
+    exact = {}
+    for p in pins:
+        req = parse_requirement(p)
+        spec = [s.version for s in req.specifier if s.operator == "=="]
+        if spec:
+            exact[canonicalize_name(req.name)] = spec[0]
+    out = []
+    for v in versions:
+        try:
+            ok = all(resolution.declared(package, v, d, cache).contains(Version(pv), prereleases=True)
+                     and resolution.declared(d, pv, package, cache).contains(Version(v), prereleases=True)
+                     for d, pv in exact.items() if d != package)
+        except Exception:  # noqa: BLE001 - unreadable metadata: let the resolver decide
+            ok = True
+        if ok:
+            out.append(v)
+    return out
 
 
 def bisect(matrix: Matrix, target: str, package: str, *, good: str | None, bad: str | None,
            pins: list[str], python: str, state_dir: Path, progress=print) -> BisectResult:
     package = canonicalize_name(package)
-    cases = target_cases(target, matrix)
+    failure, cases = target_failure(target, matrix)
     cache = state_dir / "cache"
     named = {v for v in (good, bad) if v}
     all_versions = releases.versions(package, cache, include_yanked=True)
@@ -100,80 +138,123 @@ def bisect(matrix: Matrix, target: str, package: str, *, good: str | None, bad: 
     lo = Version(good) if good else None
     hi = Version(bad) if bad else None
     candidates = [v for v in candidates if (lo is None or Version(v) >= lo) and (hi is None or Version(v) <= hi)]
+    candidates = co_installable(package, candidates, pins, cache)
     if len(candidates) < 2:
-        raise BisectError(f"fewer than two releases of {package} between {good} and {bad}")
+        raise BisectError(f"fewer than two releases of {package} co-install with {' '.join(pins) or 'nothing'}"
+                          + (f" between {good} and {bad}" if named else ""))
     result = BisectResult(package=package, target=target, cases=cases)
-    memo: dict[str, Step] = {}
+    memo: dict[int, Step] = {}
 
-    def run(version: str) -> Step:
-        if version in memo:
-            return memo[version]
+    def run(k: int) -> Step:
+        if k in memo:
+            return memo[k]
+        version = candidates[k]
         reqs = [p for p in pins if canonicalize_name(parse_requirement(p).name) != package]
         reqs.append(f"{package}=={version}")
         cell = candidate_cell(reqs, python=python, cell_id=f"bisect-{package}-{version}")
         res = run_cell(cell, matrix, state_dir=state_dir, reports_dir=None, case_args=cases)
-        sig, ok, detail = signature(res)
-        step = Step(version=version, signature=sig, versions=res.versions, installable=ok, detail=detail)
-        memo[version] = step
+        state, sig, detail = judge(res, failure)
+        step = Step(version=version, signature=sig, versions=res.versions, state=state, detail=detail,
+                    installable=res.status not in ("unresolvable", "install-error", "python-missing"))
+        memo[k] = step
         result.steps.append(step)
-        progress(f"  {package} {version}: {sig}" + ("" if ok else f" (skipped: {detail})"))
-        if not ok:
+        progress(f"  {package} {version}: {state} ({sig})" + (f": {detail}" if state == UNKNOWN and detail else ""))
+        if state == UNKNOWN:
             result.skipped.append(version)
         return step
 
-    def end(indexes) -> tuple[int, Step] | None:
-        for i in indexes:
-            step = run(candidates[i])
-            if step.installable:
-                return i, step
-        return None
-
-    lo_end = end(range(len(candidates)))
-    if lo_end is None:
-        result.message = f"no release of {package} in range could be installed"
+    p = _find_present(candidates, failure, package, run)
+    if p is None:
+        judged = [s for s in result.steps if s.state != UNKNOWN]
+        result.message = (f"no change: the documented failure {failure.id} is absent from every {package} release "
+                          f"tried ({', '.join(s.version for s in judged) or 'none could say'})")
         return result
-    hi_end = end(range(len(candidates) - 1, lo_end[0], -1))
-    if hi_end is None:
-        result.message = f"only {candidates[lo_end[0]]} could be installed"
-        return result
-    (i, result.good), (j, result.bad) = lo_end, hi_end
-    if result.good.signature == result.bad.signature:
-        result.message = (f"no change: {package} {result.good.version} and {result.bad.version} both give "
-                          f"{result.good.signature!r}")
-        return result
-    good_sig = result.good.signature
-    # Invariant: candidates[i] behaves like the good end, candidates[j] does not.
-    while j - i > 1:
-        mid = (i + j) // 2
-        probe = _installable_near(mid, i, j, run, candidates)
-        if probe is None:
-            break  # everything strictly between i and j failed to install
-        k, step = probe
-        if step.signature == good_sig:
-            i = k
-        else:
-            j = k
-    result.last_good, result.first_bad = candidates[i], candidates[j]
-    between = [v for v in candidates[i + 1:j]]
-    result.message = (f"first bad: {candidates[j]} (last good: {candidates[i]}); the outcome changes from "
-                      f"{good_sig!r} to {memo[candidates[j]].signature!r}"
-                      + (f"; {len(between)} release(s) between could not be installed: {', '.join(between)}"
-                         if between else ""))
+    n = len(candidates)
+    low = _edge(0, p, run, lowest=True)      # lowest release that can say
+    high = _edge(p, n - 1, run, lowest=False)  # highest release that can say
+    if run(low).state == PRESENT:
+        start = low
+    else:
+        start = _transition(low, p, run, PRESENT)
+        result.last_good = candidates[_last_judged_below(start, low, memo)]
+    result.first_bad = candidates[start]
+    if run(high).state == PRESENT:
+        end = None
+    else:
+        end = _transition(p, high, run, ABSENT)
+        result.fixed = candidates[end]
+        result.last_affected = candidates[_last_judged_below(end, p, memo, state=PRESENT)]
+    result.good = memo.get(low) if memo.get(low) and memo[low].state == ABSENT else None
+    result.bad = memo[p]
+    intro = (f"introduced in {result.first_bad} (last clean {result.last_good})" if result.last_good else
+             f"present from {result.first_bad}, the oldest {package} release that can say")
+    fix = (f"fixed in {result.fixed} (last affected {result.last_affected})" if result.fixed else
+           f"not fixed up to {candidates[high]}, the newest {package} release that can say")
+    result.message = f"{failure.id} along {package}: {intro}; {fix}"
     return result
 
 
-def _installable_near(mid: int, i: int, j: int, run, candidates):
-    """Run ``mid``; if it cannot install, try its neighbours outward (git bisect skip)."""
-    order = [mid]
-    for d in range(1, j - i):
-        for k in (mid + d, mid - d):
-            if i < k < j and k not in order:
-                order.append(k)
-    for k in order:
-        step = run(candidates[k])
-        if step.installable:
-            return k, step
+def _find_present(candidates: list[str], failure: Failure, package: str, run) -> int | None:
+    """A release where the failure shows: first where the rule says it starts, then a coarse scan."""
+    order: list[int] = []
+    for clause in failure.affects:
+        spec = clause.get(package)
+        if spec is None:
+            continue
+        inside = [i for i, v in enumerate(candidates) if spec.contains(Version(v), prereleases=True)]
+        order += inside[:1] + inside[-1:] + inside[len(inside) // 2:len(inside) // 2 + 1]
+    n = len(candidates)
+    order += [n - 1, n // 2, 0, n // 4, 3 * n // 4]
+    for k in dict.fromkeys(order):
+        if run(k).state == PRESENT:
+            return k
     return None
+
+
+def _edge(i: int, j: int, run, *, lowest: bool) -> int:
+    """Binary search for the lowest (or highest) index in [i, j] that can say; releases that cannot
+    (too old or too new to import beside the other pins) are assumed to sit at the far end."""
+    known = j if lowest else i  # the present release found: it can say
+    far = i if lowest else j
+    if run(far).state != UNKNOWN:
+        return far
+    while abs(known - far) > 1:
+        mid = (known + far) // 2
+        if run(mid).state != UNKNOWN:
+            known = mid
+        else:
+            far = mid
+    return known
+
+
+def _transition(i: int, j: int, run, becomes: str) -> int:
+    """The first index after ``i`` whose state is ``becomes`` (run(j) has it, run(i) does not);
+    steps that cannot say are skipped by trying their neighbours."""
+    while j - i > 1:
+        mid = (i + j) // 2
+        k = _judged_near(mid, i, j, run)
+        if k is None:
+            break
+        if run(k).state == becomes:
+            j = k
+        else:
+            i = k
+    return j
+
+
+def _judged_near(mid: int, i: int, j: int, run) -> int | None:
+    for d in range(0, j - i):
+        for k in (mid + d, mid - d):
+            if i < k < j and run(k).state != UNKNOWN:
+                return k
+    return None
+
+
+def _last_judged_below(k: int, floor: int, memo: dict[int, Step], state: str | None = None) -> int:
+    for x in range(k - 1, floor - 1, -1):
+        if x in memo and memo[x].state != UNKNOWN and (state is None or memo[x].state == state):
+            return x
+    return floor
 
 
 def render(result: BisectResult) -> str:
@@ -181,8 +262,8 @@ def render(result: BisectResult) -> str:
     for s in sorted(result.steps, key=lambda s: Version(s.version)):
         others = ", ".join(f"{d} {v}" for d, v in s.versions.items()
                            if d in ("jax", "jaxlib", "equinox", "diffrax", "optimistix", "numpy") and d != result.package)
-        lines.append(f"  {result.package} {s.version:<10} {s.signature:<40} [{others}]"
-                     + ("" if s.installable else f"  skipped: {s.detail}"))
+        lines.append(f"  {result.package} {s.version:<10} {s.state:<10} {s.signature:<36} [{others}]"
+                     + (f"  skipped: {s.detail}" if s.state == UNKNOWN else ""))
     lines.append(result.message)
     lines.append(f"environments built: {result.environments}")
     return "\n".join(lines)

@@ -97,10 +97,12 @@ def _fake_index(monkeypatch, versions, yanked=()):
     monkeypatch.setattr(bisect_mod.releases, "release_info", lambda dist, cache, need=None: info)
     monkeypatch.setattr(bisect_mod.releases, "versions",
                         lambda dist, cache, include_yanked=False, refresh=False: list(versions))
+    monkeypatch.setattr(bisect_mod, "co_installable", lambda package, versions, pins, cache: versions)
 
 
 def _fake_runs(monkeypatch, behaviour):
-    """behaviour: version -> 'pass' | 'fail' | 'uninstallable'; records each environment."""
+    """behaviour: version -> 'pass' | 'fail' (the documented error) | 'other' (another error) |
+    'uninstallable'; records each environment built."""
     built = []
 
     def run_cell(cell, matrix, **kw):
@@ -112,9 +114,11 @@ def _fake_runs(monkeypatch, behaviour):
         if kind == "uninstallable":
             res.status, res.message = "unresolvable", "No solution found"
         else:
+            err, msg = {"pass": ("", ""), "fail": ("XlaRuntimeError", "Unfortunately you do not appear"),
+                        "other": ("ImportError", "cannot import name 'x'")}[kind]
             res.results = [CaseResult("cases/test_demo.py::test_bug", None, "pass",
-                                      "pass" if kind == "pass" else "regression", 0.1, "",
-                                      "" if kind == "pass" else "ValueError")]
+                                      "pass" if kind == "pass" else "regression", 0.1, msg, err,
+                                      error_types=[err] if err else [])]
         return res
 
     monkeypatch.setattr(bisect_mod, "run_cell", run_cell)
@@ -124,51 +128,63 @@ def _fake_runs(monkeypatch, behaviour):
 VERSIONS = [f"0.11.{i}" for i in range(13)]
 
 
-def test_bisect_finds_the_boundary_in_log_n(monkeypatch, tmp_path):
+def _bisect(tmp_path, target="demo-bug", good=None, bad=None, pins=("jax==0.4.33",)):
     matrix = load(make_tree(tmp_path))
+    return bisect_mod.bisect(matrix, target, "equinox", good=good, bad=bad, pins=list(pins),
+                             python="3.11", state_dir=tmp_path)
+
+
+def test_bisect_finds_the_affected_range_without_good_or_bad(monkeypatch, tmp_path):
     _fake_index(monkeypatch, VERSIONS)
     built = _fake_runs(monkeypatch, {v: "fail" if i < 7 else "pass" for i, v in enumerate(VERSIONS)})
-    r = bisect_mod.bisect(matrix, "demo-bug", "equinox", good=None, bad=None, pins=["jax==0.4.33"],
-                          python="3.11", state_dir=tmp_path)
-    assert (r.last_good, r.first_bad) == ("0.11.6", "0.11.7")
-    assert r.message.startswith("first bad: 0.11.7 (last good: 0.11.6); the outcome changes from")
-    assert r.environments == len(built) <= 2 + 4  # both ends, then ceil(log2(13))
+    r = _bisect(tmp_path)
+    assert (r.first_bad, r.last_good) == ("0.11.0", None)
+    assert (r.fixed, r.last_affected) == ("0.11.7", "0.11.6")
+    assert r.message == ("demo-bug along equinox: present from 0.11.0, the oldest equinox release that can "
+                         "say; fixed in 0.11.7 (last affected 0.11.6)")
+    assert r.environments == len(built) <= 3 + 2 * 4  # a present release, the ends, log2(13) each side
     assert "environments built" in bisect_mod.render(r)
 
 
-def test_bisect_skips_uninstallable_steps(monkeypatch, tmp_path):
-    matrix = load(make_tree(tmp_path))
+def test_bisect_skips_steps_that_cannot_say(monkeypatch, tmp_path):
     _fake_index(monkeypatch, VERSIONS)
-    behaviour = {v: "pass" if i < 9 else "fail" for i, v in enumerate(VERSIONS)}
-    behaviour["0.11.0"] = "uninstallable"  # an end that cannot install: the next one is the end
-    behaviour["0.11.6"] = behaviour["0.11.8"] = "uninstallable"
+    behaviour = {v: "pass" for v in VERSIONS}
+    behaviour.update({"0.11.0": "uninstallable", "0.11.1": "other", "0.11.2": "other"})  # too old to say
+    behaviour.update({v: "fail" for v in ("0.11.6", "0.11.7", "0.11.8", "0.11.9")})
+    behaviour["0.11.8"] = "uninstallable"
+    behaviour["0.11.4"] = "other"
     _fake_runs(monkeypatch, behaviour)
-    r = bisect_mod.bisect(matrix, "cases/test_demo.py::test_bug", "equinox", good=None, bad=None, pins=[],
-                          python="3.11", state_dir=tmp_path)
-    assert r.first_bad == "0.11.9" and r.last_good == "0.11.7"
-    assert "0.11.0" in r.skipped and r.good.version == "0.11.1"
+    r = _bisect(tmp_path)
+    assert (r.first_bad, r.last_good) == ("0.11.6", "0.11.5")
+    assert (r.fixed, r.last_affected) == ("0.11.10", "0.11.9")
+    assert "introduced in 0.11.6 (last clean 0.11.5); fixed in 0.11.10 (last affected 0.11.9)" in r.message
+    assert "0.11.0" in r.skipped or "0.11.1" in r.skipped
 
 
 def test_bisect_skips_yanked_unless_named(monkeypatch, tmp_path):
-    matrix = load(make_tree(tmp_path))
     _fake_index(monkeypatch, VERSIONS, yanked={"0.11.5"})
     built = _fake_runs(monkeypatch, {v: "pass" if i < 5 else "fail" for i, v in enumerate(VERSIONS)})
-    r = bisect_mod.bisect(matrix, "demo-bug", "equinox", good=None, bad=None, pins=[], python="3.11",
-                          state_dir=tmp_path)
-    assert "0.11.5" not in built and r.first_bad == "0.11.6"
-    built.clear()
-    r = bisect_mod.bisect(matrix, "demo-bug", "equinox", good="0.11.5", bad="0.11.8", pins=[],
-                          python="3.11", state_dir=tmp_path)
-    assert r.good.version == "0.11.5"
+    r = _bisect(tmp_path, pins=())
+    assert "0.11.5" not in built and r.first_bad == "0.11.6" and r.fixed is None
+    assert "not fixed up to 0.11.12" in r.message
+    r = _bisect(tmp_path, good="0.11.5", bad="0.11.8", pins=())
+    assert r.first_bad == "0.11.5"
 
 
 def test_bisect_reports_no_change(monkeypatch, tmp_path):
-    matrix = load(make_tree(tmp_path))
     _fake_index(monkeypatch, VERSIONS)
     _fake_runs(monkeypatch, {v: "pass" for v in VERSIONS})
-    r = bisect_mod.bisect(matrix, "demo-bug", "equinox", good=None, bad=None, pins=[], python="3.11",
-                          state_dir=tmp_path)
-    assert r.first_bad is None and "no change" in r.message and r.environments == 2
+    r = _bisect(tmp_path)
+    assert r.first_bad is None and "no change" in r.message
+
+
+def test_bisect_candidates_co_install_by_metadata(monkeypatch, tmp_path):
+    from packaging.specifiers import SpecifierSet
+
+    declared = {("equinox", "0.11.0", "jax"): ">=0.4.13", ("equinox", "0.11.11", "jax"): ">=0.4.38"}
+    monkeypatch.setattr(bisect_mod.resolution, "declared",
+                        lambda d, v, on, cache: SpecifierSet(declared.get((d, v, on), "")))
+    assert bisect_mod.co_installable("equinox", ["0.11.0", "0.11.11"], ["jax==0.4.33"], tmp_path) == ["0.11.0"]
 
 
 def test_bisect_unknown_target(tmp_path):
