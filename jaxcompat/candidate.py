@@ -15,6 +15,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from .config import ANY, Cell, Matrix
+from .deprecations import forecast
 from .outcomes import FAILING_OUTCOMES, CellResult
 from .text import first_line
 
@@ -143,6 +144,10 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
     if result.outcome == "stale":
         safe = False
         lines.append("  ! " + "; ".join(result.notes))
+    ahead = forecast(result.deprecations, result.versions)
+    if ahead:
+        lines.append("  ! warnings before the break (jax deprecations this combination's packages use):")
+        lines += [f"    - {line}" for line in ahead]
     if safe:
         passed = sum(r.outcome == "pass" for r in result.results)
         skipped = sum(r.outcome == "skipped" for r in result.results)

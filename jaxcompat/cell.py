@@ -168,6 +168,7 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
     result.timings["pytest_s"] = round(sum(r.pytest_s for r in runs), 3)
     installed = {canonicalize_name(k): v for k, v in (run.versions or locked).items()}
     result.versions = key_versions(installed)
+    result.deprecations = list(run.deprecations)
     if run.jax_backend:
         result.notes.append(f"jax default backend: {run.jax_backend}")
     if run.rc < 0 and run.results:

@@ -14,7 +14,8 @@ from .atomic import write_text
 from .cell import run_cell
 from .compare import Diff, compare, render
 from .config import LATEST, Cell, Matrix
-from .outcomes import CellResult
+from .deprecations import forecast
+from .outcomes import FAILING_OUTCOMES, CellResult
 from .pythons import PythonMissing, find_python
 from .reports import markdown, matrix_dict
 from .text import first_line
@@ -74,7 +75,7 @@ def issue_body(result: CellResult, diff: Diff) -> str:
     versions = ", ".join(f"{d} {v}" for d, v in result.versions.items() if d in PACKAGES + ("numpy",))
     lines = ["### jax-compat nightly: regression on the newest releases", "",
              f"Environment: Python {result.python}, {versions}", ""]
-    failing = [r for r in result.results if r.outcome in ("regression", "mismatch", "stale", "timeout", "crash")]
+    failing = [r for r in result.results if r.outcome in FAILING_OUTCOMES]
     if result.status != "ok":
         lines += [f"The cell did not run: **{result.status}**", "", "```", result.message[-3000:], "```", ""]
     if failing:
@@ -83,11 +84,21 @@ def issue_body(result: CellResult, diff: Diff) -> str:
             first = first_line(r.message, 200).replace("|", "\\|")
             lines.append(f"| `{r.case}` | {r.outcome} | {first} |")
         lines.append("")
+    lines += warnings_section(result)
     lines += ["<details><summary>What changed since the baseline</summary>", "", "```",
               render(diff), "```", "</details>", "",
               "Reproduce: `nox -s latest` (or `nox -s check -- " +
               " ".join(f"{d}=={v}" for d, v in result.versions.items() if d in PACKAGES) + "`)"]
     return "\n".join(lines)
+
+
+def warnings_section(result: CellResult) -> list[str]:
+    """The jax deprecations the ecosystem's code hit tonight, with the jax that removes each."""
+    lines = forecast(result.deprecations, result.versions)
+    if not lines:
+        return []
+    return ["### Warnings before the break (jax deprecations hit by the ecosystem's code)", ""] + \
+        [f"- {line}" for line in lines] + [""]
 
 
 def report_latest(result: CellResult, baseline: dict, reports_dir: Path) -> tuple[str, bool]:
@@ -102,6 +113,9 @@ def report_latest(result: CellResult, baseline: dict, reports_dir: Path) -> tupl
         md += ["New failures: " + ", ".join(f"`{m[1]}` ({m[2]} → {m[3]})" for m in diff.new_failures), ""]
     if diff.fixed:
         md += ["Fixed: " + ", ".join(f"`{m[1]}` ({m[2]} → {m[3]})" for m in diff.fixed), ""]
+    md += warnings_section(result)
+    if result.deprecations:
+        text += "\n\nwarnings before the break:\n" + "\n".join(f"  - {x}" for x in forecast(result.deprecations, result.versions))
     if regressed:
         body = issue_body(result, diff)
         write_text(reports_dir / "latest-issue.md", body + "\n")

@@ -81,6 +81,8 @@ class CellResult:
     message: str = ""
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # jax deprecations hit by the ecosystem's code: {package, where, message, category, case}
+    deprecations: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -7,18 +7,46 @@ so a case that hangs or kills the interpreter leaves behind everything recorded 
     {"event": "env", "versions": {...}, "imports": {...}, "jax_backend": "cpu"}
     {"event": "start", "case": id, "t": time}
     {"event": "result", "case": id, "status": ..., "error_types": [...], "message": ..., ...}
+    {"event": "deprecation", "package": "equinox", "where": "equinox/_x.py:12", "message": ..., "case": id}
+The last kind: a Deprecation/FutureWarning that jax emits into the code of a package of the
+ecosystem (at import, or while a case runs): the warning before the break.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import traceback
+import warnings
 
 import pytest
 
 BACKEND_MARKERS = {"cpu": "cpu", "cuda12": "gpu", "gpu": "gpu", "tpu": "tpu"}
+WATCHED = ("equinox", "diffrax", "optimistix", "lineax", "chex", "jaxtyping")
+_WHERE = re.compile(r"[/\\](" + "|".join(WATCHED) + r")[/\\](.*)$")
+_seen_warnings: set[tuple[str, str]] = set()
+
+
+def _record_warning(w, case: str | None) -> None:
+    """Emit a deprecation that jax raised into a watched package's code (once per place)."""
+    if not issubclass(w.category, (DeprecationWarning, FutureWarning)):
+        return
+    m = _WHERE.search(str(w.filename))
+    text = str(w.message)
+    if m is None or "jax" not in text.lower():
+        return
+    key = (f"{m.group(1)}/{m.group(2)}:{w.lineno}", text)
+    if key in _seen_warnings:
+        return
+    _seen_warnings.add(key)
+    _emit({"event": "deprecation", "package": m.group(1), "where": key[0], "message": text[:1000],
+           "category": w.category.__name__, "case": case})
+
+
+def pytest_warning_recorded(warning_message, when, nodeid, location):
+    _record_warning(warning_message, nodeid or None)
 _results: dict[str, dict] = {}
 
 
@@ -69,13 +97,17 @@ def pytest_sessionstart(session):
     imports: dict[str, str] = {}
     failed = False
     for module in filter(None, os.environ.get("JAXCOMPAT_IMPORTS", "").split(",")):
-        try:
-            __import__(module)
-            imports[module] = "ok"
-        except BaseException as e:  # noqa: BLE001 - SystemExit from a broken import counts too
-            failed = True
-            tb = traceback.format_exception(type(e), e, e.__traceback__)
-            imports[module] = "".join(tb[-6:])[-3000:]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                __import__(module)
+                imports[module] = "ok"
+            except BaseException as e:  # noqa: BLE001 - SystemExit from a broken import counts too
+                failed = True
+                tb = traceback.format_exception(type(e), e, e.__traceback__)
+                imports[module] = "".join(tb[-6:])[-3000:]
+        for w in caught:
+            _record_warning(w, None)
     jax_backend = None
     if not failed and "jax" in imports:
         try:

@@ -44,6 +44,7 @@ class CellRun:
     results: list[RawResult] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)
     imports: dict[str, str] = field(default_factory=dict)
+    deprecations: list[dict] = field(default_factory=list)
     jax_backend: str | None = None
     import_failed: bool = False
     log_tail: str = ""
@@ -142,6 +143,10 @@ def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str
                 run.versions = ev.get("versions", {})
                 run.imports = ev.get("imports", {})
                 run.jax_backend = ev.get("jax_backend")
+            elif kind == "deprecation":
+                dep = {k: ev.get(k) for k in ("package", "where", "message", "category", "case")}
+                if not any(d["where"] == dep["where"] and d["message"] == dep["message"] for d in run.deprecations):
+                    run.deprecations.append(dep)
             elif kind == "collected" and collected is None:
                 collected = list(ev["cases"])
             elif kind == "start":

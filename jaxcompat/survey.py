@@ -20,6 +20,7 @@ from packaging.version import Version
 
 from . import releases, reports, resolution
 from .atomic import write_text
+from .deprecations import parse as parse_deprecations
 from .config import ANY, Cell, Matrix
 from .matrix import run_cells
 from .outcomes import FAILING_OUTCOMES, CellResult, reclassify
@@ -303,7 +304,42 @@ def render_md(summary: dict, obs: list[Observation], rows: list[dict], meta: dic
     for o in sorted(obs, key=lambda o: (Version(o.combo.jax), Version(o.combo.equinox))):
         lines.append(f"| {o.combo.jax} | {o.combo.equinox} | {o.cell.python} | {o.cell.status} | "
                      f"{', '.join(o.failures) or ('—' if not o.wrong else 'WRONG: ' + str(len(o.wrong)))} |")
-    lines += ["", render_compat(rows)]
+    lines += ["", render_forecasts(obs), render_compat(rows)]
+    return "\n".join(lines) + "\n"
+
+
+def forecasts(obs: list[Observation]) -> list[dict]:
+    """Each jax deprecation the ecosystem's code hit, and whether a surveyed later jax broke on it."""
+    out: dict[tuple[str, str, str], dict] = {}
+    for o in obs:
+        for d in parse_deprecations(o.cell.deprecations):
+            key = (d.package, o.combo.equinox if d.package == "equinox" else o.cell.versions.get(d.package, ""), d.api)
+            entry = out.setdefault(key, {"package": d.package, "version": key[1], "api": d.api,
+                                         "removal": d.removal, "where": d.where, "warned_on": [], "broke_on": []})
+            entry["warned_on"].append(o.combo.jax)
+    for entry in out.values():
+        for o in obs:
+            if o.cell.versions.get(entry["package"], o.combo.equinox if entry["package"] == "equinox" else None) \
+                    != entry["version"] or o.combo.jax in entry["warned_on"]:
+                continue
+            text = o.cell.message + "\n".join(r.message for r in o.cell.results if r.outcome != "pass")
+            if entry["api"].split(".")[-1] in text and o.cell.outcome != "ok" or any(
+                    entry["api"].split(".")[-1] in r.message for r in o.cell.results if r.outcome not in ("pass", "skipped")):
+                entry["broke_on"].append(o.combo.jax)
+    return sorted(out.values(), key=lambda e: (e["package"], Version(e["version"] or "0"), e["api"]))
+
+
+def render_forecasts(obs: list[Observation]) -> str:
+    rows = forecasts(obs)
+    if not rows:
+        return "## Warnings before the break\n\nNo jax deprecation was hit by the ecosystem's code.\n"
+    lines = ["## Warnings before the break", "",
+             "jax deprecations hit by the ecosystem's code, and the surveyed jax where the API was gone.", "",
+             "| package | uses | jax removes it in | warned on jax | broke on jax |", "|---|---|---|---|---|"]
+    for e in rows:
+        lines.append(f"| {e['package']} {e['version']} | `{e['api']}` ({e['where']}) | {e['removal'] or 'not announced'} | "
+                     f"{', '.join(sorted(set(e['warned_on']), key=Version))} | "
+                     f"{', '.join(sorted(set(e['broke_on']), key=Version)) or '—'} |")
     return "\n".join(lines) + "\n"
 
 

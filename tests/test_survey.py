@@ -1,0 +1,99 @@
+"""The survey's sampling, scoring and the warning-before-the-break forecast (offline, no jax)."""
+
+from packaging.specifiers import SpecifierSet
+
+from jaxcompat import survey
+from jaxcompat.config import load
+from jaxcompat.deprecations import Deprecation, came_true, forecast
+from jaxcompat.outcomes import CaseResult, CellResult, reclassify
+from tests.helpers import MINIMAL, make_tree
+
+JAX = ["0.4.30", "0.4.31", "0.4.33", "0.4.34", "0.4.35"]
+EQX = ["0.11.5", "0.11.6", "0.11.7", "0.11.8", "0.11.9"]
+
+
+def _space() -> survey.Space:
+    pairs = {(j, e) for j in JAX for e in EQX if not (e == "0.11.9" and j == "0.4.30")}
+    return survey.Space(JAX, EQX, pairs)
+
+
+def test_sample_takes_both_sides_of_every_bound_and_leaves_matrix_cells_out(tmp_path):
+    matrix = load(make_tree(tmp_path))  # demo-bug: jax >= 0.4.32, equinox < 0.11.8; cell a: 0.4.33/0.11.7
+    combos = survey.sample(matrix, _space(), limit=12, seed=1)
+    pairs = {(c.jax, c.equinox) for c in combos}
+    assert ("0.4.33", "0.11.7") not in pairs  # in matrix.toml
+    assert {("0.4.31", "0.11.7")} <= pairs  # jax side: just outside the bound (inside is the matrix cell)
+    assert {("0.4.35", "0.11.7"), ("0.4.35", "0.11.8")} <= pairs  # equinox side, both sides
+    assert len(combos) == 12 and combos == survey.sample(matrix, _space(), limit=12, seed=1)
+    assert all((c.jax, c.equinox) in _space().pairs for c in combos)
+
+
+def test_bounds_are_adjacent_releases():
+    assert survey._bounds(SpecifierSet(">=0.4.32"), JAX) == [("0.4.33", "0.4.31")]
+    assert survey._bounds(SpecifierSet("<0.11.8"), EQX) == [("0.11.7", "0.11.8")]
+
+
+def test_shards_partition_the_sample():
+    combos = [survey.Combo(j, "0.11.8") for j in JAX]
+    parts = [survey.shard(combos, f"{i}/3") for i in (1, 2, 3)]
+    assert sorted(c.id for p in parts for c in p) == sorted(c.id for c in combos) and all(parts)
+
+
+def _cell(jax, eqx, outcome="pass", error="", message="", status="ok"):
+    results = [] if status != "ok" else [CaseResult("cases/test_demo.py::test_bug", None, "pass", outcome, 0.1,
+                                                    message, error, error_types=[error] if error else [])]
+    return CellResult(id=f"survey-jax{jax}-eqx{eqx}", python="3.11", backend="cpu", status=status,
+                      versions={"jax": jax, "equinox": eqx}, requested={"jax": jax, "equinox": eqx},
+                      results=results, message=message)
+
+
+def test_stored_observations_are_judged_by_todays_rules(tmp_path):
+    matrix = load(make_tree(tmp_path))
+    seen = _cell("0.4.35", "0.11.7", outcome="regression", error="XlaRuntimeError", message="Unfortunately …")
+    assert reclassify(seen, matrix.failures).results[0].outcome == "reproduced"
+    clean = _cell("0.4.31", "0.11.7")
+    assert reclassify(clean, matrix.failures).results[0].outcome == "pass"
+    wrong = _cell("0.4.35", "0.11.8", outcome="regression", error="ValueError", message="boom")
+    obs = [survey.Observation(survey.Combo("0.4.35", "0.11.7"), reclassify(seen, matrix.failures)),
+           survey.Observation(survey.Combo("0.4.31", "0.11.7"), reclassify(clean, matrix.failures)),
+           survey.Observation(survey.Combo("0.4.35", "0.11.8"), reclassify(wrong, matrix.failures))]
+    s = survey.score(obs)
+    assert (s["right"], s["verdicts"], s["clean_combinations"]) == (2, 3, 2)
+    assert s["wrong"] == [{"case": "cases/test_demo.py::test_bug", "outcome": "regression",
+                           "error_type": "ValueError", "combinations": ["jax 0.4.35 + equinox 0.11.8"]}]
+    md = survey.render_md(s, obs, [], {"seed": 0, "limit": 3})
+    assert "2/3 = 66.67%" in md and "Wrong verdicts, by cause" in md
+
+
+def test_an_unexplained_import_error_is_a_wrong_verdict_until_a_rule_explains_it(tmp_path):
+    text = MINIMAL + '''
+[[failure]]
+id = "eqx-import"
+title = "t"
+stage = "import"
+affects = { jax = ">=0.4.34", equinox = "<0.11.8" }
+error = ["AttributeError"]
+match = "pp_eqn_rules"
+upstream = ["https://github.com/patrick-kidger/equinox/issues/869"]
+fix = "upgrade equinox"
+'''
+    matrix = load(make_tree(tmp_path, text))
+    cell = _cell("0.4.35", "0.11.5", status="import-error",
+                 message="import equinox failed:\nAttributeError: jax.core.pp_eqn_rules was removed")
+    assert reclassify(cell, matrix.failures).outcome == "expected"
+    assert reclassify(cell, load(make_tree(tmp_path)).failures).outcome == "cell-error"
+
+
+def test_a_removal_forecast_turns_into_the_real_failure_one_release_later():
+    # jax 0.9.2: equinox hits a deprecation that announces its removal ...
+    before = [{"package": "equinox", "where": "equinox/_ad.py:12", "category": "DeprecationWarning",
+               "message": "jax.core.get_aval is deprecated. Use jax.typeof. It was deprecated in "
+                          "JAX v0.8.2 and will be removed in JAX v0.10.0."}]
+    (dep,) = [Deprecation.from_dict(d) for d in before]
+    assert forecast(before, {"equinox": "0.13.2"}) == [
+        "equinox 0.13.2 uses jax.core.get_aval (equinox/_ad.py:12), which jax removes in 0.10.0"]
+    assert not dep.due("0.9.2") and dep.due("0.10.0")
+    # ... and on jax 0.10.0 the same equinox fails with exactly that API
+    later = "import equinox failed:\nAttributeError: module 'jax.core' has no attribute 'get_aval'"
+    assert came_true(before, later) == [dep]
+    assert came_true(before, "ValueError: something else") == []
