@@ -322,9 +322,10 @@ def forecasts(obs: list[Observation]) -> list[dict]:
             if o.cell.versions.get(entry["package"], o.combo.equinox if entry["package"] == "equinox" else None) \
                     != entry["version"] or o.combo.jax in entry["warned_on"]:
                 continue
-            text = o.cell.message + "\n".join(r.message for r in o.cell.results if r.outcome != "pass")
-            if entry["api"].split(".")[-1] in text and o.cell.outcome != "ok" or any(
-                    entry["api"].split(".")[-1] in r.message for r in o.cell.results if r.outcome not in ("pass", "skipped")):
+            name = entry["api"].split(".")[-1]
+            failed = [o.cell.message] if o.cell.status != "ok" else []
+            failed += [r.message for r in o.cell.results if r.outcome not in ("pass", "skipped")]
+            if any(name in text for text in failed):
                 entry["broke_on"].append(o.combo.jax)
     return sorted(out.values(), key=lambda e: (e["package"], Version(e["version"] or "0"), e["api"]))
 
