@@ -75,13 +75,16 @@ def key_versions(installed: dict[str, str]) -> dict[str, str]:
 
 def run_cell(cell: Cell, matrix: Matrix, *, state_dir: Path, reports_dir: Path | None,
              case_args: list[str] | None = None, extra_env: dict[str, str] | None = None,
-             repeat: int = 1) -> CellResult:
-    """Run one cell and (unless reports_dir is None) write reports/cells/<id>.{json,xml}."""
+             repeat: int = 1, compile_bytecode: bool = True) -> CellResult:
+    """Run one cell and (unless reports_dir is None) write reports/cells/<id>.{json,xml}.
+
+    ``compile_bytecode``: compile the environment at install (worth it for an environment that
+    is run again; a one-shot survey combination imports only what it uses)."""
     t0 = time.perf_counter()
     result = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok",
                         requested=dict(cell.pins), date=cell.date)
     try:
-        _run(cell, matrix, result, state_dir, case_args, extra_env, repeat)
+        _run(cell, matrix, result, state_dir, case_args, extra_env, repeat, compile_bytecode)
     finally:
         result.timings["total_s"] = round(time.perf_counter() - t0, 3)
         scrub_paths(result, {str((state_dir / "envs" / cell.id).resolve()): "<env>",
@@ -93,7 +96,8 @@ def run_cell(cell: Cell, matrix: Matrix, *, state_dir: Path, reports_dir: Path |
 
 
 def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
-         case_args: list[str] | None, extra_env: dict[str, str] | None, repeat: int) -> None:
+         case_args: list[str] | None, extra_env: dict[str, str] | None, repeat: int,
+         compile_bytecode: bool = True) -> None:
     failures = matrix.failures
     pinned = cell.exact_pins()
     missing = backend_missing(cell.backend)
@@ -137,7 +141,7 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
 
     try:
         built = envs.build(cell, python_exe, date, matrix.settings.harness,
-                           state_dir / "envs", state_dir / "locks")
+                           state_dir / "envs", state_dir / "locks", compile_bytecode=compile_bytecode)
     except envs.BuildError as e:
         result.status, result.message = e.status, e.message
         classify_cell_error(result, "resolve", failures, pinned)

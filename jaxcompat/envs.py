@@ -143,7 +143,7 @@ def resolve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, .
 
 
 def build(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...],
-          env_root: Path, lock_cache: Path) -> BuiltEnv:
+          env_root: Path, lock_cache: Path, compile_bytecode: bool = True) -> BuiltEnv:
     """Create (or reuse) the environment of ``cell``."""
     env = env_root / cell.id
     env_python = env / "bin" / "python"
@@ -175,7 +175,7 @@ def build(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...
     lock_file = env / "jaxcompat-lock.txt"
     write_text(lock_file, lock)
     proc = _run([uv_bin(), "pip", "sync", "--quiet", "--python", str(env_python),
-                 "--compile-bytecode", str(lock_file)])
+                 *(["--compile-bytecode"] if compile_bytecode else []), str(lock_file)])
     if proc.returncode != 0:
         status = "unresolvable" if UNRESOLVABLE.search(proc.stderr) else "install-error"
         raise BuildError(status, _clean(proc.stderr))

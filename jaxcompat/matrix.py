@@ -31,7 +31,7 @@ def not_run(cell: Cell, why: str) -> CellResult:
 
 
 def run_cells(matrix: Matrix, cells: list[Cell], *, jobs: int, state_dir: Path, reports_dir: Path,
-              case_args: list[str] | None = None, repeat: int = 1,
+              case_args: list[str] | None = None, repeat: int = 1, compile_bytecode: bool = True,
               progress=print) -> tuple[list[CellResult], bool]:
     """Run ``cells``; return (results in matrix order, interrupted?)."""
     results: dict[str, CellResult] = {}
@@ -45,7 +45,8 @@ def run_cells(matrix: Matrix, cells: list[Cell], *, jobs: int, state_dir: Path, 
     futures: dict[cf.Future, Cell] = {}
     try:
         futures = {pool.submit(run_cell, c, matrix, state_dir=state_dir, reports_dir=reports_dir,
-                               case_args=case_args, repeat=repeat): c for c in cells}
+                               case_args=case_args, repeat=repeat,
+                               compile_bytecode=compile_bytecode): c for c in cells}
         pending = set(futures)
         while pending:
             done, pending = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)

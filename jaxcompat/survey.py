@@ -171,7 +171,7 @@ def run(matrix: Matrix, combos: list[Combo], *, jobs: int, state_dir: Path, out_
         progress(f"{line}  (~{left / 60:.0f} min left)")
 
     return run_cells(matrix, [c.cell() for c in todo], jobs=jobs, state_dir=state_dir,
-                     reports_dir=out_dir, progress=tick)
+                     reports_dir=out_dir, compile_bytecode=False, progress=tick)
 
 
 def _unfinished(path: Path) -> bool:
