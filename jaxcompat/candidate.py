@@ -136,6 +136,8 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
         lines.append("  ✗ failures with no known explanation (new regressions?):")
         for r in unexplained:
             lines.append(f"    - {r.case}: {r.outcome}: {first_line(r.message, 200)}")
+            if r.traceback:
+                lines += ["        " + ln for ln in r.traceback.rstrip().splitlines()[-8:]]
     if stale:
         safe = False
         lines.append("  ! known failures the rules predicted but that did not happen (rules out of date):")

@@ -56,7 +56,9 @@ def scrub_paths(result: CellResult, replacements: dict[str, str]) -> None:
     result.message = clean(result.message)
     result.notes = [clean(n) for n in result.notes]
     for r in result.results:
-        r.message = clean(r.message)
+        r.message, r.traceback = clean(r.message), clean(r.traceback)
+    for d in result.deprecations:
+        d["where"] = clean(str(d.get("where", "")))
 
 
 def lock_versions(lock: str) -> dict[str, str]:

@@ -148,7 +148,8 @@ def _square(c: dict, r: dict | None, case: str, side: str) -> str:
     return (f'<td {attrs}><details class="pop {side}"><summary title="{esc(tip)}">'
             f'<span class="lbl">{esc(label)}</span>{badge}</summary>'
             f'<div class="panel"><div class="ptitle">{esc(short_case(case))} — '
-            f'{esc(c.get("id", ""))}</div>{_panel_rows(rows)}{_pre(r.get("message"))}</div>'
+            f'{esc(c.get("id", ""))}</div>{_panel_rows(rows)}{_pre(r.get("message"))}'
+            f'{_pre(r.get("traceback")) if r.get("traceback") else ""}</div>'
             f"</details></td>")
 
 

@@ -38,11 +38,13 @@ class RawResult:
     error_types: list[str] = field(default_factory=list)  # the exception's class and its bases
     message: str = ""
     duration_s: float = 0.0
+    traceback: str = ""  # the case's frames and the library frame that raised
 
     @classmethod
     def from_dict(cls, d: dict) -> RawResult:
         return cls(case=d["case"], status=d["status"], error_types=list(d.get("error_types", [])),
-                   message=d.get("message", ""), duration_s=float(d.get("duration_s", 0.0)))
+                   message=d.get("message", ""), duration_s=float(d.get("duration_s", 0.0)),
+                   traceback=d.get("traceback", ""))
 
 
 @dataclass
@@ -57,13 +59,15 @@ class CaseResult:
     fix: str = ""
     upstream: list[str] = field(default_factory=list)
     error_types: list[str] = field(default_factory=list)  # the raised class and its bases
+    traceback: str = ""  # short: the case's frames and the library frame that raised
 
     def raw(self) -> RawResult:
         """What was observed, without the knowledge applied (to classify again with new rules)."""
         status = {"pass": "passed", "stale": "passed", "skipped": "skipped", "timeout": "timeout",
                   "crash": "crash"}.get(self.outcome, "failed")
         return RawResult(case=self.case, status=status, message=self.message, duration_s=self.duration_s,
-                         error_types=self.error_types or ([self.error_type] if self.error_type else []))
+                         error_types=self.error_types or ([self.error_type] if self.error_type else []),
+                         traceback=self.traceback)
 
 
 @dataclass
@@ -109,7 +113,7 @@ def classify(raw: RawResult, failures, versions: dict[str, str], backend: str) -
     known = case_failures(failures, raw.case, versions, backend)
     base = dict(case=raw.case, duration_s=round(raw.duration_s, 3),
                 message=raw.message[:MESSAGE_LIMIT], error_type=(raw.error_types or [""])[0],
-                error_types=list(raw.error_types))
+                error_types=list(raw.error_types), traceback=raw.traceback)
     first = known[0] if known else None
     expected = "fail" if known else "pass"
     links = dict(fix=first.fix, upstream=list(first.upstream)) if first else {}

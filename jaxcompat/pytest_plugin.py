@@ -156,10 +156,20 @@ def pytest_runtest_makereport(item, call):
         if exc is not None:
             rec["error_types"] = [c.__name__ for c in type(exc).__mro__ if c is not object]
             rec["message"] = f"{type(exc).__name__}: {exc}"
+            rec["traceback"] = _short_traceback(exc)
             if call.when != "call":
                 rec["message"] = f"[{call.when}] " + rec["message"]
         else:
             rec["message"] = str(report.longrepr)[-2000:]
+
+
+def _short_traceback(exc: BaseException) -> str:
+    """The case's own frames and the library frame that raised: enough to act on."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    keep = [f for f in frames if "/cases/" in f.filename.replace("\\", "/")]
+    if frames and (not keep or keep[-1] is not frames[-1]):
+        keep.append(frames[-1])
+    return "".join(traceback.format_list(keep))[-2000:]
 
 
 def pytest_runtest_logfinish(nodeid, location):
