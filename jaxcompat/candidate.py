@@ -160,3 +160,37 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
             lines.append("  what to pin instead: " + "; ".join(fixes))
     return "\n".join(lines), safe
 
+
+
+def escape_pins(result: CellResult, matrix: Matrix, requirements: list[str], cache: Path) -> list[str]:
+    """Resolver traps: for each known failure hit through a package the user did not pin exactly,
+    the nearest release of that package outside the failure's range (newer first), as an extra pin."""
+    from packaging.version import Version
+
+    from . import releases
+    from .rules import clause_holds
+
+    pinned = {canonicalize_name(parse_requirement(r).name) for r in requirements
+              if any(s.operator == "==" for s in parse_requirement(r).specifier)}
+    out: list[str] = []
+    for r in result.results:
+        f = matrix.failure(r.failure) if r.outcome == "reproduced" and r.failure else None
+        if f is None or f.advisory:
+            continue
+        for clause in f.affects_for(r.case):
+            if not clause_holds(clause, result.versions):
+                continue
+            for dist, spec in clause.items():
+                if dist in pinned or dist not in result.versions:
+                    continue
+                installed = Version(result.versions[dist])
+                try:
+                    rels = [Version(v) for v in releases.versions(dist, cache)]
+                except releases.IndexError_:
+                    continue
+                newer = [v for v in rels if v > installed and not spec.contains(v, prereleases=True)]
+                older = [v for v in rels if v < installed and not spec.contains(v, prereleases=True)]
+                pick = newer[0] if newer else (older[-1] if older else None)
+                if pick is not None and f"{dist}=={pick}" not in out:
+                    out.append(f"{dist}=={pick}")
+    return out

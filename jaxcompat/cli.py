@@ -148,8 +148,30 @@ def cmd_check(args) -> int:
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
     text, safe = verdict(result, matrix)
     print(text)
+    if not safe and result.status == "ok" and not args.no_verify_escapes:
+        _verify_escapes(result, matrix, reqs, args)
     print(f"\nreport: {reports_dir / 'check.json'}")
     return EXIT_OK if safe else EXIT_FAILING
+
+
+def _verify_escapes(result, matrix, reqs: list[str], args, limit: int = 3) -> None:
+    """The nearest pins that avoid the known failures the resolver led to, each verified by a run."""
+    from .candidate import candidate_cell, escape_pins, parse_requirement, verdict
+
+    extra = escape_pins(result, matrix, reqs, Path(args.state) / "cache")[:limit]
+    if not extra:
+        return
+    print("\nresolver trap: these known failures come from versions you did not pin; the nearest pins "
+          "that avoid them, each verified by running it:")
+    for pin in extra:
+        name = pin.split("==")[0]
+        trial = [r for r in reqs if parse_requirement(r).name.lower() not in (name, "jaxlib" if name == "jax" else name)]
+        trial.append(pin)
+        cell = candidate_cell(trial, python=args.python or AUTO)
+        res = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None)
+        text, ok = verdict(res, matrix)
+        summary = "safe" if ok else text.splitlines()[1].strip() if len(text.splitlines()) > 1 else "not safe"
+        print(f"  + {pin}: {summary}  [{', '.join(f'{d} {v}' for d, v in res.versions.items() if d in ('jax', 'jaxlib', 'equinox', 'diffrax', 'optimistix', 'lineax'))}]")
 
 
 def cmd_latest(args) -> int:
@@ -279,6 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="FILE", help="read requirements from FILE (repeatable)")
     k.add_argument("--python", help="Python version for the candidate (default: the lowest of 3.10-3.13 that every pin supports)")
     k.add_argument("--repeat", type=int, default=1)
+    k.add_argument("--no-verify-escapes", action="store_true",
+                   help="do not run the nearest pins that avoid the known failures found")
     k.set_defaults(func=cmd_check)
     lt = sub.add_parser("latest", parents=[common], help="the newest releases, compared with the baseline")
     lt.add_argument("--baseline", help="baseline file (default: reports/baseline.json)")

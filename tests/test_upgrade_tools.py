@@ -229,3 +229,18 @@ def test_latest_report_writes_diff_and_issue_body(tmp_path):
     update_baseline(tmp_path / "baseline.json", [result.to_dict()])
     update_baseline(tmp_path / "baseline.json", [result.to_dict()])
     assert [c["id"] for c in json.loads((tmp_path / "baseline.json").read_text())["cells"]] == ["latest"]
+
+
+def test_resolver_trap_suggests_the_nearest_release_outside_the_range(monkeypatch, tmp_path):
+    from jaxcompat.candidate import escape_pins
+
+    matrix = load(make_tree(tmp_path))  # demo-bug: jax >= 0.4.32, equinox < 0.11.8
+    monkeypatch.setattr("jaxcompat.releases.versions",
+                        lambda dist, cache, **kw: {"equinox": VERSIONS, "jax": ["0.4.31", "0.4.33", "0.4.35"]}[dist])
+    res = CellResult(id="c", python="3.11", backend="cpu", status="ok",
+                     versions={"jax": "0.4.33", "equinox": "0.11.6"},
+                     results=[CaseResult("cases/test_demo.py::test_bug", "demo-bug", "fail", "reproduced", 0.1, "", "")])
+    # the user pinned only diffrax: equinox was the resolver's choice -> upgrade it past the bug
+    assert escape_pins(res, matrix, ["diffrax==0.6.0"], tmp_path) == ["jax==0.4.31", "equinox==0.11.8"]
+    # the user pinned jax exactly: only equinox can move
+    assert escape_pins(res, matrix, ["jax==0.4.33"], tmp_path) == ["equinox==0.11.8"]
