@@ -22,6 +22,7 @@ from .candidate import candidate_cell, parse_requirement
 from .cell import run_cell
 from .config import Failure, Matrix, names
 from .outcomes import CellResult, error_matches
+from .packages import ECOSYSTEM
 from .text import first_line, last_line
 
 
@@ -261,7 +262,7 @@ def render(result: BisectResult) -> str:
     lines = [f"bisect {result.target} over {result.package} ({len(result.cases)} case(s)):"]
     for s in sorted(result.steps, key=lambda s: Version(s.version)):
         others = ", ".join(f"{d} {v}" for d, v in s.versions.items()
-                           if d in ("jax", "jaxlib", "equinox", "diffrax", "optimistix", "numpy") and d != result.package)
+                           if d in ECOSYSTEM + ("numpy",) and d != result.package)
         lines.append(f"  {result.package} {s.version:<10} {s.state:<10} {s.signature:<36} [{others}]"
                      + (f"  skipped: {s.detail}" if s.state == UNKNOWN else ""))
     lines.append(result.message)

@@ -17,9 +17,8 @@ from packaging.utils import canonicalize_name
 from .config import ANY, Cell, Matrix
 from .deprecations import forecast
 from .outcomes import FAILING_OUTCOMES, CellResult
+from .packages import COMPANIONS, ECOSYSTEM
 from .text import first_line
-
-COMPANIONS = ("diffrax", "optimistix", "lineax", "chex")
 
 
 class CandidateError(ValueError):
@@ -93,8 +92,7 @@ def candidate_cell(requirements: list[str], *, python: str, cell_id: str | None 
 def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
     """Human verdict and whether the candidate is safe (no failure of any kind)."""
     lines = [f"Candidate {result.id}: " + ", ".join(f"{d}=={v}" for d, v in result.versions.items()
-                                                     if d in ("jax", "jaxlib", "equinox", "diffrax",
-                                                              "optimistix", "lineax", "chex", "numpy"))]
+                                                     if d in ECOSYSTEM + ("numpy",))]
     safe = True
     if result.status != "ok":
         safe = False

@@ -14,14 +14,10 @@ from packaging.utils import canonicalize_name
 from . import envs, releases, reports, resolution
 from .config import Cell, Matrix
 from .outcomes import CellResult, check_import_rules, classify, classify_cell_error
+from .packages import ECOSYSTEM, KEY_DISTS
 from .pythons import PythonMissing, find_python
 from .runner import Interrupted, run_cases
 
-KEY_DISTS = ("jax", "jaxlib", "equinox", "diffrax", "optimistix", "lineax", "chex", "jaxtyping",
-             "numpy", "scipy", "ml-dtypes", "pytest")
-# dist -> module to import up front (a cell whose package cannot be imported is a result)
-IMPORT_NAMES = {"jax": "jax", "jaxlib": "jaxlib", "equinox": "equinox", "diffrax": "diffrax",
-                "optimistix": "optimistix", "lineax": "lineax", "chex": "chex"}
 _LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==([^\s;]+)")
 
 
@@ -155,7 +151,8 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
     locked = lock_versions(built.lock)
     result.versions = key_versions(locked)
 
-    imports = [IMPORT_NAMES[d] for d in cell.pins if d in IMPORT_NAMES and d in locked]
+    # imported up front: a cell whose package cannot be imported is a result
+    imports = [d for d in cell.pins if d in ECOSYSTEM and d in locked]
     args = case_args or [matrix.settings.cases_dir]
     runs = []
     for _ in range(max(1, repeat)):

@@ -16,11 +16,12 @@ from .compare import Diff, compare, render
 from .config import LATEST, Cell, Matrix
 from .deprecations import forecast
 from .outcomes import FAILING_OUTCOMES, CellResult
+from .packages import ECOSYSTEM
 from .pythons import PythonMissing, find_python
 from .reports import markdown, matrix_dict
 from .text import first_line
 
-PACKAGES = ("jax", "jaxlib", "equinox", "diffrax", "optimistix", "lineax", "chex")
+PACKAGES = ECOSYSTEM
 PYTHONS = ("3.14", "3.13", "3.12", "3.11")
 CELL_ID = "latest"
 

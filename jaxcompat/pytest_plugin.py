@@ -24,7 +24,8 @@ import warnings
 import pytest
 
 BACKEND_MARKERS = {"cpu": "cpu", "cuda12": "gpu", "gpu": "gpu", "tpu": "tpu"}
-WATCHED = ("equinox", "diffrax", "optimistix", "lineax", "chex", "jaxtyping")
+from jaxcompat.packages import WATCHED  # noqa: E402 - stdlib-only module
+
 _WHERE = re.compile(r"[/\\](" + "|".join(WATCHED) + r")[/\\](.*)$")
 _seen_warnings: set[tuple[str, str]] = set()
 

@@ -20,15 +20,15 @@ from packaging.version import Version
 
 from . import releases, reports, resolution
 from .atomic import write_text
-from .deprecations import parse as parse_deprecations
 from .config import ANY, Cell, Matrix
+from .deprecations import parse as parse_deprecations
 from .matrix import run_cells
 from .outcomes import FAILING_OUTCOMES, CellResult, reclassify
+from .packages import COMPANIONS
 from .rules import applies
 
 FIRST_JAX = "0.4.13"
 FIRST_EQX = "0.10.0"
-COMPANIONS = ("diffrax", "optimistix", "lineax", "chex")
 RIGHT = ("pass", "reproduced")
 
 

@@ -115,7 +115,7 @@ def test_steady():
 
 def test_unreachable_index_is_an_install_error_with_uv_message(tmp_path, monkeypatch):
     matrix = load(make_tree(tmp_path, '[[cell]]\nid = "c"\npython = "%d.%d"\ndate = "2024-09-19"\n'
-                                      'pins = { jax = "0.4.33" }\n' % sys.version_info[:2]))
+                                      'pins = { jax = "0.4.33", jaxlib = "0.4.33" }\n' % sys.version_info[:2]))
     monkeypatch.setenv("UV_INDEX_URL", "http://127.0.0.1:9/simple")
     monkeypatch.setenv("UV_NO_CACHE", "1")
     monkeypatch.setenv("UV_HTTP_RETRIES", "0")
@@ -187,7 +187,7 @@ def test_random_values_in_a_valid_file(tmp_path, junk, where):
 def test_a_version_missing_from_the_index_is_unresolvable(tmp_path, monkeypatch):
     from jaxcompat import releases
 
-    matrix = load(make_tree(tmp_path, '[[cell]]\nid = "c"\npins = { jax = "0.4.33", equinox = "9.9.9" }\n'))
+    matrix = load(make_tree(tmp_path, '[[cell]]\nid = "c"\npins = { jax = "0.4.33", jaxlib = "0.4.33", equinox = "9.9.9" }\n'))
     monkeypatch.setattr(releases, "_fetch", lambda dist, attempts=3: {"releases": {
         "0.4.33": [{"upload_time_iso_8601": "2024-09-16T00:00:00Z"}],
         "0.11.7": [{"upload_time_iso_8601": "2024-09-18T00:00:00Z"}]}})
@@ -209,7 +209,7 @@ def test_resolver_conflict_is_unresolvable_with_uv_message(tmp_path, monkeypatch
         return subprocess.CompletedProcess(argv, 1, "", uv_says)
 
     monkeypatch.setattr(envs, "_run", fake_run)
-    matrix = load(make_tree(tmp_path, '[[cell]]\nid = "c"\ndate = "2024-09-19"\npins = { jax = "0.4.33" }\n'))
+    matrix = load(make_tree(tmp_path, '[[cell]]\nid = "c"\ndate = "2024-09-19"\npins = { jax = "0.4.33", jaxlib = "0.4.33" }\n'))
     result = run_cell(matrix.cells[0], matrix, state_dir=tmp_path / "state", reports_dir=None)
     assert result.status == "unresolvable" and "No solution found" in result.message
     assert result.outcome == "cell-error"  # no resolve-stage rule explains it
