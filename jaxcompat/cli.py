@@ -238,7 +238,7 @@ def cmd_survey(args) -> int:
     with run_lock(out_dir):
         if not args.report_only:
             _, interrupted = survey.run(matrix, mine, jobs=args.jobs, state_dir=state_dir, out_dir=out_dir,
-                                        fresh=args.fresh)
+                                        fresh=args.fresh, cases=args.case)
         obs = survey.load_observations(matrix, out_dir, combos)
         summary = survey.score(obs)
         rows = survey.compat_rows(matrix, sp, obs, cache)
@@ -322,6 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--shard", help="i/n: run every n-th combination from the i-th (CI jobs)")
     sv.add_argument("-j", "--jobs", type=int, default=default_jobs(), help="combinations in parallel")
     sv.add_argument("--fresh", action="store_true", help="run again what was already observed")
+    sv.add_argument("--case", action="append",
+                    help="run only these cases (repeatable) and lay their results over the stored observations")
     sv.add_argument("--report-only", action="store_true", help="score the stored observations (merge shards)")
     sv.set_defaults(func=cmd_survey)
     ci = sub.add_parser("ci-plan", parents=[common], help="GitHub Actions job matrix from nox -l --json")

@@ -157,12 +157,15 @@ def shard(combos: list[Combo], spec: str | None) -> list[Combo]:
 
 
 def run(matrix: Matrix, combos: list[Combo], *, jobs: int, state_dir: Path, out_dir: Path,
-        fresh: bool = False, progress=print) -> tuple[list[CellResult], bool]:
-    """Run the combinations not yet observed (all with ``fresh``); show progress and time left."""
-    done = {p.stem for p in (out_dir / "cells").glob("*.json")} if not fresh else set()
-    todo = [c for c in combos if c.id not in done or _unfinished(out_dir / "cells" / f"{c.id}.json")]
+        fresh: bool = False, cases: list[str] | None = None, progress=print) -> tuple[list[CellResult], bool]:
+    """Run the combinations not yet observed (all with ``fresh``); show progress and time left.
+    With ``cases``, only those cases run, into ``out_dir/extra``: their results are laid over the
+    stored observations (a case module added since the survey ran costs only its own time)."""
+    target = out_dir / "extra" if cases else out_dir
+    done = {p.stem for p in (target / "cells").glob("*.json")} if not fresh else set()
+    todo = [c for c in combos if c.id not in done or _unfinished(target / "cells" / f"{c.id}.json")]
     progress(f"survey: {len(combos)} combinations, {len(combos) - len(todo)} already observed, "
-             f"{len(todo)} to run")
+             f"{len(todo)} to run" + (f" (cases: {' '.join(cases)})" if cases else ""))
     t0, count = time.monotonic(), [0]
 
     def tick(line: str) -> None:
@@ -171,7 +174,7 @@ def run(matrix: Matrix, combos: list[Combo], *, jobs: int, state_dir: Path, out_
         progress(f"{line}  (~{left / 60:.0f} min left)")
 
     return run_cells(matrix, [c.cell() for c in todo], jobs=jobs, state_dir=state_dir,
-                     reports_dir=out_dir, compile_bytecode=False, progress=tick)
+                     reports_dir=target, case_args=cases, compile_bytecode=False, progress=tick)
 
 
 def _unfinished(path: Path) -> bool:
@@ -215,18 +218,36 @@ def _first_error(message: str) -> str:
     return lines[-1][:160] if lines else ""
 
 
+def _load(path: Path) -> CellResult | None:
+    try:
+        cell = reports.load_cell(path)
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    return None if cell.status == "not-run" else cell
+
+
+def overlay(base: CellResult, extra: CellResult) -> CellResult:
+    """``base`` with the results of a later partial run (same environment) laid over it."""
+    if base.status != "ok" or extra.status != "ok":
+        return base if base.status != "ok" else extra
+    newer = {r.case for r in extra.results}
+    base.results = [r for r in base.results if r.case not in newer] + list(extra.results)
+    base.deprecations += [d for d in extra.deprecations if d not in base.deprecations]
+    return base
+
+
 def load_observations(matrix: Matrix, out_dir: Path, combos: list[Combo] | None = None) -> list[Observation]:
-    wanted = {c.id: c for c in combos} if combos is not None else None
+    wanted = {c.id for c in combos} if combos is not None else None
     obs = []
     for path in sorted((out_dir / "cells").glob("survey-*.json")):
         if wanted is not None and path.stem not in wanted:
             continue
-        try:
-            cell = reports.load_cell(path)
-        except (ValueError, TypeError, KeyError):
+        cell = _load(path)
+        if cell is None:
             continue
-        if cell.status == "not-run":
-            continue
+        extra = _load(out_dir / "extra" / "cells" / path.name)
+        if extra is not None:
+            cell = overlay(cell, extra)
         j, e = cell.requested["jax"], cell.requested["equinox"]
         obs.append(Observation(Combo(j, e), reclassify(cell, matrix.failures)))
     return obs

@@ -97,3 +97,12 @@ def test_a_removal_forecast_turns_into_the_real_failure_one_release_later():
     later = "import equinox failed:\nAttributeError: module 'jax.core' has no attribute 'get_aval'"
     assert came_true(before, later) == [dep]
     assert came_true(before, "ValueError: something else") == []
+
+
+def test_a_partial_run_is_laid_over_the_stored_observation():
+    base = _cell("0.4.35", "0.11.7", outcome="pass")
+    base.results.append(CaseResult("cases/test_old.py::test_x", None, "pass", "pass", 0.1, "", ""))
+    extra = _cell("0.4.35", "0.11.7", outcome="regression", error="ValueError", message="new case fails")
+    merged = survey.overlay(base, extra)
+    assert {r.case: r.outcome for r in merged.results} == {"cases/test_old.py::test_x": "pass",
+                                                           "cases/test_demo.py::test_bug": "regression"}
