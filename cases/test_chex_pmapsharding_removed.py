@@ -1,0 +1,44 @@
+"""chex-pmapsharding-removed: chex < 0.1.92's device/sharding asserts fail on jax >= 0.10.0.
+
+Symptom
+-------
+With chex 0.1.91 on jax 0.10.0 (and later), every tree assertion that inspects where a
+``jax.Array`` lives raises instead of checking::
+
+    chex.assert_tree_is_on_host({"a": jnp.zeros(2)})
+    AttributeError: module 'jax.sharding' has no attribute 'PmapSharding'
+
+(likewise ``assert_tree_is_on_device`` and ``assert_tree_is_sharded``). ``import chex``,
+``assert_shape``, NumPy leaves and ``jax.pmap`` / ``chex.fake_pmap`` are unaffected.
+
+Cause
+-----
+chex's ``_check_sharding`` does ``isinstance(x.sharding, jax.sharding.PmapSharding)``.
+jax 0.8.1 deprecated ``PmapSharding`` (a DeprecationWarning through 0.9.x) and jax 0.10.0,
+which removed the C++ pmap, deleted it. chex 0.1.92 reads ``jax.typeof(x).sharding``
+instead (its "new pmap" release).
+
+Fix: upgrade chex to >= 0.1.92 (or pin jax < 0.10 with chex <= 0.1.91).
+"""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+
+def test_assert_tree_is_on_host_jax_array():
+    chex = pytest.importorskip("chex")
+    # A CPU jax.Array counts as "on host" (allow_cpu_device=True is the default).
+    chex.assert_tree_is_on_host({"a": jnp.zeros(2)})
+
+
+def test_assert_tree_is_on_device_cpu():
+    chex = pytest.importorskip("chex")
+    chex.assert_tree_is_on_device({"a": jnp.zeros(2)}, platform="cpu")
+
+
+def test_control_assert_tree_is_on_host_numpy():
+    chex = pytest.importorskip("chex")
+    # NumPy leaves never reach the sharding check.
+    chex.assert_tree_is_on_host({"a": np.zeros(2)})
+    chex.assert_shape(jnp.zeros(2), (2,))
