@@ -1,0 +1,125 @@
+"""inplace-update-copies-071 / -0111: an in-place buffer write inside a loop became a whole-buffer copy.
+
+Symptom
+-------
+A jitted loop that writes one element per iteration into a carried buffer
+(``buf.at[i].set(v)`` in ``lax.while_loop``/``fori_loop``/``scan``, i.e. a
+``dynamic-update-slice``) costs O(buffer) per iteration instead of O(1): an O(n)
+program becomes O(n^2). Nothing raises; equinox's buffered while loops (and so
+diffrax) and the ``fori_loop`` accumulation idiom slow down by 10x-10000x.
+Here: the same loop, same trip count, on a buffer 10x larger should cost about
+the same; where the write copies, it costs ~10x more::
+
+    AssertionError: cost grew 11.0x for 10x buffer (fori_loop, 2000 writes: 43.48 ms -> 477.56 ms): in-place update became a copy
+
+Measured on 2 loaded cores (median of per-round ratios): in place 0.1x-3.0x, copying
+6.9x-12.3x; the limit is 4x.
+
+Cause
+-----
+Two separate XLA:CPU regressions, each below the optimized HLO (the compiled HLO
+text is identical across each boundary, so only timing shows it):
+- jaxlib 0.7.1: writes whose value/index come from other loop work (e.g. the
+  index is drawn with ``jax.random``) are copied; a plain ``x[t+1] = f(x[t])``
+  is not. ``test_random_index_while_loop_write_in_place``.
+- jaxlib 0.11.1: a small update (one element here; upstream: below a few hundred
+  bytes) written into a large carried array, e.g. ``x.at[t+1].set(f(x[t]))`` in
+  ``fori_loop``, is copied; the jax.random-index loop is not.
+  ``test_fori_loop_small_write_in_place``.
+Fix: use a jax/jaxlib release without the regression (see the rules).
+"""
+
+import time
+import warnings
+
+import pytest
+
+GROWTH_LIMIT = 4.0  # in place: ~1x; copying: ~10x (or more, out of cache)
+
+
+def _cost_growth(fn, shape_small, shape_big, rounds=11, budget_s=1.0):
+    """How much longer jit(fn) runs on a buffer of shape_big than on one of shape_small.
+
+    The input is donated, so in place there is no O(buffer) work at all. Calls for the two
+    sizes alternate (in both orders); the verdict is the median of the per-round ratios: on a
+    loaded machine the typical call is several times slower than a lucky one, so min-of-repeats
+    is biased by whichever size got the lucky slot; the median is not."""
+    import statistics
+
+    import jax
+    import jax.numpy as jnp
+
+    f = jax.jit(fn, donate_argnums=0)
+    shapes = (shape_small, shape_big)
+    times = []
+    spent = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Some donated buffers were not usable" on old CPU jax
+        for shape in shapes:  # compile and warm up
+            jax.block_until_ready(f(jnp.zeros(shape, jnp.float32)))
+        for r in range(rounds):
+            row = [0.0, 0.0]
+            for k in ((0, 1) if r % 2 == 0 else (1, 0)):  # alternate the order, too
+                x = jax.block_until_ready(jnp.zeros(shapes[k], jnp.float32))
+                t0 = time.perf_counter()
+                jax.block_until_ready(f(x))
+                row[k] = time.perf_counter() - t0
+            times.append(row)
+            spent += sum(row)
+            if r >= 2 and spent > budget_s:
+                break
+    growth = statistics.median(big / small for small, big in times)
+    return growth, (statistics.median(t[0] for t in times), statistics.median(t[1] for t in times))
+
+
+def _check(fn, shape_small, shape_big, what):
+    growth, (t_small, t_big) = _cost_growth(fn, shape_small, shape_big)
+    factor = shape_big[0] // shape_small[0]
+    if growth >= GROWTH_LIMIT:
+        raise AssertionError(
+            f"cost grew {growth:.1f}x for {factor}x buffer ({what}: {t_small * 1e3:.2f} ms -> "
+            f"{t_big * 1e3:.2f} ms): in-place update became a copy")
+
+
+@pytest.mark.cpu
+def test_random_index_while_loop_write_in_place():
+    # jax#31284: equinox/diffrax's buffer pattern -- read at a data-dependent index, write at step.
+    import jax.lax as lax
+    import jax.random as jr
+
+    def loop(xs):
+        def body(carry):
+            step, xs = carry
+            i = jr.randint(jr.PRNGKey(step), shape=(), minval=0, maxval=2)
+            return step + 1, xs.at[step].set(xs[i] + 1.0)
+
+        return lax.while_loop(lambda c: c[0] < 500, body, (0, xs))[1]
+
+    _check(loop, (16384,), (163840,), "while_loop, 500 writes")
+
+
+@pytest.mark.cpu
+def test_fori_loop_small_write_in_place():
+    # jax#40101: the accumulation idiom x[t+1] = f(x[t]).
+    import jax.lax as lax
+
+    def loop(xs):
+        return lax.fori_loop(0, 2000, lambda t, xs: xs.at[t + 1].set(xs[t] * 0.5 + 1.0), xs)
+
+    _check(loop, (8192,), (81920,), "fori_loop, 2000 writes")
+
+
+@pytest.mark.cpu
+def test_control_loop_reads_carried_buffer():
+    # Same machinery, a loop that carries the buffer and reads one element per iteration.
+    import jax.lax as lax
+    import jax.numpy as jnp
+
+    def loop(xs):
+        def body(t, carry):
+            s, xs = carry
+            return s * 0.5 + xs[t], xs
+
+        return lax.fori_loop(0, 2000, body, (jnp.zeros(()), xs))
+
+    _check(loop, (8192,), (81920,), "fori_loop, 2000 reads")
