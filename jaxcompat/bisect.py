@@ -153,7 +153,8 @@ def bisect(matrix: Matrix, target: str, package: str, *, good: str | None, bad: 
         reqs = [p for p in pins if canonicalize_name(parse_requirement(p).name) != package]
         reqs.append(f"{package}=={version}")
         cell = candidate_cell(reqs, python=python, cell_id=f"bisect-{package}-{version}")
-        res = run_cell(cell, matrix, state_dir=state_dir, reports_dir=None, case_args=cases)
+        res = run_cell(cell, matrix, state_dir=state_dir, reports_dir=None, case_args=cases,
+                       compile_bytecode=False)  # a step runs once
         state, sig, detail = judge(res, failure)
         step = Step(version=version, signature=sig, versions=res.versions, state=state, detail=detail,
                     installable=res.status not in ("unresolvable", "install-error", "python-missing"))

@@ -1,0 +1,77 @@
+"""core-aval-removed-0100: grad through and vmap of equinox while loops fail on jax >= 0.10.0 (equinox < 0.13.3).
+
+Symptom
+-------
+On jax 0.10.0+ with equinox 0.13.1/0.13.2 (older equinox does not import there):
+
+- ``jax.grad`` through ``equinox.internal.while_loop(kind="checkpointed")`` -- and so
+  through every ``diffrax.diffeqsolve`` with the default ``RecursiveCheckpointAdjoint`` --
+  fails with ``AttributeError: jax.core.get_aval was deprecated in JAX v0.8.2 and
+  removed in JAX v0.10.0; use jax.typeof instead.``
+- ``jax.vmap`` of a buffered equinox while loop (diffrax ``SaveAt(ts=...)`` under vmap)
+  fails with ``AttributeError: jax.core.mapped_aval was deprecated in JAX v0.8.2 and
+  removed in JAX v0.10.0. Use jax.extend.core.mapped_aval.``
+
+On jax >= 0.11 the message is jax's generic
+``module 'jax.core' has no attribute 'get_aval'`` (resp. ``'mapped_aval'``).
+
+Cause
+-----
+jax 0.10.0 removed ``jax.core.get_aval``, ``mapped_aval`` and ``unmapped_aval``
+(deprecated in 0.8.2). equinox's symbolic-zero cotangents (``_none_to_zero``) and its
+batched "vprim" abstract evaluation still called them. The fix: equinox 0.13.3
+(commit 235e3d0) uses ``jax.extend.core`` / ``jax.typeof`` when available.
+"""
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+
+def _while_loop():
+    eqxi = pytest.importorskip("equinox.internal")
+    if not hasattr(eqxi, "while_loop"):
+        pytest.skip("this equinox has no equinox.internal.while_loop")
+    return eqxi.while_loop
+
+
+def test_grad_checkpointed_while_loop():
+    while_loop = _while_loop()
+
+    def loss(x):
+        return while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * x), (0, 1.0),
+                          max_steps=3, kind="checkpointed")[1]
+
+    assert abs(float(jax.grad(loss)(1.1)) - 3 * 1.1**2) < 1e-5
+
+
+def test_vmap_buffered_while_loop():
+    while_loop = _while_loop()
+
+    def fill(x):
+        def body(carry):
+            i, buf = carry
+            return i + 1, buf.at[i].set(x * i)
+
+        return while_loop(lambda c: c[0] < 3, body, (0, jnp.zeros(3)), max_steps=3,
+                          buffers=lambda c: c[1], kind="checkpointed")[1]
+
+    assert jax.vmap(fill)(jnp.array([1.0, 2.0])).tolist() == [[0.0, 1.0, 2.0], [0.0, 2.0, 4.0]]
+
+
+def test_diffrax_grad():
+    diffrax = pytest.importorskip("diffrax")
+
+    def loss(y0):
+        sol = diffrax.diffeqsolve(diffrax.ODETerm(lambda t, y, args: -y), diffrax.Euler(),
+                                  t0=0.0, t1=1.0, dt0=0.5, y0=y0)
+        return sol.ys[-1]
+
+    assert abs(float(jax.grad(loss)(1.0)) - 0.5**2) < 1e-6
+
+
+def test_control_checkpointed_while_loop_forward():
+    while_loop = _while_loop()
+    out = jax.jit(lambda x: while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * x),
+                                       (0, 1.0), max_steps=3, kind="checkpointed")[1])(1.1)
+    assert abs(float(out) - 1.1**3) < 1e-5
