@@ -122,6 +122,11 @@ def classify(raw: RawResult, failures, versions: dict[str, str], backend: str) -
         return CaseResult(failure=first.id if first else None, expected=expected,
                           outcome="skipped", **base, **links)
     if raw.status in ("timeout", "crash"):
+        # A rule may document a crash/timeout itself (its `error` names "crash"/"timeout").
+        for f in known + collateral_failures(failures, raw.case, versions, backend):
+            if raw.status in f.errors and f.match.search(raw.message):
+                return CaseResult(failure=f.id, expected="fail", outcome="reproduced", **base,
+                                  fix=f.fix, upstream=list(f.upstream))
         return CaseResult(failure=first.id if first else None, expected=expected,
                           outcome=raw.status, **base, **links)
     if raw.status == "passed":
