@@ -137,12 +137,13 @@ def classify(raw: RawResult, failures, versions: dict[str, str], backend: str) -
         if error_matches(f, raw.error_types, raw.message):
             return CaseResult(failure=f.id, expected="fail", outcome="reproduced", **base,
                               fix=f.fix, upstream=list(f.upstream))
-    if known:
-        return CaseResult(failure=first.id, expected="fail", outcome="mismatch", **base, **links)
+    # A broken code path many cases share (collateral) may fail first and mask what was expected.
     for f in collateral_failures(failures, raw.case, versions, backend):
         if error_matches(f, raw.error_types, raw.message):
-            return CaseResult(failure=f.id, expected="pass", outcome="reproduced", **base,
+            return CaseResult(failure=f.id, expected=expected, outcome="reproduced", **base,
                               fix=f.fix, upstream=list(f.upstream))
+    if known:
+        return CaseResult(failure=first.id, expected="fail", outcome="mismatch", **base, **links)
     return CaseResult(failure=None, expected="pass", outcome="regression", **base)
 
 
