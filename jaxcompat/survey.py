@@ -287,8 +287,29 @@ def compat_rows(matrix: Matrix, sp: Space, obs: list[Observation], cache: Path) 
         row = {"jax": j, "jaxlib": jaxlib, "installable": True,
                "equinox": [good[0], good[-1]] if good else None}
         row["observed"] = {e: _mark(seen.get((j, e))) for e in (row["equinox"] or [])}
+        for dist in ("diffrax", "optimistix", "lineax"):
+            row[dist] = _companion_range(dist, j, jaxlib, good, matrix, cache)
         rows.append(row)
     return rows
+
+
+def _companion_range(dist: str, jax: str, jaxlib: str, equinox_ok: list[str], matrix: Matrix,
+                     cache: Path) -> list[str] | None:
+    """Oldest and newest ``dist`` whose metadata accepts this jax and one of its clean equinox
+    releases, and that no rule on (jax, dist) flags (rules naming a third package are not
+    evaluated here)."""
+    ok = []
+    for v in _final(dist, cache, "0"):
+        try:
+            spec = resolution.declared(dist, v, "jax", cache)
+            eqx = resolution.declared(dist, v, "equinox", cache)
+        except (OSError, resolution.ResolutionError, StopIteration):
+            continue
+        if (spec.contains(Version(jax), prereleases=True)
+                and any(eqx.contains(Version(e), prereleases=True) for e in equinox_ok)
+                and not predicted({"jax": jax, "jaxlib": jaxlib, dist: v}, matrix)):
+            ok.append(v)
+    return [ok[0], ok[-1]] if ok else None
 
 
 def predicted(versions: dict[str, str], matrix: Matrix) -> list[str]:
@@ -366,17 +387,22 @@ def render_forecasts(obs: list[Observation]) -> str:
 
 
 def render_compat(rows: list[dict]) -> str:
-    lines = ["## Which equinox for which jax (no known failure)", "",
-             "From the rules, for every jax release; each end marked by what the survey saw there.", "",
-             "| jax | jaxlib | oldest equinox | newest equinox |", "|---|---|---|---|"]
+    lines = ["## Which releases for which jax (no known failure)", "",
+             "From the rules, for every jax release: the oldest and newest equinox (each end marked by what "
+             "the survey saw there), and the range of diffrax, optimistix and lineax whose metadata accepts "
+             "that jax and that no rule on the pair flags.", "",
+             "| jax | jaxlib | oldest equinox | newest equinox | diffrax | optimistix | lineax |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         if not r["installable"]:
-            lines.append(f"| {r['jax']} | — | cannot be installed from the index on CPU | |")
-        elif not r["equinox"]:
-            lines.append(f"| {r['jax']} | {r['jaxlib']} | none without a known failure | |")
+            lines.append(f"| {r['jax']} | — | cannot be installed from the index on CPU | | | | |")
+            continue
+        comp = " | ".join("–".join(dict.fromkeys(r.get(d) or [])) or "none" for d in ("diffrax", "optimistix", "lineax"))
+        if not r["equinox"]:
+            lines.append(f"| {r['jax']} | {r['jaxlib']} | none without a known failure | | {comp} |")
         else:
             lo, hi = r["equinox"]
-            lines.append(f"| {r['jax']} | {r['jaxlib']} | {lo} ({r['observed'][lo]}) | {hi} ({r['observed'][hi]}) |")
+            lines.append(f"| {r['jax']} | {r['jaxlib']} | {lo} ({r['observed'][lo]}) | {hi} ({r['observed'][hi]}) | {comp} |")
     return "\n".join(lines) + "\n"
 
 

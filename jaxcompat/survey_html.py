@@ -56,7 +56,8 @@ def render(sp, obs, rows, matrix_pairs: set, summary: dict) -> str:
               'installed together<span class="un"></span>not surveyed' +
               "".join(f'<span style="background:{c}"></span>{_e(f)}' for f, c in colour.items()) +
               "<br>● a cell of matrix.toml &nbsp; ! a wrong verdict (outlined)</p>")
-    compat = ["<table class=compat><tr><th>jax</th><th>jaxlib</th><th>oldest equinox</th><th>newest equinox</th></tr>"]
+    compat = ["<table class=compat><tr><th>jax</th><th>jaxlib</th><th>oldest equinox</th><th>newest equinox</th>"
+              "<th>diffrax</th><th>optimistix</th><th>lineax</th></tr>"]
     for r in rows:
         if not r["installable"]:
             compat.append(f"<tr><td>{_e(r['jax'])}</td><td colspan=3>cannot be installed from the index on CPU</td></tr>")
@@ -64,8 +65,10 @@ def render(sp, obs, rows, matrix_pairs: set, summary: dict) -> str:
             compat.append(f"<tr><td>{_e(r['jax'])}</td><td>{_e(r['jaxlib'])}</td><td colspan=2>none without a known failure</td></tr>")
         else:
             lo, hi = r["equinox"]
+            comp = "".join(f"<td>{_e('–'.join(dict.fromkeys(r.get(d) or [])) or 'none')}</td>"
+                           for d in ("diffrax", "optimistix", "lineax"))
             compat.append(f"<tr><td>{_e(r['jax'])}</td><td>{_e(r['jaxlib'])}</td><td>{_e(lo)} ({_e(r['observed'][lo])})</td>"
-                          f"<td>{_e(hi)} ({_e(r['observed'][hi])})</td></tr>")
+                          f"<td>{_e(hi)} ({_e(r['observed'][hi])})</td>{comp}</tr>")
     compat.append("</table>")
     s = summary
     return (f"<!doctype html><html><head><meta charset=utf-8><title>jax-compat survey</title><style>{CSS}</style>"
