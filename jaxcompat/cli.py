@@ -239,7 +239,11 @@ def cmd_survey(args) -> int:
         if not args.report_only:
             _, interrupted = survey.run(matrix, mine, jobs=args.jobs, state_dir=state_dir, out_dir=out_dir,
                                         fresh=args.fresh, cases=args.case)
-        obs = survey.load_observations(matrix, out_dir, combos)
+        # Every stored observation counts (an earlier sample's too), except combinations that
+        # have since become cells of matrix.toml: the score is about truth off the matrix.
+        taken = survey.matrix_pairs(matrix)
+        obs = [o for o in survey.load_observations(matrix, out_dir)
+               if (o.combo.jax, o.combo.equinox) not in taken]
         summary = survey.score(obs)
         rows = survey.compat_rows(matrix, sp, obs, cache)
         survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix,
