@@ -104,6 +104,14 @@ class CellResult:
         return any(r.outcome in FAILING_OUTCOMES for r in self.results)
 
 
+def _clip(text: str, limit: int) -> str:
+    """At most ``limit`` characters, from both ends (the message of a runtime error comes last)."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[…]\n{text[-half:]}"
+
+
 def error_matches(failure: Failure, error_types: list[str], message: str) -> bool:
     return bool(set(failure.errors) & set(error_types)) and bool(failure.match.search(message))
 
@@ -112,7 +120,7 @@ def classify(raw: RawResult, failures, versions: dict[str, str], backend: str) -
     """Apply what we know (the failure rules) to what happened (the raw result)."""
     known = case_failures(failures, raw.case, versions, backend)
     base = dict(case=raw.case, duration_s=round(raw.duration_s, 3),
-                message=raw.message[:MESSAGE_LIMIT], error_type=(raw.error_types or [""])[0],
+                message=_clip(raw.message, MESSAGE_LIMIT), error_type=(raw.error_types or [""])[0],
                 error_types=list(raw.error_types), traceback=raw.traceback)
     first = known[0] if known else None
     expected = "fail" if known else "pass"

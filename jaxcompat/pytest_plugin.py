@@ -164,6 +164,11 @@ def pytest_runtest_makereport(item, call):
             rec["message"] = str(report.longrepr)[-2000:]
 
 
+def _clip(text: str, head: int = 1500, tail: int = 2500) -> str:
+    """Keep both ends: equinox's runtime errors put the stack first and the message last."""
+    return text if len(text) <= head + tail else f"{text[:head]}\n[…]\n{text[-tail:]}"
+
+
 def _short_traceback(exc: BaseException) -> str:
     """The case's own frames and the library frame that raised: enough to act on."""
     frames = traceback.extract_tb(exc.__traceback__)
@@ -176,5 +181,5 @@ def _short_traceback(exc: BaseException) -> str:
 def pytest_runtest_logfinish(nodeid, location):
     rec = _results.pop(nodeid, None)
     if rec is not None:
-        rec["message"] = rec["message"][:4000]
+        rec["message"] = _clip(rec["message"])
         _emit({"event": "result", **rec})
