@@ -59,11 +59,36 @@ import jax.numpy as jnp
 import pytest
 
 
-def _int_output_custom_jvp():
+def _require_none_output_tangents():
+    """Skip where this equinox's filter_custom_jvp cannot return None (a symbolic zero) for an
+    output tangent at all: the pattern this case is about does not exist there. Seen on jax
+    0.4.18-0.4.22 with equinox 0.10.10-0.11.1 ("must produce primal and tangent outputs with
+    equal shapes and dtypes ... tangent 2.0" for float outputs too)."""
     import equinox as eqx
 
     if not hasattr(eqx.filter_custom_jvp, "def_jvp"):  # equinox < 0.10.7
         pytest.skip("this equinox's filter_custom_jvp has no def_jvp (symbolic zeros)")
+
+    @eqx.filter_custom_jvp
+    def probe(x, y):
+        return x * 2.0, y + 1.0
+
+    @probe.def_jvp
+    def probe_jvp(primals, tangents):
+        return probe(*primals), (2.0 * tangents[0], None)
+
+    try:
+        jax.jvp(lambda x: probe(x, jnp.array(1.0))[0], (jnp.array(3.0),), (jnp.array(1.0),))
+    except TypeError as e:
+        if "equal shapes and dtypes" in str(e):
+            pytest.skip(f"this equinox/jax pair rejects None output tangents in filter_custom_jvp: {e}")
+        raise
+
+
+def _int_output_custom_jvp():
+    import equinox as eqx
+
+    _require_none_output_tangents()
 
     @eqx.filter_custom_jvp
     def f(x, n):
@@ -98,8 +123,7 @@ def test_filter_custom_jvp_int_output_jvp():
 def test_control_filter_custom_jvp_float_outputs():
     import equinox as eqx
 
-    if not hasattr(eqx.filter_custom_jvp, "def_jvp"):  # equinox < 0.10.7
-        pytest.skip("this equinox's filter_custom_jvp has no def_jvp (symbolic zeros)")
+    _require_none_output_tangents()
 
     @eqx.filter_custom_jvp
     def f(x, y):

@@ -227,6 +227,11 @@ def cmd_survey(args) -> int:
     cache = state_dir / "cache"
     sp = survey.space(cache)
     combos = survey.sample(matrix, sp, limit=args.limit, seed=args.seed)
+    if args.jax:
+        from packaging.specifiers import SpecifierSet
+        from packaging.version import Version
+
+        combos = [c for c in combos if SpecifierSet(args.jax).contains(Version(c.jax), prereleases=True)]
     try:
         mine = survey.shard(combos, args.shard)
     except ValueError as e:
@@ -328,6 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--fresh", action="store_true", help="run again what was already observed")
     sv.add_argument("--case", action="append",
                     help="run only these cases (repeatable) and lay their results over the stored observations")
+    sv.add_argument("--jax", metavar="SPEC", help="only the sampled combinations whose jax matches SPEC (e.g. '>=0.6')")
     sv.add_argument("--report-only", action="store_true", help="score the stored observations (merge shards)")
     sv.set_defaults(func=cmd_survey)
     ci = sub.add_parser("ci-plan", parents=[common], help="GitHub Actions job matrix from nox -l --json")
