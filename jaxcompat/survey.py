@@ -164,6 +164,8 @@ def run(matrix: Matrix, combos: list[Combo], *, jobs: int, state_dir: Path, out_
     target = out_dir / "extra" if cases else out_dir
     done = {p.stem for p in (target / "cells").glob("*.json")} if not fresh else set()
     todo = [c for c in combos if c.id not in done or _unfinished(target / "cells" / f"{c.id}.json")]
+    if cases:  # lay over what was observed: only combinations whose packages imported
+        todo = [c for c in todo if (b := _load(out_dir / "cells" / f"{c.id}.json")) is not None and b.status == "ok"]
     progress(f"survey: {len(combos)} combinations, {len(combos) - len(todo)} already observed, "
              f"{len(todo)} to run" + (f" (cases: {' '.join(cases)})" if cases else ""))
     t0, count = time.monotonic(), [0]
