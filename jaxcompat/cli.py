@@ -227,6 +227,8 @@ def cmd_survey(args) -> int:
     cache = state_dir / "cache"
     sp = survey.space(cache)
     combos = survey.sample(matrix, sp, limit=args.limit, seed=args.seed)
+    if args.case:  # new cases over what was already observed, whatever sample it came from
+        combos = [o.combo for o in survey.load_observations(matrix, out_dir) if o.cell.status == "ok"]
     if args.jax:
         from packaging.specifiers import SpecifierSet
         from packaging.version import Version
