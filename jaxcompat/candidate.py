@@ -188,7 +188,7 @@ def escape_pins(result: CellResult, matrix: Matrix, requirements: list[str], cac
                     continue
                 newer = [v for v in rels if v > installed and not spec.contains(v, prereleases=True)]
                 older = [v for v in rels if v < installed and not spec.contains(v, prereleases=True)]
-                pick = newer[0] if newer else (older[-1] if older else None)
-                if pick is not None and f"{dist}=={pick}" not in out:
-                    out.append(f"{dist}=={pick}")
+                for pick in newer[:1] + older[-1:]:  # the nearest on each side, newer first
+                    if f"{dist}=={pick}" not in out:
+                        out.append(f"{dist}=={pick}")
     return out

@@ -163,6 +163,7 @@ def _verify_escapes(result, matrix, reqs: list[str], args, limit: int = 3) -> No
         return
     print("\nresolver trap: these known failures come from versions you did not pin; the nearest pins "
           "that avoid them, each verified by running it:")
+    safe_pins = []
     for pin in extra:
         name = pin.split("==")[0]
         trial = [r for r in reqs if parse_requirement(r).name.lower() not in (name, "jaxlib" if name == "jax" else name)]
@@ -172,6 +173,10 @@ def _verify_escapes(result, matrix, reqs: list[str], args, limit: int = 3) -> No
         text, ok = verdict(res, matrix)
         summary = "safe" if ok else text.splitlines()[1].strip() if len(text.splitlines()) > 1 else "not safe"
         print(f"  + {pin}: {summary}  [{', '.join(f'{d} {v}' for d, v in res.versions.items() if d in ('jax', 'jaxlib', 'equinox', 'diffrax', 'optimistix', 'lineax'))}]")
+        if ok:
+            safe_pins.append(pin)
+    print("  verified safe: add " + " or ".join(safe_pins) if safe_pins else
+          "  none of the nearest pins is safe on its own: see each one's verdict above")
 
 
 def cmd_latest(args) -> int:
