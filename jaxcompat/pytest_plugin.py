@@ -164,7 +164,7 @@ def pytest_runtest_makereport(item, call):
             rec["message"] = str(report.longrepr)[-2000:]
 
 
-def _clip(text: str, head: int = 1500, tail: int = 2500) -> str:
+def _clip(text: str, head: int = 4000, tail: int = 12000) -> str:
     """Keep both ends: equinox's runtime errors put the stack first and the message last."""
     return text if len(text) <= head + tail else f"{text[:head]}\n[…]\n{text[-tail:]}"
 
