@@ -60,11 +60,15 @@ class CaseResult:
     upstream: list[str] = field(default_factory=list)
     error_types: list[str] = field(default_factory=list)  # the raised class and its bases
     traceback: str = ""  # short: the case's frames and the library frame that raised
+    status: str = ""  # what pytest saw (passed | failed | skipped | timeout | crash)
 
     def raw(self) -> RawResult:
         """What was observed, without the knowledge applied (to classify again with new rules)."""
-        status = {"pass": "passed", "stale": "passed", "skipped": "skipped", "timeout": "timeout",
-                  "crash": "crash"}.get(self.outcome, "failed")
+        status = self.status or {"pass": "passed", "stale": "passed", "skipped": "skipped",
+                                 "timeout": "timeout", "crash": "crash"}.get(self.outcome, "failed")
+        if not self.status and not self.error_type and self.message.startswith(
+                ("killed by signal", "interpreter exited with code")):  # a record from before `status`
+            status = "crash"
         return RawResult(case=self.case, status=status, message=self.message, duration_s=self.duration_s,
                          error_types=self.error_types or ([self.error_type] if self.error_type else []),
                          traceback=self.traceback)
@@ -121,7 +125,7 @@ def classify(raw: RawResult, failures, versions: dict[str, str], backend: str) -
     known = case_failures(failures, raw.case, versions, backend)
     base = dict(case=raw.case, duration_s=round(raw.duration_s, 3),
                 message=_clip(raw.message, MESSAGE_LIMIT), error_type=(raw.error_types or [""])[0],
-                error_types=list(raw.error_types), traceback=raw.traceback)
+                error_types=list(raw.error_types), traceback=raw.traceback, status=raw.status)
     first = known[0] if known else None
     expected = "fail" if known else "pass"
     links = dict(fix=first.fix, upstream=list(first.upstream)) if first else {}
