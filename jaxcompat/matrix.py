@@ -37,9 +37,11 @@ def run_cells(matrix: Matrix, cells: list[Cell], *, jobs: int, state_dir: Path, 
     results: dict[str, CellResult] = {}
     interrupted = False
     previous = None
+    stopping = threading.Event()
     if threading.current_thread() is threading.main_thread():
-        def _term(signum, frame):  # SIGTERM behaves like Ctrl-C
-            raise KeyboardInterrupt
+        def _term(signum, frame):  # SIGTERM behaves like Ctrl-C; a second one while stopping is ignored
+            if not stopping.is_set():
+                raise KeyboardInterrupt
         previous = signal.signal(signal.SIGTERM, _term)
     pool = cf.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="cell")
     futures: dict[cf.Future, Cell] = {}
@@ -62,6 +64,7 @@ def run_cells(matrix: Matrix, cells: list[Cell], *, jobs: int, state_dir: Path, 
                 results[cell.id] = res
                 progress(f"[{len(results)}/{len(cells)}] {_line(res)}")
     except KeyboardInterrupt:
+        stopping.set()  # e.g. `timeout` forwarding the same SIGTERM: stop once, keep every report
         interrupted = True
         progress("interrupted: stopping running cells; finished reports are kept")
         stop_all()
