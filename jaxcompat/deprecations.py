@@ -73,6 +73,11 @@ def forecast(records: list[dict], versions: dict[str, str]) -> list[str]:
     return [d.sentence(versions) for d in sorted(seen.values(), key=key)]
 
 
+def names(api: str, failure_text: str) -> bool:
+    """Whether a failure's text names the deprecated API (its last component)."""
+    return bool(api) and api.split(".")[-1] in failure_text
+
+
 def came_true(records: list[dict], later_message: str) -> list[Deprecation]:
     """The forecasts whose API the later failure names: the warning that became the break."""
-    return [d for d in parse(records) if d.api and d.api.split(".")[-1] in later_message]
+    return [d for d in parse(records) if names(d.api, later_message)]

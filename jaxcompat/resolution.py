@@ -176,19 +176,11 @@ def pick_jaxlib(jax_version: str, spec: SpecifierSet, cache_dir: Path, date: str
 
 
 def _neighbours(project: dict, target: str) -> str:
-    ordered = sorted((Version(v) for v in project if _valid(v)))
+    ordered = sorted(Version(v) for v in project if is_exact(v))
     t = Version(target)
     below = [str(v) for v in ordered if v < t][-1:]
     above = [str(v) for v in ordered if v > t][:1]
     return " and ".join(below + above) or "none"
-
-
-def _valid(v: str) -> bool:
-    try:
-        Version(v)
-    except InvalidVersion:
-        return False
-    return True
 
 
 def python_fits(version: str, pins: dict[str, str], cache_dir: Path) -> str:

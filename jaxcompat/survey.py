@@ -21,6 +21,7 @@ from packaging.version import Version
 from . import releases, reports, resolution
 from .atomic import write_text
 from .config import ANY, Cell, Matrix
+from .deprecations import names as names_api
 from .deprecations import parse as parse_deprecations
 from .matrix import run_cells
 from .outcomes import FAILING_OUTCOMES, CellResult, reclassify
@@ -366,10 +367,9 @@ def forecasts(obs: list[Observation]) -> list[dict]:
             if o.cell.versions.get(entry["package"], o.combo.equinox if entry["package"] == "equinox" else None) \
                     != entry["version"] or o.combo.jax in entry["warned_on"]:
                 continue
-            name = entry["api"].split(".")[-1]
             failed = [o.cell.message] if o.cell.status != "ok" else []
             failed += [r.message for r in o.cell.results if r.outcome not in ("pass", "skipped")]
-            if any(name in text for text in failed):
+            if any(names_api(entry["api"], text) for text in failed):
                 entry["broke_on"].append(o.combo.jax)
     return sorted(out.values(), key=lambda e: (e["package"], Version(e["version"] or "0"), e["api"]))
 

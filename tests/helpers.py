@@ -39,3 +39,18 @@ def make_tree(tmp_path: Path, matrix: str = MINIMAL, cases: dict[str, str] | Non
     path = tmp_path / "matrix.toml"
     path.write_text(textwrap.dedent(matrix))
     return path
+
+
+# A rule that documents a crash (the interpreter killed under NumPy 2 by an old jaxlib).
+CRASH_RULE = MINIMAL + '''
+[[failure]]
+id = "abi"
+title = "t"
+cases = ["cases/test_demo.py::test_bug"]
+collateral = ["cases"]
+affects = { jaxlib = "<0.4.26", numpy = ">=2" }
+error = ["ValueError", "crash"]
+match = "killed by signal SIGSEGV|Unable to avoid copy"
+upstream = ["https://github.com/jax-ml/jax/issues/19246"]
+fix = "numpy<2"
+'''

@@ -179,21 +179,9 @@ def test_collateral_cases_reproduce_when_they_fail_and_pass_when_they_pass(tmp_p
 def test_a_rule_can_document_a_crash(tmp_path):
     from jaxcompat.config import load
     from jaxcompat.outcomes import RawResult, classify
-    from tests.helpers import MINIMAL, make_tree
+    from tests.helpers import CRASH_RULE, make_tree
 
-    text = MINIMAL + '''
-[[failure]]
-id = "abi"
-title = "t"
-cases = ["cases/test_demo.py::test_bug"]
-collateral = ["cases"]
-affects = { jaxlib = "<0.4.26", numpy = ">=2" }
-error = ["ValueError", "crash"]
-match = "killed by signal SIGSEGV|Unable to avoid copy"
-upstream = ["https://github.com/jax-ml/jax/issues/19246"]
-fix = "numpy<2"
-'''
-    failures = load(make_tree(tmp_path, text)).failures
+    failures = load(make_tree(tmp_path, CRASH_RULE)).failures
     broken = {"jax": "0.4.23", "jaxlib": "0.4.23", "numpy": "2.1.1", "equinox": "0.11.9"}
     crash = RawResult("cases/test_demo.py::test_control_ok", "crash", message="killed by signal SIGSEGV (11)")
     assert classify(crash, failures, broken, "cpu").outcome == "reproduced"

@@ -110,20 +110,10 @@ def test_a_partial_run_is_laid_over_the_stored_observation():
 
 def test_a_crash_explained_by_a_rule_stays_a_crash_when_judged_again(tmp_path):
     from jaxcompat.outcomes import RawResult, classify
+    from tests.helpers import CRASH_RULE
 
-    text = MINIMAL + '''
-[[failure]]
-id = "abi"
-title = "t"
-cases = ["cases/test_demo.py::test_bug"]
-affects = { numpy = ">=2" }
-error = ["crash"]
-match = "killed by signal SIGSEGV"
-upstream = ["https://github.com/jax-ml/jax/issues/19246"]
-fix = "numpy<2"
-'''
-    failures = load(make_tree(tmp_path, text)).failures
-    versions = {"jax": "0.4.23", "numpy": "2.1.1"}
+    failures = load(make_tree(tmp_path, CRASH_RULE)).failures
+    versions = {"jax": "0.4.23", "jaxlib": "0.4.23", "numpy": "2.1.1"}
     seen = classify(RawResult("cases/test_demo.py::test_bug", "crash", message="killed by signal SIGSEGV (11)"),
                     failures, versions, "cpu")
     assert seen.outcome == "reproduced"
