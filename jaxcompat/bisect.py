@@ -125,7 +125,8 @@ def co_installable(package: str, versions: list[str], pins: list[str], cache: Pa
 
 
 def bisect(matrix: Matrix, target: str, package: str, *, good: str | None, bad: str | None,
-           pins: list[str], python: str, state_dir: Path, progress=print) -> BisectResult:
+           pins: list[str], python: str, state_dir: Path, use_cache: bool = True,
+           progress=print) -> BisectResult:
     package = canonicalize_name(package)
     failure, cases = target_failure(target, matrix)
     cache = state_dir / "cache"
@@ -154,7 +155,7 @@ def bisect(matrix: Matrix, target: str, package: str, *, good: str | None, bad: 
         reqs.append(f"{package}=={version}")
         cell = candidate_cell(reqs, python=python, cell_id=f"bisect-{package}-{version}")
         res = run_cell(cell, matrix, state_dir=state_dir, reports_dir=None, case_args=cases,
-                       compile_bytecode=False)  # a step runs once
+                       compile_bytecode=False, use_cache=use_cache)  # a step runs once
         state, sig, detail = judge(res, failure)
         step = Step(version=version, signature=sig, versions=res.versions, state=state, detail=detail,
                     installable=res.status not in ("unresolvable", "install-error", "python-missing"))

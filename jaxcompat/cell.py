@@ -7,16 +7,18 @@ import re
 import shutil
 import subprocess
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from . import envs, releases, reports, resolution
+from . import envs, releases, reports, resolution, resultcache
 from .config import Cell, Matrix
 from .outcomes import CellResult, check_import_rules, classify, classify_cell_error
 from .packages import ECOSYSTEM, KEY_DISTS
 from .pythons import PythonMissing, find_python
-from .runner import Interrupted, run_cases
+from .resultcache import ResultCache
+from .runner import CellRun, Interrupted, run_cases
 
 _LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==([^\s;]+)")
 
@@ -71,18 +73,30 @@ def key_versions(installed: dict[str, str]) -> dict[str, str]:
     return {d: norm[d] for d in KEY_DISTS if d in norm}
 
 
+@dataclass
+class Options:
+    """How to run a cell (the same for every cell of a run)."""
+
+    case_args: list[str] | None = None
+    extra_env: dict[str, str] | None = None
+    repeat: int = 1
+    compile_bytecode: bool = True
+    use_cache: bool = True  # re-use raw results whose inputs did not change (--no-cache: False)
+
+
 def run_cell(cell: Cell, matrix: Matrix, *, state_dir: Path, reports_dir: Path | None,
              case_args: list[str] | None = None, extra_env: dict[str, str] | None = None,
-             repeat: int = 1, compile_bytecode: bool = True) -> CellResult:
+             repeat: int = 1, compile_bytecode: bool = True, use_cache: bool = True) -> CellResult:
     """Run one cell and (unless reports_dir is None) write reports/cells/<id>.{json,xml}.
 
     ``compile_bytecode``: compile the environment at install (worth it for an environment that
     is run again; a one-shot survey combination imports only what it uses)."""
     t0 = time.perf_counter()
+    opts = Options(case_args, extra_env, repeat, compile_bytecode, use_cache)
     result = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok",
                         requested=dict(cell.pins), date=cell.date)
     try:
-        _run(cell, matrix, result, state_dir, case_args, extra_env, repeat, compile_bytecode)
+        _run(cell, matrix, result, state_dir, opts)
     finally:
         result.timings["total_s"] = round(time.perf_counter() - t0, 3)
         scrub_paths(result, {str((state_dir / "envs" / cell.id).resolve()): "<env>",
@@ -93,83 +107,174 @@ def run_cell(cell: Cell, matrix: Matrix, *, state_dir: Path, reports_dir: Path |
     return result
 
 
-def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
-         case_args: list[str] | None, extra_env: dict[str, str] | None, repeat: int,
-         compile_bytecode: bool = True) -> None:
-    failures = matrix.failures
-    pinned = cell.exact_pins()
+class Stop(Exception):
+    """The cell ended early; its result says why."""
+
+
+def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: Options) -> None:
+    """The stages of a cell, each of which may end it with a result (``Stop``)."""
+    try:
+        unavailable_backend(cell, result)
+        cell, python_exe = complete(cell, matrix, result, state_dir)
+        lock_text = locked(cell, python_exe, matrix, result, state_dir, opts)
+        run = observe(cell, python_exe, lock_text, matrix, result, state_dir, opts)
+        judge(result, run, matrix.failures, cell, lock_text)
+    except Stop:
+        return
+
+
+def unavailable_backend(cell: Cell, result: CellResult) -> None:
     missing = backend_missing(cell.backend)
     if missing:
         result.status, result.outcome, result.message = "backend-missing", "unavailable", missing
-        return
+        raise Stop
+
+
+def complete(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path) -> tuple[Cell, str]:
+    """Fill in what the cell leaves open (jaxlib, Python, date); find the interpreter."""
     t = time.perf_counter()
     try:
-        asked = cell
-        cell = resolution.complete(cell, state_dir / "cache")
+        done = resolution.complete(cell, state_dir / "cache")
+        python_exe = find_python(done.python)
+        date = done.date or releases.resolution_date(done.exact_pins(), state_dir / "cache")
     except (resolution.ResolutionError, releases.IndexError_) as e:
         result.status, result.message = "unresolvable", str(e)
-        classify_cell_error(result, "resolve", failures, pinned)
-        return
+        classify_cell_error(result, "resolve", matrix.failures, cell.exact_pins())
+        raise Stop from None
     except PythonMissing as e:
         result.status, result.outcome, result.message = "python-missing", "unavailable", str(e)
-        return
+        raise Stop from None
     except OSError as e:
         result.status, result.outcome, result.message = "install-error", "cell-error", f"reading the index: {e}"
-        return
-    pinned = cell.exact_pins()
-    result.python = cell.python
-    if "jaxlib" in cell.pins and "jaxlib" not in asked.pins:
-        result.notes.append(f"jaxlib {cell.pins['jaxlib']}: what jax {cell.pins['jax']}'s metadata asks for")
-    if asked.python != cell.python:
-        result.notes.append(f"Python {cell.python}: the lowest this machine has that every pin supports")
-    try:
-        python_exe = find_python(cell.python)
-    except PythonMissing as e:
-        result.status, result.outcome, result.message = "python-missing", "unavailable", str(e)
-        return
+        raise Stop from None
+    result.python, result.date = done.python, date
+    if "jaxlib" in done.pins and "jaxlib" not in cell.pins:
+        result.notes.append(f"jaxlib {done.pins['jaxlib']}: what jax {done.pins['jax']}'s metadata asks for")
+    if cell.python != done.python:
+        result.notes.append(f"Python {done.python}: the lowest this machine has that every pin supports")
     result.timings["find_python_s"] = round(time.perf_counter() - t, 3)
+    return replace(done, date=date), python_exe
 
-    try:
-        date = cell.date or releases.resolution_date(pinned, state_dir / "cache")
-    except releases.IndexError_ as e:
-        result.status, result.message = "unresolvable", str(e)
-        classify_cell_error(result, "resolve", failures, pinned)
-        return
-    result.date = date
 
+def locked(cell: Cell, python_exe: str, matrix: Matrix, result: CellResult, state_dir: Path,
+           opts: Options) -> str:
+    """The cell's lock: what would be installed (resolved once, then read from the lock cache)."""
     try:
-        built = envs.build(cell, python_exe, date, matrix.settings.harness,
-                           state_dir / "envs", state_dir / "locks", compile_bytecode=compile_bytecode)
+        text, notes, resolve_s = envs.lock(cell, python_exe, cell.date, matrix.settings.harness,
+                                           state_dir / "envs", state_dir / "locks",
+                                           reuse_failure=opts.use_cache)
     except envs.BuildError as e:
         result.status, result.message = e.status, e.message
-        classify_cell_error(result, "resolve", failures, pinned)
-        return
-    result.timings.update(built.timings)
-    result.notes.extend(built.notes)
-    if built.reused:
-        result.notes.append("environment reused (matches its lock)")
-    locked = lock_versions(built.lock)
-    result.versions = key_versions(locked)
+        classify_cell_error(result, "resolve", matrix.failures, cell.exact_pins())
+        raise Stop from None
+    result.timings["resolve_s"] = resolve_s
+    result.notes.extend(notes)
+    result.versions = key_versions(lock_versions(text))
+    return text
 
-    # imported up front: a cell whose package cannot be imported is a result
-    imports = [d for d in cell.pins if d in ECOSYSTEM and d in locked]
-    args = case_args or [matrix.settings.cases_dir]
+
+def observe(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result: CellResult,
+            state_dir: Path, opts: Options) -> CellRun:
+    """What the cases did in this environment: re-used where the inputs are unchanged, run
+    (after installing, if need be) where they are not."""
+    cache = ResultCache(state_dir)
+    root = matrix.root
+    harness = resultcache.harness_digest(root, matrix.settings.cases_dir)
+    env = resultcache.env_key(lock_text, python_exe, cell.backend, opts.extra_env, harness)
+    args = opts.case_args or [matrix.settings.cases_dir]
+    modules, narrow = resultcache.case_modules(root, args)
+    keys = {m: resultcache.module_key(root, m, harness) for m in modules}
+    reading = opts.use_cache and opts.repeat == 1
+    env_entry = cache.load_env(env) if reading else None
+    hits: dict[str, resultcache.ModuleEntry] = {}
+    if env_entry is not None and not env_entry.import_failed:
+        hits = {m: e for m in modules if (e := cache.load_module(env, m, keys[m])) is not None}
+    todo = [m for m in modules if m not in hits] + narrow if hits else args
+    result.notes.extend(cache.problems)
+    if env_entry is not None and (env_entry.import_failed or not todo):
+        return _from_cache(env_entry, hits, result)
+
+    built = install(cell, python_exe, lock_text, matrix, result, state_dir, opts)
+    imports = [d for d in cell.pins if d in ECOSYSTEM and d in lock_versions(lock_text)]
     runs = []
-    for _ in range(max(1, repeat)):
+    for _ in range(max(1, opts.repeat)):
         try:
-            run = run_cases(built.python, matrix.root, args, backend=cell.backend, imports=imports,
+            run = run_cases(built.python, root, todo, backend=cell.backend, imports=imports,
                             timeout_s=matrix.settings.case_timeout_s,
-                            workdir=state_dir / "runs" / cell.id, extra_env=extra_env)
+                            workdir=state_dir / "runs" / cell.id, extra_env=opts.extra_env)
         except Interrupted:
             result.status, result.outcome = "not-run", "interrupted"
             result.message = "the run was interrupted before this cell finished"
-            return
+            raise Stop from None
         runs.append(run)
         if run.import_failed:
             break
-    run = runs[0]
     result.timings["pytest_s"] = round(sum(r.pytest_s for r in runs), 3)
-    installed = {canonicalize_name(k): v for k, v in (run.versions or locked).items()}
+    run = runs[0]
+    run.repeats = [r.results for r in runs[1:]]
+    if opts.repeat == 1 and run.versions:
+        _store(cache, env, keys, run, narrow)
+    return _merge(run, hits, result)
+
+
+def install(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result: CellResult,
+            state_dir: Path, opts: Options) -> envs.BuiltEnv:
+    try:
+        built = envs.install(cell, python_exe, lock_text, state_dir / "envs", opts.compile_bytecode)
+    except envs.BuildError as e:
+        result.status, result.message = e.status, e.message
+        classify_cell_error(result, "resolve", matrix.failures, cell.exact_pins())
+        raise Stop from None
+    result.timings.update(built.timings)
+    if built.reused:
+        result.notes.append("environment reused (matches its lock)")
+    return built
+
+
+def _store(cache: ResultCache, env: str, keys: dict[str, str], run: CellRun, narrow: list[str]) -> None:
+    """Keep what this run observed: the environment's import record and each whole module."""
+    at = resultcache.now()
+    cache.store_env(env, resultcache.EnvEntry(
+        versions=run.versions, imports=run.imports, jax_backend=run.jax_backend,
+        import_failed=run.import_failed, deprecations=[d for d in run.deprecations if not d.get("case")],
+        observed_at=at))
+    if run.import_failed or narrow:
+        return  # a narrowed run (node ids) is not a whole module's results
+    for module, key in keys.items():
+        results = [r for r in run.results if resultcache.module_of(r.case) == module]
+        deps = [d for d in run.deprecations if d.get("case") and resultcache.module_of(d["case"]) == module]
+        cache.store_module(env, key, resultcache.ModuleEntry(module, results, deps, at))
+
+
+def _from_cache(env_entry, hits: dict, result: CellResult) -> CellRun:
+    result.notes.append(f"nothing ran: every result re-used from the result cache "
+                        f"(environment observed {env_entry.observed_at})")
+    run = CellRun(versions=env_entry.versions, imports=env_entry.imports, jax_backend=env_entry.jax_backend,
+                  import_failed=env_entry.import_failed, deprecations=list(env_entry.deprecations))
+    return _merge(run, hits, result, announce=False)
+
+
+def _merge(run: CellRun, hits: dict, result: CellResult, announce: bool = True) -> CellRun:
+    """This run's results with the cached modules', in module order."""
+    if not hits:
+        return run
+    reused = [replace(r, reused_from=e.observed_at) for e in hits.values() for r in e.results]
+    if announce:
+        result.notes.append(f"{len(reused)} result(s) of {len(hits)} module(s) re-used from the result cache; "
+                            f"{len(run.results)} run now")
+    seen = {(d["where"], d["message"]) for d in run.deprecations}
+    for e in hits.values():
+        for d in e.deprecations:
+            if (d["where"], d["message"]) not in seen:
+                seen.add((d["where"], d["message"]))
+                run.deprecations.append(d)
+    run.results = sorted(run.results + reused, key=lambda r: resultcache.module_of(r.case))
+    return run
+
+
+def judge(result: CellResult, run: CellRun, failures, cell: Cell, lock_text: str) -> None:
+    """Apply today's rules to what was observed (fresh or re-used alike)."""
+    installed = {canonicalize_name(k): v for k, v in (run.versions or lock_versions(lock_text)).items()}
     result.versions = key_versions(installed)
     result.deprecations = list(run.deprecations)
     if run.jax_backend:
@@ -177,7 +282,6 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
     if run.rc < 0 and run.results:
         result.notes.append(f"pytest's interpreter was killed by signal {-run.rc} after the last case "
                             "(every result had been recorded)")
-
     if run.import_failed:
         bad = {m: tb for m, tb in run.imports.items() if tb != "ok"}
         result.status = "import-error"
@@ -185,11 +289,10 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
         classify_cell_error(result, "import", failures, installed)
         return
     check_import_rules(result, failures, installed)
-
     result.results = [classify(raw, failures, installed, cell.backend) for raw in run.results]
-    if len(runs) > 1:
-        flag_flaky(result, [[classify(raw, failures, installed, cell.backend) for raw in r.results]
-                            for r in runs[1:]])
+    if run.repeats:
+        flag_flaky(result, [[classify(raw, failures, installed, cell.backend) for raw in rep]
+                            for rep in run.repeats])
     if run.rc not in (0, 1) and not run.results:
         result.status, result.outcome = "run-error", "cell-error"
         result.message = f"pytest exited with code {run.rc} before running any case:\n{run.log_tail}"
@@ -197,10 +300,10 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
 
 def flag_flaky(result: CellResult, repeats: list[list]) -> None:
     """A case whose outcome differs between repeats is ``flaky`` (and fails the run)."""
+    result.notes.append(f"each case ran {len(repeats) + 1} times")
     for r in result.results:
         seen = [r.outcome] + [next((x.outcome for x in rep if x.case == r.case), "missing")
                               for rep in repeats]
         if len(set(seen)) > 1:
             r.message = f"outcomes over {len(seen)} runs: {', '.join(seen)}\n{r.message}"
             r.outcome = "flaky"
-    result.notes.append(f"each case ran {len(repeats) + 1} times")

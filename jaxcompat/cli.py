@@ -72,7 +72,7 @@ def cmd_matrix(args) -> int:
             print(f"re-running {len(cells)} cell(s) that did not finish: {', '.join(c.id for c in cells) or 'none'}")
         results, interrupted = run_cells(matrix, cells, jobs=args.jobs, state_dir=state_dir,
                                          reports_dir=reports_dir, case_args=args.case or None,
-                                         repeat=args.repeat)
+                                         repeat=args.repeat, use_cache=not args.no_cache)
         by_id = {**previous, **{r.id: r for r in results}}
         ordered = [by_id[c.id] for c in matrix.cells if c.id in by_id]
         summary = write_consolidated(matrix, ordered, reports_dir,
@@ -80,6 +80,8 @@ def cmd_matrix(args) -> int:
                                                  "unfinished": [r.id for r in ordered if r.status == "not-run"]})
     print()
     print(reports.terminal_grid(ordered))
+    if reports.reuse_line(results):
+        print("\n" + reports.reuse_line(results))
     print(f"\nreports: {reports_dir / 'matrix.md'}, {reports_dir / 'matrix.json'}, {reports_dir / 'cells'}/")
     if interrupted:
         print("run interrupted; re-run the unfinished cells with: nox -s matrix -- --only-missing")
@@ -125,6 +127,8 @@ def cmd_report(args) -> int:
             update_baseline(reports_dir / "baseline.json", [c.to_dict() for c in ordered])
             print(f"baseline updated: {reports_dir / 'baseline.json'} ({len(ordered)} cells)")
     print(reports.terminal_grid(ordered))
+    if reports.reuse_line(ordered):
+        print("\n" + reports.reuse_line(ordered))
     if args.check and any(c.failing for c in ordered):
         return EXIT_FAILING
     return EXIT_OK
@@ -144,10 +148,13 @@ def cmd_check(args) -> int:
     where = "the lowest Python that every pin supports" if cell.python == AUTO else f"Python {cell.python}"
     print(f"checking {' '.join(reqs)} on {where} ({cell.id})", flush=True)
     with run_lock(reports_dir):
-        result = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, repeat=args.repeat)
+        result = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, repeat=args.repeat,
+                          use_cache=not args.no_cache)
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
     text, safe = verdict(result, matrix)
     print(text)
+    if reports.reuse_line([result]):
+        print(reports.reuse_line([result]))
     if not safe and result.status == "ok" and not args.no_verify_escapes:
         _verify_escapes(result, matrix, reqs, args)
     print(f"\nreport: {reports_dir / 'check.json'}")
@@ -169,7 +176,7 @@ def _verify_escapes(result, matrix, reqs: list[str], args, limit: int = 3) -> No
         trial = [r for r in reqs if parse_requirement(r).name.lower() not in (name, "jaxlib" if name == "jax" else name)]
         trial.append(pin)
         cell = candidate_cell(trial, python=args.python or AUTO)
-        res = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None)
+        res = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, use_cache=not args.no_cache)
         text, ok = verdict(res, matrix)
         summary = "safe" if ok else text.splitlines()[1].strip() if len(text.splitlines()) > 1 else "not safe"
         print(f"  + {pin}: {summary}  [{', '.join(f'{d} {v}' for d, v in res.versions.items() if d in ('jax', 'jaxlib', 'equinox', 'diffrax', 'optimistix', 'lineax'))}]")
@@ -186,7 +193,7 @@ def cmd_latest(args) -> int:
     reports_dir = Path(args.reports)
     baseline_path = Path(args.baseline) if args.baseline else reports_dir / "baseline.json"
     with run_lock(reports_dir):
-        result = run_latest(matrix, state_dir=Path(args.state), reports_dir=reports_dir)
+        result = run_latest(matrix, state_dir=Path(args.state), reports_dir=reports_dir, use_cache=not args.no_cache)
         text, regressed = report_latest(result, load_baseline(baseline_path), reports_dir)
         if args.update_baseline:
             update_baseline(baseline_path, [result.to_dict()])
@@ -209,7 +216,8 @@ def cmd_bisect(args) -> int:
         for p in args.pins:
             parse_requirement(p)
         result = bisect(matrix, args.target, args.package, good=args.good, bad=args.bad, pins=args.pins,
-                        python=args.python or AUTO, state_dir=Path(args.state))
+                        python=args.python or AUTO, state_dir=Path(args.state),
+                        use_cache=not args.no_cache)
     except (BisectError, CandidateError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
@@ -250,7 +258,7 @@ def cmd_survey(args) -> int:
     with run_lock(out_dir):
         if not args.report_only:
             _, interrupted = survey.run(matrix, mine, jobs=args.jobs, state_dir=state_dir, out_dir=out_dir,
-                                        fresh=args.fresh, cases=args.case)
+                                        fresh=args.fresh, cases=args.case, use_cache=not args.no_cache)
         # Every stored observation counts (an earlier sample's too), except combinations that
         # have since become cells of matrix.toml: the score is about truth off the matrix.
         taken = survey.matrix_pairs(matrix)
@@ -294,6 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--reports", default=str(_root() / "reports"), help="reports folder")
     common.add_argument("--state", default=str(_root() / ".jaxcompat"),
                         help="environments, locks and caches (default: .jaxcompat/)")
+    common.add_argument("--no-cache", action="store_true",
+                        help="run every case, re-using no earlier result (results are still stored)")
     p = argparse.ArgumentParser(prog="jaxcompat", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     m = sub.add_parser("matrix", parents=[common],

@@ -106,14 +106,21 @@ def backend_requirements(cell: Cell) -> list[str]:
 
 
 def resolve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...],
-            workdir: Path, lock_cache: Path) -> tuple[str, list[str]]:
-    """Return (lock text, notes). Optional ("*") pins that cannot co-install are dropped, noted."""
+            workdir: Path, lock_cache: Path, reuse_failure: bool = True) -> tuple[str, list[str]]:
+    """Return (lock text, notes). Optional ("*") pins that cannot co-install are dropped, noted.
+
+    Both answers are cached by the spec: the lock, and "no solution" (exact pins as of a date
+    do not become installable later; ``reuse_failure=False`` asks the resolver again)."""
     key = spec_hash(cell, python_exe, date, harness)
     cached = lock_cache / f"{cell.id}-{key}.txt"
     notes_file = cached.with_suffix(".notes.json")
-    if cached.is_file() and not any(v == LATEST for v in cell.pins.values()):
+    failed_file = cached.with_suffix(".unresolvable.txt")
+    floating = any(v == LATEST for v in cell.pins.values())
+    if cached.is_file() and not floating:
         notes = json.loads(notes_file.read_text()) if notes_file.is_file() else []
         return cached.read_text(), notes
+    if failed_file.is_file() and reuse_failure and not floating:
+        raise BuildError("unresolvable", failed_file.read_text())
     base = cell.requirements() + backend_requirements(cell) + list(cell.constraints) + list(harness)
     optional = cell.optional()
     proc = _compile(cell, python_exe, date, base + optional, workdir)
@@ -135,33 +142,41 @@ def resolve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, .
             if not accepted:
                 proc = _compile(cell, python_exe, date, base, workdir)
     if proc.returncode != 0:
-        status = "unresolvable" if UNRESOLVABLE.search(proc.stderr) else "install-error"
-        raise BuildError(status, _clean(proc.stderr))
+        if UNRESOLVABLE.search(proc.stderr):
+            write_text(failed_file, _clean(proc.stderr))
+            raise BuildError("unresolvable", _clean(proc.stderr))
+        raise BuildError("install-error", _clean(proc.stderr))
+    failed_file.unlink(missing_ok=True)
     write_text(cached, proc.stdout)
     write_text(notes_file, json.dumps(notes))
     return proc.stdout, notes
 
 
-def build(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...],
-          env_root: Path, lock_cache: Path, compile_bytecode: bool = True) -> BuiltEnv:
-    """Create (or reuse) the environment of ``cell``."""
-    env = env_root / cell.id
-    env_python = env / "bin" / "python"
-    timings: dict[str, float] = {}
+def lock(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...],
+         env_root: Path, lock_cache: Path, reuse_failure: bool = True) -> tuple[str, list[str], float]:
+    """Resolve ``cell`` to a lock (cached by its spec): (lock text, notes, seconds)."""
     t0 = time.perf_counter()
     workdir = env_root / f".{cell.id}.work"
     workdir.mkdir(parents=True, exist_ok=True)
     try:
-        lock, notes = resolve(cell, python_exe, date, harness, workdir, lock_cache)
+        text, notes = resolve(cell, python_exe, date, harness, workdir, lock_cache, reuse_failure)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    timings["resolve_s"] = round(time.perf_counter() - t0, 3)
-    lock_hash = hashlib.sha256(lock.encode()).hexdigest()[:16]
+    return text, notes, round(time.perf_counter() - t0, 3)
+
+
+def install(cell: Cell, python_exe: str, lock_text: str, env_root: Path,
+            compile_bytecode: bool = True) -> BuiltEnv:
+    """Create the environment of ``cell`` from its lock, or reuse it when it already matches."""
+    env = env_root / cell.id
+    env_python = env / "bin" / "python"
+    timings: dict[str, float] = {}
+    lock_hash = hashlib.sha256(lock_text.encode()).hexdigest()[:16]
     spec_path = env / SPEC_FILE
     if spec_path.is_file() and env_python.exists():
         try:
             if json.loads(spec_path.read_text()).get("lock") == lock_hash:
-                return BuiltEnv(env, str(env_python), lock, timings, notes, reused=True)
+                return BuiltEnv(env, str(env_python), lock_text, timings, reused=True)
         except ValueError:
             pass
     t1 = time.perf_counter()
@@ -173,7 +188,7 @@ def build(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...
     timings["venv_s"] = round(time.perf_counter() - t1, 3)
     t2 = time.perf_counter()
     lock_file = env / "jaxcompat-lock.txt"
-    write_text(lock_file, lock)
+    write_text(lock_file, lock_text)
     proc = _run([uv_bin(), "pip", "sync", "--quiet", "--python", str(env_python),
                  *(["--compile-bytecode"] if compile_bytecode else []), str(lock_file)])
     if proc.returncode != 0:
@@ -181,4 +196,14 @@ def build(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...
         raise BuildError(status, _clean(proc.stderr))
     timings["install_s"] = round(time.perf_counter() - t2, 3)
     write_text(spec_path, json.dumps({"lock": lock_hash, "cell": cell.id}))
-    return BuiltEnv(env, str(env_python), lock, timings, notes)
+    return BuiltEnv(env, str(env_python), lock_text, timings)
+
+
+def build(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...],
+          env_root: Path, lock_cache: Path, compile_bytecode: bool = True) -> BuiltEnv:
+    """Create (or reuse) the environment of ``cell``: lock, then install."""
+    text, notes, resolve_s = lock(cell, python_exe, date, harness, env_root, lock_cache)
+    built = install(cell, python_exe, text, env_root, compile_bytecode)
+    built.timings = {"resolve_s": resolve_s, **built.timings}
+    built.notes = notes
+    return built

@@ -130,8 +130,12 @@ def _square(c: dict, r: dict | None, case: str, side: str) -> str:
     attrs = (f'class="sq o-{_token(outcome)}" data-outcome="{esc(outcome)}" data-cell="{cell_id}" '
              f'data-case="{esc(case)}"')
     tip = f"{short_case(case)} @ {c.get('id', '')}: {outcome}"
+    mark = ""
+    if r.get("reused_from"):
+        tip += f" (re-used, observed {r['reused_from']})"
+        mark = '<span class="reused" aria-label="re-used">↺</span>'
     if outcome == "pass" and not r.get("message"):
-        return f'<td {attrs} title="{esc(tip)}"><span class="lbl">{esc(label)}</span></td>'
+        return f'<td {attrs} title="{esc(tip)}"><span class="lbl">{esc(label)}</span>{mark}</td>'
     failure = r.get("failure")
     rows = [
         ("case", f"<code>{esc(case)}</code>"),
@@ -143,10 +147,11 @@ def _square(c: dict, r: dict | None, case: str, side: str) -> str:
         ("upstream", _links(r.get("upstream"))),
         ("error type", f"<code>{esc(r.get('error_type'))}</code>" if r.get("error_type") else ""),
         ("duration", f"{esc(r.get('duration_s'))} s" if r.get("duration_s") is not None else ""),
+        ("re-used", f"from the result cache, observed {esc(r.get('reused_from'))}" if r.get("reused_from") else ""),
     ]
     badge = f'<span class="fid">{esc(failure)}</span>' if failure else ""
     return (f'<td {attrs}><details class="pop {side}"><summary title="{esc(tip)}">'
-            f'<span class="lbl">{esc(label)}</span>{badge}</summary>'
+            f'<span class="lbl">{esc(label)}</span>{badge}{mark}</summary>'
             f'<div class="panel"><div class="ptitle">{esc(short_case(case))} — '
             f'{esc(c.get("id", ""))}</div>{_panel_rows(rows)}{_pre(r.get("message"))}'
             f'{_pre(r.get("traceback")) if r.get("traceback") else ""}</div>'
@@ -226,6 +231,9 @@ def _legend() -> str:
                      f'{" — <em>fails the run</em>" if fails else ""}</li>')
     items.append('<li><span class="sw sq o-absent">–</span> <b>absent</b>: the case is not in this '
                  "cell's results</li>")
+    items.append('<li><span class="reused">↺</span> <b>re-used</b>: the raw result came from the result '
+                 "cache (its inputs are unchanged) and was judged afresh by today's rules; "
+                 "<code>--no-cache</code> runs everything</li>")
     bands = []
     for key, (label, meaning) in CELL_STATUSES.items():
         bands.append(f'<li><span class="sw band s-{key} co-cell-error"><span class="lbl">{esc(label)}</span>'
@@ -313,6 +321,7 @@ th.col.s-ok.co-ok .cst { color: #006b4f; }
 td.sq { text-align: center; padding: 0; height: 24px; position: relative; font-size: 11px; }
 td.sq > details > summary, td.sq > .lbl { display: block; padding: 4px 2px; }
 .sq .lbl { font-weight: 600; }
+.reused { font-size: 9px; opacity: .75; margin-left: 2px; }
 .sq .fid { display: block; font-size: 9.5px; font-weight: 400; white-space: nowrap; overflow: hidden;
   text-overflow: ellipsis; max-width: 86px; margin: 0 auto; }
 /* Okabe-Ito based palette; every square also carries its text label. */

@@ -32,7 +32,7 @@ def latest_cell(python: str) -> Cell:
 
 
 def run_latest(matrix: Matrix, *, state_dir: Path, reports_dir: Path, pythons=PYTHONS,
-               progress=print) -> CellResult:
+               use_cache: bool = True, progress=print) -> CellResult:
     """Try the newest Python first; fall back while the newest releases cannot resolve on it."""
     result: CellResult | None = None
     tried = []
@@ -43,7 +43,8 @@ def run_latest(matrix: Matrix, *, state_dir: Path, reports_dir: Path, pythons=PY
             tried.append(f"{version} (not installed)")
             continue
         progress(f"latest: trying Python {version}")
-        result = run_cell(latest_cell(version), matrix, state_dir=state_dir, reports_dir=reports_dir)
+        result = run_cell(latest_cell(version), matrix, state_dir=state_dir, reports_dir=reports_dir,
+                          use_cache=use_cache)
         if result.status != "unresolvable":
             return result
         tried.append(f"{version} (newest releases do not resolve)")

@@ -32,7 +32,7 @@ def not_run(cell: Cell, why: str) -> CellResult:
 
 def run_cells(matrix: Matrix, cells: list[Cell], *, jobs: int, state_dir: Path, reports_dir: Path,
               case_args: list[str] | None = None, repeat: int = 1, compile_bytecode: bool = True,
-              progress=print) -> tuple[list[CellResult], bool]:
+              use_cache: bool = True, progress=print) -> tuple[list[CellResult], bool]:
     """Run ``cells``; return (results in matrix order, interrupted?)."""
     results: dict[str, CellResult] = {}
     interrupted = False
@@ -48,7 +48,7 @@ def run_cells(matrix: Matrix, cells: list[Cell], *, jobs: int, state_dir: Path, 
     try:
         futures = {pool.submit(run_cell, c, matrix, state_dir=state_dir, reports_dir=reports_dir,
                                case_args=case_args, repeat=repeat,
-                               compile_bytecode=compile_bytecode): c for c in cells}
+                               compile_bytecode=compile_bytecode, use_cache=use_cache): c for c in cells}
         pending = set(futures)
         while pending:
             done, pending = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)
@@ -88,7 +88,9 @@ def _line(c: CellResult) -> str:
         outs[r.outcome] = outs.get(r.outcome, 0) + 1
     detail = ", ".join(f"{k} {v}" for k, v in sorted(outs.items()))
     status = c.status if c.status == "ok" else f"{c.status}" + (f" (known: {c.failure})" if c.failure else "")
-    return f"{c.id}: {status}{' — ' + detail if detail else ''} [{c.timings.get('total_s', 0):.1f} s]"
+    n = sum(1 for r in c.results if r.reused_from)
+    reused = f" · re-used {n}/{len(c.results)}" if n else ""
+    return f"{c.id}: {status}{' — ' + detail if detail else ''}{reused} [{c.timings.get('total_s', 0):.1f} s]"
 
 
 def write_consolidated(matrix: Matrix, results: list[CellResult], reports_dir: Path,

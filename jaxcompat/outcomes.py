@@ -39,12 +39,13 @@ class RawResult:
     message: str = ""
     duration_s: float = 0.0
     traceback: str = ""  # the case's frames and the library frame that raised
+    reused_from: str = ""  # when re-used from the result cache: the time it was observed (UTC)
 
     @classmethod
     def from_dict(cls, d: dict) -> RawResult:
         return cls(case=d["case"], status=d["status"], error_types=list(d.get("error_types", [])),
                    message=d.get("message", ""), duration_s=float(d.get("duration_s", 0.0)),
-                   traceback=d.get("traceback", ""))
+                   traceback=d.get("traceback", ""), reused_from=d.get("reused_from", ""))
 
 
 @dataclass
@@ -61,6 +62,7 @@ class CaseResult:
     error_types: list[str] = field(default_factory=list)  # the raised class and its bases
     traceback: str = ""  # short: the case's frames and the library frame that raised
     status: str = ""  # what pytest saw (passed | failed | skipped | timeout | crash)
+    reused_from: str = ""  # re-used from the result cache: when it was observed ("" = run now)
 
     def raw(self) -> RawResult:
         """What was observed, without the knowledge applied (to classify again with new rules)."""
@@ -71,7 +73,7 @@ class CaseResult:
             status = "crash"
         return RawResult(case=self.case, status=status, message=self.message, duration_s=self.duration_s,
                          error_types=self.error_types or ([self.error_type] if self.error_type else []),
-                         traceback=self.traceback)
+                         traceback=self.traceback, reused_from=self.reused_from)
 
 
 @dataclass
@@ -125,7 +127,8 @@ def classify(raw: RawResult, failures, versions: dict[str, str], backend: str) -
     known = case_failures(failures, raw.case, versions, backend)
     base = dict(case=raw.case, duration_s=round(raw.duration_s, 3),
                 message=_clip(raw.message, MESSAGE_LIMIT), error_type=(raw.error_types or [""])[0],
-                error_types=list(raw.error_types), traceback=raw.traceback, status=raw.status)
+                error_types=list(raw.error_types), traceback=raw.traceback, status=raw.status,
+                reused_from=raw.reused_from)
     first = known[0] if known else None
     expected = "fail" if known else "pass"
     links = dict(fix=first.fix, upstream=list(first.upstream)) if first else {}

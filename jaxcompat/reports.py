@@ -87,7 +87,19 @@ def summary(cells: list[CellResult]) -> dict:
             key = f"cell:{c.status}" + ("" if c.outcome != "expected" else " (expected)")
             counts[key] = counts.get(key, 0) + 1
     return {"cells": len(cells), "failing_cells": [c.id for c in cells if c.failing],
-            "outcomes": dict(sorted(counts.items())), "ok": not any(c.failing for c in cells)}
+            "outcomes": dict(sorted(counts.items())), "ok": not any(c.failing for c in cells),
+            "reused_results": sum(1 for c in cells for r in c.results if r.reused_from)}
+
+
+def reuse_line(cells: list[CellResult]) -> str:
+    """One line on what the result cache supplied ("" when every result was run now)."""
+    seen = [r.reused_from for c in cells for r in c.results if r.reused_from]
+    if not seen:
+        return ""
+    ran = sum(1 for c in cells for r in c.results if not r.reused_from)
+    return (f"case results: {ran} run now, {len(seen)} re-used from the result cache (observed "
+            f"{min(seen)} to {max(seen)}; their inputs are unchanged, today's rules judged them); "
+            "--no-cache runs everything")
 
 
 def matrix_dict(cells: list[CellResult], meta: dict) -> dict:

@@ -50,6 +50,7 @@ class CellRun:
     log_tail: str = ""
     pytest_s: float = 0.0
     rc: int = 0
+    repeats: list[list[RawResult]] = field(default_factory=list)  # --repeat N: the other runs' results
 
 
 def _read_events(path: Path) -> list[dict]:

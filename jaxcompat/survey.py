@@ -158,7 +158,8 @@ def shard(combos: list[Combo], spec: str | None) -> list[Combo]:
 
 
 def run(matrix: Matrix, combos: list[Combo], *, jobs: int, state_dir: Path, out_dir: Path,
-        fresh: bool = False, cases: list[str] | None = None, progress=print) -> tuple[list[CellResult], bool]:
+        fresh: bool = False, cases: list[str] | None = None, use_cache: bool = True,
+        progress=print) -> tuple[list[CellResult], bool]:
     """Run the combinations not yet observed (all with ``fresh``); show progress and time left.
     With ``cases``, only those cases run, into ``out_dir/extra``: their results are laid over the
     stored observations (a case module added since the survey ran costs only its own time)."""
@@ -177,7 +178,8 @@ def run(matrix: Matrix, combos: list[Combo], *, jobs: int, state_dir: Path, out_
         progress(f"{line}  (~{left / 60:.0f} min left)")
 
     return run_cells(matrix, [c.cell() for c in todo], jobs=jobs, state_dir=state_dir,
-                     reports_dir=target, case_args=cases, compile_bytecode=False, progress=tick)
+                     reports_dir=target, case_args=cases, compile_bytecode=False, use_cache=use_cache,
+                     progress=tick)
 
 
 def _unfinished(path: Path) -> bool:

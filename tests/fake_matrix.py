@@ -18,11 +18,23 @@ from jaxcompat import cell, envs, releases  # noqa: E402
 from jaxcompat.cli import main  # noqa: E402
 
 
-def fake_build(c, python_exe, date, harness, env_root, lock_cache, **options):
-    return envs.BuiltEnv(path=env_root / c.id, python=sys.executable, lock="pytest==8.0.0\n")
+FAKE_LOCK = os.environ.get("JAXCOMPAT_FAKE_LOCK", "pytest==8.0.0\n")  # a test changes it to "upgrade"
 
 
-cell.envs.build = fake_build
+def fake_lock(c, python_exe, date, harness, env_root, lock_cache, **options):
+    return FAKE_LOCK, [], 0.0
+
+
+def fake_install(c, python_exe, lock, env_root, compile_bytecode=True):
+    marker = env_root.parent / "installs.log"  # tests count installs here
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    with open(marker, "a") as f:
+        f.write(c.id + "\n")
+    return envs.BuiltEnv(path=env_root / c.id, python=sys.executable, lock=lock)
+
+
+cell.envs.lock = fake_lock
+cell.envs.install = fake_install
 releases.resolution_date = lambda pins, cache_dir: "2024-01-01"
 cell.find_python = lambda version: sys.executable
 cell.resolution.complete = lambda c, cache_dir: c  # no index: pins stay as written

@@ -50,7 +50,8 @@ def _cli(tmp_path, *args):
 
 def test_sigterm_keeps_finished_reports_and_names_unfinished_cells(tmp_path):
     _fake_tree(tmp_path, cells=4, sleep=1.0)
-    proc = subprocess.Popen(_cli(tmp_path, "--jobs", "1"), stdout=subprocess.PIPE,
+    # --no-cache: the fake cells share one environment, and would re-use c0's results
+    proc = subprocess.Popen(_cli(tmp_path, "--jobs", "1", "--no-cache"), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     first = tmp_path / "reports" / "cells" / "c0.json"
     deadline = time.time() + 60
