@@ -6,9 +6,11 @@
 Measures, on this machine, in one run, and writes reports/bench.json:
   floor      per cell: start Python, import jax/equinox/diffrax…, run every case body once
              (benchmarks/floor.py, no pytest); summed over cells / cores
-  warm       `python -m jaxcompat matrix` a second time (environments, locks and uv cache
-             warm), with the per-cell breakdown the cell reports record
-  half       the same warm run on half of the cells (cost should be linear in cells)
+  warm       `python -m jaxcompat matrix --no-cache` with environments, locks and uv cache
+             warm: every case runs (the per-cell breakdown the cell reports record)
+  nochange   the same matrix again with the result cache: nothing changed, nothing should run
+  rule       one rule's text edited (in a copy of the tree): every verdict recomputed, no run
+  module     one case module edited (in a copy of the tree): only that module runs, per cell
   check      a warm `check` of one combination, against that combination's own floor
   naive      virtualenv + pip, sequential, no reuse (fresh venv, pip install, pytest) per cell
   cold       empty uv cache and state in a temp dir: time and bytes downloaded
@@ -53,11 +55,15 @@ def rx_bytes() -> int:
     return total
 
 
-def matrix_run(state: Path, reports: Path, cells: list[str], env=None) -> tuple[float, dict]:
-    argv = [sys.executable, "-m", "jaxcompat", "matrix", "--state", str(state), "--reports", str(reports)]
+def matrix_run(state: Path, reports: Path, cells: list[str], env=None, *options: str,
+               matrix_file: Path | None = None) -> tuple[float, dict]:
+    argv = [sys.executable, "-m", "jaxcompat", "matrix", "--state", str(state), "--reports", str(reports),
+            *options, *(["--matrix", str(matrix_file)] if matrix_file else [])]
     for c in cells:
         argv += ["--cell", c]
     wall, proc = sh(argv, env=env)
+    if proc.returncode not in (0, 1):
+        print(proc.stdout[-2000:], proc.stderr[-2000:], file=sys.stderr)
     data = json.loads((reports / "matrix.json").read_text()) if (reports / "matrix.json").is_file() else {}
     return wall, {"wall_s": wall, "rc": proc.returncode, "cells": data.get("cells", [])}
 
@@ -111,12 +117,95 @@ def naive(matrix, state: Path, cell_ids: list[str], workdir: Path, no_cache: boo
     return per
 
 
+def verdicts(cells: list[dict]) -> dict:
+    """What a run concluded, per cell: status, cell outcome and every case's outcome and rule."""
+    return {c["id"]: (c["status"], c.get("outcome"), c.get("failure"),
+                      sorted((r["case"], r["outcome"], r.get("failure")) for r in c.get("results", [])))
+            for c in cells}
+
+
+def reused(cells: list[dict]) -> tuple[int, int]:
+    rs = [r for c in cells for r in c.get("results", [])]
+    return sum(1 for r in rs if r.get("reused_from")), len(rs)
+
+
+def tree_copy(dest: Path) -> Path:
+    """The parts of the checkout a run reads, copied (edits there leave the checkout alone)."""
+    for name in ("matrix.toml", "conftest.py", "pyproject.toml"):
+        shutil.copy2(ROOT / name, dest / name)
+    shutil.copytree(ROOT / "cases", dest / "cases", ignore=shutil.ignore_patterns("__pycache__"))
+    (dest / "jaxcompat").symlink_to(ROOT / "jaxcompat")  # the plugin, imported from the root
+    return dest / "matrix.toml"
+
+
+def edit_rule(matrix_file: Path) -> str:
+    """Append a sentence to the first rule's fix: a knowledge edit that changes no verdict."""
+    text = matrix_file.read_text()
+    i = text.index("[[failure]]")
+    j = text.index("\nfix = ", i)
+    k = text.index("\n", j + 1)
+    line = text[j + 1:k]
+    edited = line[:-1] + ' (edited by the benchmark)"'
+    matrix_file.write_text(text[:j + 1] + edited + text[k:])
+    return edited
+
+
+def incremental(state: Path, tmp: Path, module: str, warm_wall: float, warm_cells: list[dict],
+                cells: list[str]) -> dict:
+    """no change / one rule / one case module, each against the --no-cache warm run."""
+    out: dict = {}
+    base = verdicts(warm_cells)
+    print("no-change re-run (result cache)…", flush=True)
+    wall, run = matrix_run(state, tmp / "nochange", cells)
+    n, total = reused(run["cells"])
+    out["nochange"] = {"wall_s": wall, "rc": run["rc"], "reused": n, "results": total,
+                       "verdicts_equal_no_cache_run": verdicts(run["cells"]) == base,
+                       "warm_over_this": round(warm_wall / wall, 1)}
+    print(f"  {wall:.1f} s, {n}/{total} re-used; warm/no-change = {out['nochange']['warm_over_this']}", flush=True)
+
+    tree = tmp / "tree"
+    tree.mkdir()
+    matrix_file = tree_copy(tree)
+    edited = edit_rule(matrix_file)
+    print(f"one rule edited ({edited[:60]}…)…", flush=True)
+    wall, run = matrix_run(state, tmp / "rule", cells, matrix_file=matrix_file)
+    n, total = reused(run["cells"])
+    seen = any(r.get("fix", "").endswith("(edited by the benchmark)") for c in run["cells"] for r in c["results"])
+    out["rule"] = {"wall_s": wall, "rc": run["rc"], "reused": n, "results": total,
+                   "verdicts_equal_no_cache_run": verdicts(run["cells"]) == base, "edited_fix_in_reports": seen,
+                   "warm_over_this": round(warm_wall / wall, 1)}
+    print(f"  {wall:.1f} s; verdicts equal: {out['rule']['verdicts_equal_no_cache_run']}; "
+          f"warm/rule-edit = {out['rule']['warm_over_this']}", flush=True)
+
+    path = tree / module
+    path.write_text(path.read_text() + "\n# edited by the benchmark\n")
+    print(f"one case module edited ({module})…", flush=True)
+    wall, run = matrix_run(state, tmp / "module", cells, matrix_file=matrix_file)
+    n, total = reused(run["cells"])
+    all_s = sum(r["duration_s"] for c in warm_cells for r in c.get("results", []))
+    mod_s = sum(r["duration_s"] for c in warm_cells for r in c.get("results", []) if r["case"].startswith(module))
+    share = warm_wall * mod_s / all_s if all_s else 0.0
+    ran = sum(1 for c in run["cells"] for r in c["results"] if not r.get("reused_from"))
+    out["module"] = {"module": module, "wall_s": wall, "rc": run["rc"], "reused": n, "results": total,
+                     "ran": ran, "module_share_of_warm_s": round(share, 3),
+                     "target_s": round(share + 10, 3), "within_target": wall <= share + 10,
+                     "verdicts_equal_no_cache_run": verdicts(run["cells"]) == base}
+    print(f"  {wall:.1f} s ({ran} results run); the module's share of the warm run {share:.1f} s "
+          f"(+10 s = {share + 10:.1f} s)", flush=True)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--state", default=str(ROOT / ".jaxcompat"), help="state folder (environments, caches)")
     ap.add_argument("--naive-cells", type=int, default=3, help="cells to run the naive way (extrapolated)")
     ap.add_argument("--cold-cells", type=int, default=2, help="cells to install with an empty cache")
+    ap.add_argument("--module", default="cases/test_weak_type_closure.py", help="the case module to edit")
+    ap.add_argument("--cell", action="append", default=[], help="only these cells (ids or globs; a smoke test)")
     ap.add_argument("--skip-naive", action="store_true")
     ap.add_argument("--skip-cold", action="store_true")
+    ap.add_argument("--skip-floor", action="store_true")
+    ap.add_argument("--skip-check", action="store_true")
     ap.add_argument("--check", default="jax==0.4.35 equinox==0.11.6", help="combination for the check timing")
     ap.add_argument("--only-naive", action="store_true",
                     help="measure only the naive setups and update an existing reports/bench.json")
@@ -125,46 +214,48 @@ def main() -> int:
         return only_naive(args)
 
     matrix = load(ROOT / "matrix.toml")
-    state = ROOT / ".jaxcompat"
+    state = Path(args.state)
     cores = os.cpu_count() or 1
     out: dict = {"machine": {"cores": cores, "python": sys.version.split()[0]},
                  "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     tmp = Path(tempfile.mkdtemp(prefix="jaxcompat-bench-"))
     try:
-        print("warming (a first matrix run)…", flush=True)
-        matrix_run(state, tmp / "warmup", [])
-        print("warm matrix run…", flush=True)
-        wall, warm = matrix_run(state, tmp / "warm", [])
+        print("warming (a first matrix run: environments built, results cached)…", flush=True)
+        matrix_run(state, tmp / "warmup", args.cell)
+        print("warm matrix run, --no-cache…", flush=True)
+        wall, warm = matrix_run(state, tmp / "warm", args.cell, None, "--no-cache")
         ran = [c["id"] for c in warm["cells"] if c["status"] == "ok"]
         out["warm"] = {"wall_s": wall, "rc": warm["rc"], "cells": len(warm["cells"]), "cells_ran": len(ran),
-                       **breakdown(warm["cells"])}
+                       "no_cache": True, **breakdown(warm["cells"])}
         print(f"  {wall:.1f} s for {len(warm['cells'])} cells", flush=True)
+        out["ratios"] = {}
+        out["incremental"] = incremental(state, tmp, args.module, wall, warm["cells"], args.cell)
+        inc = out["incremental"]
+        out["ratios"].update({"no_cache_over_nochange": inc["nochange"]["warm_over_this"],
+                              "no_cache_over_rule_edit": inc["rule"]["warm_over_this"],
+                              "module_edit_s_over_target_s": round(inc["module"]["wall_s"] / inc["module"]["target_s"], 3)})
 
-        print("floor (bare import + case bodies per cell)…", flush=True)
-        per = floor(state, ran)
-        floor_sum = round(sum(v["wall_s"] for v in per.values()), 3)
-        out["floor"] = {"per_cell": per, "sum_s": floor_sum, "cores": cores,
-                        "floor_s": round(floor_sum / cores, 3)}
-        out["ratios"] = {"warm_over_floor": round(wall / (floor_sum / cores), 3)}
-        print(f"  floor {floor_sum / cores:.1f} s (sum {floor_sum:.1f} s / {cores} cores); "
-              f"warm/floor = {out['ratios']['warm_over_floor']}", flush=True)
+        if not args.skip_floor:
+            print("floor (bare import + case bodies per cell)…", flush=True)
+            per = floor(state, ran)
+            floor_sum = round(sum(v["wall_s"] for v in per.values()), 3)
+            out["floor"] = {"per_cell": per, "sum_s": floor_sum, "cores": cores,
+                            "floor_s": round(floor_sum / cores, 3)}
+            out["ratios"]["warm_over_floor"] = round(wall / (floor_sum / cores), 3)
+            print(f"  floor {floor_sum / cores:.1f} s (sum {floor_sum:.1f} s / {cores} cores); "
+                  f"warm/floor = {out['ratios']['warm_over_floor']}", flush=True)
 
-        half = [c.id for c in matrix.cells][: max(1, len(matrix.cells) // 2)]
-        print(f"warm run on half the cells ({len(half)})…", flush=True)
-        half_wall, _ = matrix_run(state, tmp / "half", half)
-        out["scaling"] = {"half_cells": len(half), "half_wall_s": half_wall, "all_cells": len(matrix.cells),
-                          "all_wall_s": wall, "all_over_half": round(wall / half_wall, 3)}
-
-        print(f"warm check: {args.check}…", flush=True)
-        argv = [sys.executable, "-m", "jaxcompat", "check", "--state", str(state),
-                "--reports", str(tmp / "check"), *args.check.split()]
-        sh(argv)  # warm it
-        check_wall, _ = sh(argv)
-        check_data = json.loads((tmp / "check" / "check.json").read_text())
-        check_floor = floor(state, [check_data["id"]]).get(check_data["id"], {}).get("wall_s")
-        out["check"] = {"combination": args.check, "wall_s": check_wall, "floor_s": check_floor,
-                        "over_floor": round(check_wall / check_floor, 3) if check_floor else None}
-        print(f"  {check_wall:.1f} s vs floor {check_floor} s", flush=True)
+        if not args.skip_check:
+            print(f"warm check: {args.check}…", flush=True)
+            argv = [sys.executable, "-m", "jaxcompat", "check", "--state", str(state), "--no-cache",
+                    "--reports", str(tmp / "check"), *args.check.split()]
+            sh(argv)  # warm it
+            check_wall, _ = sh(argv)
+            check_data = json.loads((tmp / "check" / "check.json").read_text())
+            check_floor = floor(state, [check_data["id"]]).get(check_data["id"], {}).get("wall_s")
+            out["check"] = {"combination": args.check, "wall_s": check_wall, "floor_s": check_floor,
+                            "over_floor": round(check_wall / check_floor, 3) if check_floor else None}
+            print(f"  {check_wall:.1f} s vs floor {check_floor} s", flush=True)
 
         if not args.skip_naive:
             sample = ran[: args.naive_cells]
@@ -178,8 +269,10 @@ def main() -> int:
                             "note": "sequential; extrapolated linearly from the measured cells"
                             if len(nv) < len(ran) else "all cells measured"}
             out["ratios"]["naive_over_warm"] = round(extrapolated / wall, 3)
+            out["ratios"]["naive_over_nochange"] = round(extrapolated / inc["nochange"]["wall_s"], 1)
             print(f"  {measured:.1f} s for {len(nv)} cells → {extrapolated:.0f} s for {len(ran)}; "
-                  f"naive/warm = {out['ratios']['naive_over_warm']}", flush=True)
+                  f"naive/warm = {out['ratios']['naive_over_warm']}, "
+                  f"naive/no-change = {out['ratios']['naive_over_nochange']}", flush=True)
 
         if not args.skip_cold:
             sample = [c for c in ran][: args.cold_cells]
@@ -193,9 +286,10 @@ def main() -> int:
             print(f"  {cold_wall:.1f} s, {(rx_bytes() - before) / 1e6:.0f} MB received", flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    write_text(ROOT / "reports" / "bench.json", json.dumps(out, indent=2) + "\n")
+    target = ROOT / "reports" / ("bench.json" if not args.cell else "bench-smoke.json")
+    write_text(target, json.dumps(out, indent=2) + "\n")
     print(json.dumps(out["ratios"], indent=2))
-    print(f"written: {ROOT / 'reports' / 'bench.json'}")
+    print(f"written: {target}")
     return 0
 
 
@@ -203,7 +297,7 @@ def only_naive(args) -> int:
     path = ROOT / "reports" / "bench.json"
     out = json.loads(path.read_text())
     matrix = load(ROOT / "matrix.toml")
-    state = ROOT / ".jaxcompat"
+    state = Path(args.state)
     ran = [c for c, v in out["warm"]["per_cell"].items() if v.get("pytest_s")]
     n_all = out["warm"].get("cells_ran", len(ran))  # cells that ran their cases, as in the full bench
     wall = out["warm"]["wall_s"]
