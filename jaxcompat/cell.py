@@ -217,6 +217,24 @@ def observe(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result:
     return _merge(run, hits, result)
 
 
+def input_key(cell: Cell, matrix: Matrix, state_dir: Path, case_args: list[str] | None = None) -> str:
+    """One digest of everything the cell's results depend on (its lock, Python, backend, the
+    case modules and the harness): CI restores a cell's cached results under this key. A cell
+    that cannot be locked gets a key of its failure (it runs again, which is cheap)."""
+    result = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok")
+    try:
+        unavailable_backend(cell, result)
+        done, python_exe = complete(cell, matrix, result, state_dir)
+        lock_text = locked(done, python_exe, matrix, result, state_dir, Options())
+    except Stop:
+        return f"{result.status}-{resultcache._sha(result.message)[:12]}"
+    harness = resultcache.harness_digest(matrix.root, matrix.settings.cases_dir)
+    env = resultcache.env_key(lock_text, python_exe, done.backend, None, harness)
+    modules, narrow = resultcache.case_modules(matrix.root, case_args or [matrix.settings.cases_dir])
+    return resultcache._sha(env, *(resultcache.module_key(matrix.root, m, harness) for m in modules),
+                            *narrow)[:24]
+
+
 def install(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result: CellResult,
             state_dir: Path, opts: Options) -> envs.BuiltEnv:
     try:

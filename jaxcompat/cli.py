@@ -278,6 +278,18 @@ def cmd_survey(args) -> int:
     return EXIT_INTERRUPTED if interrupted else EXIT_OK
 
 
+def cmd_cache_key(args) -> int:
+    """Print ``key=<digest>`` of a cell's inputs (for the CI result cache: $GITHUB_OUTPUT)."""
+    from .cell import input_key
+
+    matrix = load(args.matrix)
+    cell = next((c for c in matrix.cells if c.id == args.cell), None)
+    if cell is None:
+        raise ConfigError(matrix.path, "--cell", f"no cell {args.cell!r}", "use an id from `nox -l -t cell`")
+    print(f"key={input_key(cell, matrix, Path(args.state))}")
+    return EXIT_OK
+
+
 def cmd_ci_plan(args) -> int:
     """Print GITHUB_OUTPUT lines (cells=<job matrix>, skipped=<GPU cells without a runner>)."""
     from .ci import github_output
@@ -357,6 +369,9 @@ def build_parser() -> argparse.ArgumentParser:
     ci.add_argument("--nox-json", default="-", help="output of `nox -l --json -t cell` (default: stdin)")
     ci.add_argument("--gpu-runner", default="", help="runner label for cuda12 cells (empty: skip them)")
     ci.set_defaults(func=cmd_ci_plan)
+    ck = sub.add_parser("cache-key", parents=[common], help="digest of a cell's inputs (CI result cache key)")
+    ck.add_argument("--cell", required=True, help="cell id")
+    ck.set_defaults(func=cmd_cache_key)
     c = sub.add_parser("cells", parents=[common], help="list the cells of the matrix as JSON")
     c.set_defaults(func=cmd_cells)
     return p

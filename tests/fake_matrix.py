@@ -17,8 +17,7 @@ os.environ["PYTHONPATH"] = str(REPO)
 from jaxcompat import cell, envs, releases  # noqa: E402
 from jaxcompat.cli import main  # noqa: E402
 
-
-FAKE_LOCK = os.environ.get("JAXCOMPAT_FAKE_LOCK", "pytest==8.0.0\n")  # a test changes it to "upgrade"
+FAKE_LOCK = "pytest==8.0.0\n"
 
 
 def fake_lock(c, python_exe, date, harness, env_root, lock_cache, **options):

@@ -181,3 +181,17 @@ def test_case_modules_splits_whole_modules_from_narrower_selections(tmp_path):
     make_tree(tmp_path, MINIMAL, {"test_a.py": "", "test_b.py": "", "helper.py": ""})
     modules, other = resultcache.case_modules(tmp_path, ["cases", "cases/test_a.py::test_x", "-k", "x"])
     assert modules == ["cases/test_a.py", "cases/test_b.py"] and other == ["cases/test_a.py::test_x", "-k", "x"]
+
+
+def test_the_ci_key_changes_exactly_with_the_inputs(tree):
+    matrix = load(tree.root / "matrix.toml")
+    key = cell.input_key(matrix.cells[0], matrix, tree.state)
+    assert key == cell.input_key(matrix.cells[0], matrix, tree.state)
+    (tree.root / "matrix.toml").write_text((tree.root / "matrix.toml").read_text() + RULE_FOR_OTHER)
+    matrix = load(tree.root / "matrix.toml")
+    assert cell.input_key(matrix.cells[0], matrix, tree.state) == key  # rules are not an input
+    tree.lock["text"] = "pytest==8.0.1\n"
+    assert cell.input_key(matrix.cells[0], matrix, tree.state) != key
+    tree.lock["text"] = "pytest==8.0.0\n"
+    (tree.root / "cases" / "test_other.py").write_text(OTHER + "# edited\n")
+    assert cell.input_key(matrix.cells[0], matrix, tree.state) != key

@@ -58,3 +58,16 @@ def test_gpu_cells_go_to_the_gpu_runner_label():
     assert skipped == []
     jobs, skipped = job_matrix(sessions, matrix, gpu_runner="")
     assert [j["cell"] for j in jobs["include"]] == ["cpu1"] and skipped == ["gpu1"]
+
+
+def test_a_cell_job_restores_its_results_under_the_digest_of_its_inputs():
+    """Unchanged inputs: the results come back from the Actions cache, and the uv cache (the
+    install) is not even restored. The key is what `jaxcompat cache-key` prints."""
+    text = WORKFLOW.read_text()
+    cell_job = text[text.index("\n  cell:"):text.index("\n  merge:")]
+    key = cell_job.index("python -m jaxcompat cache-key --cell")
+    results = cell_job.index("key: results-${{ matrix.cell }}-${{ steps.key.outputs.key }}")
+    install = cell_job.index("if: steps.results.outputs.cache-hit != 'true'")
+    run = cell_job.index("nox -s \"${{ matrix.session }}\"")
+    assert key < results < install < run
+    assert "path: .jaxcompat/results" in cell_job
