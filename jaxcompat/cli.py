@@ -135,13 +135,23 @@ def cmd_report(args) -> int:
 
 
 def cmd_check(args) -> int:
+    from . import usertests
     from .candidate import CandidateError, candidate_cell, read_requirements, verdict
 
     matrix = load(args.matrix)
+    target = baseline = None
     try:
         reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
         cell = candidate_cell(reqs, python=args.python or AUTO)
-    except CandidateError as e:
+        base_reqs = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)])
+        if base_reqs and not args.tests:
+            raise CandidateError("--baseline compares your own tests: give --tests PATH too")
+        if args.tests:
+            target = usertests.locate(args.tests)
+            cell = target.cell(cell)
+            if base_reqs:
+                baseline = target.cell(candidate_cell(base_reqs, python=args.python or AUTO))
+    except (CandidateError, usertests.TestsError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
     reports_dir = Path(args.reports)
@@ -151,6 +161,8 @@ def cmd_check(args) -> int:
         result = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, repeat=args.repeat,
                           use_cache=not args.no_cache)
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
+        if target is not None:
+            return _check_user_tests(result, cell, baseline, target, matrix, reports_dir, args)
     text, safe = verdict(result, matrix)
     print(text)
     if reports.reuse_line([result]):
@@ -159,6 +171,35 @@ def cmd_check(args) -> int:
         _verify_escapes(result, matrix, reqs, args)
     print(f"\nreport: {reports_dir / 'check.json'}")
     return EXIT_OK if safe else EXIT_FAILING
+
+
+def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path, args) -> int:
+    """check --tests: the user's tests after (and before), explained; exit 1 exactly when one is
+    broken by the upgrade (with --baseline) or fails (without)."""
+    from . import usertests
+    from .candidate import verdict
+
+    cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state))
+    ours, _ = verdict(result, matrix)
+    mine = usertests.verdict(cmp.tests, target, cmp.with_baseline, cmp.error)
+    extra = usertests.not_exercised(result, cmp.tests)
+    if extra:
+        mine += ("\n  i known failures this candidate hits that your tests did not run into (see below): "
+                 + ", ".join(extra))
+    if cmp.baseline_error:
+        mine += f"\n  ! your tests could not run in the baseline: {cmp.baseline_error.strip().splitlines()[-1]}"
+    data = {**result.to_dict(), "user_tests": cmp.to_dict(), "user_tests_target": target.root.name,
+            "user_tests_versions": {"candidate": cmp.candidate_versions, "baseline": cmp.baseline_versions}}
+    write_text(reports_dir / "check.json", json.dumps(data, indent=2) + "\n")
+    write_text(reports_dir / "check-tests.xml", usertests.junit(cmp.tests, f"{target.root.name} on {result.id}"))
+    text = f"{mine}\n\nOur cases in the candidate:\n{ours}"
+    write_text(reports_dir / "check.md", usertests.markdown(cmp.tests, text, cmp.with_baseline))
+    from .html import esc
+    write_text(reports_dir / "check.html", usertests.HTML_PAGE.format(
+        title=esc(result.id), verdict=esc(text), section=usertests.html_section(cmp.tests, cmp.with_baseline)))
+    print(text)
+    print(f"\nreports: {reports_dir / 'check.json'} (user_tests), check-tests.xml, check.md, check.html")
+    return EXIT_FAILING if cmp.failed else EXIT_OK
 
 
 def _verify_escapes(result, matrix, reqs: list[str], args, limit: int = 3) -> None:
@@ -339,6 +380,13 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="FILE", help="read requirements from FILE (repeatable)")
     k.add_argument("--python", help="Python version for the candidate (default: the lowest of 3.10-3.13 that every pin supports)")
     k.add_argument("--repeat", type=int, default=1)
+    k.add_argument("--tests", metavar="PATH",
+                   help="your project (installed editable; its own pytest configuration) or a folder of tests")
+    k.add_argument("--baseline", action="append", default=[], metavar="REQ",
+                   help="with --tests: the combination you run today (repeatable); each test is then "
+                        "pass / broken / fixed / fails-both / flaky")
+    k.add_argument("--baseline-file", dest="baseline_files", action="append", default=[], metavar="FILE",
+                   help="the baseline's requirements from FILE")
     k.add_argument("--no-verify-escapes", action="store_true",
                    help="do not run the nearest pins that avoid the known failures found")
     k.set_defaults(func=cmd_check)

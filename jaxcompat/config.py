@@ -63,6 +63,7 @@ class Cell:
     constraints: tuple[str, ...] = ()
     date: str | None = None  # resolution cutoff (YYYY-MM-DD); derived from pins when None
     note: str = ""
+    editable: tuple[str, ...] = ()  # local projects installed editable (`check --tests`): "path" or "path[extra]"
 
     def requirements(self) -> list[str]:
         """PEP 508 strings for the required (non-optional) pins."""

@@ -92,8 +92,20 @@ def spec_hash(cell: Cell, python_exe: str, date: str | None, harness: tuple[str,
               extra: str = "") -> str:
     payload = json.dumps({"python": python_exe, "pins": cell.pins, "constraints": cell.constraints,
                           "date": date, "backend": cell.backend, "harness": list(harness),
-                          "extra": extra}, sort_keys=True)
+                          "extra": extra, "editable": [_project_digest(e) for e in cell.editable]},
+                         sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def _project_digest(editable: str) -> str:
+    """A local project by its path and the files that declare its dependencies (an edit to its
+    code needs no new lock: it is installed editable)."""
+    root = Path(editable.split("[")[0])
+    h = hashlib.sha256(editable.encode())
+    for name in ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"):
+        if (root / name).is_file():
+            h.update(name.encode() + (root / name).read_bytes())
+    return h.hexdigest()[:16]
 
 
 def backend_requirements(cell: Cell) -> list[str]:
@@ -121,7 +133,8 @@ def resolve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, .
         return cached.read_text(), notes
     if failed_file.is_file() and reuse_failure and not floating:
         raise BuildError("unresolvable", failed_file.read_text())
-    base = cell.requirements() + backend_requirements(cell) + list(cell.constraints) + list(harness)
+    base = (cell.requirements() + backend_requirements(cell) + list(cell.constraints) + list(harness)
+            + [f"-e {e}" for e in cell.editable])
     optional = cell.optional()
     proc = _compile(cell, python_exe, date, base + optional, workdir)
     notes: list[str] = []

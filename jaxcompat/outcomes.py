@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from .config import Failure
 from .rules import case_failures, cell_failures, collateral_failures
@@ -100,7 +100,8 @@ class CellResult:
     @classmethod
     def from_dict(cls, d: dict) -> CellResult:
         results = [CaseResult(**r) for r in d.get("results", [])]
-        return cls(**{**d, "results": results})
+        known = {f.name for f in fields(cls)}  # check.json adds user_tests/baseline beside a cell
+        return cls(**{k: v for k, v in d.items() if k in known and k != "results"}, results=results)
 
     @property
     def failing(self) -> bool:

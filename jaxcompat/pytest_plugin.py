@@ -134,6 +134,21 @@ def pytest_collection_modifyitems(config, items):
     _emit({"event": "collected", "cases": [item.nodeid for item in items]})
 
 
+_ERROR_LINE = re.compile(r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)):", re.M)
+
+
+def pytest_collectreport(report):
+    """A user's test module that cannot even be collected (an import error) is a result: its
+    tests would otherwise vanish from the run. (Our own cases keep pytest's behaviour.)"""
+    if not report.failed or not os.environ.get("JAXCOMPAT_OWN_FRAMES"):
+        return
+    text = str(report.longrepr)
+    types = _ERROR_LINE.findall(text)
+    _emit({"event": "result", "case": report.nodeid, "status": "failed",
+           "error_types": [types[-1].rsplit(".", 1)[-1]] if types else [],
+           "message": "[collect] " + _clip(text), "duration_s": 0.0, "traceback": ""})
+
+
 def pytest_runtest_logstart(nodeid, location):
     _results[nodeid] = {"case": nodeid, "status": "passed", "error_types": [], "message": "",
                         "duration_s": 0.0}
@@ -172,7 +187,14 @@ def _clip(text: str, head: int = 4000, tail: int = 12000) -> str:
 def _short_traceback(exc: BaseException) -> str:
     """The case's own frames and the library frame that raised: enough to act on."""
     frames = traceback.extract_tb(exc.__traceback__)
-    keep = [f for f in frames if "/cases/" in f.filename.replace("\\", "/")]
+    own = os.environ.get("JAXCOMPAT_OWN_FRAMES")  # a user's project: its own frames
+
+    def mine(filename: str) -> bool:
+        if own:
+            return filename.startswith(own) and "site-packages" not in filename
+        return "/cases/" in filename.replace("\\", "/")
+
+    keep = [f for f in frames if mine(f.filename)]
     if frames and (not keep or keep[-1] is not frames[-1]):
         keep.append(frames[-1])
     return "".join(traceback.format_list(keep))[-2000:]

@@ -84,10 +84,34 @@ def _kill_group(proc: subprocess.Popen) -> None:
             pass
 
 
+def pytest_command(env_python: str, root: Path, args: list[str], project: bool) -> list[str]:
+    """Our cases run with our configuration; a user's project with its own (rootdir, ini,
+    conftest), the plugin loaded by name."""
+    base = [env_python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rN"]
+    if project:
+        return [*base, "-p", "jaxcompat.pytest_plugin", "--rootdir", str(root), *args]
+    return [*base, "--rootdir", str(root), "-c", str(root / "pyproject.toml"), *args]
+
+
+def plugin_path(workdir: Path) -> str:
+    """A folder holding only the ``jaxcompat`` package (a link): put on PYTHONPATH, it makes the
+    plugin importable in a user's environment without installing anything into it."""
+    link_dir = workdir / "plugin-path"
+    link = link_dir / "jaxcompat"
+    link_dir.mkdir(parents=True, exist_ok=True)
+    if not link.exists():
+        link.symlink_to(Path(__file__).resolve().parent, target_is_directory=True)
+    return str(link_dir)
+
+
 def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str,
               imports: list[str], timeout_s: float, workdir: Path,
-              extra_env: dict[str, str] | None = None, max_restarts: int = 50) -> CellRun:
-    """Run ``case_args`` (paths or node ids) under pytest in the cell's interpreter."""
+              extra_env: dict[str, str] | None = None, max_restarts: int = 50,
+              project: bool = False) -> CellRun:
+    """Run ``case_args`` (paths or node ids) under pytest in the cell's interpreter.
+
+    ``project``: ``root`` is a user's project (or tests folder), run with its own pytest
+    configuration; tracebacks keep its frames."""
     workdir.mkdir(parents=True, exist_ok=True)
     run = CellRun()
     done: set[str] = set()
@@ -105,8 +129,10 @@ def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str
         env.pop("PYTEST_ADDOPTS", None)
         if backend == "cpu":
             env.setdefault("JAX_PLATFORMS", "cpu")
-        argv = [env_python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rN",
-                "--rootdir", str(root), "-c", str(root / "pyproject.toml"), *pending]
+        if project:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [plugin_path(workdir), env.get("PYTHONPATH")]))
+            env["JAXCOMPAT_OWN_FRAMES"] = str(root)
+        argv = pytest_command(env_python, root, pending, project)
         with open(log_path, "a", encoding="utf-8") as log:
             proc = subprocess.Popen(argv, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)

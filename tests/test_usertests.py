@@ -1,0 +1,147 @@
+"""check --tests: the user's tests classified before/after, failures explained by the rules,
+flaky tests never blamed, the reports and the exit status. No jax: a folder of plain tests runs
+in this interpreter (tests/fake_matrix.py), a fake rule stands for a documented failure."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jaxcompat import usertests
+from jaxcompat.config import load
+from jaxcompat.outcomes import RawResult
+from tests.helpers import MINIMAL, make_tree
+
+REPO = Path(__file__).resolve().parent.parent
+DRIVER = REPO / "tests" / "fake_matrix.py"
+
+RULE = MINIMAL + '''
+[[failure]]
+id = "closure-bug"
+cases = ["cases/test_demo.py::test_bug"]
+affects = { pytest = ">=1" }
+error = "ValueError"
+match = "Closure-converted function called with different dynamic arguments"
+upstream = ["https://github.com/patrick-kidger/equinox/issues/854"]
+fix = "upgrade equinox to >=0.11.7"
+'''
+
+
+@pytest.mark.parametrize("before, after, cls", [
+    ("passed", "passed", "pass"), ("passed", "failed", "broken"), ("passed", "error", "broken"),
+    ("failed", "passed", "fixed"), ("failed", "failed", "fails-both"), ("error", "failed", "fails-both"),
+    (None, "failed", "fails"), (None, "passed", "pass"), ("skipped", "failed", "fails"),
+    ("absent", "failed", "fails"), ("passed", "skipped", "skipped"), ("passed", "absent", "broken"),
+    ("failed", "absent", "skipped"),
+])
+def test_the_class_of_a_test(before, after, cls):
+    assert usertests.test_class(before, after) == cls
+
+
+def _obs(**statuses) -> usertests.Observed:
+    results = {}
+    for name, st in statuses.items():
+        msg = "ValueError: Closure-converted function called with different dynamic arguments" if st == "closure" else "AssertionError: no"
+        types = ["ValueError", "Exception"] if st == "closure" else ["AssertionError", "Exception"]
+        results[f"tests/test_x.py::{name}"] = RawResult(case=f"tests/test_x.py::{name}",
+                                                        status="failed" if st in ("closure", "failed") else st,
+                                                        error_types=types if st != "passed" else [],
+                                                        message=msg if st != "passed" else "", traceback="tb")
+    return usertests.Observed(results=results, versions={"pytest": "8.0.0"})
+
+
+def test_failures_are_explained_by_the_rule_whose_error_they_are(tmp_path):
+    matrix = load(make_tree(tmp_path, RULE))
+    after = _obs(a="closure", b="failed", c="passed", d="failed")
+    before = _obs(a="passed", b="passed", c="failed", d="failed")
+    tests = {t.test.split("::")[1]: t for t in usertests.classify(after, before, matrix, "cpu")}
+    assert tests["a"].cls == "broken" and tests["a"].explained_by == "closure-bug"
+    assert tests["a"].fix == "upgrade equinox to >=0.11.7"
+    assert tests["b"].cls == "broken" and tests["b"].explained_by is None and tests["b"].traceback == "tb"
+    assert tests["c"].cls == "fixed" and tests["d"].cls == "fails-both"
+    flaky = usertests.classify(after, before, matrix, "cpu", {"tests/test_x.py::b": "candidate: failed, then passed"})
+    assert [t.cls for t in flaky if t.test.endswith("::b")] == ["flaky"]
+    record = tests["a"].to_dict()
+    assert set(record) >= {"test", "baseline", "candidate", "class", "explained_by", "fix", "traceback"}
+    assert "baseline" not in usertests.classify(after, None, matrix, "cpu")[0].to_dict()
+
+
+def test_bad_tests_paths_get_one_line_errors(tmp_path):
+    with pytest.raises(usertests.TestsError, match="no such file"):
+        usertests.locate(str(tmp_path / "nope"))
+    (tmp_path / "f.txt").write_text("x")
+    with pytest.raises(usertests.TestsError, match="not a directory"):
+        usertests.locate(str(tmp_path / "f.txt"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(usertests.TestsError, match="no test_"):
+        usertests.locate(str(tmp_path / "empty"))
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "pyproject.toml").write_text('[project]\nname = "p"\n[project.optional-dependencies]\ntest = ["pytest"]\n')
+    target = usertests.locate(str(proj))
+    assert target.project and target.extras == ("test",) and target.editable().endswith("proj[test]")
+
+
+USER_TESTS = '''
+import os
+
+def test_ok():
+    pass
+
+def test_closure():
+    raise ValueError("Closure-converted function called with different dynamic arguments to the example")
+
+def test_own_bug():
+    assert 1 + 1 == 3
+
+def test_flaky(tmp_path_factory):
+    marker = os.path.join(os.environ["FLAKY_DIR"], "seen")
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        raise RuntimeError("first run fails")
+'''
+
+
+def test_check_with_tests_end_to_end(tmp_path):
+    """A folder of tests through the real CLI: classes, explanation, reports, exit status 1."""
+    make_tree(tmp_path, RULE.replace('pins = { jax = "0.4.33", equinox = "0.11.7" }', 'pins = { jax = "0.4.33" }'))
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.pytest_plugin",)\n')
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "test_user.py").write_text(USER_TESTS)
+    flaky_dir = tmp_path / "flaky"
+    flaky_dir.mkdir()
+    proc = subprocess.run([sys.executable, str(DRIVER), "check", "--matrix", str(tmp_path / "matrix.toml"),
+                           "--reports", str(tmp_path / "reports"), "--state", str(tmp_path / "state"),
+                           "--tests", str(user), "--no-verify-escapes", "jax==0.4.33"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "FLAKY_DIR": str(flaky_dir)})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out  # without a baseline, a failing test fails the check
+    assert out.index("Your tests") < out.index("Our cases in the candidate")
+    assert "this looks like closure-bug — fix: upgrade equinox to >=0.11.7" in out
+    data = json.loads((tmp_path / "reports" / "check.json").read_text())
+    by = {t["test"].split("::")[1]: t for t in data["user_tests"]}
+    assert by["test_ok"]["class"] == "pass" and by["test_ok"]["candidate"] == "passed"
+    assert by["test_closure"]["class"] == "fails" and by["test_closure"]["explained_by"] == "closure-bug"
+    assert by["test_own_bug"]["class"] == "fails" and by["test_own_bug"]["explained_by"] is None
+    assert "assert 1 + 1 == 3" in by["test_own_bug"]["traceback"] or "test_own_bug" in by["test_own_bug"]["traceback"]
+    assert by["test_flaky"]["class"] == "flaky" and "failed, then passed" in by["test_flaky"]["note"]
+    assert "baseline" not in by["test_ok"]
+    xml = (tmp_path / "reports" / "check-tests.xml").read_text()
+    assert 'name="test_closure"' in xml and "closure-bug" in xml
+    assert "| fails | `test_user.py::test_closure`" in (tmp_path / "reports" / "check.md").read_text()
+    assert "closure-bug" in (tmp_path / "reports" / "check.html").read_text()
+
+
+def test_baseline_without_tests_is_refused(tmp_path):
+    make_tree(tmp_path)
+    proc = subprocess.run([sys.executable, str(DRIVER), "check", "--matrix", str(tmp_path / "matrix.toml"),
+                           "--reports", str(tmp_path / "reports"), "--state", str(tmp_path / "state"),
+                           "--baseline", "jax==0.4.31", "jax==0.4.33"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "give --tests PATH too" in proc.stderr and "Traceback" not in proc.stderr
