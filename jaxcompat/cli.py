@@ -79,7 +79,7 @@ def cmd_matrix(args) -> int:
                                      extra_meta={"interrupted": interrupted,
                                                  "unfinished": [r.id for r in ordered if r.status == "not-run"]})
     print()
-    print(reports.terminal_grid(ordered))
+    print(reports.terminal_overview(ordered, str(reports_dir / "matrix.md")))
     if reports.reuse_line(results):
         print("\n" + reports.reuse_line(results))
     print(f"\nreports: {reports_dir / 'matrix.md'}, {reports_dir / 'matrix.json'}, {reports_dir / 'cells'}/")
@@ -126,7 +126,7 @@ def cmd_report(args) -> int:
 
             update_baseline(reports_dir / "baseline.json", [c.to_dict() for c in ordered])
             print(f"baseline updated: {reports_dir / 'baseline.json'} ({len(ordered)} cells)")
-    print(reports.terminal_grid(ordered))
+    print(reports.terminal_overview(ordered, str(reports_dir / "matrix.md")))
     if reports.reuse_line(ordered):
         print("\n" + reports.reuse_line(ordered))
     if args.check and any(c.failing for c in ordered):

@@ -133,7 +133,7 @@ def _square(c: dict, r: dict | None, case: str, side: str) -> str:
     mark = ""
     if r.get("reused_from"):
         tip += f" (re-used, observed {r['reused_from']})"
-        mark = '<span class="reused" aria-label="re-used">↺</span>'
+        mark = '<span class="reused" title="re-used">↺</span>'
     if outcome == "pass" and not r.get("message"):
         return f'<td {attrs} title="{esc(tip)}"><span class="lbl">{esc(label)}</span>{mark}</td>'
     failure = r.get("failure")
@@ -382,7 +382,44 @@ a { color: #005a8e; }
 .known li { margin: 3px 0; }
 .known ul ul { padding-left: 16px; list-style: disc; color: var(--muted); }
 .empty { color: var(--muted); font-style: italic; padding: 8px; }
+.ov { font-size: 11px; margin: 6px 0 10px; overflow-x: auto; }
+.ov .r { display: flex; }
+.ov .f { flex: 0 0 280px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding: 1px 4px;
+  border: 1px solid var(--line); }
+.ov .n { flex: 0 0 16px; text-align: center; border: 1px solid var(--line); border-left: 0; }
+.ov .n.hit { background: #2b6cb0; color: #fff; }
 """
+
+
+def _overview(cells: list[dict], index: dict[str, int]) -> str:
+    """Known failures × cells (a dot where the failure was observed), then what fails the run:
+    the first thing a person asks. Cell numbers link to the grid's columns."""
+    from .outcomes import CellResult
+    from .reports import overview
+
+    try:
+        ov = overview([CellResult.from_dict(c) for c in cells])
+    except (TypeError, KeyError, ValueError):
+        return ""  # a report this version cannot read as records: the grid below still renders
+    # Rows of spans: the page keeps one <table>, the grid of cases × cells.
+    head = "".join(f'<span class="n"><a href="#cell-{i}" title="{esc(cid)}">{i}</a></span>'
+                   for cid, i in index.items())
+    rows = []
+    for fid, where in ov.hits.items():
+        hit = set(where)
+        dots = "".join(f'<span class="n{" hit" if cid in hit else ""}" '
+                       f'title="{esc(fid)} @ {esc(cid)}">{"●" if cid in hit else ""}</span>' for cid in index)
+        rows.append(f'<div class="r"><span class="f"><code>{esc(fid)}</code> '
+                    f'<small>({len(where)})</small></span>{dots}</div>')
+    table = (f'<div class="ov"><div class="r"><span class="f">known failure '
+             f'\\ cell</span>{head}</div>{"".join(rows)}</div>' if rows
+             else '<p class="empty">no known failure observed</p>')
+    if ov.failing:
+        items = "".join(f"<li><code>{esc(c)}</code> {esc(case)}: <b>{esc(o)}</b></li>" for c, case, o in ov.failing)
+        fails = f'<p class="failing-list"><b>Failing the run ({len(ov.failing)}):</b></p><ul>{items}</ul>'
+    else:
+        fails = '<p><b>Nothing fails the run:</b> every cell behaved as the rules predict.</p>'
+    return f'<section class="overview"><h2>Overview: known failures × cells</h2>{table}{fails}</section>'
 
 
 def render(data: dict) -> str:
@@ -463,7 +500,8 @@ def render(data: dict) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
-            f"<header>{''.join(head)}</header><main>{table}{_legend()}{_known_failures(cells)}</main>"
+            f"<header>{''.join(head)}</header><main>{_overview(cells, index)}"
+            f"<h2>All cases × cells</h2>{table}{_legend()}{_known_failures(cells)}</main>"
             "</body></html>\n")
 
 

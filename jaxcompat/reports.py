@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -147,6 +148,7 @@ def markdown(cells: list[CellResult], meta: dict) -> str:
     if meta.get("matrix_file"):
         lines.append(f"Matrix: `{meta['matrix_file']}`; {len(cells)} cells, {len(cases)} cases.")
     lines += ["", "Outcomes: " + ", ".join(f"{k}: {v}" for k, v in s["outcomes"].items()), ""]
+    lines += markdown_overview(cells)
     lines += ["## Cells", "", "| # | cell | python | backend | date | status | versions |",
               "|---|---|---|---|---|---|---|"]
     for i, c in enumerate(cells, 1):
@@ -172,6 +174,80 @@ def markdown(cells: list[CellResult], meta: dict) -> str:
     if details:
         lines += ["## Details", "", *details, ""]
     return "\n".join(lines)
+
+
+@dataclass
+class Overview:
+    """What a person asks first of a run: which known failure hit where, and what fails the run."""
+
+    cells: list[str]
+    hits: dict[str, list[str]]  # known failure id -> the cells where it was observed
+    failing: list[tuple[str, str, str]]  # (cell, case or "cell", outcome): what fails the run
+    cases: int = 0
+
+
+def overview(cells: list[CellResult]) -> Overview:
+    hits: dict[str, list[str]] = {}
+    failing: list[tuple[str, str, str]] = []
+    for c in cells:
+        seen = [c.failure] if c.failure and c.outcome == "expected" else []
+        seen += [r.failure for r in c.results if r.outcome == "reproduced" and r.failure]
+        for f in dict.fromkeys(seen):
+            hits.setdefault(f, []).append(c.id)
+        if c.outcome in ("cell-error", "stale"):
+            failing.append((c.id, "cell", f"{c.status} ({c.outcome})"))
+        failing += [(c.id, short_case(r.case), r.outcome) for r in c.results if r.outcome in FAILING_OUTCOMES]
+    return Overview([c.id for c in cells], dict(sorted(hits.items(), key=lambda kv: (-len(kv[1]), kv[0]))),
+                    failing, len(_cases(cells)))
+
+
+def _wrap(items: list[str], indent: int, width: int = 110) -> str:
+    lines, line = [], ""
+    for item in items:
+        if line and len(line) + len(item) + 2 > width - indent:
+            lines.append(line + ",")
+            line = item
+        else:
+            line = f"{line}, {item}" if line else item
+    lines.append(line)
+    return ("\n" + " " * indent).join(lines)
+
+
+def terminal_overview(cells: list[CellResult], files: str = "reports/matrix.md") -> str:
+    """The end of a matrix run in one screen: known failures × cells, then what fails the run
+    (the full case grid stays in the files)."""
+    ov = overview(cells)
+    width = max([len(f) for f in ov.hits] + [10])
+    out = [f"known failures observed ({len(ov.cells)} cells, {ov.cases} cases; full grid: {files}):"]
+    for fid, where in ov.hits.items():
+        out.append(f"  {fid:<{width}} {len(where):>3} cell(s): " + _wrap(where, width + 16))
+    if not ov.hits:
+        out.append("  none")
+    s = summary(cells)
+    out.append("")
+    out.append("outcomes: " + ", ".join(f"{k}={v}" for k, v in s["outcomes"].items()))
+    if ov.failing:
+        out.append(f"FAILING the run ({len(ov.failing)}):")
+        out += [f"  {cell}  {case}: {outcome}" for cell, case, outcome in ov.failing[:40]]
+        if len(ov.failing) > 40:
+            out.append(f"  … and {len(ov.failing) - 40} more (see {files})")
+    else:
+        out.append("nothing fails the run: every cell behaved as the rules predict")
+    return "\n".join(out)
+
+
+def markdown_overview(cells: list[CellResult]) -> list[str]:
+    ov = overview(cells)
+    lines = ["## Overview: known failures × cells", ""]
+    if ov.hits:
+        lines += ["| known failure | cells | where |", "|---|---|---|"]
+        lines += [f"| `{f}` | {len(w)} | {', '.join(f'`{c}`' for c in w)} |" for f, w in ov.hits.items()]
+    else:
+        lines.append("No known failure was observed.")
+    lines += ["", f"**Failing the run:** {len(ov.failing)}" + ("" if ov.failing else " — every cell behaved as "
+                                                                      "the rules predict"), ""]
+    lines += [f"- `{cell}` {case}: **{outcome}**" for cell, case, outcome in ov.failing]
+    return lines + [""] if ov.failing else lines
 
 
 def terminal_grid(cells: list[CellResult]) -> str:
