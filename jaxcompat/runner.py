@@ -83,6 +83,24 @@ def _kill_group(proc: subprocess.Popen) -> None:
             pass
 
 
+def plugin_path(root: Path, workdir: Path) -> Path | None:
+    """A folder to put on the cell's PYTHONPATH so that its pytest imports jaxcompat.pytest_plugin
+    (named by conftest.py), or None when pytest's working directory ``root`` already holds this
+    package (the repository checkout). For the data bundled in an installed wheel it does not: the
+    folder holds one link, to this package, and nothing else (never the tool's site-packages,
+    whose packages would shadow the cell's own)."""
+    package = Path(__file__).resolve().parent
+    if package.parent == root.resolve():
+        return None
+    folder = workdir / "pythonpath"
+    link = folder / package.name
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (link.is_symlink() and link.resolve() == package):
+        link.unlink(missing_ok=True)
+        link.symlink_to(package, target_is_directory=True)
+    return folder
+
+
 def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str,
               imports: list[str], timeout_s: float, workdir: Path,
               extra_env: dict[str, str] | None = None, max_restarts: int = 50) -> CellRun:
@@ -94,6 +112,7 @@ def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str
     collected: list[str] | None = None
     log_path = workdir / "pytest.log"
     log_path.write_text("")
+    shim = plugin_path(root, workdir)
     t0 = time.perf_counter()
     for attempt in range(max_restarts + 1):
         events_path = workdir / f"events-{attempt}.jsonl"
@@ -102,6 +121,8 @@ def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str
                "JAXCOMPAT_BACKEND": backend, "JAXCOMPAT_IMPORTS": ",".join(imports),
                "PYTHONUNBUFFERED": "1"}
         env.pop("PYTEST_ADDOPTS", None)
+        if shim is not None:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(shim), env.get("PYTHONPATH")]))
         if backend == "cpu":
             env.setdefault("JAX_PLATFORMS", "cpu")
         argv = [env_python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rN",
