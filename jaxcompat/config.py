@@ -8,6 +8,7 @@ specifiers, requirement strings, duplicate ids and case paths.  Every problem is
 from __future__ import annotations
 
 import ast
+import difflib
 import itertools
 import re
 from collections.abc import Iterable
@@ -252,7 +253,8 @@ def _unknown(path: Path, where: str, table: dict, allowed: set[str]) -> None:
 
 def _similar(a: str, b: str) -> bool:
     a, b = a.lower(), b.lower()
-    return a == b or a in b or b in a or (len(a) > 3 and a[:3] == b[:3])
+    return (a == b or a in b or b in a or (len(a) > 3 and a[:3] == b[:3])
+            or difflib.SequenceMatcher(None, a, b).ratio() >= 0.8)  # a typo: afects, upstreem
 
 
 def _table_list(path: Path, key: str, value: object) -> list[dict]:

@@ -76,6 +76,11 @@ def test_a_bad_rules_file_gets_the_error_matrix_toml_gets(tmp_path, damage):
     assert str(in_rules) == str(in_matrix).replace(in_matrix.path, str(rules_path), 1)
 
 
+def test_a_misspelt_key_gets_the_right_one_suggested(tmp_path):
+    e = _error(load, make_tree(tmp_path), rules=[_rules(tmp_path, RULE.replace("affects =", "afects ="))])
+    assert e.key == "failure[0].afects" and e.fix.startswith("did you mean 'affects'?")
+
+
 def test_an_id_the_matrix_already_has_is_an_error_naming_both_files(tmp_path):
     tree = make_tree(tmp_path)
     rules_path = _rules(tmp_path, RULE.replace('"demo-control"', '"demo-bug"'))
@@ -115,3 +120,17 @@ def test_the_cli_reports_a_bad_rules_file_before_anything_runs(tmp_path, capsys)
         assert err.startswith(f"error: {rules_path}: (syntax): invalid TOML:"), (command, err)
         assert "fix: fix the TOML syntax at that line" in err
     assert not (tmp_path / "state").exists()
+
+
+def test_the_readme_example_rules_file_is_valid_and_its_error_is_the_one_shown(tmp_path):
+    import re
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"```toml\n# ci/jax-rules.toml\n(.*?)```", readme, re.S).group(1)
+    matrix = load(repo / "matrix.toml", rules=[_rules(tmp_path, example)])
+    assert matrix.failures[-1].id == "our-neural-ode-grad"
+    shown = re.search(r"\$ jax-compat check --rules ci/jax-rules.toml .*?\n(error: .*?)\n```", readme, re.S).group(1)
+    e = _error(load, repo / "matrix.toml", rules=[_rules(tmp_path, example.replace("affects =", "afects =", 1))])
+    assert f"error: {e}".replace(str(tmp_path / "rules.toml"), "ci/jax-rules.toml") == shown
