@@ -10,6 +10,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+try:  # Python >= 3.11
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10 hosts
+    import tomli as tomllib  # type: ignore[no-redef]
+
 import nox
 
 ROOT = Path(__file__).parent
@@ -19,7 +24,9 @@ nox.options.default_venv_backend = "uv"
 nox.options.sessions = ["tests"]
 nox.options.error_on_missing_interpreters = False
 
-TEST_DEPS = ["pytest>=8", "hypothesis>=6", "packaging>=22", "check-jsonschema>=0.29", "nox>=2024.4.15"]
+# The tests also build the wheel (offline), with the build backend pyproject.toml names.
+TEST_DEPS = ["pytest>=8", "hypothesis>=6", "packaging>=22", "check-jsonschema>=0.29", "nox>=2024.4.15",
+             *tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["build-system"]["requires"]]
 
 
 def _jaxcompat(session: nox.Session, *args: str) -> None:

@@ -1,4 +1,5 @@
-"""Command line: ``python -m jaxcompat matrix|report ...`` (the nox sessions call these)."""
+"""Command line: ``python -m jaxcompat matrix|report|check|...`` (the nox sessions call these),
+installed as the ``jax-compat`` console script."""
 
 from __future__ import annotations
 
@@ -14,14 +15,16 @@ from . import reports
 from .atomic import write_text
 from .cell import run_cell
 from .config import ConfigError, load
+from .layout import STATE_ENV, layout
 from .matrix import default_jobs, run_cells, write_consolidated
 from .resolution import AUTO
 
 EXIT_OK, EXIT_FAILING, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-def _root() -> Path:
-    return Path(__file__).resolve().parent.parent
+def _load(args):
+    """The matrix file with every ``--rules`` file merged in (all validated before anything runs)."""
+    return load(args.matrix, rules=args.rules)
 
 
 @contextlib.contextmanager
@@ -59,7 +62,7 @@ def _select(matrix, patterns: list[str] | None):
 
 
 def cmd_matrix(args) -> int:
-    matrix = load(args.matrix)
+    matrix = _load(args)
     cells = _select(matrix, args.cell)
     reports_dir, state_dir = Path(args.reports), Path(args.state)
     with run_lock(reports_dir):
@@ -103,7 +106,7 @@ def cmd_report(args) -> int:
     """Rebuild matrix.json/md from the per-cell reports on disk; compare; refresh the baseline."""
     from .compare import compare, render
 
-    matrix = load(args.matrix)
+    matrix = _load(args)
     reports_dir = Path(args.reports)
     if args.compare:
         old_path = Path(args.compare)
@@ -138,7 +141,7 @@ def cmd_check(args) -> int:
     from . import usertests
     from .candidate import CandidateError, candidate_cell, read_requirements, verdict
 
-    matrix = load(args.matrix)
+    matrix = _load(args)
     target = baseline = None
     try:
         reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
@@ -156,7 +159,8 @@ def cmd_check(args) -> int:
         return EXIT_CONFIG
     reports_dir = Path(args.reports)
     where = "the lowest Python that every pin supports" if cell.python == AUTO else f"Python {cell.python}"
-    print(f"checking {' '.join(reqs)} on {where} ({cell.id})", flush=True)
+    rules = f"; rules from {matrix.path.name} and {', '.join(str(r) for r in matrix.rules)}" if matrix.rules else ""
+    print(f"checking {' '.join(reqs)} on {where} ({cell.id}{rules})", flush=True)
     with run_lock(reports_dir):
         result = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, repeat=args.repeat,
                           use_cache=not args.no_cache)
@@ -230,7 +234,7 @@ def _verify_escapes(result, matrix, reqs: list[str], args, limit: int = 3) -> No
 def cmd_latest(args) -> int:
     from .latest import load_baseline, report_latest, run_latest, update_baseline
 
-    matrix = load(args.matrix)
+    matrix = _load(args)
     reports_dir = Path(args.reports)
     baseline_path = Path(args.baseline) if args.baseline else reports_dir / "baseline.json"
     with run_lock(reports_dir):
@@ -252,7 +256,7 @@ def cmd_bisect(args) -> int:
     from .bisect import BisectError, bisect, render
     from .candidate import CandidateError, parse_requirement
 
-    matrix = load(args.matrix)
+    matrix = _load(args)
     try:
         for p in args.pins:
             parse_requirement(p)
@@ -275,7 +279,7 @@ def cmd_survey(args) -> int:
     """Sample the release space off the matrix, run what is not yet observed, score, render."""
     from . import survey
 
-    matrix = load(args.matrix)
+    matrix = _load(args)
     reports_dir, state_dir = Path(args.reports), Path(args.state)
     out_dir = reports_dir / "survey"
     cache = state_dir / "cache"
@@ -335,29 +339,32 @@ def cmd_ci_plan(args) -> int:
     """Print GITHUB_OUTPUT lines (cells=<job matrix>, skipped=<GPU cells without a runner>)."""
     from .ci import github_output
 
-    matrix = load(args.matrix)
+    matrix = _load(args)
     text = Path(args.nox_json).read_text() if args.nox_json != "-" else sys.stdin.read()
     print(github_output(text, matrix, args.gpu_runner or ""), end="")
     return EXIT_OK
 
 
 def cmd_cells(args) -> int:
-    matrix = load(args.matrix)
+    matrix = _load(args)
     print(json.dumps([{"id": c.id, "python": c.python, "backend": c.backend, "pins": c.pins}
                       for c in matrix.cells], indent=2))
     return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
+    where = layout()
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--matrix", default=str(_root() / "matrix.toml"),
-                        help="matrix file (default: matrix.toml)")
-    common.add_argument("--reports", default=str(_root() / "reports"), help="reports folder")
-    common.add_argument("--state", default=str(_root() / ".jaxcompat"),
-                        help="environments, locks and caches (default: .jaxcompat/)")
+    common.add_argument("--matrix", default=str(where.root / "matrix.toml"),
+                        help=f"matrix file (default: {'the bundled' if where.bundled else 'the checkout'}'s matrix.toml)")
+    common.add_argument("--rules", action="append", default=[], metavar="FILE",
+                        help="a TOML file of [[failure]] tables to add to the matrix's (repeatable)")
+    common.add_argument("--reports", default=str(where.reports), help=f"reports folder (default: {where.reports})")
+    common.add_argument("--state", default=str(where.state),
+                        help=f"environments, locks and caches (default: {where.state}; ${STATE_ENV} overrides)")
     common.add_argument("--no-cache", action="store_true",
                         help="run every case, re-using no earlier result (results are still stored)")
-    p = argparse.ArgumentParser(prog="jaxcompat", description=__doc__)
+    p = argparse.ArgumentParser(prog="jax-compat" if where.bundled else "jaxcompat", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     m = sub.add_parser("matrix", parents=[common],
                        help="run every cell (or --cell ID/GLOB ...) and write the reports")

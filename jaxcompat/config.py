@@ -1,4 +1,4 @@
-"""Load and validate ``matrix.toml`` into typed records.
+"""Load and validate ``matrix.toml`` (and ``--rules`` files of ``[[failure]]`` tables) into typed records.
 
 Everything is checked before anything is installed: TOML syntax, unknown keys, version
 specifiers, requirement strings, duplicate ids and case paths.  Every problem is raised as a
@@ -8,9 +8,11 @@ specifiers, requirement strings, duplicate ids and case paths.  Every problem is
 from __future__ import annotations
 
 import ast
+import difflib
 import itertools
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -104,6 +106,7 @@ class Failure:
     # Paths or node ids that *may* hit this failure too (a broken code path many cases share):
     # failing there with the documented error is "reproduced", passing is simply "pass".
     collateral: tuple[str, ...] = ()
+    source: str = ""  # the file that defines it (matrix.toml, or a --rules file)
 
     def may_break(self, nodeid: str) -> bool:
         return any(names(c, nodeid) for c in self.collateral)
@@ -128,6 +131,7 @@ class Matrix:
     cells: tuple[Cell, ...]
     failures: tuple[Failure, ...]
     root: Path = field(default=Path("."))
+    rules: tuple[Path, ...] = ()  # --rules files merged into the failures
 
     def cell(self, cell_id: str) -> Cell:
         for c in self.cells:
@@ -168,20 +172,49 @@ _FAILURE_KEYS = {"id", "title", "stage", "cases", "affects", "backend", "error",
 _TOP_KEYS = {"settings", "cell", "grid", "failure"}
 
 
-def load(path: Path | str) -> Matrix:
-    """Parse and validate a matrix file. Raises ConfigError on any problem."""
+def load(path: Path | str, rules: Iterable[Path | str] = ()) -> Matrix:
+    """Parse and validate a matrix file, then merge each ``rules`` file's ``[[failure]]`` tables
+    into it (validated by the same code; ids are unique across all of them). Raises ConfigError
+    on any problem."""
     path = Path(path)
+    matrix = parse(_read_toml(path, "pass an existing matrix file (default: matrix.toml)"), path)
+    for rules_path in rules:
+        matrix = merge_rules(matrix, rules_path)
+    return matrix
+
+
+def merge_rules(matrix: Matrix, path: Path | str) -> Matrix:
+    """Add the ``[[failure]]`` tables of a rules file (``--rules FILE``) to ``matrix``.
+
+    A rules file holds only ``[[failure]]`` tables, written and checked exactly as in
+    matrix.toml; their ``cases`` name the matrix's cases (relative to its folder)."""
+    path = Path(path)
+    data = _read_toml(path, "pass an existing rules file (a TOML file of [[failure]] tables)")
+    if not isinstance(data, dict):
+        raise ConfigError(path, "(top)", "expected a TOML table at the top level")
+    _unknown(path, "(top)", data, {"failure"})
+    if not data.get("failure"):
+        raise ConfigError(path, "failure", "missing",
+                          "a rules file holds [[failure]] tables (id, affects, error, match, upstream, fix)")
+    failures = _failures(path, data, matrix.root, matrix.settings)
+    known = {f.id: f.source for f in matrix.failures}
+    for f in failures:
+        if f.id in known:
+            raise ConfigError(path, f"failure[{f.id}].id", f"duplicate id {f.id!r}: {known[f.id]} already defines it",
+                              "give the rule a new id (ids are shared by the matrix file and every --rules file)")
+    return replace(matrix, failures=matrix.failures + tuple(failures), rules=matrix.rules + (path,))
+
+
+def _read_toml(path: Path, fix_unreadable: str) -> object:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
-        raise ConfigError(path, "(file)", f"cannot read: {e.strerror or e}",
-                          "pass an existing matrix file (default: matrix.toml)") from None
+        raise ConfigError(path, "(file)", f"cannot read: {e.strerror or e}", fix_unreadable) from None
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(path, "(syntax)", f"invalid TOML: {e}",
                           "fix the TOML syntax at that line") from None
-    return parse(data, path)
 
 
 def parse(data: object, path: Path | str = "matrix.toml", root: Path | None = None) -> Matrix:
@@ -197,10 +230,16 @@ def parse(data: object, path: Path | str = "matrix.toml", root: Path | None = No
     for i, raw in enumerate(_table_list(path, "cell", data.get("cell", []))):
         cells.append(_cell(path, f"cell[{i}]", raw, settings))
     _no_duplicates(path, "cell", [c.id for c in cells])
+    failures = _failures(path, data, root, settings)
+    return Matrix(path, settings, tuple(cells), tuple(failures), root)
+
+
+def _failures(path: Path, data: dict, root: Path, settings: Settings) -> list[Failure]:
+    """The ``[[failure]]`` tables of a matrix or rules file, each validated, ids unique."""
     failures = [_failure(path, f"failure[{i}]", raw, root, settings)
                 for i, raw in enumerate(_table_list(path, "failure", data.get("failure", [])))]
     _no_duplicates(path, "failure", [f.id for f in failures])
-    return Matrix(path, settings, tuple(cells), tuple(failures), root)
+    return failures
 
 
 def _unknown(path: Path, where: str, table: dict, allowed: set[str]) -> None:
@@ -215,7 +254,8 @@ def _unknown(path: Path, where: str, table: dict, allowed: set[str]) -> None:
 
 def _similar(a: str, b: str) -> bool:
     a, b = a.lower(), b.lower()
-    return a == b or a in b or b in a or (len(a) > 3 and a[:3] == b[:3])
+    return (a == b or a in b or b in a or (len(a) > 3 and a[:3] == b[:3])
+            or difflib.SequenceMatcher(None, a, b).ratio() >= 0.8)  # a typo: afects, upstreem
 
 
 def _table_list(path: Path, key: str, value: object) -> list[dict]:
@@ -453,6 +493,7 @@ def _failure(path: Path, where: str, raw: dict, root: Path, settings: Settings) 
         workaround=_str(path, f"{where}.workaround", raw.get("workaround", ""), required=False),
         case_affects=case_affects, advisory=_bool(path, f"{where}.advisory", raw.get("advisory", False)),
         collateral=_collateral(path, f"{where}.collateral", raw.get("collateral", []), root, settings),
+        source=str(path),
     )
 
 

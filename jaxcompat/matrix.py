@@ -96,6 +96,6 @@ def _line(c: CellResult) -> str:
 def write_consolidated(matrix: Matrix, results: list[CellResult], reports_dir: Path,
                        name: str = "matrix", extra_meta: dict | None = None) -> dict:
     meta = {"matrix_file": str(matrix.path.name), "python_host": sys.version.split()[0],
-            **(extra_meta or {})}
+            **({"rules_files": [str(r) for r in matrix.rules]} if matrix.rules else {}), **(extra_meta or {})}
     reports.write_matrix(results, reports_dir, meta, name=name)
     return reports.summary(results)

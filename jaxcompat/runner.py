@@ -93,15 +93,22 @@ def pytest_command(env_python: str, root: Path, args: list[str], project: bool) 
     return [*base, "--rootdir", str(root), "-c", str(root / "pyproject.toml"), *args]
 
 
-def plugin_path(workdir: Path) -> str:
-    """A folder holding only the ``jaxcompat`` package (a link): put on PYTHONPATH, it makes the
-    plugin importable in a user's environment without installing anything into it."""
-    link_dir = workdir / "plugin-path"
-    link = link_dir / "jaxcompat"
-    link_dir.mkdir(parents=True, exist_ok=True)
-    if not link.exists():
-        link.symlink_to(Path(__file__).resolve().parent, target_is_directory=True)
-    return str(link_dir)
+def plugin_path(root: Path, workdir: Path) -> Path | None:
+    """A folder to put on the cell's PYTHONPATH so that its pytest imports jaxcompat.pytest_plugin
+    (named by conftest.py), or None when pytest's working directory ``root`` already holds this
+    package (the repository checkout). For the data bundled in an installed wheel it does not: the
+    folder holds one link, to this package, and nothing else (never the tool's site-packages,
+    whose packages would shadow the cell's own)."""
+    package = Path(__file__).resolve().parent
+    if package.parent == root.resolve():
+        return None
+    folder = workdir / "pythonpath"
+    link = folder / package.name
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (link.is_symlink() and link.resolve() == package):
+        link.unlink(missing_ok=True)
+        link.symlink_to(package, target_is_directory=True)
+    return folder
 
 
 def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str,
@@ -119,6 +126,7 @@ def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str
     collected: list[str] | None = None
     log_path = workdir / "pytest.log"
     log_path.write_text("")
+    shim = plugin_path(root, workdir)
     t0 = time.perf_counter()
     for attempt in range(max_restarts + 1):
         events_path = workdir / f"events-{attempt}.jsonl"
@@ -127,10 +135,11 @@ def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str
                "JAXCOMPAT_BACKEND": backend, "JAXCOMPAT_IMPORTS": ",".join(imports),
                "PYTHONUNBUFFERED": "1"}
         env.pop("PYTEST_ADDOPTS", None)
+        if shim is not None:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(shim), env.get("PYTHONPATH")]))
         if backend == "cpu":
             env.setdefault("JAX_PLATFORMS", "cpu")
         if project:
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [plugin_path(workdir), env.get("PYTHONPATH")]))
             env["JAXCOMPAT_OWN_FRAMES"] = str(root)
         argv = pytest_command(env_python, root, pending, project)
         with open(log_path, "a", encoding="utf-8") as log:
