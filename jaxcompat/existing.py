@@ -231,7 +231,9 @@ def _check(path: str, matrix: Matrix, result: CellResult, state_dir: Path, tmp: 
     _stage_plugin(tmp / "plugin")
     if not found.has_pytest:
         harness = matrix.settings.harness
+        t = time.perf_counter()
         error = _provide_pytest(found, harness, tmp / "pytest")
+        result.timings["pytest_install_s"] = round(time.perf_counter() - t, 3)
         if error:
             raise _bad(result, "install-error", "cell-error",
                        f"--env {path}: the environment has no pytest, and installing "
