@@ -166,8 +166,7 @@ def _provide_pytest(found: Probe, harness: tuple[str, ...], dest: Path) -> str:
     return "" if proc.returncode == 0 else envs._clean(proc.stderr)
 
 
-def check_existing(path: str, matrix: Matrix, *, state_dir: Path, case_args: list[str] | None = None,
-                   extra_env: dict[str, str] | None = None, repeat: int = 1) -> CellResult:
+def check_existing(path: str, matrix: Matrix, *, state_dir: Path, repeat: int = 1) -> CellResult:
     """Run every case in the environment of ``path`` and judge it like a cell.
 
     Raises BadEnvironment (with the report to write) when ``path`` is not a Python, has no jax, or
@@ -177,7 +176,7 @@ def check_existing(path: str, matrix: Matrix, *, state_dir: Path, case_args: lis
     replacements = {str(matrix.root.resolve()): "<root>", str(Path.home()): "~"}
     with tempfile.TemporaryDirectory(prefix="jaxcompat-env-") as tmp:
         try:
-            _check(path, matrix, result, state_dir, Path(tmp), replacements, case_args, extra_env, repeat)
+            _check(path, matrix, result, state_dir, Path(tmp), replacements, repeat)
         except BadEnvironment as e:
             e.result = result
             e.message = e.message.replace("\n", " ")
@@ -195,8 +194,7 @@ def _bad(result: CellResult, status: str, outcome: str, message: str) -> BadEnvi
 
 
 def _check(path: str, matrix: Matrix, result: CellResult, state_dir: Path, tmp: Path,
-           replacements: dict[str, str], case_args: list[str] | None, extra_env: dict[str, str] | None,
-           repeat: int) -> None:
+           replacements: dict[str, str], repeat: int) -> None:
     replacements[str(Path(path).expanduser().absolute())] = "<env>"
     try:
         python = interpreter(path)
@@ -244,12 +242,12 @@ def _check(path: str, matrix: Matrix, result: CellResult, state_dir: Path, tmp: 
                             "folder on PYTHONPATH (the environment is unchanged)")
     if os.environ.get("PYTHONPATH"):
         pythonpath.append(os.environ["PYTHONPATH"])
-    run_env = {**(extra_env or {}), **_NO_WRITES, "PYTHONPATH": os.pathsep.join(pythonpath),
+    run_env = {**_NO_WRITES, "PYTHONPATH": os.pathsep.join(pythonpath),
                # plugins the environment happens to have (xdist, randomly, …) would change the run
                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
     imports = [d for d in ECOSYSTEM if d in found.distributions]
-    args = case_args or [matrix.settings.cases_dir]
+    args = [matrix.settings.cases_dir]
     runs = []
     for _ in range(max(1, repeat)):
         try:
