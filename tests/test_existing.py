@@ -14,7 +14,7 @@ import pytest
 
 from jaxcompat.cli import main
 from jaxcompat.outcomes import CellResult
-from jaxcompat.reports import markdown
+from jaxcompat.reports import markdown, write_matrix
 from tests.helpers import MINIMAL, make_tree
 
 CASES = {"test_demo.py": '''
@@ -130,6 +130,8 @@ def test_the_backend_is_the_platform_jax_reports(tmp_path, tree, capsys, monkeyp
     skip = next(r for r in data["results"] if r["case"].endswith("test_on_cpu"))
     assert "needs backend cpu; this cell runs on cuda12" in skip["message"]
     assert "jax default backend: gpu" in data["notes"]
+    bug = next(r for r in data["results"] if r["case"].endswith("test_bug"))
+    assert "broken in <env> by <python>" in bug["message"] and str(tmp_path) not in text
 
 
 def test_a_jax_that_fails_to_import_is_an_import_error_judged_by_the_rules(tmp_path, tree, capsys):
@@ -202,7 +204,7 @@ def test_env_with_requirements_is_refused(tmp_path, tree, capsys):
     assert rc == 2 and "leave out the requirements" in err and text == ""
 
 
-def test_reports_show_the_environment_and_old_reports_still_load():
+def test_reports_show_the_environment_and_old_reports_still_load(tmp_path):
     old = CellResult.from_dict({"id": "c", "python": "3.11", "backend": "cpu", "status": "ok",
                                 "versions": {"jax": "0.4.35"}, "results": []})
     assert old.environment == "built"
@@ -211,3 +213,7 @@ def test_reports_show_the_environment_and_old_reports_still_load():
     md = markdown([old, new], {})
     assert "| (existing environment) jax 0.4.35 |" in md
     assert "| jax 0.4.35 |" in md
+    write_matrix([old, new], tmp_path, {})
+    page = (tmp_path / "matrix.html").read_text()
+    assert page.count("existing env</div>") == 1  # in the column header of the existing one only
+    assert "<b>existing</b>: versions read from it, nothing installed" in page
