@@ -178,8 +178,7 @@ def check_existing(path: str, matrix: Matrix, *, state_dir: Path, repeat: int = 
         try:
             _check(path, matrix, result, state_dir, Path(tmp), replacements, repeat)
         except BadEnvironment as e:
-            e.result = result
-            e.message = e.message.replace("\n", " ")
+            e.message = e.message.replace("\n", " ")  # one line on the terminal
             raise
         finally:
             result.timings["total_s"] = round(time.perf_counter() - t0, 3)
