@@ -47,7 +47,7 @@ def report(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def check(session: nox.Session) -> None:
-    """Upgrade check of one candidate: nox -s check -- jax==0.4.35 equinox==0.11.6 (or -r FILE)."""
+    """Upgrade check of one candidate: nox -s check -- jax==0.4.35 equinox==0.11.6 (or -r FILE, or --env PYTHON)."""
     _jaxcompat(session, "check")
 
 

@@ -91,8 +91,9 @@ def candidate_cell(requirements: list[str], *, python: str, cell_id: str | None 
 
 def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
     """Human verdict and whether the candidate is safe (no failure of any kind)."""
-    lines = [f"Candidate {result.id}: " + ", ".join(f"{d}=={v}" for d, v in result.versions.items()
-                                                     if d in ECOSYSTEM + ("numpy",))]
+    where = f" (existing environment, Python {result.python}, {result.backend})" if result.environment != "built" else ""
+    lines = [f"Candidate {result.id}{where}: " + ", ".join(f"{d}=={v}" for d, v in result.versions.items()
+                                                            if d in ECOSYSTEM + ("numpy",))]
     safe = True
     if result.status != "ok":
         safe = False

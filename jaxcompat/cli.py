@@ -142,6 +142,8 @@ def cmd_check(args) -> int:
     from .candidate import CandidateError, candidate_cell, read_requirements, verdict
 
     matrix = _load(args)
+    if args.env is not None:
+        return _check_existing(args, matrix)
     target = baseline = None
     try:
         reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
@@ -204,6 +206,33 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     print(text)
     print(f"\nreports: {reports_dir / 'check.json'} (user_tests), check-tests.xml, check.md, check.html")
     return EXIT_FAILING if cmp.failed else EXIT_OK
+
+
+def _check_existing(args, matrix) -> int:
+    """``check --env PATH``: the verdict for an environment that already exists (nothing installed)."""
+    from .candidate import verdict
+    from .existing import BadEnvironment, check_existing
+
+    given = [x for x in ("requirements", "requirement_files", "tests", "baseline") if getattr(args, x)]
+    if given or args.python:
+        print("error: --env checks what is installed in that environment; leave out the requirements, "
+              "-r, --python, --tests and --baseline (or drop --env to build a new environment for them)",
+              file=sys.stderr)
+        return EXIT_CONFIG
+    reports_dir = Path(args.reports)
+    print(f"checking the existing environment {args.env} (nothing is installed into it)", flush=True)
+    with run_lock(reports_dir):
+        try:
+            result = check_existing(args.env, matrix, state_dir=Path(args.state), repeat=args.repeat)
+        except BadEnvironment as e:
+            write_text(reports_dir / "check.json", reports.cell_json(e.result) + "\n")
+            print(f"error: {e.message}", file=sys.stderr)
+            return EXIT_CONFIG
+        write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
+    text, safe = verdict(result, matrix)
+    print(text)
+    print(f"\nreport: {reports_dir / 'check.json'}")
+    return EXIT_OK if safe else EXIT_FAILING
 
 
 def _verify_escapes(result, matrix, reqs: list[str], args, limit: int = 3) -> None:
@@ -386,6 +415,9 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("-r", "--requirement", dest="requirement_files", action="append", default=[],
                    metavar="FILE", help="read requirements from FILE (repeatable)")
     k.add_argument("--python", help="Python version for the candidate (default: the lowest of 3.10-3.13 that every pin supports)")
+    k.add_argument("--env", metavar="PATH",
+                   help="check an environment that already exists instead: its python (…/bin/python) or its "
+                        "folder; nothing is resolved or installed into it")
     k.add_argument("--repeat", type=int, default=1)
     k.add_argument("--tests", metavar="PATH",
                    help="your project (installed editable; its own pytest configuration) or a folder of tests")

@@ -196,7 +196,9 @@ def _col_head(i: int, c: dict, failing: bool, side: str) -> str:
     else:
         st = status + (f" = {c['failure']}" if c.get("failure") else f" ({outcome})")
     flag = '<div class="failflag">FAILING</div>' if failing else ""
-    meta = " · ".join(esc(x) for x in (f"py{c.get('python', '?')}", c.get("backend", "?")))
+    environment = str(c.get("environment") or "built")
+    meta = " · ".join(esc(x) for x in (f"py{c.get('python', '?')}", c.get("backend", "?"))
+                      + ((f"{environment} env",) if environment != "built" else ()))
     all_versions = "".join(f"<code>{esc(k)} {esc(v)}</code> " for k, v in versions.items())
     requested = "".join(f"<code>{esc(k)} {esc(v)}</code> " for k, v in (c.get("requested") or {}).items())
     timings = ", ".join(f"{esc(k)} {esc(v)}" for k, v in (c.get("timings") or {}).items())
@@ -209,6 +211,8 @@ def _col_head(i: int, c: dict, failing: bool, side: str) -> str:
         ("python / backend", meta),
         ("resolution date", esc(c.get("date")) if c.get("date") else ""),
         ("requested", requested),
+        ("environment", "built by the suite" if environment == "built"
+                        else f"<b>{esc(environment)}</b>: versions read from it, nothing installed"),
         ("installed", all_versions),
         ("timings (s)", timings),
         ("notes", f"<ul>{notes}</ul>" if notes else ""),

@@ -93,6 +93,9 @@ class CellResult:
     notes: list[str] = field(default_factory=list)
     # jax deprecations hit by the ecosystem's code: {package, where, message, category, case}
     deprecations: list[dict] = field(default_factory=list)
+    # "built": an environment the suite resolved and installed; "existing": one it was pointed at
+    # (check --env), whose versions were read, not chosen
+    environment: str = "built"
 
     def to_dict(self) -> dict:
         return asdict(self)

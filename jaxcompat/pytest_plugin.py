@@ -24,7 +24,7 @@ import warnings
 import pytest
 
 BACKEND_MARKERS = {"cpu": "cpu", "cuda12": "gpu", "gpu": "gpu", "tpu": "tpu"}
-from jaxcompat.packages import WATCHED  # noqa: E402 - stdlib-only module
+from jaxcompat.packages import JAX_PLATFORM_BACKENDS, WATCHED  # noqa: E402 - stdlib-only module
 
 _WHERE = re.compile(r"[/\\](" + "|".join(WATCHED) + r")[/\\](.*)$")
 _seen_warnings: set[tuple[str, str]] = set()
@@ -79,13 +79,15 @@ def _installed_versions() -> dict[str, str]:
 
 
 def _current_backend() -> str:
+    """The cell's backend: what the runner says (a built cell's, or the platform an existing
+    environment's jax reported to ``check --env``); without it, what jax reports here."""
     backend = os.environ.get("JAXCOMPAT_BACKEND")
     if backend:
         return backend
     try:
         import jax
 
-        return {"gpu": "cuda12", "cuda": "cuda12"}.get(jax.default_backend(), jax.default_backend())
+        return JAX_PLATFORM_BACKENDS.get(jax.default_backend(), jax.default_backend())
     except Exception:  # noqa: BLE001 - without jax, nothing backend-specific can run anyway
         return "cpu"
 

@@ -154,6 +154,8 @@ def markdown(cells: list[CellResult], meta: dict) -> str:
     for i, c in enumerate(cells, 1):
         vers = ", ".join(f"{d} {v}" for d, v in c.versions.items() if d in
                          ("jax", "equinox", "diffrax", "optimistix", "lineax", "chex", "numpy"))
+        if c.environment != "built":
+            vers = f"({c.environment} environment) {vers}"
         lines.append(f"| {i} | `{c.id}` | {c.python} | {c.backend} | {c.date or ''} | "
                      f"{_cell_status(c)} | {vers} |")
     lines += ["", "## Grid (cases × cells)", "",

@@ -1,0 +1,291 @@
+"""Check an environment that already exists (``check --env PATH``): a cluster module, a CUDA
+container, a conda env, a shared virtualenv. Nothing is resolved or installed into it.
+
+The versions are read from the interpreter itself (``importlib.metadata``, in a subprocess), the
+backend is the platform its jax reports, and the cases run in the watched runner exactly as in a
+built cell: the same plugin, the same rules, the same reports. pytest and the plugin reach that
+interpreter through ``PYTHONPATH`` only — a copy of the plugin's two modules and, if the
+environment has no pytest, a pytest installed into a temporary folder — so the environment is
+left as it was found.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+from . import envs
+from .cell import flag_flaky, key_versions, scrub_paths
+from .config import Matrix
+from .outcomes import CellResult, check_import_rules, classify, classify_cell_error
+from .packages import ECOSYSTEM, JAX_PLATFORM_BACKENDS
+from .runner import Interrupted, run_cases
+from .uvbin import uv_bin
+
+ENVIRONMENT = "existing"
+PROBE_TIMEOUT_S = 120.0
+# Nothing is written into the environment: no bytecode next to its modules.
+_NO_WRITES = {"PYTHONDONTWRITEBYTECODE": "1"}
+# What the interpreter says about itself. Runs on any Python 3.8+: stdlib only.
+_PROBE = r"""
+import importlib.util, json, sys
+from importlib import metadata
+dists = {}
+for d in metadata.distributions():
+    name = (d.metadata["Name"] or "").lower().replace("_", "-").replace(".", "-")
+    if name and name not in dists:
+        dists[name] = d.version
+print(json.dumps({"version": "%d.%d.%d" % sys.version_info[:3], "prefix": sys.prefix,
+                  "base_prefix": getattr(sys, "base_prefix", sys.prefix), "executable": sys.executable,
+                  "distributions": dists, "pytest": importlib.util.find_spec("pytest") is not None,
+                  "jax": importlib.util.find_spec("jax") is not None}))
+"""
+_BACKEND_PROBE = "import jax; print('JAXCOMPAT-BACKEND=' + jax.default_backend())"
+
+
+class BadEnvironment(Exception):
+    """``--env`` does not name a usable environment. ``result`` is the report to write."""
+
+    def __init__(self, message: str, result: CellResult):
+        super().__init__(message)
+        self.message, self.result = message, result
+
+
+@dataclass
+class Probe:
+    python: str  # the interpreter as given (a venv's bin/python must not be resolved: that leaves the venv)
+    version: str
+    prefix: str
+    base_prefix: str
+    executable: str
+    distributions: dict[str, str]
+    has_pytest: bool
+    has_jax: bool
+    platform: str | None = None  # what jax.default_backend() said, None if jax did not import
+    platform_error: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def interpreter(path: str) -> str:
+    """The interpreter ``path`` names: itself, or a virtualenv/conda folder's bin/python."""
+    p = Path(path).expanduser().absolute()
+    if not p.exists():
+        raise ValueError(f"--env {path}: no such file or directory; give an environment's python "
+                         "(e.g. ~/venvs/jax/bin/python) or its folder")
+    if p.is_dir():
+        for rel in ("bin/python", "bin/python3", "Scripts/python.exe"):
+            if (p / rel).is_file():
+                p = p / rel
+                break
+        else:
+            raise ValueError(f"--env {path}: a folder without bin/python, so not a Python environment; "
+                             "give the environment's folder or its interpreter (…/bin/python)")
+    if not os.access(p, os.X_OK):
+        raise ValueError(f"--env {path}: {p.name} is not executable, so not a Python interpreter; "
+                         "give the environment's python (…/bin/python)")
+    return str(p)
+
+
+def probe(python: str, cwd: Path) -> Probe:
+    """Versions, prefix and backend of ``python``. ValueError: it is not a working Python."""
+    t = time.perf_counter()
+    try:
+        out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, cwd=cwd,
+                             timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL, env={**os.environ, **_NO_WRITES})
+    except OSError as e:
+        raise ValueError(f"--env {python}: cannot run it ({e.strerror or e}), so not a Python interpreter; "
+                         "give the environment's python (…/bin/python)") from None
+    except subprocess.TimeoutExpired:
+        raise ValueError(f"--env {python}: running it as Python printed nothing in {PROBE_TIMEOUT_S:g} s; "
+                         "give the environment's python (…/bin/python)") from None
+    try:
+        info = json.loads(out.stdout.strip().splitlines()[-1])
+        assert isinstance(info, dict)
+    except (IndexError, ValueError, AssertionError):
+        said = next((ln.strip() for ln in (out.stderr + out.stdout).splitlines()[::-1] if ln.strip()), "nothing")
+        raise ValueError(f"--env {python}: not a Python 3.8+ interpreter (asked for its packages, it "
+                         f"said: {said[:200]}); give the environment's python (…/bin/python)") from None
+    found = Probe(python=python, version=info["version"], prefix=info["prefix"], base_prefix=info["base_prefix"],
+                  executable=info["executable"],
+                  distributions={canonicalize_name(k): v for k, v in info["distributions"].items()},
+                  has_pytest=info["pytest"], has_jax=info["jax"])
+    found.timings["probe_s"] = round(time.perf_counter() - t, 3)
+    if found.has_jax:
+        t = time.perf_counter()
+        try:
+            out = subprocess.run([python, "-c", _BACKEND_PROBE], capture_output=True, text=True, cwd=cwd,
+                                 timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL, env={**os.environ, **_NO_WRITES})
+            said = [ln for ln in out.stdout.splitlines() if ln.startswith("JAXCOMPAT-BACKEND=")]
+            if said:
+                found.platform = said[-1].split("=", 1)[1].strip()
+            else:
+                found.platform_error = (out.stderr.strip().splitlines() or [f"exit code {out.returncode}"])[-1]
+        except subprocess.TimeoutExpired:
+            found.platform_error = f"importing jax took over {PROBE_TIMEOUT_S:g} s"
+        found.timings["backend_probe_s"] = round(time.perf_counter() - t, 3)
+    return found
+
+
+def installed_backend(distributions: dict[str, str]) -> str:
+    """The backend the installed wheels are for (when jax itself cannot say)."""
+    if any(d.startswith(("jax-cuda12", "jax-cuda13")) for d in distributions) or "+cuda" in distributions.get(
+            "jaxlib", ""):
+        return "cuda12"
+    if any(d.startswith("libtpu") for d in distributions):
+        return "tpu"
+    return "cpu"
+
+
+def cell_backend(platform: str) -> str:
+    return JAX_PLATFORM_BACKENDS.get(platform, platform)
+
+
+def _stage_plugin(dest: Path) -> None:
+    """The plugin imports only the standard library and jaxcompat.packages: those modules, copied."""
+    pkg = dest / "jaxcompat"
+    pkg.mkdir(parents=True, exist_ok=True)
+    here = Path(__file__).resolve().parent
+    for name in ("__init__.py", "packages.py", "pytest_plugin.py"):
+        shutil.copyfile(here / name, pkg / name)
+
+
+def _provide_pytest(found: Probe, harness: tuple[str, ...], dest: Path) -> str:
+    """Install the harness (pytest) into ``dest`` for that interpreter. Returns uv's error, or ""."""
+    argv = [uv_bin(), "pip", "install", "--quiet", "--target", str(dest), "--python", found.python,
+            "--no-python-downloads", *harness]
+    proc = envs._run(argv)
+    return "" if proc.returncode == 0 else envs._clean(proc.stderr)
+
+
+def check_existing(path: str, matrix: Matrix, *, state_dir: Path, repeat: int = 1) -> CellResult:
+    """Run every case in the environment of ``path`` and judge it like a cell.
+
+    Raises BadEnvironment (with the report to write) when ``path`` is not a Python, has no jax, or
+    pytest can be neither found in it nor supplied."""
+    t0 = time.perf_counter()
+    result = CellResult(id="existing", python="", backend="", status="ok", environment=ENVIRONMENT)
+    replacements = {str(matrix.root.resolve()): "<root>", str(Path.home()): "~"}
+    with tempfile.TemporaryDirectory(prefix="jaxcompat-env-") as tmp:
+        try:
+            _check(path, matrix, result, state_dir, Path(tmp), replacements, repeat)
+        except BadEnvironment as e:
+            e.message = e.message.replace("\n", " ")  # one line on the terminal
+            raise
+        finally:
+            result.timings["total_s"] = round(time.perf_counter() - t0, 3)
+            replacements[tmp] = "<tmp>"
+            scrub_paths(result, {k: v for k, v in replacements.items() if k and k != os.sep})
+    return result
+
+
+def _bad(result: CellResult, status: str, outcome: str, message: str) -> BadEnvironment:
+    result.status, result.outcome, result.message = status, outcome, message
+    return BadEnvironment(message, result)
+
+
+def _check(path: str, matrix: Matrix, result: CellResult, state_dir: Path, tmp: Path,
+           replacements: dict[str, str], repeat: int) -> None:
+    replacements[str(Path(path).expanduser().absolute())] = "<env>"
+    try:
+        python = interpreter(path)
+        found = probe(python, tmp)
+    except ValueError as e:
+        raise _bad(result, "python-missing", "unavailable", str(e)) from None
+    result.id = "existing-" + hashlib.sha256(found.prefix.encode()).hexdigest()[:8]
+    result.python = ".".join(found.version.split(".")[:2])
+    result.timings.update(found.timings)
+    for p in (found.prefix, os.path.realpath(found.prefix)):
+        replacements[p] = "<env>"
+    if found.base_prefix != found.prefix:
+        for p in (found.base_prefix, os.path.realpath(found.base_prefix)):
+            replacements[p] = "<base-python>"
+    for p in (python, found.executable):
+        replacements[p] = "<python>"
+    result.versions = key_versions(found.distributions)
+    result.notes.append(f"existing environment <env> (Python {found.version}, run as <python>): "
+                        "versions read from it, nothing resolved or installed")
+    if not found.has_jax:
+        raise _bad(result, "import-error", "cell-error",
+                   f"--env {path}: jax is not installed in that environment (Python {found.version} at "
+                   f"{found.prefix}); point --env at the environment that has jax, or install jax there")
+
+    # The backend: the platform its jax reports; if jax cannot be imported, what its wheels are for.
+    result.backend = cell_backend(found.platform) if found.platform else installed_backend(found.distributions)
+    if found.platform is None:
+        result.notes.append(f"jax did not import in a probe ({found.platform_error}); backend "
+                            f"{result.backend} from the installed wheels")
+
+    pythonpath = [str(tmp / "plugin")]
+    _stage_plugin(tmp / "plugin")
+    if not found.has_pytest:
+        harness = matrix.settings.harness
+        t = time.perf_counter()
+        error = _provide_pytest(found, harness, tmp / "pytest")
+        result.timings["pytest_install_s"] = round(time.perf_counter() - t, 3)
+        if error:
+            raise _bad(result, "install-error", "cell-error",
+                       f"--env {path}: the environment has no pytest, and installing "
+                       f"{' '.join(harness)} into a temporary folder failed ({error.splitlines()[-1]}); "
+                       "make the package index (or uv's cache) reachable, or install pytest in that environment")
+        pythonpath.append(str(tmp / "pytest"))
+        result.notes.append(f"pytest is not in the environment: {' '.join(harness)} ran from a temporary "
+                            "folder on PYTHONPATH (the environment is unchanged)")
+    if os.environ.get("PYTHONPATH"):
+        pythonpath.append(os.environ["PYTHONPATH"])
+    run_env = {**_NO_WRITES, "PYTHONPATH": os.pathsep.join(pythonpath),
+               # plugins the environment happens to have (xdist, randomly, …) would change the run
+               "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+    imports = [d for d in ECOSYSTEM if d in found.distributions]
+    args = [matrix.settings.cases_dir]
+    runs = []
+    for _ in range(max(1, repeat)):
+        try:
+            run = run_cases(python, matrix.root, args, backend=result.backend, imports=imports,
+                            timeout_s=matrix.settings.case_timeout_s,
+                            workdir=state_dir / "runs" / result.id, extra_env=run_env)
+        except Interrupted:
+            result.status, result.outcome = "not-run", "interrupted"
+            result.message = "the run was interrupted before this environment's cases finished"
+            return
+        runs.append(run)
+        if run.import_failed:
+            break
+    run = runs[0]
+    result.timings["pytest_s"] = round(sum(r.pytest_s for r in runs), 3)
+    installed = {canonicalize_name(k): v for k, v in (run.versions or found.distributions).items()}
+    result.versions = key_versions(installed)
+    result.deprecations = list(run.deprecations)
+    if run.jax_backend:
+        result.notes.append(f"jax default backend: {run.jax_backend}")
+        if not run.jax_backend.startswith("error:") and cell_backend(run.jax_backend) != result.backend:
+            result.notes.append(f"the probe saw {result.backend}, the cases ran on "
+                                f"{cell_backend(run.jax_backend)}: judged by the latter")
+            result.backend = cell_backend(run.jax_backend)
+    if run.rc < 0 and run.results:
+        result.notes.append(f"pytest's interpreter was killed by signal {-run.rc} after the last case "
+                            "(every result had been recorded)")
+    failures = matrix.failures
+    if run.import_failed:
+        bad = {m: tb for m, tb in run.imports.items() if tb != "ok"}
+        result.status = "import-error"
+        result.message = "\n".join(f"import {m} failed:\n{tb.strip()}" for m, tb in bad.items())
+        classify_cell_error(result, "import", failures, installed)
+        return
+    check_import_rules(result, failures, installed)
+    result.results = [classify(raw, failures, installed, result.backend) for raw in run.results]
+    if len(runs) > 1:
+        flag_flaky(result, [[classify(raw, failures, installed, result.backend) for raw in r.results]
+                            for r in runs[1:]])
+    if run.rc not in (0, 1) and not run.results:
+        result.status, result.outcome = "run-error", "cell-error"
+        result.message = f"pytest exited with code {run.rc} before running any case:\n{run.log_tail}"
