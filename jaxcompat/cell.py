@@ -15,7 +15,7 @@ from packaging.utils import canonicalize_name
 from . import envs, releases, reports, resolution, resultcache
 from .config import Cell, Matrix
 from .outcomes import CellResult, check_import_rules, classify, classify_cell_error
-from .packages import ECOSYSTEM, KEY_DISTS
+from .packages import ECOSYSTEM, JAX_PLATFORM_BACKENDS, KEY_DISTS
 from .pythons import PythonMissing, find_python
 from .resultcache import ResultCache
 from .runner import CellRun, Interrupted, run_cases
@@ -118,7 +118,7 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: 
         cell, python_exe = complete(cell, matrix, result, state_dir)
         lock_text = locked(cell, python_exe, matrix, result, state_dir, opts)
         run = observe(cell, python_exe, lock_text, matrix, result, state_dir, opts)
-        judge(result, run, matrix.failures, cell, lock_text)
+        judge(result, run, matrix.failures, cell.backend, lock_versions(lock_text))
     except Stop:
         return
 
@@ -290,13 +290,19 @@ def _merge(run: CellRun, hits: dict, result: CellResult, announce: bool = True) 
     return run
 
 
-def judge(result: CellResult, run: CellRun, failures, cell: Cell, lock_text: str) -> None:
-    """Apply today's rules to what was observed (fresh or re-used alike)."""
-    installed = {canonicalize_name(k): v for k, v in (run.versions or lock_versions(lock_text)).items()}
+def judge(result: CellResult, run: CellRun, failures, backend: str, fallback_versions: dict[str, str]) -> None:
+    """Apply today's rules to what was observed (fresh or re-used alike, in a built environment
+    or an existing one). ``fallback_versions``: what was installed, if the run could not say."""
+    installed = {canonicalize_name(k): v for k, v in (run.versions or fallback_versions).items()}
     result.versions = key_versions(installed)
     result.deprecations = list(run.deprecations)
     if run.jax_backend:
         result.notes.append(f"jax default backend: {run.jax_backend}")
+        actual = JAX_PLATFORM_BACKENDS.get(run.jax_backend, run.jax_backend)
+        if not run.jax_backend.startswith("error:") and actual != backend:
+            # a result's backend is the platform jax used (a GPU cell whose jax fell back to CPU)
+            result.notes.append(f"asked for {backend}, the cases ran on {actual}: judged by the latter")
+            backend = result.backend = actual
     if run.rc < 0 and run.results:
         result.notes.append(f"pytest's interpreter was killed by signal {-run.rc} after the last case "
                             "(every result had been recorded)")
@@ -307,9 +313,9 @@ def judge(result: CellResult, run: CellRun, failures, cell: Cell, lock_text: str
         classify_cell_error(result, "import", failures, installed)
         return
     check_import_rules(result, failures, installed)
-    result.results = [classify(raw, failures, installed, cell.backend) for raw in run.results]
+    result.results = [classify(raw, failures, installed, backend) for raw in run.results]
     if run.repeats:
-        flag_flaky(result, [[classify(raw, failures, installed, cell.backend) for raw in rep]
+        flag_flaky(result, [[classify(raw, failures, installed, backend) for raw in rep]
                             for rep in run.repeats])
     if run.rc not in (0, 1) and not run.results:
         result.status, result.outcome = "run-error", "cell-error"

@@ -24,9 +24,9 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from . import envs
-from .cell import flag_flaky, key_versions, scrub_paths
+from .cell import judge, key_versions, scrub_paths
 from .config import Matrix
-from .outcomes import CellResult, check_import_rules, classify, classify_cell_error
+from .outcomes import CellResult
 from .packages import ECOSYSTEM, JAX_PLATFORM_BACKENDS
 from .runner import Interrupted, run_cases
 from .uvbin import uv_bin
@@ -261,31 +261,6 @@ def _check(path: str, matrix: Matrix, result: CellResult, state_dir: Path, tmp: 
         if run.import_failed:
             break
     run = runs[0]
+    run.repeats = [r.results for r in runs[1:]]
     result.timings["pytest_s"] = round(sum(r.pytest_s for r in runs), 3)
-    installed = {canonicalize_name(k): v for k, v in (run.versions or found.distributions).items()}
-    result.versions = key_versions(installed)
-    result.deprecations = list(run.deprecations)
-    if run.jax_backend:
-        result.notes.append(f"jax default backend: {run.jax_backend}")
-        if not run.jax_backend.startswith("error:") and cell_backend(run.jax_backend) != result.backend:
-            result.notes.append(f"the probe saw {result.backend}, the cases ran on "
-                                f"{cell_backend(run.jax_backend)}: judged by the latter")
-            result.backend = cell_backend(run.jax_backend)
-    if run.rc < 0 and run.results:
-        result.notes.append(f"pytest's interpreter was killed by signal {-run.rc} after the last case "
-                            "(every result had been recorded)")
-    failures = matrix.failures
-    if run.import_failed:
-        bad = {m: tb for m, tb in run.imports.items() if tb != "ok"}
-        result.status = "import-error"
-        result.message = "\n".join(f"import {m} failed:\n{tb.strip()}" for m, tb in bad.items())
-        classify_cell_error(result, "import", failures, installed)
-        return
-    check_import_rules(result, failures, installed)
-    result.results = [classify(raw, failures, installed, result.backend) for raw in run.results]
-    if len(runs) > 1:
-        flag_flaky(result, [[classify(raw, failures, installed, result.backend) for raw in r.results]
-                            for r in runs[1:]])
-    if run.rc not in (0, 1) and not run.results:
-        result.status, result.outcome = "run-error", "cell-error"
-        result.message = f"pytest exited with code {run.rc} before running any case:\n{run.log_tail}"
+    judge(result, run, matrix.failures, result.backend, found.distributions)
