@@ -14,7 +14,7 @@ from packaging.utils import canonicalize_name
 
 from . import envs, releases, reports, resolution, resultcache
 from .config import Cell, Matrix
-from .outcomes import CellResult, check_import_rules, classify, classify_cell_error
+from .outcomes import FAILING_OUTCOMES, CellResult, check_import_rules, classify, classify_cell_error
 from .packages import ECOSYSTEM, JAX_PLATFORM_BACKENDS, KEY_DISTS
 from .pythons import PythonMissing, find_python
 from .resultcache import ResultCache
@@ -189,6 +189,11 @@ def observe(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result:
     hits: dict[str, resultcache.ModuleEntry] = {}
     if env_entry is not None and not env_entry.import_failed:
         hits = {m: e for m in modules if (e := cache.load_module(env, m, keys[m])) is not None}
+    doubtful = sorted(m for m, e in hits.items() if _fails_today(e, env_entry, matrix, cell.backend))
+    if doubtful:  # a result that fails the run is observed again, never trusted from the cache
+        result.notes.append(f"run again, not re-used: {', '.join(doubtful)} (a cached result there fails the "
+                            "run by today's rules)")
+        hits = {m: e for m, e in hits.items() if m not in doubtful}
     todo = [m for m in modules if m not in hits] + narrow if hits else args
     result.notes.extend(cache.problems)
     if env_entry is not None and (env_entry.import_failed or not todo):
@@ -262,6 +267,11 @@ def _store(cache: ResultCache, env: str, keys: dict[str, str], run: CellRun, nar
         results = [r for r in run.results if resultcache.module_of(r.case) == module]
         deps = [d for d in run.deprecations if d.get("case") and resultcache.module_of(d["case"]) == module]
         cache.store_module(env, key, resultcache.ModuleEntry(module, results, deps, at))
+
+
+def _fails_today(entry: resultcache.ModuleEntry, env_entry, matrix: Matrix, backend: str) -> bool:
+    installed = {canonicalize_name(k): v for k, v in env_entry.versions.items()}
+    return any(classify(r, matrix.failures, installed, backend).outcome in FAILING_OUTCOMES for r in entry.results)
 
 
 def _from_cache(env_entry, hits: dict, result: CellResult) -> CellRun:

@@ -12,7 +12,9 @@ Layout: ``<state>/results/<env key>/env.json`` (what the interpreter reported wh
 the packages: versions, imports, backend, import-time deprecations) and ``<module key>.json``
 (one module's raw results). Each entry carries a SHA-256 of its payload; a truncated or edited
 entry is dropped and its module run again. A timeout or a crash is never stored, so a cached
-result never stands in for one; ``--repeat`` (flaky detection) and ``--no-cache`` read nothing.
+result never stands in for one; a module holding a result that fails the run by today's rules
+is run again (as Bazel re-runs a failed test), so a failure is always observed, never recalled;
+``--repeat`` (flaky detection) and ``--no-cache`` read nothing.
 """
 
 from __future__ import annotations

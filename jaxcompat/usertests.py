@@ -34,6 +34,8 @@ from .runner import run_cases
 from .text import first_line
 
 TEST_EXTRAS = ("test", "tests", "testing")
+TEST_REQUIREMENTS = ("requirements-test.txt", "requirements_test.txt", "test-requirements.txt",
+                     "requirements/requirements-test.txt", "requirements/test.txt", "requirements-dev.txt")
 FAILING_CLASSES = {True: ("broken",), False: ("fails",)}  # with a baseline / without
 
 
@@ -49,6 +51,15 @@ class Target:
     root: Path
     project: bool
     extras: tuple[str, ...] = ()
+    test_requirements: tuple[str, ...] = ()  # from the project's test requirements file, if any
+    source: str = ""  # that file
+
+    def describe(self) -> str:
+        if not self.project:
+            return f"the tests in {self.root.name}/"
+        extra = f" with its test extra [{','.join(self.extras)}]" if self.extras else ""
+        extra += f" and the test requirements in {self.source}" if self.source else ""
+        return f"{self.root.name}, installed editable{extra}, run with its own pytest configuration"
 
     def editable(self) -> str:
         return str(self.root) + (f"[{','.join(self.extras)}]" if self.extras else "")
@@ -59,7 +70,8 @@ class Target:
         if not self.project:
             return cell
         tag = hashlib.sha256(str(self.root).encode()).hexdigest()[:6]
-        return replace(cell, id=f"{cell.id}-tests-{tag}", editable=(self.editable(),))
+        return replace(cell, id=f"{cell.id}-tests-{tag}", editable=(self.editable(),),
+                       constraints=tuple(cell.constraints) + self.test_requirements)
 
 
 def locate(path: str) -> Target:
@@ -69,10 +81,32 @@ def locate(path: str) -> Target:
     if not root.is_dir():
         raise TestsError(f"--tests {path}: not a directory (name a project root or a folder of tests)")
     if (root / "pyproject.toml").is_file() or (root / "setup.py").is_file():
-        return Target(root, project=True, extras=_test_extras(root))
+        reqs, source = _test_requirements(root)
+        return Target(root, project=True, extras=_test_extras(root), test_requirements=reqs, source=source)
     if not any(root.rglob("test_*.py")) and not any(root.rglob("*_test.py")):
         raise TestsError(f"--tests {path}: no pyproject.toml or setup.py, and no test_*.py files under it")
     return Target(root, project=False)
+
+
+def _test_requirements(root: Path) -> tuple[tuple[str, ...], str]:
+    """A project without a test extra often lists its test dependencies in a requirements file."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    for name in TEST_REQUIREMENTS:
+        path = root / name
+        if path.is_file():
+            out = []
+            for line in path.read_text(encoding="utf-8").splitlines():
+                line = line.split("#")[0].strip()
+                if not line or line.startswith("-"):
+                    continue  # options and nested files are not followed
+                try:
+                    Requirement(line)
+                except InvalidRequirement as e:
+                    raise TestsError(f"{path}: {line!r} is not a PEP 508 requirement ({e})") from None
+                out.append(line)
+            return tuple(out), name
+    return (), ""
 
 
 def _test_extras(root: Path) -> tuple[str, ...]:
@@ -217,9 +251,8 @@ def failing(tests: list[UserTest], with_baseline: bool) -> list[UserTest]:
 
 def verdict(tests: list[UserTest], target: Target, with_baseline: bool, error: str = "") -> str:
     """One screen: what the upgrade broke (and the fix), then the rest by class."""
-    lines = [f"Your tests ({target.root.name}): "
-             + ", ".join(f"{c} {n}" for c, n in _counts(tests).items()) if tests else
-             f"Your tests ({target.root.name}): none ran"]
+    lines = [f"Your tests ({target.describe()}): "
+             + (", ".join(f"{c} {n}" for c, n in _counts(tests).items()) if tests else "none ran")]
     if error:
         lines.append("  ✗ your tests could not run in the candidate: " + "\n      ".join(error.strip().splitlines()[-8:]))
     groups = [("broken", "✗ broken by the upgrade (passed before, fail after)"),

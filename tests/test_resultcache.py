@@ -93,11 +93,25 @@ def test_no_change_runs_nothing_and_says_what_it_reused(tree):
 
 
 def test_a_rule_edit_reclassifies_without_running(tree):
-    tree.run()
+    path = tree.root / "cases" / "test_other.py"
+    path.write_text("def test_other():\n    raise ValueError('x marks it')\n")
+    first = tree.run()
+    assert outcomes(first)["cases/test_other.py::test_other"] == "regression"
     (tree.root / "matrix.toml").write_text((tree.root / "matrix.toml").read_text() + RULE_FOR_OTHER)
     res = tree.run()
     assert tree.runs == [["cases"]]  # no second run
-    assert outcomes(res)["cases/test_other.py::test_other"] == "stale"  # judged by the new rule
+    assert outcomes(res)["cases/test_other.py::test_other"] == "reproduced"  # judged by the new rule
+    assert reused(res) == set(outcomes(res))
+
+
+def test_a_result_that_fails_the_run_is_observed_again(tree):
+    tree.run()
+    (tree.root / "matrix.toml").write_text((tree.root / "matrix.toml").read_text() + RULE_FOR_OTHER)
+    res = tree.run()  # the rule now says test_other fails, but its cached result passed: stale?
+    assert tree.runs == [["cases"], ["cases/test_other.py"]]  # ... confirmed by running it again
+    assert outcomes(res)["cases/test_other.py::test_other"] == "stale"
+    assert "cases/test_other.py::test_other" not in reused(res)
+    assert any("run again, not re-used" in n for n in res.notes)
 
 
 def test_an_edited_module_alone_runs_again(tree):

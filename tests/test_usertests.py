@@ -84,6 +84,14 @@ def test_bad_tests_paths_get_one_line_errors(tmp_path):
     (proj / "pyproject.toml").write_text('[project]\nname = "p"\n[project.optional-dependencies]\ntest = ["pytest"]\n')
     target = usertests.locate(str(proj))
     assert target.project and target.extras == ("test",) and target.editable().endswith("proj[test]")
+    (proj / "requirements").mkdir()
+    (proj / "requirements" / "requirements-test.txt").write_text("# tests\ncloudpickle==2.2.0\n-r other.txt\ndm-tree>=0.1.5\n")
+    target = usertests.locate(str(proj))
+    assert target.test_requirements == ("cloudpickle==2.2.0", "dm-tree>=0.1.5")
+    assert "requirements/requirements-test.txt" in target.describe()
+    (proj / "requirements" / "requirements-test.txt").write_text("not a requirement!\n")
+    with pytest.raises(usertests.TestsError, match="not a PEP 508 requirement"):
+        usertests.locate(str(proj))
 
 
 USER_TESTS = '''
