@@ -16,7 +16,7 @@ from packaging.utils import canonicalize_name
 
 from .config import ANY, Cell, Matrix
 from .deprecations import forecast
-from .outcomes import FAILING_OUTCOMES, CellResult
+from .outcomes import FAILING_OUTCOMES, UNEXPLAINED_OUTCOMES, CellResult
 from .packages import COMPANIONS, ECOSYSTEM
 from .text import first_line
 
@@ -112,7 +112,7 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
         if r.outcome == "reproduced" and r.failure:
             f = matrix.failure(r.failure)
             (advisories if f is not None and f.advisory else hits).setdefault(r.failure, []).append(r.case)
-    unexplained = [r for r in result.results if r.outcome in ("regression", "mismatch", "timeout", "crash", "flaky")]
+    unexplained = [r for r in result.results if r.outcome in UNEXPLAINED_OUTCOMES]
     stale = [r for r in result.results if r.outcome == "stale"]
     if hits:
         safe = False

@@ -4,35 +4,45 @@ moved, versions that moved. Used by ``report --compare`` and the nightly ``lates
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from .outcomes import FAILING_OUTCOMES
+from .outcomes import FAILING_OUTCOMES, CellResult
 from .text import first_line
+
+CAUGHT = FAILING_OUTCOMES | {"reproduced"}  # a known failure or a failure of the run
+
+
+class Moved(NamedTuple):
+    """One case whose outcome changed between two runs."""
+
+    cell: str
+    case: str
+    before: str
+    after: str
+    message: str  # the new result's
 
 
 @dataclass
 class Diff:
     added_cells: list[str] = field(default_factory=list)
     removed_cells: list[str] = field(default_factory=list)
-    # (cell, case, old outcome, new outcome, new message)
-    moved: list[tuple[str, str, str, str, str]] = field(default_factory=list)
+    moved: list[Moved] = field(default_factory=list)
     # (cell, dist, old version, new version)
     versions: list[tuple[str, str, str | None, str | None]] = field(default_factory=list)
     # (cell, old status, new status)
     status: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
-    def new_failures(self):
-        return [m for m in self.moved if m[3] in FAILING_OUTCOMES | {"reproduced"}
-                and m[2] not in FAILING_OUTCOMES | {"reproduced"}]
+    def new_failures(self) -> list[Moved]:
+        return [m for m in self.moved if m.after in CAUGHT and m.before not in CAUGHT]
 
     @property
-    def fixed(self):
-        return [m for m in self.moved if m[2] in FAILING_OUTCOMES | {"reproduced"}
-                and m[3] in ("pass", "stale")]
+    def fixed(self) -> list[Moved]:
+        return [m for m in self.moved if m.before in CAUGHT and m.after in ("pass", "stale")]
 
     @property
     def regressed(self) -> bool:
-        return any(m[3] in FAILING_OUTCOMES for m in self.moved) or any(
+        return any(m.after in FAILING_OUTCOMES for m in self.moved) or any(
             s[2] != "ok" and s[1] == "ok" for s in self.status)
 
     @property
@@ -40,18 +50,16 @@ class Diff:
         return not (self.added_cells or self.removed_cells or self.moved or self.versions or self.status)
 
 
-def _cells(data: dict) -> dict[str, dict]:
-    return {c["id"]: c for c in data.get("cells", [])}
+def cells_of(run: dict | list[CellResult]) -> dict[str, CellResult]:
+    """A run's cells by id, as records (a matrix.json dict is parsed here, once)."""
+    cells = run if isinstance(run, list) else [CellResult.from_dict(c) for c in run.get("cells") or []]
+    return {c.id: c for c in cells}
 
 
-def _outcomes(cell: dict) -> dict[str, dict]:
-    return {r["case"]: r for r in cell.get("results", [])}
-
-
-def compare(old: dict, new: dict, *, match_single: bool = False) -> Diff:
+def compare(old: dict | list[CellResult], new: dict | list[CellResult], *, match_single: bool = False) -> Diff:
     """Compare runs cell by cell (by id). With ``match_single``, two one-cell runs are compared
     whatever their ids (tonight's newest releases against the baseline's)."""
-    old_cells, new_cells = _cells(old), _cells(new)
+    old_cells, new_cells = cells_of(old), cells_of(new)
     if match_single and len(old_cells) == 1 and len(new_cells) == 1:
         (_, ocell), (nid, ncell) = next(iter(old_cells.items())), next(iter(new_cells.items()))
         old_cells, new_cells = {nid: ocell}, {nid: ncell}
@@ -59,18 +67,17 @@ def compare(old: dict, new: dict, *, match_single: bool = False) -> Diff:
              removed_cells=sorted(set(old_cells) - set(new_cells)))
     for cid in [c for c in new_cells if c in old_cells]:
         o, n = old_cells[cid], new_cells[cid]
-        if o.get("status") != n.get("status"):
-            d.status.append((cid, o.get("status", "?"), n.get("status", "?")))
-        ov, nv = o.get("versions", {}), n.get("versions", {})
-        for dist in sorted(set(ov) | set(nv)):
-            if ov.get(dist) != nv.get(dist):
-                d.versions.append((cid, dist, ov.get(dist), nv.get(dist)))
-        oo, no = _outcomes(o), _outcomes(n)
+        if o.status != n.status:
+            d.status.append((cid, o.status, n.status))
+        for dist in sorted(set(o.versions) | set(n.versions)):
+            if o.versions.get(dist) != n.versions.get(dist):
+                d.versions.append((cid, dist, o.versions.get(dist), n.versions.get(dist)))
+        oo, no = {r.case: r for r in o.results}, {r.case: r for r in n.results}
         for case in sorted(set(oo) | set(no)):
-            before = oo.get(case, {}).get("outcome", "absent")
-            after = no.get(case, {}).get("outcome", "absent")
+            before = oo[case].outcome if case in oo else "absent"
+            after = no[case].outcome if case in no else "absent"
             if before != after:
-                d.moved.append((cid, case, before, after, no.get(case, {}).get("message", "")))
+                d.moved.append(Moved(cid, case, before, after, no[case].message if case in no else ""))
     return d
 
 
@@ -90,8 +97,9 @@ def render(diff: Diff, old_label: str = "baseline", new_label: str = "this run")
             out.append(f"    {cid}: {dist} {a or '(absent)'} -> {b or '(absent)'}")
     if diff.moved:
         out.append("  outcomes that moved:")
-        for cid, case, a, b, msg in diff.moved:
-            flag = "  <-- REGRESSION" if b in FAILING_OUTCOMES else ""
-            first = first_line(msg, 160)
-            out.append(f"    {cid}: {case}: {a} -> {b}{flag}" + (f"\n        {first}" if first and flag else ""))
+        for m in diff.moved:
+            flag = "  <-- REGRESSION" if m.after in FAILING_OUTCOMES else ""
+            first = first_line(m.message, 160)
+            out.append(f"    {m.cell}: {m.case}: {m.before} -> {m.after}{flag}"
+                       + (f"\n        {first}" if first and flag else ""))
     return "\n".join(out)

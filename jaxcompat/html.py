@@ -15,44 +15,13 @@ import html as _html
 from pathlib import Path
 
 from .atomic import write_text
+from .outcomes import CELL_OUTCOMES, CELL_STATUSES, FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, OUTCOMES
 from .text import short_case
 
-# Per-case outcomes: (label shown in the square, meaning, fails the run?). Labels match the
-# markdown/terminal grid in reports.py.
-OUTCOMES = {
-    "pass": ("pass", "behaved correctly, no known failure applies", False),
-    "reproduced": ("REPRO", "a known failure applies and occurred with the documented error", False),
-    "regression": ("REGR!", "failed, and no known failure applies", True),
-    "stale": ("STALE!", "a known failure applies but the case passed (the rule is out of date)", True),
-    "mismatch": ("MISM!", "a known failure applies but a different error occurred", True),
-    "skipped": ("skip", "backend absent or a precondition not met (the reason is kept)", False),
-    "timeout": ("TIME!", "ran past its time limit and was killed", True),
-    "crash": ("CRASH!", "the interpreter died while running the case", True),
-    "flaky": ("FLAKY!", "with --repeat N, the outcome was not the same every time", True),
-}
-# Cell-level statuses: how far the cell got (shown as a band over the whole column).
-CELL_STATUSES = {
-    "python-missing": ("no python", "the interpreter is not on this machine"),
-    "backend-missing": ("no device", "the cell's accelerator (GPU/TPU) is not on this machine"),
-    "unresolvable": ("unresolvable", "the resolver found no co-installable set (its own message)"),
-    "install-error": ("install error", "the environment could not be installed"),
-    "import-error": ("import error", "a package failed to import (the interpreter's traceback)"),
-    "run-error": ("run error", "pytest died before running any case"),
-    "not-run": ("not run", "the run was interrupted before this cell finished"),
-}
-CELL_OUTCOMES = {
-    "ok": "ran; see its squares",
-    "expected": "a known resolve/import-stage failure explains the cell error (does not fail the run)",
-    "cell-error": "a cell error no rule explains (fails the run)",
-    "stale": "an import-stage rule predicted an error but every package imported (fails the run)",
-    "unavailable": "could not run here (e.g. python missing; does not fail the run)",
-    "interrupted": "the run was interrupted (re-run with --only-missing)",
-}
 # Versions shown in the column header, with their short names.
 KEY_VERSIONS = {"jax": "jax", "jaxlib": "jaxlib", "equinox": "eqx", "diffrax": "dfx",
                 "optimistix": "optx", "lineax": "lx", "chex": "chex", "numpy": "np"}
 
-_FAILING = frozenset(k for k, (_, _, fails) in OUTCOMES.items() if fails)
 
 
 def esc(value) -> str:
@@ -79,9 +48,9 @@ def _cases(cells: list[dict]) -> list[str]:
 
 
 def _cell_failing(c: dict) -> bool:
-    if c.get("outcome") in ("cell-error", "stale"):
+    if c.get("outcome") in FAILING_CELL_OUTCOMES:
         return True
-    return any(r.get("outcome") in _FAILING for r in c.get("results") or [])
+    return any(r.get("outcome") in FAILING_OUTCOMES for r in c.get("results") or [])
 
 
 def _summary(data: dict, cells: list[dict]) -> dict:
@@ -126,7 +95,7 @@ def _square(c: dict, r: dict | None, case: str, side: str) -> str:
         return (f'<td class="sq o-absent" data-outcome="absent" data-cell="{cell_id}" '
                 f'data-case="{esc(case)}" title="not in this cell\'s results">–</td>')
     outcome = str(r.get("outcome", "?"))
-    label = OUTCOMES.get(outcome, (outcome, "", False))[0]
+    label = OUTCOMES[outcome].label if outcome in OUTCOMES else outcome
     attrs = (f'class="sq o-{_token(outcome)}" data-outcome="{esc(outcome)}" data-cell="{cell_id}" '
              f'data-case="{esc(case)}"')
     tip = f"{short_case(case)} @ {c.get('id', '')}: {outcome}"
@@ -140,7 +109,7 @@ def _square(c: dict, r: dict | None, case: str, side: str) -> str:
     rows = [
         ("case", f"<code>{esc(case)}</code>"),
         ("cell", f"<code>{cell_id}</code>"),
-        ("outcome", f"<b>{esc(outcome)}</b> — {esc(OUTCOMES.get(outcome, ('', '', False))[1])}"
+        ("outcome", f"<b>{esc(outcome)}</b> — {esc(OUTCOMES[outcome].meaning if outcome in OUTCOMES else '')}"
                     f" (expected: {esc(r.get('expected', ''))})"),
         ("known failure", f"<code>{esc(failure)}</code>" if failure else ""),
         ("fix", esc(r.get("fix")) if r.get("fix") else ""),
@@ -160,14 +129,14 @@ def _square(c: dict, r: dict | None, case: str, side: str) -> str:
 
 def _band(c: dict, rowspan: int, side: str) -> str:
     status = str(c.get("status", "?"))
-    label = CELL_STATUSES.get(status, (status, ""))[0]
+    label = CELL_STATUSES[status].label if status in CELL_STATUSES else status
     failure = c.get("failure")
     outcome = str(c.get("outcome", ""))
     known = (f'<div class="fid">known: {esc(failure)}</div>' if failure
              else f'<div class="fid">{esc(outcome)}</div>')
     rows = [
         ("cell", f"<code>{esc(c.get('id', ''))}</code>"),
-        ("status", f"<b>{esc(status)}</b> — {esc(CELL_STATUSES.get(status, ('', ''))[1])}"),
+        ("status", f"<b>{esc(status)}</b> — {esc(CELL_STATUSES[status].meaning if status in CELL_STATUSES else '')}"),
         ("outcome", f"<b>{esc(outcome)}</b> — {esc(CELL_OUTCOMES.get(outcome, ''))}"),
         ("known failure", f"<code>{esc(failure)}</code>" if failure else ""),
     ]
@@ -229,19 +198,19 @@ def _col_head(i: int, c: dict, failing: bool, side: str) -> str:
 
 def _legend() -> str:
     items = []
-    for key, (label, meaning, fails) in OUTCOMES.items():
-        items.append(f'<li><span class="sw sq o-{key}"><span class="lbl">{esc(label)}</span></span> '
-                     f'<b>{esc(key)}</b>: {esc(meaning)}'
-                     f'{" — <em>fails the run</em>" if fails else ""}</li>')
+    for key, o in OUTCOMES.items():
+        items.append(f'<li><span class="sw sq o-{key}"><span class="lbl">{esc(o.label)}</span></span> '
+                     f'<b>{esc(key)}</b>: {esc(o.meaning)}'
+                     f'{" — <em>fails the run</em>" if o.fails else ""}</li>')
     items.append('<li><span class="sw sq o-absent">–</span> <b>absent</b>: the case is not in this '
                  "cell's results</li>")
     items.append('<li><span class="reused">↺</span> <b>re-used</b>: the raw result came from the result '
                  "cache (its inputs are unchanged) and was judged afresh by today's rules; "
                  "<code>--no-cache</code> runs everything</li>")
     bands = []
-    for key, (label, meaning) in CELL_STATUSES.items():
-        bands.append(f'<li><span class="sw band s-{key} co-cell-error"><span class="lbl">{esc(label)}</span>'
-                     f'</span> <b>{esc(key)}</b>: {esc(meaning)}</li>')
+    for key, st in CELL_STATUSES.items():
+        bands.append(f'<li><span class="sw band s-{key} co-cell-error"><span class="lbl">{esc(st.label)}</span>'
+                     f'</span> <b>{esc(key)}</b>: {esc(st.meaning)}</li>')
     cell_outcomes = "".join(f"<li><b>{esc(k)}</b>: {esc(v)}</li>" for k, v in CELL_OUTCOMES.items())
     abbrev = ", ".join(f"{esc(s)} = {esc(d)}" for d, s in KEY_VERSIONS.items() if s != d)
     return (f'<section class="legend"><h2>Legend</h2><div class="lcols">'

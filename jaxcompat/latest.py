@@ -112,9 +112,9 @@ def report_latest(result: CellResult, baseline: dict, reports_dir: Path) -> tupl
     md = [markdown([result], {"matrix_file": "(latest releases)"}), "", "## Since the baseline", "",
           "```", text, "```", ""]
     if diff.new_failures:
-        md += ["New failures: " + ", ".join(f"`{m[1]}` ({m[2]} → {m[3]})" for m in diff.new_failures), ""]
+        md += ["New failures: " + ", ".join(f"`{m.case}` ({m.before} → {m.after})" for m in diff.new_failures), ""]
     if diff.fixed:
-        md += ["Fixed: " + ", ".join(f"`{m[1]}` ({m[2]} → {m[3]})" for m in diff.fixed), ""]
+        md += ["Fixed: " + ", ".join(f"`{m.case}` ({m.before} → {m.after})" for m in diff.fixed), ""]
     md += warnings_section(result)
     if result.deprecations:
         text += "\n\nwarnings before the break:\n" + "\n".join(f"  - {x}" for x in forecast(result.deprecations, result.versions))

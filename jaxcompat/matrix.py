@@ -17,7 +17,7 @@ from pathlib import Path
 from . import reports
 from .cell import run_cell
 from .config import Cell, Matrix
-from .outcomes import CellResult
+from .outcomes import CellResult, cell_label
 from .runner import STOP, stop_all
 
 
@@ -87,7 +87,7 @@ def _line(c: CellResult) -> str:
     for r in c.results:
         outs[r.outcome] = outs.get(r.outcome, 0) + 1
     detail = ", ".join(f"{k} {v}" for k, v in sorted(outs.items()))
-    status = c.status if c.status == "ok" else f"{c.status}" + (f" (known: {c.failure})" if c.failure else "")
+    status = cell_label(c)
     n = sum(1 for r in c.results if r.reused_from)
     reused = f" · re-used {n}/{len(c.results)}" if n else ""
     return f"{c.id}: {status}{' — ' + detail if detail else ''}{reused} [{c.timings.get('total_s', 0):.1f} s]"

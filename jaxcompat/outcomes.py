@@ -1,31 +1,70 @@
 """Typed records for results, and the rules that turn a raw test result into an outcome.
 
-| outcome    | meaning                                                        | fails the run |
-|------------|----------------------------------------------------------------|---------------|
-| pass       | behaved correctly, no known failure applies                    | no            |
-| reproduced | a known failure applies and occurred with the documented error | no            |
-| regression | failed, and no known failure applies                           | yes           |
-| stale      | a known failure applies but the case passed                    | yes           |
-| mismatch   | a known failure applies but a different error occurred         | yes           |
-| skipped    | backend absent or precondition not met                         | no            |
-| timeout    | the case ran past its time limit and was killed                | yes           |
-| crash      | the interpreter died while running the case                    | yes           |
-| flaky      | with --repeat N, the outcome was not the same every time       | yes           |
+The vocabulary is defined here once (``OUTCOMES``, ``CELL_STATUSES``, ``CELL_OUTCOMES``, and
+``cell_label``); every report, verdict and comparison imports it.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
+from typing import NamedTuple
 
 from .config import Failure
 from .rules import case_failures, cell_failures, collateral_failures
 
-FAILING_OUTCOMES = frozenset({"regression", "stale", "mismatch", "timeout", "crash", "flaky"})
-# Cell status: how far the cell got.
+
+class Outcome(NamedTuple):
+    """What a case's result means once the rules are applied (the key of ``OUTCOMES`` names it)."""
+
+    label: str  # in the grids (terminal, markdown, HTML)
+    meaning: str
+    fails: bool  # fails the run
+
+
+OUTCOMES: dict[str, Outcome] = {
+    "pass": Outcome("pass", "behaved correctly, no known failure applies", False),
+    "reproduced": Outcome("REPRO", "a known failure applies and occurred with the documented error", False),
+    "regression": Outcome("REGR!", "failed, and no known failure applies", True),
+    "stale": Outcome("STALE!", "a known failure applies but the case passed (the rule is out of date)", True),
+    "mismatch": Outcome("MISM!", "a known failure applies but a different error occurred", True),
+    "skipped": Outcome("skip", "backend absent or a precondition not met (the reason is kept)", False),
+    "timeout": Outcome("TIME!", "ran past its time limit and was killed", True),
+    "crash": Outcome("CRASH!", "the interpreter died while running the case", True),
+    "flaky": Outcome("FLAKY!", "with --repeat N, the outcome was not the same every time", True),
+}
+FAILING_OUTCOMES = frozenset(name for name, o in OUTCOMES.items() if o.fails)
+UNEXPLAINED_OUTCOMES = FAILING_OUTCOMES - {"stale"}  # a failure that no rule explains
+
+
+class CellStatus(NamedTuple):
+    """How far a cell got (the key of ``CELL_STATUSES`` names it)."""
+
+    symbol: str  # in the text grids
+    label: str  # in the HTML band
+    meaning: str
+
+
 CELL_OK = "ok"
-CELL_ERRORS = ("python-missing", "backend-missing", "unresolvable", "install-error", "import-error", "run-error",
-               "not-run")
-# A cell error the rules predicted is "expected"; one they did not is "cell-error".
+CELL_STATUSES: dict[str, CellStatus] = {
+    "python-missing": CellStatus("nopy", "no python", "the interpreter is not on this machine"),
+    "backend-missing": CellStatus("nodev", "no device", "the cell's accelerator (GPU/TPU) is not on this machine"),
+    "unresolvable": CellStatus("unres", "unresolvable", "the resolver found no co-installable set (its own message)"),
+    "install-error": CellStatus("inst!", "install error", "the environment could not be installed"),
+    "import-error": CellStatus("import", "import error", "a package failed to import (the interpreter's traceback)"),
+    "run-error": CellStatus("run!", "run error", "pytest died before running any case"),
+    "not-run": CellStatus("notrun", "not run", "the run was interrupted before this cell finished"),
+}
+CELL_ERRORS = tuple(CELL_STATUSES)
+# A cell's outcome: a cell error the rules predicted is "expected"; one they did not is "cell-error".
+CELL_OUTCOMES = {
+    "ok": "ran; see its squares",
+    "expected": "a known resolve/import-stage failure explains the cell error (does not fail the run)",
+    "cell-error": "a cell error no rule explains (fails the run)",
+    "stale": "an import-stage rule predicted an error but every package imported (fails the run)",
+    "unavailable": "could not run here (e.g. python missing; does not fail the run)",
+    "interrupted": "the run was interrupted (re-run with --only-missing)",
+}
+FAILING_CELL_OUTCOMES = frozenset({"cell-error", "stale"})
 MESSAGE_LIMIT = 2000
 
 
@@ -63,6 +102,13 @@ class CaseResult:
     traceback: str = ""  # short: the case's frames and the library frame that raised
     status: str = ""  # what pytest saw (passed | failed | skipped | timeout | crash)
     reused_from: str = ""  # re-used from the result cache: when it was observed ("" = run now)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> CaseResult:
+        """A case record from JSON (a report of any version: what it lacks takes the default)."""
+        known = {f.name for f in fields(cls)}
+        base = {"failure": None, "expected": "", "outcome": "", "duration_s": 0.0, "message": ""}
+        return cls(**{**base, **{k: v for k, v in d.items() if k in known}})
 
     def raw(self) -> RawResult:
         """What was observed, without the knowledge applied (to classify again with new rules)."""
@@ -102,14 +148,17 @@ class CellResult:
 
     @classmethod
     def from_dict(cls, d: dict) -> CellResult:
-        results = [CaseResult(**r) for r in d.get("results", [])]
-        known = {f.name for f in fields(cls)}  # check.json adds user_tests/baseline beside a cell
-        return cls(**{k: v for k, v in d.items() if k in known and k != "results"}, results=results)
+        """A cell record from JSON (parsed once, at the edge: a report of any version loads, and
+        keys it does not know — check.json's user_tests — are left to their readers)."""
+        results = [CaseResult.from_dict(r) for r in d.get("results") or []]
+        known = {f.name for f in fields(cls)}
+        base = {"python": "", "backend": "", "status": CELL_OK}
+        return cls(**{**base, **{k: v for k, v in d.items() if k in known and k != "results"}}, results=results)
 
     @property
     def failing(self) -> bool:
         """Whether this cell makes the run fail."""
-        if self.outcome in ("cell-error", "stale"):
+        if self.outcome in FAILING_CELL_OUTCOMES:
             return True
         return any(r.outcome in FAILING_OUTCOMES for r in self.results)
 
@@ -201,3 +250,11 @@ def reclassify(cell: CellResult, failures) -> CellResult:
     check_import_rules(out, failures, cell.versions)
     out.results = [classify(r.raw(), failures, cell.versions, cell.backend) for r in cell.results]
     return out
+
+
+def cell_label(cell: CellResult) -> str:
+    """A cell's state in a few words, the same in every report: ``ok``, ``import-error = known
+    numpy2-import``, ``unresolvable [cell-error]``, ``ok [stale]``."""
+    if cell.status == CELL_OK:
+        return "ok" if cell.outcome == "ok" else f"ok [{cell.outcome}]"
+    return f"{cell.status} = known {cell.failure}" if cell.failure else f"{cell.status} [{cell.outcome}]"

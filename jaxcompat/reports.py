@@ -10,14 +10,12 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from .atomic import write_text
-from .outcomes import FAILING_OUTCOMES, CellResult
+from .outcomes import CELL_STATUSES, FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, OUTCOMES, CellResult, cell_label
 from .text import first_line, short_case
 
 SCHEMA_VERSION = 1
-SYMBOLS = {"pass": "pass", "reproduced": "REPRO", "regression": "REGR!", "stale": "STALE!",
-           "mismatch": "MISM!", "skipped": "skip", "timeout": "TIME!", "crash": "CRASH!", "flaky": "FLAKY!"}
-CELL_SYMBOLS = {"python-missing": "nopy", "backend-missing": "nodev", "unresolvable": "unres", "install-error": "inst!",
-                "import-error": "import", "run-error": "run!", "not-run": "notrun"}
+SYMBOLS = {name: o.label for name, o in OUTCOMES.items()}
+CELL_SYMBOLS = {name: st.symbol for name, st in CELL_STATUSES.items()}
 
 
 def cell_json(cell: CellResult) -> str:
@@ -40,7 +38,7 @@ def junit_xml(cell: CellResult) -> str:
     if cell.status != "ok":
         case = ET.SubElement(suite, "testcase", classname=cell.id, name="cell",
                              time=str(cell.timings.get("total_s", 0)))
-        if cell.outcome in ("cell-error", "stale"):
+        if cell.outcome in FAILING_CELL_OUTCOMES:
             errors += 1
             ET.SubElement(case, "error", message=f"{cell.status}", type=cell.status).text = cell.message
         elif cell.outcome == "expected":
@@ -135,12 +133,6 @@ def square(cell: CellResult, case: str) -> str:
     return "-"
 
 
-def _cell_status(c: CellResult) -> str:
-    if c.status == "ok":
-        return "ok" if c.outcome == "ok" else c.outcome
-    return f"{c.status} ({c.failure})" if c.failure else f"{c.status} ({c.outcome})"
-
-
 def markdown(cells: list[CellResult], meta: dict) -> str:
     cases = _cases(cells)
     s = summary(cells)
@@ -157,7 +149,7 @@ def markdown(cells: list[CellResult], meta: dict) -> str:
         if c.environment != "built":
             vers = f"({c.environment} environment) {vers}"
         lines.append(f"| {i} | `{c.id}` | {c.python} | {c.backend} | {c.date or ''} | "
-                     f"{_cell_status(c)} | {vers} |")
+                     f"{cell_label(c)} | {vers} |")
     lines += ["", "## Grid (cases × cells)", "",
               "| case | " + " | ".join(str(i) for i in range(1, len(cells) + 1)) + " |",
               "|---|" + "---|" * len(cells)]
@@ -196,7 +188,7 @@ def overview(cells: list[CellResult]) -> Overview:
         seen += [r.failure for r in c.results if r.outcome == "reproduced" and r.failure]
         for f in dict.fromkeys(seen):
             hits.setdefault(f, []).append(c.id)
-        if c.outcome in ("cell-error", "stale"):
+        if c.outcome in FAILING_CELL_OUTCOMES:
             failing.append((c.id, "cell", f"{c.status} ({c.outcome})"))
         failing += [(c.id, short_case(r.case), r.outcome) for r in c.results if r.outcome in FAILING_OUTCOMES]
     return Overview([c.id for c in cells], dict(sorted(hits.items(), key=lambda kv: (-len(kv[1]), kv[0]))),
@@ -261,8 +253,7 @@ def terminal_grid(cells: list[CellResult]) -> str:
     out.append(" " * (width + 2) + " ".join(f"{i:>6}" for i in range(1, len(cases) + 1)))
     for c in cells:
         if c.status != "ok":
-            label = f"{c.status}" + (f" = known {c.failure}" if c.failure else f" [{c.outcome}]")
-            out.append(f"{c.id:<{width}}  {label}: {first_line(c.message, 100)}")
+            out.append(f"{c.id:<{width}}  {cell_label(c)}: {first_line(c.message, 100)}")
         else:
             out.append(f"{c.id:<{width}}  " + " ".join(f"{square(c, k):>6}" for k in cases)
                        + ("  [import rule stale]" if c.outcome == "stale" else ""))

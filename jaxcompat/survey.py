@@ -24,7 +24,7 @@ from .config import ANY, Cell, Matrix
 from .deprecations import names as names_api
 from .deprecations import parse as parse_deprecations
 from .matrix import run_cells
-from .outcomes import FAILING_OUTCOMES, CellResult, reclassify
+from .outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, CellResult, reclassify
 from .packages import COMPANIONS
 from .rules import applies
 
@@ -202,7 +202,7 @@ class Observation:
     def wrong(self) -> list[tuple[str, str, str]]:
         """(case or stage, outcome, error type) for every wrong verdict."""
         out = [(r.case, r.outcome, r.error_type) for r in self.cell.results if r.outcome in FAILING_OUTCOMES]
-        if self.cell.outcome in ("cell-error", "stale"):
+        if self.cell.outcome in FAILING_CELL_OUTCOMES:
             out.append((f"<{self.cell.status}>", self.cell.outcome, _first_error(self.cell.message)))
         return out
 

@@ -186,3 +186,19 @@ def test_a_rule_can_document_a_crash(tmp_path):
     crash = RawResult("cases/test_demo.py::test_control_ok", "crash", message="killed by signal SIGSEGV (11)")
     assert classify(crash, failures, broken, "cpu").outcome == "reproduced"
     assert classify(crash, failures, {**broken, "numpy": "1.26.4"}, "cpu").outcome == "crash"
+
+
+def test_the_readme_outcome_table_is_the_one_in_outcomes_py():
+    """The README documents OUTCOMES (jaxcompat/outcomes.py); it cannot import it, so it is checked."""
+    import re
+    from pathlib import Path
+
+    from jaxcompat.outcomes import OUTCOMES
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    table = readme[readme.index("## Outcomes"):readme.index("## Report schema")]
+    documented: dict[str, bool] = {}
+    for names, fails in re.findall(r"^\| (`[^|]+`) \| [^|]+ \| (yes|no) \|$", table, re.M):
+        for name in re.findall(r"`([a-z-]+)`", names):
+            documented[name] = fails == "yes"
+    assert documented == {name: o.fails for name, o in OUTCOMES.items()}
