@@ -111,11 +111,21 @@ def plugin_path(root: Path, workdir: Path) -> Path | None:
     return folder
 
 
+@dataclass
+class Attempt:
+    """One pytest process: how it ended, and the case it was in when killed or dead."""
+
+    rc: int
+    timed_out: str | None  # the case killed for running past its limit
+    events: list[dict]
+
+
 def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str,
               imports: list[str], timeout_s: float, workdir: Path,
               extra_env: dict[str, str] | None = None, max_restarts: int = 50,
               project: bool = False) -> CellRun:
-    """Run ``case_args`` (paths or node ids) under pytest in the cell's interpreter.
+    """Run ``case_args`` (paths or node ids) under pytest in the cell's interpreter, restarting
+    it on the cases not yet run after a timeout or a crash (like pytest-xdist's workers).
 
     ``project``: ``root`` is a user's project (or tests folder), run with its own pytest
     configuration; tracebacks keep its frames."""
@@ -126,94 +136,115 @@ def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str
     collected: list[str] | None = None
     log_path = workdir / "pytest.log"
     log_path.write_text("")
-    shim = plugin_path(root, workdir)
+    env = pytest_env(root, workdir, backend, imports, extra_env, project)
     t0 = time.perf_counter()
     for attempt in range(max_restarts + 1):
         events_path = workdir / f"events-{attempt}.jsonl"
         events_path.unlink(missing_ok=True)
-        env = {**os.environ, **(extra_env or {}), "JAXCOMPAT_RESULTS": str(events_path),
-               "JAXCOMPAT_BACKEND": backend, "JAXCOMPAT_IMPORTS": ",".join(imports),
-               "PYTHONUNBUFFERED": "1"}
-        env.pop("PYTEST_ADDOPTS", None)
-        if shim is not None:
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(shim), env.get("PYTHONPATH")]))
-        if backend == "cpu":
-            env.setdefault("JAX_PLATFORMS", "cpu")
-        if project:
-            env["JAXCOMPAT_OWN_FRAMES"] = str(root)
-        argv = pytest_command(env_python, root, pending, project)
-        with open(log_path, "a", encoding="utf-8") as log:
-            proc = subprocess.Popen(argv, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
-            with _ACTIVE_LOCK:
-                _ACTIVE.add(proc)
-            timed_out: str | None = None
-            while proc.poll() is None:
-                time.sleep(0.1)
-                if STOP.is_set():
-                    _kill_group(proc)
-                    break
-                started = {}
-                for ev in _read_events(events_path):
-                    if ev.get("event") == "start":
-                        started[ev["case"]] = ev["t"]
-                    elif ev.get("event") == "result":
-                        started.pop(ev["case"], None)
-                for case, t in started.items():
-                    if time.time() - t > timeout_s:
-                        timed_out = case
-                if timed_out:
-                    _kill_group(proc)
-                    break
-            rc = proc.wait()
-            with _ACTIVE_LOCK:
-                _ACTIVE.discard(proc)
-        if STOP.is_set():
-            raise Interrupted("run interrupted")
-        run.rc = rc
-        events = _read_events(events_path)
-        running: str | None = None
-        for ev in events:
-            kind = ev.get("event")
-            if kind == "env":
-                run.versions = ev.get("versions", {})
-                run.imports = ev.get("imports", {})
-                run.jax_backend = ev.get("jax_backend")
-            elif kind == "deprecation":
-                dep = {k: ev.get(k) for k in ("package", "where", "message", "category", "case")}
-                if not any(d["where"] == dep["where"] and d["message"] == dep["message"] for d in run.deprecations):
-                    run.deprecations.append(dep)
-            elif kind == "collected" and collected is None:
-                collected = list(ev["cases"])
-            elif kind == "start":
-                running = ev["case"]
-            elif kind == "result":
-                running = None if running == ev["case"] else running
-                if ev["case"] not in done:
-                    done.add(ev["case"])
-                    run.results.append(RawResult.from_dict(ev))
-        if rc == IMPORT_FAILED_RC and any(v != "ok" for v in run.imports.values()):
+        step = watch(pytest_command(env_python, root, pending, project), root,
+                     {**env, "JAXCOMPAT_RESULTS": str(events_path)}, events_path, log_path, timeout_s)
+        run.rc = step.rc
+        collected = collected or next((list(ev["cases"]) for ev in step.events if ev.get("event") == "collected"), None)
+        running = record(step.events, run, done)
+        if step.rc == IMPORT_FAILED_RC and any(v != "ok" for v in run.imports.values()):
             run.import_failed = True
             break
-        if timed_out or (running is not None and rc not in (0, 1)):
-            case = timed_out or running
-            assert case is not None
-            if case not in done:
-                done.add(case)
-                status = "timeout" if timed_out else "crash"
-                msg = (f"killed after {timeout_s:g} s (case time limit)" if timed_out
-                       else _describe_exit(rc))
-                started_t = next((ev["t"] for ev in events
-                                  if ev.get("event") == "start" and ev["case"] == case), time.time())
-                run.results.append(RawResult(case=case, status=status, message=msg,
-                                             duration_s=round(time.time() - started_t, 3)))
-            if collected is None:
-                break
-            pending = [c for c in collected if c not in done]
-            if pending:
-                continue
-        break
+        killed = step.timed_out or (running if step.rc not in (0, 1) else None)
+        if killed is None:
+            break
+        record_killed(run, done, killed, step, timeout_s)
+        pending = [c for c in collected or [] if c not in done]
+        if not pending:
+            break
     run.pytest_s = round(time.perf_counter() - t0, 3)
-    text = log_path.read_text(encoding="utf-8", errors="replace")
-    run.log_tail = text[-4000:]
+    run.log_tail = log_path.read_text(encoding="utf-8", errors="replace")[-4000:]
     return run
+
+
+def pytest_env(root: Path, workdir: Path, backend: str, imports: list[str],
+               extra_env: dict[str, str] | None, project: bool) -> dict[str, str]:
+    """The environment of the pytest process: what the plugin reads, and nothing from the caller's
+    pytest options."""
+    env = {**os.environ, **(extra_env or {}), "JAXCOMPAT_BACKEND": backend,
+           "JAXCOMPAT_IMPORTS": ",".join(imports), "PYTHONUNBUFFERED": "1"}
+    env.pop("PYTEST_ADDOPTS", None)
+    shim = plugin_path(root, workdir)
+    if shim is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(shim), env.get("PYTHONPATH")]))
+    if backend == "cpu":
+        env.setdefault("JAX_PLATFORMS", "cpu")
+    if project:
+        env["JAXCOMPAT_OWN_FRAMES"] = str(root)
+    return env
+
+
+def watch(argv: list[str], cwd: Path, env: dict[str, str], events_path: Path, log_path: Path,
+          timeout_s: float) -> Attempt:
+    """Start pytest and watch its event stream: kill its process group when a case runs past
+    ``timeout_s`` or the whole run is stopped (``Interrupted``)."""
+    with open(log_path, "a", encoding="utf-8") as log:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        with _ACTIVE_LOCK:
+            _ACTIVE.add(proc)
+        timed_out: str | None = None
+        while proc.poll() is None:
+            time.sleep(0.1)
+            if STOP.is_set():
+                _kill_group(proc)
+                break
+            timed_out = _overdue(_read_events(events_path), timeout_s)
+            if timed_out:
+                _kill_group(proc)
+                break
+        rc = proc.wait()
+        with _ACTIVE_LOCK:
+            _ACTIVE.discard(proc)
+    if STOP.is_set():
+        raise Interrupted("run interrupted")
+    return Attempt(rc, timed_out, _read_events(events_path))
+
+
+def _overdue(events: list[dict], timeout_s: float) -> str | None:
+    """The case that started and has not finished within ``timeout_s``, if any."""
+    started: dict[str, float] = {}
+    for ev in events:
+        if ev.get("event") == "start":
+            started[ev["case"]] = ev["t"]
+        elif ev.get("event") == "result":
+            started.pop(ev["case"], None)
+    return next((case for case, t in started.items() if time.time() - t > timeout_s), None)
+
+
+def record(events: list[dict], run: CellRun, done: set[str]) -> str | None:
+    """Fold one attempt's events into ``run``; return the case that was running when it ended."""
+    running: str | None = None
+    for ev in events:
+        kind = ev.get("event")
+        if kind == "env":
+            run.versions = ev.get("versions", {})
+            run.imports = ev.get("imports", {})
+            run.jax_backend = ev.get("jax_backend")
+        elif kind == "deprecation":
+            dep = {k: ev.get(k) for k in ("package", "where", "message", "category", "case")}
+            if not any(d["where"] == dep["where"] and d["message"] == dep["message"] for d in run.deprecations):
+                run.deprecations.append(dep)
+        elif kind == "start":
+            running = ev["case"]
+        elif kind == "result":
+            running = None if running == ev["case"] else running
+            if ev["case"] not in done:
+                done.add(ev["case"])
+                run.results.append(RawResult.from_dict(ev))
+    return running
+
+
+def record_killed(run: CellRun, done: set[str], case: str, step: Attempt, timeout_s: float) -> None:
+    """The case during which pytest was killed (``timeout``) or died (``crash``)."""
+    if case in done:
+        return
+    done.add(case)
+    status = "timeout" if step.timed_out else "crash"
+    msg = f"killed after {timeout_s:g} s (case time limit)" if step.timed_out else _describe_exit(step.rc)
+    started = next((ev["t"] for ev in step.events if ev.get("event") == "start" and ev["case"] == case), time.time())
+    run.results.append(RawResult(case=case, status=status, message=msg, duration_s=round(time.time() - started, 3)))
