@@ -202,6 +202,9 @@ def main() -> int:
     ap.add_argument("--cold-cells", type=int, default=2, help="cells to install with an empty cache")
     ap.add_argument("--module", default="cases/test_weak_type_closure.py", help="the case module to edit")
     ap.add_argument("--cell", action="append", default=[], help="only these cells (ids or globs; a smoke test)")
+    ap.add_argument("--warmup", action="store_true", help="a first run to build the environments (needed on a "
+                    "fresh state folder: the --no-cache run must find them built)")
+    ap.add_argument("--keep", metavar="DIR", help="keep the --no-cache run's reports there (a full matrix run)")
     ap.add_argument("--skip-naive", action="store_true")
     ap.add_argument("--skip-cold", action="store_true")
     ap.add_argument("--skip-floor", action="store_true")
@@ -220,14 +223,17 @@ def main() -> int:
                  "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     tmp = Path(tempfile.mkdtemp(prefix="jaxcompat-bench-"))
     try:
-        print("warming (a first matrix run: environments built, results cached)…", flush=True)
-        matrix_run(state, tmp / "warmup", args.cell)
+        if args.warmup:
+            print("warming (a first matrix run: environments built)…", flush=True)
+            matrix_run(state, tmp / "warmup", args.cell)
         print("warm matrix run, --no-cache…", flush=True)
         wall, warm = matrix_run(state, tmp / "warm", args.cell, None, "--no-cache")
         ran = [c["id"] for c in warm["cells"] if c["status"] == "ok"]
         out["warm"] = {"wall_s": wall, "rc": warm["rc"], "cells": len(warm["cells"]), "cells_ran": len(ran),
                        "no_cache": True, **breakdown(warm["cells"])}
         print(f"  {wall:.1f} s for {len(warm['cells'])} cells", flush=True)
+        if args.keep:
+            shutil.copytree(tmp / "warm", args.keep, dirs_exist_ok=True)
         out["ratios"] = {}
         out["incremental"] = incremental(state, tmp, args.module, wall, warm["cells"], args.cell)
         inc = out["incremental"]
