@@ -15,7 +15,8 @@ import html as _html
 from pathlib import Path
 
 from .atomic import write_text
-from .outcomes import CELL_OUTCOMES, CELL_STATUSES, FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, OUTCOMES
+from .outcomes import CELL_OUTCOMES, CELL_STATUSES, OUTCOMES, CaseResult, CellResult
+from .reports import case_ids, overview, summary
 from .text import short_case
 
 # Versions shown in the column header, with their short names.
@@ -39,36 +40,6 @@ def _token(value) -> str:
     return "".join(ch if ch.isalnum() or ch == "-" else "-" for ch in str(value or "none")).lower()
 
 
-def _cases(cells: list[dict]) -> list[str]:
-    seen: dict[str, None] = {}
-    for c in cells:
-        for r in c.get("results") or []:
-            seen.setdefault(str(r.get("case", "")), None)
-    return list(seen)
-
-
-def _cell_failing(c: dict) -> bool:
-    if c.get("outcome") in FAILING_CELL_OUTCOMES:
-        return True
-    return any(r.get("outcome") in FAILING_OUTCOMES for r in c.get("results") or [])
-
-
-def _summary(data: dict, cells: list[dict]) -> dict:
-    s = data.get("summary")
-    if isinstance(s, dict) and "ok" in s:
-        return s
-    counts: dict[str, int] = {}
-    for c in cells:
-        for r in c.get("results") or []:
-            counts[r.get("outcome", "?")] = counts.get(r.get("outcome", "?"), 0) + 1
-        if c.get("status", "ok") != "ok":
-            key = f"cell:{c.get('status')}" + (" (expected)" if c.get("outcome") == "expected" else "")
-            counts[key] = counts.get(key, 0) + 1
-    failing = [c.get("id") for c in cells if _cell_failing(c)]
-    return {"cells": len(cells), "failing_cells": failing, "outcomes": dict(sorted(counts.items())),
-            "ok": not failing}
-
-
 def _links(urls) -> str:
     out = []
     for url in urls or []:
@@ -89,96 +60,96 @@ def _panel_rows(rows: list[tuple[str, str]]) -> str:
     return "<dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in rows if v) + "</dl>"
 
 
-def _square(c: dict, r: dict | None, case: str, side: str) -> str:
-    cell_id = esc(c.get("id", ""))
+def _square(c: CellResult, r: CaseResult | None, case: str, side: str) -> str:
+    cell_id = esc(c.id)
     if r is None:
         return (f'<td class="sq o-absent" data-outcome="absent" data-cell="{cell_id}" '
                 f'data-case="{esc(case)}" title="not in this cell\'s results">–</td>')
-    outcome = str(r.get("outcome", "?"))
+    outcome = r.outcome or "?"
     label = OUTCOMES[outcome].label if outcome in OUTCOMES else outcome
     attrs = (f'class="sq o-{_token(outcome)}" data-outcome="{esc(outcome)}" data-cell="{cell_id}" '
              f'data-case="{esc(case)}"')
-    tip = f"{short_case(case)} @ {c.get('id', '')}: {outcome}"
+    tip = f"{short_case(case)} @ {c.id}: {outcome}"
     mark = ""
-    if r.get("reused_from"):
-        tip += f" (re-used, observed {r['reused_from']})"
+    if r.reused_from:
+        tip += f" (re-used, observed {r.reused_from})"
         mark = '<span class="reused" title="re-used">↺</span>'
-    if outcome == "pass" and not r.get("message"):
+    if outcome == "pass" and not r.message:
         return f'<td {attrs} title="{esc(tip)}"><span class="lbl">{esc(label)}</span>{mark}</td>'
-    failure = r.get("failure")
+    failure = r.failure
     rows = [
         ("case", f"<code>{esc(case)}</code>"),
         ("cell", f"<code>{cell_id}</code>"),
         ("outcome", f"<b>{esc(outcome)}</b> — {esc(OUTCOMES[outcome].meaning if outcome in OUTCOMES else '')}"
-                    f" (expected: {esc(r.get('expected', ''))})"),
+                    f" (expected: {esc(r.expected)})"),
         ("known failure", f"<code>{esc(failure)}</code>" if failure else ""),
-        ("fix", esc(r.get("fix")) if r.get("fix") else ""),
-        ("upstream", _links(r.get("upstream"))),
-        ("error type", f"<code>{esc(r.get('error_type'))}</code>" if r.get("error_type") else ""),
-        ("duration", f"{esc(r.get('duration_s'))} s" if r.get("duration_s") is not None else ""),
-        ("re-used", f"from the result cache, observed {esc(r.get('reused_from'))}" if r.get("reused_from") else ""),
+        ("fix", esc(r.fix) if r.fix else ""),
+        ("upstream", _links(r.upstream)),
+        ("error type", f"<code>{esc(r.error_type)}</code>" if r.error_type else ""),
+        ("duration", f"{esc(r.duration_s)} s" if r.duration_s is not None else ""),
+        ("re-used", f"from the result cache, observed {esc(r.reused_from)}" if r.reused_from else ""),
     ]
     badge = f'<span class="fid">{esc(failure)}</span>' if failure else ""
     return (f'<td {attrs}><details class="pop {side}"><summary title="{esc(tip)}">'
             f'<span class="lbl">{esc(label)}</span>{badge}{mark}</summary>'
             f'<div class="panel"><div class="ptitle">{esc(short_case(case))} — '
-            f'{esc(c.get("id", ""))}</div>{_panel_rows(rows)}{_pre(r.get("message"))}'
-            f'{_pre(r.get("traceback")) if r.get("traceback") else ""}</div>'
+            f'{esc(c.id)}</div>{_panel_rows(rows)}{_pre(r.message)}'
+            f'{_pre(r.traceback) if r.traceback else ""}</div>'
             f"</details></td>")
 
 
-def _band(c: dict, rowspan: int, side: str) -> str:
-    status = str(c.get("status", "?"))
+def _band(c: CellResult, rowspan: int, side: str) -> str:
+    status = c.status or "?"
     label = CELL_STATUSES[status].label if status in CELL_STATUSES else status
-    failure = c.get("failure")
-    outcome = str(c.get("outcome", ""))
+    failure = c.failure
+    outcome = c.outcome or ""
     known = (f'<div class="fid">known: {esc(failure)}</div>' if failure
              else f'<div class="fid">{esc(outcome)}</div>')
     rows = [
-        ("cell", f"<code>{esc(c.get('id', ''))}</code>"),
+        ("cell", f"<code>{esc(c.id)}</code>"),
         ("status", f"<b>{esc(status)}</b> — {esc(CELL_STATUSES[status].meaning if status in CELL_STATUSES else '')}"),
         ("outcome", f"<b>{esc(outcome)}</b> — {esc(CELL_OUTCOMES.get(outcome, ''))}"),
         ("known failure", f"<code>{esc(failure)}</code>" if failure else ""),
     ]
     return (f'<td class="band s-{_token(status)} co-{_token(outcome)}" rowspan="{rowspan}" '
-            f'data-outcome="{esc(status)}" data-status="{esc(status)}" data-cell="{esc(c.get("id", ""))}">'
+            f'data-outcome="{esc(status)}" data-status="{esc(status)}" data-cell="{esc(c.id)}">'
             f'<div class="bandhead"><span class="lbl">{esc(label)}</span>{known}'
             f'<details class="pop {side}"><summary>details</summary><div class="panel">'
-            f'<div class="ptitle">{esc(c.get("id", ""))}: {esc(status)}</div>{_panel_rows(rows)}'
-            f'{_pre(c.get("message"))}</div></details></div>'
+            f'<div class="ptitle">{esc(c.id)}: {esc(status)}</div>{_panel_rows(rows)}'
+            f'{_pre(c.message)}</div></details></div>'
             f'<div class="vert">{esc(label)}</div></td>')
 
 
-def _col_head(i: int, c: dict, failing: bool, side: str) -> str:
-    cell_id = str(c.get("id", ""))
-    status, outcome = str(c.get("status", "?")), str(c.get("outcome", ""))
-    versions = c.get("versions") or {}
+def _col_head(i: int, c: CellResult, failing: bool, side: str) -> str:
+    cell_id = c.id
+    status, outcome = c.status or "?", c.outcome or ""
+    versions = c.versions or {}
     vers = "".join(f'<div class="v" title="{esc(d)} {esc(versions[d])}"><span class="k">{esc(short)}</span> '
                    f'<span class="n">{esc(versions[d])}</span></div>'
                    for d, short in KEY_VERSIONS.items() if d in versions)
     if not vers:  # e.g. a cell that never resolved: show what was requested
-        req = c.get("requested") or {}
+        req = c.requested or {}
         vers = "".join(f'<div class="v req" title="requested"><span class="k">{esc(KEY_VERSIONS.get(d, d))}'
                        f'</span> <span class="n">{esc(v)}</span></div>' for d, v in req.items())
     if status == "ok":
         st = "ok" if outcome in ("ok", "") else outcome
     else:
-        st = status + (f" = {c['failure']}" if c.get("failure") else f" ({outcome})")
+        st = status + (f" = {c.failure}" if c.failure else f" ({outcome})")
     flag = '<div class="failflag">FAILING</div>' if failing else ""
-    environment = str(c.get("environment") or "built")
-    meta = " · ".join(esc(x) for x in (f"py{c.get('python', '?')}", c.get("backend", "?"))
+    environment = c.environment or "built"
+    meta = " · ".join(esc(x) for x in (f"py{c.python or '?'}", c.backend or "?")
                       + ((f"{environment} env",) if environment != "built" else ()))
     all_versions = "".join(f"<code>{esc(k)} {esc(v)}</code> " for k, v in versions.items())
-    requested = "".join(f"<code>{esc(k)} {esc(v)}</code> " for k, v in (c.get("requested") or {}).items())
-    timings = ", ".join(f"{esc(k)} {esc(v)}" for k, v in (c.get("timings") or {}).items())
-    notes = "".join(f"<li>{esc(n)}</li>" for n in c.get("notes") or [])
+    requested = "".join(f"<code>{esc(k)} {esc(v)}</code> " for k, v in (c.requested or {}).items())
+    timings = ", ".join(f"{esc(k)} {esc(v)}" for k, v in (c.timings or {}).items())
+    notes = "".join(f"<li>{esc(n)}</li>" for n in c.notes or [])
     rows = [
         ("cell", f"<code>{esc(cell_id)}</code>"),
         ("status", f"<b>{esc(status)}</b>; outcome <b>{esc(outcome)}</b> — "
                    f"{esc(CELL_OUTCOMES.get(outcome, ''))}"),
-        ("known failure", f"<code>{esc(c.get('failure'))}</code>" if c.get("failure") else ""),
+        ("known failure", f"<code>{esc(c.failure)}</code>" if c.failure else ""),
         ("python / backend", meta),
-        ("resolution date", esc(c.get("date")) if c.get("date") else ""),
+        ("resolution date", esc(c.date) if c.date else ""),
         ("requested", requested),
         ("environment", "built by the suite" if environment == "built"
                         else f"<b>{esc(environment)}</b>: versions read from it, nothing installed"),
@@ -189,10 +160,10 @@ def _col_head(i: int, c: dict, failing: bool, side: str) -> str:
     return (f'<th class="col s-{_token(status)} co-{_token(outcome)}{" failing" if failing else ""}" '
             f'id="cell-{i}" data-cell="{esc(cell_id)}" data-status="{esc(status)}" scope="col">'
             f'<div class="num">#{i}</div><div class="cid">{_wbr(cell_id, "-")}</div>{vers}'
-            f'<div class="meta">{meta}</div><div class="meta">{esc(c.get("date") or "no date")}</div>'
+            f'<div class="meta">{meta}</div><div class="meta">{esc(c.date or "no date")}</div>'
             f'<div class="cst">{esc(st)}</div>{flag}'
             f'<details class="pop {side}"><summary>cell info</summary><div class="panel">'
-            f'<div class="ptitle">{esc(cell_id)}</div>{_panel_rows(rows)}{_pre(c.get("message"))}'
+            f'<div class="ptitle">{esc(cell_id)}</div>{_panel_rows(rows)}{_pre(c.message)}'
             f"</div></details></th>")
 
 
@@ -224,22 +195,22 @@ def _legend() -> str:
             f'upstream links and fix; click again to close.</p></section>')
 
 
-def _known_failures(cells: list[dict]) -> str:
+def _known_failures(cells: list[CellResult]) -> str:
     """Each known failure that applied somewhere: fix, upstream, and where it showed up how."""
     known: dict[str, dict] = {}
     for c in cells:
-        if c.get("failure"):
-            k = known.setdefault(str(c["failure"]), {"fix": "", "upstream": [], "where": []})
-            k["where"].append(f"{c.get('id', '')}: cell {c.get('status', '')} ({c.get('outcome', '')})")
-        for r in c.get("results") or []:
-            if not r.get("failure"):
+        if c.failure:
+            k = known.setdefault(c.failure, {"fix": "", "upstream": [], "where": []})
+            k["where"].append(f"{c.id}: cell {c.status} ({c.outcome})")
+        for r in c.results:
+            if not r.failure:
                 continue
-            k = known.setdefault(str(r["failure"]), {"fix": "", "upstream": [], "where": []})
-            k["fix"] = k["fix"] or r.get("fix") or ""
-            for u in r.get("upstream") or []:
+            k = known.setdefault(r.failure, {"fix": "", "upstream": [], "where": []})
+            k["fix"] = k["fix"] or r.fix or ""
+            for u in r.upstream or []:
                 if u not in k["upstream"]:
                     k["upstream"].append(u)
-            k["where"].append(f"{c.get('id', '')}: {short_case(r.get('case', ''))} {r.get('outcome', '')}")
+            k["where"].append(f"{c.id}: {short_case(r.case)} {r.outcome}")
     if not known:
         return ""
     items = []
@@ -254,16 +225,10 @@ def _known_failures(cells: list[dict]) -> str:
 CSS = (Path(__file__).resolve().parent / "matrix.css").read_text(encoding="utf-8")  # package data
 
 
-def _overview(cells: list[dict], index: dict[str, int]) -> str:
+def _overview(cells: list[CellResult], index: dict[str, int]) -> str:
     """Known failures × cells (a dot where the failure was observed), then what fails the run:
     the first thing a person asks. Cell numbers link to the grid's columns."""
-    from .outcomes import CellResult
-    from .reports import overview
-
-    try:
-        ov = overview([CellResult.from_dict(c) for c in cells])
-    except (TypeError, KeyError, ValueError):
-        return ""  # a report this version cannot read as records: the grid below still renders
+    ov = overview(cells)
     # Rows of spans: the page keeps one <table>, the grid of cases × cells.
     head = "".join(f'<span class="n"><a href="#cell-{i}" title="{esc(cid)}">{i}</a></span>'
                    for cid, i in index.items())
@@ -288,12 +253,13 @@ def _overview(cells: list[dict], index: dict[str, int]) -> str:
 def render(data: dict) -> str:
     """The whole page for one ``matrix.json`` dict (see README, "Report schema")."""
     data = data if isinstance(data, dict) else {}
-    cells = [c for c in data.get("cells") or [] if isinstance(c, dict)]
-    s = _summary(data, cells)
+    # Records from here on: the JSON is parsed once, at this edge (any report version loads).
+    cells = [CellResult.from_dict(c) for c in data.get("cells") or [] if isinstance(c, dict)]
+    s = data["summary"] if isinstance(data.get("summary"), dict) and "ok" in data["summary"] else summary(cells)
     ok = bool(s.get("ok"))
     failing_ids = set(map(str, s.get("failing_cells") or []))
-    cases = _cases(cells)
-    index = {str(c.get("id", "")): i for i, c in enumerate(cells, 1)}
+    cases = case_ids(cells)
+    index = {c.id: i for i, c in enumerate(cells, 1)}
 
     head = [f'<h1>jax-compat matrix <span class="verdict {"ok" if ok else "failing"}">'
             f'{"OK" if ok else "FAILING"}</span></h1>']
@@ -330,8 +296,8 @@ def render(data: dict) -> str:
     sides = ["left" if i <= max(1, len(cells) // 2 + 1) else "right" for i in range(1, len(cells) + 1)]
     thead = ['<th class="case corner" scope="col">case \\ cell</th>']
     for i, c in enumerate(cells, 1):
-        thead.append(_col_head(i, c, str(c.get("id", "")) in failing_ids or _cell_failing(c), sides[i - 1]))
-    band_cols = {i for i, c in enumerate(cells) if c.get("status", "ok") != "ok" and not c.get("results")}
+        thead.append(_col_head(i, c, c.id in failing_ids or c.failing, sides[i - 1]))
+    band_cols = {i for i, c in enumerate(cells) if c.status != "ok" and not c.results}
     rows = []
     row_cases = cases or [None]  # a placeholder row so cell bands still show when no case ran
     for n, case in enumerate(row_cases):
@@ -349,7 +315,7 @@ def render(data: dict) -> str:
             if case is None:
                 tds.append('<td class="sq o-absent" data-outcome="absent">–</td>')
                 continue
-            r = next((r for r in c.get("results") or [] if r.get("case") == case), None)
+            r = next((r for r in c.results if r.case == case), None)
             tds.append(_square(c, r, case, sides[i]))
         rows.append(f'<tr{" class=placeholder" if case is None else ""}>{"".join(tds)}</tr>')
     if not cells:

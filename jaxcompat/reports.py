@@ -116,7 +116,8 @@ def write_matrix(cells: list[CellResult], reports_dir: Path, meta: dict, name: s
     html.write(data, reports_dir / f"{name}.html")
 
 
-def _cases(cells: list[CellResult]) -> list[str]:
+def case_ids(cells: list[CellResult]) -> list[str]:
+    """Every case seen in any cell, in the order first seen."""
     seen: dict[str, None] = {}
     for c in cells:
         for r in c.results:
@@ -134,7 +135,7 @@ def square(cell: CellResult, case: str) -> str:
 
 
 def markdown(cells: list[CellResult], meta: dict) -> str:
-    cases = _cases(cells)
+    cases = case_ids(cells)
     s = summary(cells)
     lines = [f"# jax-compat matrix — {'OK' if s['ok'] else 'FAILING'}", ""]
     if meta.get("matrix_file"):
@@ -192,7 +193,7 @@ def overview(cells: list[CellResult]) -> Overview:
             failing.append((c.id, "cell", f"{c.status} ({c.outcome})"))
         failing += [(c.id, short_case(r.case), r.outcome) for r in c.results if r.outcome in FAILING_OUTCOMES]
     return Overview([c.id for c in cells], dict(sorted(hits.items(), key=lambda kv: (-len(kv[1]), kv[0]))),
-                    failing, len(_cases(cells)))
+                    failing, len(case_ids(cells)))
 
 
 def _wrap(items: list[str], indent: int, width: int = 110) -> str:
@@ -246,7 +247,7 @@ def markdown_overview(cells: list[CellResult]) -> list[str]:
 
 def terminal_grid(cells: list[CellResult]) -> str:
     """Rows are cells (they fit a terminal), columns are numbered cases with a legend."""
-    cases = _cases(cells)
+    cases = case_ids(cells)
     width = max([len(c.id) for c in cells] + [4])
     out = ["cases:"] + [f"  {i:>2}  {short_case(case)}" for i, case in enumerate(cases, 1)]
     out.append("")
