@@ -54,3 +54,18 @@ match = "killed by signal SIGSEGV|Unable to avoid copy"
 upstream = ["https://github.com/jax-ml/jax/issues/19246"]
 fix = "numpy<2"
 '''
+
+
+def check_jsonschema(schema: str, path) -> None:
+    """Validate ``path`` against one of check-jsonschema's vendored schemas (offline)."""
+    import shutil
+    import subprocess
+    import sys
+
+    import pytest
+
+    exe = shutil.which("check-jsonschema") or str(Path(sys.executable).parent / "check-jsonschema")
+    if not Path(exe).exists():
+        pytest.fail("check-jsonschema is not installed (nox -s tests installs it)")
+    out = subprocess.run([exe, "--builtin-schema", schema, str(path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr

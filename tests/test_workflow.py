@@ -4,7 +4,6 @@ is exactly the cells of matrix.toml (one job per cell; GPU cells only with a GPU
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 from jaxcompat.ci import job_matrix
 from jaxcompat.config import load, parse
+from tests.helpers import check_jsonschema
 
 REPO = Path(__file__).resolve().parent.parent
 WORKFLOW = REPO / ".github" / "workflows" / "matrix.yml"
@@ -20,12 +20,7 @@ WORKFLOW = REPO / ".github" / "workflows" / "matrix.yml"
 
 @pytest.mark.parametrize("workflow", [WORKFLOW, WORKFLOW.with_name("survey.yml")], ids=lambda p: p.name)
 def test_workflow_passes_the_github_workflow_schema(workflow):
-    exe = shutil.which("check-jsonschema") or str(Path(sys.executable).parent / "check-jsonschema")
-    if not Path(exe).exists():
-        pytest.fail("check-jsonschema is not installed (nox -s tests installs it)")
-    out = subprocess.run([exe, "--builtin-schema", "vendor.github-workflows", str(workflow)],
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stdout + out.stderr
+    check_jsonschema("vendor.github-workflows", workflow)
 
 
 def _nox_cells() -> list[dict]:
