@@ -13,7 +13,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from . import envs, releases, reports, resolution, resultcache
-from .config import Cell, Matrix
+from .config import Cell, Matrix, names
 from .outcomes import FAILING_OUTCOMES, CellResult, check_import_rules, classify, classify_cell_error
 from .packages import ECOSYSTEM, JAX_PLATFORM_BACKENDS, KEY_DISTS
 from .pythons import PythonMissing, find_python
@@ -186,15 +186,8 @@ def observe(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result:
     keys = {m: resultcache.module_key(root, m, harness) for m in modules}
     reading = opts.use_cache and opts.repeat == 1
     env_entry = cache.load_env(env) if reading else None
-    hits: dict[str, resultcache.ModuleEntry] = {}
-    if env_entry is not None and not env_entry.import_failed:
-        hits = {m: e for m in modules if (e := cache.load_module(env, m, keys[m])) is not None}
-    doubtful = sorted(m for m, e in hits.items() if _fails_today(e, env_entry, matrix, cell.backend))
-    if doubtful:  # a result that fails the run is observed again, never trusted from the cache
-        result.notes.append(f"run again, not re-used: {', '.join(doubtful)} (a cached result there fails the "
-                            "run by today's rules)")
-        hits = {m: e for m, e in hits.items() if m not in doubtful}
-    todo = [m for m in modules if m not in hits] + narrow if hits else args
+    hits = _lookup(cache, env, env_entry, root, harness, modules, narrow, matrix, cell.backend, result)
+    todo = [m for m in modules if m not in hits] + [a for a in narrow if a not in hits] if hits else args
     result.notes.extend(cache.problems)
     if env_entry is not None and (env_entry.import_failed or not todo):
         return _from_cache(env_entry, hits, result)
@@ -218,7 +211,7 @@ def observe(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result:
     run = runs[0]
     run.repeats = [r.results for r in runs[1:]]
     if opts.repeat == 1 and run.versions:
-        _store(cache, env, keys, run, narrow)
+        _store(cache, env, keys, run, [a for a in narrow if a not in hits])
     return _merge(run, hits, result)
 
 
@@ -267,6 +260,30 @@ def _store(cache: ResultCache, env: str, keys: dict[str, str], run: CellRun, nar
         results = [r for r in run.results if resultcache.module_of(r.case) == module]
         deps = [d for d in run.deprecations if d.get("case") and resultcache.module_of(d["case"]) == module]
         cache.store_module(env, key, resultcache.ModuleEntry(module, results, deps, at))
+
+
+def _lookup(cache: ResultCache, env: str, env_entry, root: Path, harness: str, modules: list[str],
+            narrow: list[str], matrix: Matrix, backend: str, result: CellResult) -> dict:
+    """The cached entries that answer what was asked: whole modules, and node ids (a bisect step's
+    target cases) picked from a cached whole module. A result that fails the run by today's rules
+    is observed again, never trusted from the cache."""
+    if env_entry is None or env_entry.import_failed:
+        return {}
+    hits = {m: e for m in modules
+            if (e := cache.load_module(env, m, resultcache.module_key(root, m, harness))) is not None}
+    for arg in narrow:
+        module = resultcache.module_of(arg)
+        if "::" not in arg or not (root / module).is_file():
+            continue
+        entry = cache.load_module(env, module, resultcache.module_key(root, module, harness))
+        picked = [r for r in entry.results if names(arg, r.case)] if entry else []
+        if picked:
+            hits[arg] = replace(entry, results=picked)
+    doubtful = sorted(k for k, e in hits.items() if _fails_today(e, env_entry, matrix, backend))
+    if doubtful:
+        result.notes.append(f"run again, not re-used: {', '.join(doubtful)} (a cached result there fails the "
+                            "run by today's rules)")
+    return {k: e for k, e in hits.items() if k not in doubtful}
 
 
 def _fails_today(entry: resultcache.ModuleEntry, env_entry, matrix: Matrix, backend: str) -> bool:

@@ -209,3 +209,14 @@ def test_the_ci_key_changes_exactly_with_the_inputs(tree):
     tree.lock["text"] = "pytest==8.0.0\n"
     (tree.root / "cases" / "test_other.py").write_text(OTHER + "# edited\n")
     assert cell.input_key(matrix.cells[0], matrix, tree.state) != key
+
+
+def test_node_ids_are_answered_from_a_cached_module(tree):
+    """A bisect step asks for its target cases by node id: a cached whole module answers them."""
+    tree.run()
+    res = tree.run(case_args=["cases/test_demo.py::test_bug"])
+    assert tree.runs == [["cases"]]
+    assert outcomes(res) == {"cases/test_demo.py::test_bug": "pass"}
+    assert reused(res) == {"cases/test_demo.py::test_bug"}
+    tree.run(case_args=["cases/test_demo.py::test_nope"])  # nothing cached answers it: it runs
+    assert tree.runs[1] == ["cases/test_demo.py::test_nope"]
