@@ -16,7 +16,7 @@ boundary, so only timing shows them): jaxlib 0.7.1 copies writes whose value/ind
 other loop work (an index drawn with ``jax.random``); jaxlib 0.11.1 copies a small update into
 a large carried array (``x.at[t+1].set(f(x[t]))`` in ``fori_loop``).
 
-Fix: use a jax/jaxlib release without the regression (>= 0.7.2, >= 0.11.2).
+Fix: avoid jaxlib 0.7.1 and 0.11.1 (each is fixed in the next release).
 """
 
 import time
