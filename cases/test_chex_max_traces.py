@@ -1,57 +1,21 @@
-"""chex-max-traces: `chex.assert_max_traces` combined with `eqx.filter_jit`.
+"""chex-max-traces: ``chex.assert_max_traces`` counts nothing around (or, with static-only arguments, inside) ``eqx.filter_jit``.
 
-This is an *interaction*, not a version bug: it reproduces on every release seen.
-The two affected tests assert what a user expects (chex catches the retrace), so
-they fail everywhere with the documented symptom ("chex counted nothing") and the
-rule in matrix.toml (affects every chex) reports them ``reproduced``; the moment
-either library changes so that chex does count, they pass and the rule is
-reported ``stale``. The other orderings, which behave as documented, are
-controls that pass everywhere and fail if that behaviour ever changes.
+Rule in matrix.toml: chex-max-traces (advisory: an interaction seen on every release, not a
+version bug). The two affected tests assert what a user expects, so they are ``reproduced``
+everywhere; the day chex does count there, the rule turns ``stale``. The controls pin the
+orderings that behave as documented.
 
-Symptom (upstream report): a function decorated
+Symptom: ``eqx.filter_jit(chex.assert_max_traces(f, n=1))`` called as ``f(2.0 * i, i)`` in a
+loop retraces on every call and chex never complains; ``chex.assert_max_traces(eqx.filter_jit(f))``
+is silent too (with ``jax.jit`` that ordering raises "must not wrap JAX-transformed function").
 
-    @eqx.filter_jit
-    @chex.assert_max_traces(1)
-    def f(x, i): ...
+Cause: chex counts a trace only when the wrapped function's arguments contain tracers.
+``filter_jit`` makes every non-array argument static: around it, chex sees only concrete
+arrays; inside it, a call whose arguments are all Python scalars reaches chex without a single
+tracer (with one array argument present, every retrace is counted, static-caused ones too).
+chex's wrap-time ordering check does not recognise equinox's ``_JitWrapper``.
 
-    for i in range(10): f(2.0 * i, i)
-
-recompiles on every call and chex never complains; with the decorators the
-other way round chex raises at wrap time
-``ValueError: @assert_max_traces must not wrap JAX-transformed function (@jit,
-@vmap, @pmap etc.); change wrappers ordering.``
-
-Cause: chex counts a trace only when the wrapped function's *arguments contain
-tracers*. `eqx.filter_jit` traces array arguments and treats everything else
-(Python ints/floats/bools) as static, so:
-
-* `chex.assert_max_traces(eqx.filter_jit(f), n=1)`: the chex wrapper sits
-  outside the JIT and only ever sees concrete arrays -> it counts nothing,
-  silently, however often `f` retraces. (chex's wrap-time ordering check does
-  not recognise an equinox `_JitWrapper`, so there is no ValueError either.)
-* `eqx.filter_jit(chex.assert_max_traces(f, n=1))`: a trace is counted only if
-  at least one argument is an array. When *all* arguments are Python scalars
-  (the upstream example, `f(2.0 * i, i)`) every call retraces and nothing is
-  counted. When an array argument is present, every retrace is counted,
-  including one caused only by a changed static (non-array) argument.
-* `chex.assert_max_traces(jax.jit(f), n=1)` raises the ordering ValueError at
-  wrap time.
-* `eqx.debug.assert_max_traces(max_traces=1)` placed inside `eqx.filter_jit`
-  counts every trace, static-only ones included (equinox >= 0.11.2; the test
-  skips on older equinox where it does not exist).
-
-Observed (this suite's scratch envs): identical on jax 0.4.13 / equinox 0.10.6
-/ chex 0.1.81, and on jax 0.4.29-0.4.38 / equinox 0.11.4-0.12.1 / chex 0.1.86.
-
-Differences from UPSTREAM.md section 5: it says filter_jit(chex(f)) "misses
-retraces caused only by non-array arguments". Observed: it misses them only
-when *no* argument is an array (no tracers at all reach chex); with an array
-argument present, a retrace caused only by a static argument *is* counted and
-raises chex's AssertionError. Both halves are pinned below.
-
-Upstream: https://github.com/patrick-kidger/equinox/issues/645
-(answered as a usage question; closed; no code fix in either library).
-Advice: use `eqx.debug.assert_max_traces` inside `eqx.filter_jit`.
+Fix: use ``eqx.debug.assert_max_traces`` (equinox >= 0.11.2) inside ``eqx.filter_jit``.
 """
 
 import equinox as eqx

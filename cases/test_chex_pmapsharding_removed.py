@@ -1,8 +1,8 @@
 """chex-pmapsharding-removed: chex < 0.1.92's device/sharding asserts fail on jax >= 0.10.0.
 
-Symptom
--------
-With chex 0.1.91 on jax 0.10.0 (and later), every tree assertion that inspects where a
+Rule in matrix.toml: chex-pmapsharding-removed.
+
+Symptom: with chex 0.1.91 on jax 0.10.0 and later, every tree assertion that inspects where a
 ``jax.Array`` lives raises instead of checking::
 
     chex.assert_tree_is_on_host({"a": jnp.zeros(2)})
@@ -11,14 +11,11 @@ With chex 0.1.91 on jax 0.10.0 (and later), every tree assertion that inspects w
 (likewise ``assert_tree_is_on_device`` and ``assert_tree_is_sharded``). ``import chex``,
 ``assert_shape``, NumPy leaves and ``jax.pmap`` / ``chex.fake_pmap`` are unaffected.
 
-Cause
------
-chex's ``_check_sharding`` does ``isinstance(x.sharding, jax.sharding.PmapSharding)``.
-jax 0.8.1 deprecated ``PmapSharding`` (a DeprecationWarning through 0.9.x) and jax 0.10.0,
-which removed the C++ pmap, deleted it. chex 0.1.92 reads ``jax.typeof(x).sharding``
-instead (its "new pmap" release).
+Cause: chex's ``_check_sharding`` does ``isinstance(x.sharding, jax.sharding.PmapSharding)``;
+jax 0.8.1 deprecated ``PmapSharding`` and jax 0.10.0, which removed the C++ pmap, deleted it.
+chex 0.1.92 reads ``jax.typeof(x).sharding`` instead.
 
-Fix: upgrade chex to >= 0.1.92 (or pin jax < 0.10 with chex <= 0.1.91).
+Fix: upgrade chex to >= 0.1.92.
 """
 
 import jax.numpy as jnp

@@ -1,61 +1,22 @@
-"""equinox >=0.11.7 closure conversion crashes on jax 0.4.13 (`ShapeDtypeStruct.sharding`).
+"""closure-convert-sharding: equinox >= 0.11.7 closure conversion crashes on jax 0.4.13.
 
-Symptom
--------
-With jax==0.4.13 / jaxlib==0.4.13 and equinox 0.11.7 (through 0.11.10), anything
-that goes through ``eqx.filter_closure_convert`` fails before doing any work::
+Rule in matrix.toml: closure-convert-sharding.
+
+Symptom: with jax/jaxlib 0.4.13 and equinox 0.11.7-0.11.10, anything that goes through
+``eqx.filter_closure_convert`` -- ``equinox.internal.while_loop(kind="checkpointed")``, and so
+every ``diffrax.diffeqsolve`` with its default adjoint -- fails before doing any work::
 
     AttributeError: 'ShapeDtypeStruct' object has no attribute 'sharding'
 
-raised from ``equinox/_ad.py`` in ``_strip_weak_dtype``'s lambda. This hits
-``eqx.filter_closure_convert(f, x)`` directly, ``equinox.internal.while_loop(...,
-kind="checkpointed")`` (which closure-converts its ``cond_fun``/``body_fun``), and
-``diffrax.diffeqsolve`` (its default adjoint uses the checkpointed while loop; seen
-with diffrax 0.4.1, the newest diffrax that installs on jax 0.4.13). The same code on
-the same jax with equinox 0.11.6 works.
+raised from ``_strip_weak_dtype`` in ``equinox/_ad.py``. equinox 0.11.6 works.
 
-The tests here use only equinox. A diffrax test was left out because diffrax 0.5.0
-also fails on jax 0.4.18–0.4.20 for a different reason (it calls ``jnp.astype``,
-which first appears in jax 0.4.21), so it would fail where this bug does not apply.
+Cause: ``_strip_weak_dtype`` (the weak-type-closure fix, equinox 0.11.7) rebuilds each
+``jax.eval_shape`` struct with ``sharding=x.sharding``. jax 0.4.13's ``ShapeDtypeStruct``
+assigns its ``sharding`` slot only when one is given, and ``eval_shape`` gives none, so reading
+it raises; from jax 0.4.14 it is always set (None). The tests use only equinox: diffrax 0.5.0
+fails on jax 0.4.18-0.4.20 for another reason (``jnp.astype``).
 
-Cause
------
-equinox commit 8f327d9 ("Hopefully compatibility with JAX 0.4.32", first released in
-equinox v0.11.7) added ``_strip_weak_dtype`` to drop the new ``weak_type`` field of
-``jax.ShapeDtypeStruct`` (see https://github.com/patrick-kidger/equinox/issues/854).
-It rebuilds each struct as
-``jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=x.sharding)`` and runs this on
-the output of ``jax.eval_shape``, both in ``filter_closure_convert`` and again every
-time the converted function is called (``_check_closure_convert_input``).
-
-In jax 0.4.13, ``ShapeDtypeStruct`` has a ``sharding`` slot, but ``__init__`` only
-assigns it ``if sharding is not None``. ``jax.eval_shape`` builds its structs
-without a sharding, so the slot is never set and reading ``x.sharding`` raises
-AttributeError. From jax 0.4.14 on, ``__init__`` always does
-``self.sharding = sharding``, so ``x.sharding`` is ``None`` and nothing breaks.
-(Checked in the jax 0.4.14, 0.4.16, 0.4.18, 0.4.19, 0.4.20, 0.4.21 and 0.4.23
-sources.) jaxlib has no wheels for 0.4.14–0.4.17, so in practice jax 0.4.13 is the
-only installable release that both lacks this and is allowed by equinox's
-``jax>=0.4.13`` floor.
-
-Affected / fixed versions (as observed)
----------------------------------------
-* Affected: jax ==0.4.13 with equinox 0.11.7, 0.11.8, 0.11.9, 0.11.10. All four
-  declare ``jax>=0.4.13,!=0.4.27``, so a resolver will pick them with jax 0.4.13.
-* Not affected: equinox <=0.11.6 (it has no ``_strip_weak_dtype``); any equinox
-  with jax >=0.4.18 (tested on 0.4.18, 0.4.31, 0.4.33, 0.4.38, 0.7.2).
-* "Fixed" in equinox 0.11.11: the code is unchanged upstream (still present in
-  0.13.x), but 0.11.11 raised the requirement to ``jax>=0.4.38`` (commit 9780faf,
-  "Upgrade jax and fix deprecation warnings"), so the broken combination can no
-  longer be installed.
-
-Upstream: no equinox or jax issue reporting this was found. Related:
-https://github.com/patrick-kidger/equinox/issues/854 (the weak_type change whose fix
-introduced it) and equinox commits 8f327d9 (introduced) and 9780faf (jax floor
-raised to 0.4.38).
-
-Workaround: upgrade jax to >=0.4.18 (the first release after 0.4.13 with jaxlib
-wheels), or pin ``equinox<=0.11.6`` while on jax 0.4.13.
+Fix: upgrade jax to >= 0.4.18, or pin ``equinox<=0.11.6`` on jax 0.4.13.
 """
 
 import jax

@@ -1,26 +1,20 @@
 """core-aval-removed-0100: grad through and vmap of equinox while loops fail on jax >= 0.10.0 (equinox < 0.13.3).
 
-Symptom
--------
-On jax 0.10.0+ with equinox 0.13.1/0.13.2 (older equinox does not import there):
+Rule in matrix.toml: core-aval-removed-0100 (``test_vmap_buffered_while_loop`` also belongs to
+unmapped-aval-051 on jax >= 0.5.1 with equinox < 0.11.12).
 
-- ``jax.grad`` through ``equinox.internal.while_loop(kind="checkpointed")`` -- and so
-  through every ``diffrax.diffeqsolve`` with the default ``RecursiveCheckpointAdjoint`` --
-  fails with ``AttributeError: jax.core.get_aval was deprecated in JAX v0.8.2 and
-  removed in JAX v0.10.0; use jax.typeof instead.``
-- ``jax.vmap`` of a buffered equinox while loop (diffrax ``SaveAt(ts=...)`` under vmap)
-  fails with ``AttributeError: jax.core.mapped_aval was deprecated in JAX v0.8.2 and
-  removed in JAX v0.10.0. Use jax.extend.core.mapped_aval.``
+Symptom: on jax 0.10.0+ with equinox 0.13.1/0.13.2 (older equinox does not import there),
+``jax.grad`` through ``equinox.internal.while_loop(kind="checkpointed")`` -- and so through
+every ``diffeqsolve`` with the default adjoint -- fails with ``AttributeError: jax.core.get_aval
+was deprecated in JAX v0.8.2 and removed in JAX v0.10.0 ...``; ``jax.vmap`` of a buffered
+loop (diffrax ``SaveAt(ts=...)`` under vmap) fails the same way on ``jax.core.mapped_aval``.
+On jax >= 0.11 the message is ``module 'jax.core' has no attribute 'get_aval'``.
 
-On jax >= 0.11 the message is jax's generic
-``module 'jax.core' has no attribute 'get_aval'`` (resp. ``'mapped_aval'``).
+Cause: jax 0.10.0 removed ``jax.core.get_aval``, ``mapped_aval`` and ``unmapped_aval``;
+equinox's symbolic-zero cotangents (``_none_to_zero``) and its batched "vprim" abstract
+evaluation still called them.
 
-Cause
------
-jax 0.10.0 removed ``jax.core.get_aval``, ``mapped_aval`` and ``unmapped_aval``
-(deprecated in 0.8.2). equinox's symbolic-zero cotangents (``_none_to_zero``) and its
-batched "vprim" abstract evaluation still called them. The fix: equinox 0.13.3
-(commit 235e3d0) uses ``jax.extend.core`` / ``jax.typeof`` when available.
+Fix: upgrade equinox to >= 0.13.3.
 """
 
 import jax

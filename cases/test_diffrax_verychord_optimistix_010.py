@@ -1,26 +1,20 @@
 """diffrax-verychord-optimistix-010: diffrax < 0.7.2 with optimistix >= 0.1.0: adaptive Kvaerno5 solves never accept a step.
 
-Symptom
--------
-With diffrax 0.7.0 or 0.7.1 and optimistix 0.1.0 (both install together: diffrax declares
-only ``optimistix>=0.0.10``), a ``diffeqsolve`` with ``Kvaerno5`` and an adaptive
+Rule in matrix.toml: diffrax-verychord-optimistix-010.
+
+Symptom: with diffrax 0.7.0 or 0.7.1 and optimistix 0.1.0 (they install together: diffrax
+declares only ``optimistix>=0.0.10``), ``diffeqsolve`` with ``Kvaerno5`` and an adaptive
 step-size controller rejects every step::
 
     equinox.EquinoxRuntimeError: The maximum number of solver steps was reached. Try increasing `max_steps`.
 
-Explicit solvers, ``optx.root_find`` / ``optx.minimise`` and lineax are fine; so, in the
-same environments, was ``ImplicitEuler`` (not investigated why).
+Explicit solvers, ``optx.root_find`` / ``optx.minimise`` and lineax are fine.
 
-Cause
------
-diffrax's ``VeryChord`` root finder reports ``nonlinear_divergence`` on its first
-iteration (before it has two iterates to compare). optimistix 0.1.0 now stops a root
-find as soon as a step reports an unsuccessful result, so the Newton solves "diverge" at
-once and the step-size controller keeps rejecting the step. diffrax 0.7.2 (commit f561120,
-"Fix for Optimistix 0.1.0") only reports divergence from the second iteration, and
-requires optimistix >= 0.1.0.
+Cause: diffrax's ``VeryChord`` reports ``nonlinear_divergence`` on its first iteration, before
+it has two iterates to compare; optimistix 0.1.0 stops a root find as soon as a step reports
+an unsuccessful result, so every Newton solve "diverges" at once.
 
-Fix: upgrade diffrax to >= 0.7.2, or keep optimistix < 0.1.0 with diffrax <= 0.7.1.
+Fix: upgrade diffrax to >= 0.7.2.
 """
 
 import jax.numpy as jnp

@@ -1,24 +1,21 @@
 """error-if-after-clean-call: on jax >= 0.7.2 an error after a clean call of the same jitted function escapes equinox.
 
-Symptom
--------
-``eqx.error_if`` inside ``eqx.filter_jit``: the first call with the error condition raises
-``EquinoxRuntimeError`` with the user's message, *unless* the function was already called
-once without error. Then (equinox <= 0.13.2, jax >= 0.7.2) the erroring call raises::
+Rule in matrix.toml: error-if-after-clean-call (which also covers jax 0.4.13 with equinox
+>= 0.11.6, where the same test fails with "Generated function failed: CpuCallback error").
+
+Symptom: ``eqx.error_if`` inside ``eqx.filter_jit`` raises ``EquinoxRuntimeError`` with the
+user's message on a first call, but once the function has run cleanly an erroring call raises::
 
     ValueError: INTERNAL: CpuCallback error calling callback: Traceback (most recent call last):
     ...
     An error occurred during the runtime of your JAX program! Unfortunately you do not
     appear to be using `equinox.filter_jit` ...
 
-Cause
------
-From jax 0.7.2 a host-callback error raised through the C++ jit fast path (any call of an
-already-compiled function) is a plain ``ValueError``; the first, Python-path call still
-raises ``JaxRuntimeError`` (jax#34083; observed with bare ``jax.jit`` + ``pure_callback``
-on 0.7.2, 0.8.2, 0.12.0.1; not on 0.4.33 or 0.7.1). equinox's ``filter_jit`` only translated
-``JaxRuntimeError``. Fix: equinox 0.13.3 also catches ``ValueError`` (69ef176, PR #1157).
-Workaround: pin jax <= 0.7.1, or treat ``ValueError`` from a jitted call as the error.
+Cause: from jax 0.7.2 a host-callback error raised through the C++ jit fast path (any call of
+an already-compiled function) is a plain ``ValueError``; the first, Python-path call still
+raises ``JaxRuntimeError``, the only type equinox's ``filter_jit`` translated.
+
+Fix: upgrade equinox to >= 0.13.3.
 """
 
 import pytest

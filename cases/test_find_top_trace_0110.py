@@ -1,21 +1,20 @@
 """find-top-trace-0110: ``eqx.filter_jvp`` fails on jax >= 0.11.0 (equinox < 0.13.7).
 
-Symptom
--------
-Every ``eqx.filter_jvp`` call -- and so differentiating through ``lineax.linear_solve``
-with a differentiable operator (lineax's ``TangentLinearOperator`` calls
-``eqx.filter_jvp``), as optimistix/diffrax implicit adjoints do -- fails with::
+Rule in matrix.toml: find-top-trace-0110.
+
+Symptom: every ``eqx.filter_jvp`` call -- and so differentiating through ``lineax.linear_solve``
+with a differentiable operator (lineax's ``TangentLinearOperator`` calls ``eqx.filter_jvp``), as
+optimistix/diffrax implicit adjoints do -- fails with::
 
     AttributeError: jax.core.find_top_trace was deprecated in JAX v0.10.0 and removed in JAX v0.11.0.  Use jax.extend.core.find_top_trace.
 
-(on jax >= 0.12: ``module 'jax.core' has no attribute 'find_top_trace'``).
-On jax 0.10.x it is only a DeprecationWarning.
+(on jax >= 0.12: ``module 'jax.core' has no attribute 'find_top_trace'``). On jax 0.10.x it is
+only a DeprecationWarning.
 
-Cause
------
-``filter_jvp`` looks up the JVP trace with ``jax.core.find_top_trace``, which jax
-deprecated in 0.10.0 and removed in 0.11.0. The fix: equinox 0.13.7 (PR #1218) uses
-``jax.extend.core.find_top_trace`` when it exists.
+Cause: ``filter_jvp`` looks up the JVP trace with ``jax.core.find_top_trace``, which jax
+deprecated in 0.10.0 and removed in 0.11.0.
+
+Fix: upgrade equinox to >= 0.13.7 (it uses ``jax.extend.core.find_top_trace``).
 """
 
 import jax

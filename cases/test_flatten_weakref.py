@@ -1,8 +1,8 @@
 """flatten-weakref: jax >= 0.7.1 weak-references primitive params; equinox < 0.13.1's ``Flatten`` has none.
 
-Symptom
--------
-Every *traced* call of an equinox-defined primitive fails: ``lineax.linear_solve``,
+Rule in matrix.toml: flatten-weakref.
+
+Symptom: every *traced* call of an equinox-defined primitive fails -- ``lineax.linear_solve``,
 optimistix's Newton/Chord root finders, diffrax's implicit solvers (Kvaerno*, ImplicitEuler),
 any ``equinox.internal.filter_primitive_bind`` under ``jit``/``make_jaxpr``::
 
@@ -10,16 +10,11 @@ any ``equinox.internal.filter_primitive_bind`` under ``jit``/``make_jaxpr``::
 
 Explicit diffrax solvers, plain ``eqx.filter_jit`` and eager (untraced) binds still work.
 
-Cause
------
-jax 0.7.1 caches abstract evaluation while tracing (``partial_eval._cached_abstract_eval``,
+Cause: jax 0.7.1 caches abstract evaluation while tracing (``partial_eval._cached_abstract_eval``,
 a ``weakref_lru_cache`` keyed on the primitive's params). ``filter_primitive_bind`` passes a
-``Flatten`` instance as a param, and ``Flatten`` declares ``__slots__`` without
-``__weakref__``. Fix: equinox 0.13.1 adds ``"__weakref__"`` to ``Flatten.__slots__``
-(commit 62b3c94). Workaround: stay on jax <= 0.7.0 (0.6.x; 0.7.0 has its own crash).
+``Flatten`` instance as a param, and ``Flatten`` declares ``__slots__`` without ``__weakref__``.
 
-Observed (CPU, Python 3.11): fails on equinox 0.13.0 with jax 0.7.1, 0.7.2 and 0.8.0;
-passes on jax 0.6.2/0.7.0 with 0.13.0, and with equinox >= 0.13.1 on jax 0.7.2 -- 0.12.0.1.
+Fix: upgrade equinox to >= 0.13.1 (it adds ``"__weakref__"`` to ``Flatten.__slots__``).
 """
 
 import jax

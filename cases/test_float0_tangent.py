@@ -1,57 +1,23 @@
 """float0-tangent: equinox's custom JVPs give integer outputs integer zero tangents (jax >= 0.4.34).
 
-Symptom
--------
-On jax >= 0.4.34 with equinox <= 0.11.7, differentiating (``jax.grad`` or ``jax.jvp``)
-through anything built on ``eqx.filter_custom_jvp`` whose rule returns ``None`` (a
-symbolic zero) as the tangent of an integer or boolean output fails while tracing::
+Rule in matrix.toml: float0-tangent.
+
+Symptom: on jax >= 0.4.34 with equinox <= 0.11.7, differentiating (``jax.grad`` or ``jax.jvp``)
+through an ``eqx.filter_custom_jvp`` whose rule returns ``None`` (a symbolic zero) as the
+tangent of an integer or boolean output fails while tracing::
 
     TypeError: Custom JVP rule must produce primal and tangent outputs with corresponding shapes and dtypes, but got:
       primal int32[] with tangent int32[], expecting tangent ShapedArray(float0[])
 
-That is what users met as ``jax.grad`` through ``diffrax.diffeqsolve`` (diffrax#508):
-equinox's checkpointed while loop (``_stop_gradient_on_unperturbed_jvp``) is such a
-rule, and the solver state carries integer step counters and boolean flags. Forward
-solves work.
+Users met it as ``jax.grad`` through ``diffrax.diffeqsolve``: equinox's checkpointed while
+loop is such a rule, and the solver state carries integer counters. Forward solves work.
 
-Cause
------
-jax 0.4.34 checks that a ``custom_jvp`` rule's tangent outputs have the *tangent*
-type of the primal outputs (``float0`` for integer/boolean primals). Earlier jax
-expected integer tangents there, so equinox's ``_none_to_zero`` deliberately built
-``SymbolicZero(aval)`` from the primal's own aval (int32), and
-``internal._primitive._zero_from_primal`` used ``aval.at_least_vspace()``. equinox
-0.11.8 (PR #871, commit c9b0d1f "More fixes for JAX 0.4.34") uses
-``aval.to_tangent_aval()`` where it exists.
+Cause: jax 0.4.34 checks that a custom JVP rule's tangents have the primal's *tangent* type
+(``float0`` for integers and booleans); equinox built the symbolic zero from the primal's own
+aval. The diffrax test uses ``DirectAdjoint`` so that weak-type-closure (jax 0.4.32-0.4.33,
+equinox < 0.11.7, default adjoint) cannot fail first.
 
-Affected / fixed (observed, CPU, Python 3.11)
----------------------------------------------
-- affected: equinox 0.11.6 and 0.11.7 on jax 0.4.35 (every test below); equinox <=
-  0.11.4 cannot be imported on jax >= 0.4.34 at all (equinox-import-pp-eqn-rules), so
-  in practice the affected equinox are 0.11.5-0.11.7.
-- clean: equinox 0.11.8 on jax 0.4.35; any equinox on jax <= 0.4.33 (0.11.6/0.11.7
-  on jax 0.4.33 pass the minimal tests); equinox 0.11.12 / 0.12.x on jax 0.4.38.
-- On jax 0.4.32-0.4.33 with equinox < 0.11.7 the checkpointed-loop and diffrax
-  tests with the *default* adjoint fail with a different bug first
-  (weak-type-closure). The loop test here is therefore the public ``filter_custom_jvp``
-  reduction, and the diffrax variant uses ``DirectAdjoint``, which does not
-  closure-convert, so each test shows only this bug.
-- fix: upgrade equinox to >= 0.11.8. Workaround: pin jax <= 0.4.33.
-
-Upstream
---------
-- https://github.com/patrick-kidger/diffrax/issues/508 (the report, jax 0.4.34)
-- https://github.com/patrick-kidger/equinox/issues/869 (equinox's own test-suite failures)
-- https://github.com/patrick-kidger/equinox/pull/871
-- https://github.com/patrick-kidger/equinox/commit/c9b0d1f3cacb158808158d07a0fd29107bf919cc
-- background: https://github.com/jax-ml/jax/issues/16000 (custom_jvp gave integer
-  tangents to integer primals), https://github.com/jax-ml/jax/pull/23779
-
-Differences from UPSTREAM.md
-----------------------------
-- None in the boundaries (jax >= 0.4.34, equinox <= 0.11.7, fixed 0.11.8). The minimal
-  trigger needs no diffrax: any ``eqx.filter_custom_jvp`` returning ``None`` for an
-  integer output's tangent.
+Fix: upgrade equinox to >= 0.11.8 (it uses ``aval.to_tangent_aval()``).
 """
 
 import jax

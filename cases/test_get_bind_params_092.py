@@ -1,21 +1,21 @@
 """get-bind-params-092: equinox's jaxpr finalisation fails on jax >= 0.9.2 (equinox < 0.13.7).
 
-Symptom
--------
-``equinox.internal.finalise_make_jaxpr`` / ``finalise_jaxpr`` / ``finalise_fn`` /
-``finalise_eval_jaxpr`` (used by downstream exporters, e.g. stablehlo-coreml) fail on
-the first equation of any non-empty jaxpr::
+Rule in matrix.toml: get-bind-params-092.
+
+Symptom: ``equinox.internal.finalise_make_jaxpr`` / ``finalise_jaxpr`` / ``finalise_fn`` /
+``finalise_eval_jaxpr`` (used by downstream exporters, e.g. stablehlo-coreml) fail on the first
+equation of any non-empty jaxpr::
 
     ValueError: not enough values to unpack (expected 2, got 1)
 
-(``got 0`` for an equation without params, ``too many values to unpack`` for one with
-more than two). Everyday equinox (filter_jit, vmap, while loops, error_if) is unaffected.
+(``got 0`` for an equation without params, ``too many values to unpack`` for one with more
+than two). Everyday equinox (filter_jit, vmap, while loops, error_if) is unaffected.
 
-Cause
------
-jax 0.9.2 changed ``Primitive.get_bind_params(params)`` to return the params dict
-(subfuns folded in under ``"subfuns"``) instead of a ``(subfuns, params)`` tuple;
-equinox unpacks it as a pair. The fix: equinox 0.13.7 (PR #1200) accepts both forms.
+Cause: jax 0.9.2 changed ``Primitive.get_bind_params(params)`` to return the params dict
+(subfuns folded in under ``"subfuns"``) instead of a ``(subfuns, params)`` tuple; equinox
+unpacks it as a pair.
+
+Fix: upgrade equinox to >= 0.13.7 (it accepts both forms).
 """
 
 import jax

@@ -1,24 +1,23 @@
 """hashable-slice-070: on Python < 3.12, equinox 0.13.0 buffer writes with a slice fail on jax >= 0.7.
 
-Symptom
--------
-Inside ``equinox.internal.while_loop(..., buffers=...)`` (what diffrax/optimistix use for
-saved outputs), writing a buffer through a slice, ``buf.at[1:3].set(...)``, fails while
+Rule in matrix.toml: hashable-slice-070.
+
+Symptom: inside ``equinox.internal.while_loop(..., buffers=...)`` (what diffrax/optimistix use
+for saved outputs), writing a buffer through a slice, ``buf.at[1:3].set(...)``, fails while
 tracing on jax >= 0.7.0 with equinox 0.13.0 under Python 3.11::
 
     TypeError: As of JAX v0.7, parameters to jaxpr equations must have __hash__ and __eq__
     methods. In a call to primitive maybe_set, the value of parameter i_static was not
     hashable: slice(1, 3, None)
 
-Integer indices work, and so does everything on Python >= 3.12, where ``slice`` objects
-are hashable (there the test skips: nothing to check).
+Integer indices work, and so does everything on Python >= 3.12, where ``slice`` objects are
+hashable (there the test skips: nothing to check).
 
-Cause
------
-jax 0.7.0 requires hashable equation params. equinox 0.13.0 made ``maybe_set``'s
-``kwargs`` hashable (the hashable-jaxpr-params-070 fix) but still passed the static part of
-the index, a raw ``slice``, as a param. Fix: equinox 0.13.1 wraps slices in a hashable
-``_HashableSlice`` module (6dccab8, PR #1054). Workaround: Python >= 3.12, or jax <= 0.6.x.
+Cause: jax 0.7.0 requires hashable equation params. equinox 0.13.0 made ``maybe_set``'s
+``kwargs`` hashable (the hashable-jaxpr-params-070 fix) but still passed the static part of the
+index, a raw ``slice``, as a param.
+
+Fix: upgrade equinox to >= 0.13.1 (it wraps slices in a hashable ``_HashableSlice``).
 """
 
 import jax.numpy as jnp

@@ -1,53 +1,22 @@
 """inline-marker-int: nested ``eqx.filter_jit(inline=True)`` crashes on equinox 0.12.0.
 
-Symptom
--------
-Calling a function decorated with ``eqx.filter_jit(inline=True)`` from inside another
+Rule in matrix.toml: inline-marker-int.
+
+Symptom: calling a function decorated with ``eqx.filter_jit(inline=True)`` from inside another
 trace (another ``filter_jit``, ``jax.jit``, ``jax.eval_shape``, a ``lax.scan`` body,
 ``jax.make_jaxpr``) fails while tracing with::
 
     AttributeError: 'int' object has no attribute 'block_until_ready'
 
-Calling the same function at top level works, and so does nesting it without
-``inline=True``. (Under ``jax.vmap`` / ``jax.grad`` alone, without an outer jit, it
-also works: the marker is then a tracer.)
+A top-level call works, and so does nesting without ``inline=True`` (or under ``jax.vmap`` /
+``jax.grad`` alone, where the marker is a tracer).
 
-Cause
------
-equinox 0.12.0 (PR #983, "filter_jit should now be faster") made the jitted wrapper
-return a marker ``jnp.array(0)`` next to the outputs and call
-``marker.block_until_ready()`` unless the marker is a tracer. With ``inline=True``
-(passed through to ``jax.jit``) the jit is inlined into the outer trace, and the
-constant marker comes back as a plain Python ``int``, which has no
-``block_until_ready``. equinox 0.12.1 also checks ``isinstance(marker, jax.Array)``;
-equinox 0.11.8-0.11.12 guard the block with ``currently_jitting()``; equinox <= 0.11.7
-has no marker.
+Cause: equinox 0.12.0 made the jitted wrapper return a marker ``jnp.array(0)`` next to the
+outputs and call ``marker.block_until_ready()`` unless the marker is a tracer. With
+``inline=True`` (forwarded to ``jax.jit``) the jit is inlined into the outer trace and the
+constant marker comes back as a plain Python ``int``.
 
-Affected / fixed (observed, CPU)
---------------------------------
-- affected: equinox == 0.12.0 (seen on jax 0.4.38 and 0.6.0; on jax 0.6.1 and 0.6.2
-  equinox 0.12.0 cannot even be imported: ``ModuleNotFoundError: No module named
-  'jaxlib.xla_extension'``, a different failure that fails every test here).
-- clean: equinox 0.10.6 (jax 0.4.13), 0.11.7/0.11.8 (jax 0.4.33), 0.11.12 and 0.12.1
-  (jax 0.4.38), 0.13.2 (jax 0.7.2).
-- fix: upgrade to equinox >= 0.12.1 (released the same day). Workaround on 0.12.0:
-  drop ``inline=True`` from the inner ``filter_jit``.
-
-Upstream
---------
-- issue: https://github.com/patrick-kidger/equinox/issues/988
-- introduced by: https://github.com/patrick-kidger/equinox/pull/983
-  (commit https://github.com/patrick-kidger/equinox/commit/dcb6340)
-- fixed by: https://github.com/patrick-kidger/equinox/commit/fcfaa0b (equinox 0.12.1)
-
-Differences from UPSTREAM.md
-----------------------------
-- ``inline=`` is not an equinox keyword of its own: ``filter_jit`` forwards unknown
-  keyword arguments to ``jax.jit`` (``**jitkwargs``), and that works on every equinox
-  tested, back to 0.10.6, so nothing here needs skipping on old equinox. A skip is
-  kept only for a ``filter_jit`` that would reject the keyword.
-- equinox 0.12.0 already fails to import on jax 0.6.1 (UPSTREAM.md: on jax >= 0.6.2);
-  on jax 0.6.0 it imports and reproduces.
+Fix: upgrade equinox to >= 0.12.1 (it also checks ``isinstance(marker, jax.Array)``).
 """
 
 import pytest

@@ -1,32 +1,22 @@
 """inplace-update-copies-071 / -0111: an in-place buffer write inside a loop became a whole-buffer copy.
 
-Symptom
--------
-A jitted loop that writes one element per iteration into a carried buffer
-(``buf.at[i].set(v)`` in ``lax.while_loop``/``fori_loop``/``scan``, i.e. a
-``dynamic-update-slice``) costs O(buffer) per iteration instead of O(1): an O(n)
-program becomes O(n^2). Nothing raises; equinox's buffered while loops (and so
-diffrax) and the ``fori_loop`` accumulation idiom slow down by 10x-10000x.
-Here: the same loop, same trip count, on a buffer 10x larger should cost about
-the same; where the write copies, it costs ~10x more::
+Rules in matrix.toml: inplace-update-copies-071 (``test_random_index_while_loop_write_in_place``)
+and inplace-update-copies-0111 (``test_fori_loop_small_write_in_place``).
+
+Symptom: a jitted loop that writes one element per iteration into a carried buffer
+(``buf.at[i].set(v)`` in ``lax.while_loop``/``fori_loop``/``scan``, a ``dynamic-update-slice``)
+costs O(buffer) per iteration instead of O(1): an O(n) program becomes O(n^2). Nothing raises;
+equinox's buffered while loops (and so diffrax) slow down by 10x-10000x. Here the same loop on a
+10x larger buffer should cost about the same; where the write copies, it costs ~10x more::
 
     AssertionError: cost grew 11.0x for 10x buffer (fori_loop, 2000 writes: 43.48 ms -> 477.56 ms): in-place update became a copy
 
-Measured on 2 loaded cores (median of per-round ratios): in place 0.1x-3.0x, copying
-6.9x-12.3x; the limit is 4x.
+Cause: two separate XLA:CPU regressions below the optimized HLO (identical across each
+boundary, so only timing shows them): jaxlib 0.7.1 copies writes whose value/index come from
+other loop work (an index drawn with ``jax.random``); jaxlib 0.11.1 copies a small update into
+a large carried array (``x.at[t+1].set(f(x[t]))`` in ``fori_loop``).
 
-Cause
------
-Two separate XLA:CPU regressions, each below the optimized HLO (the compiled HLO
-text is identical across each boundary, so only timing shows it):
-- jaxlib 0.7.1: writes whose value/index come from other loop work (e.g. the
-  index is drawn with ``jax.random``) are copied; a plain ``x[t+1] = f(x[t])``
-  is not. ``test_random_index_while_loop_write_in_place``.
-- jaxlib 0.11.1: a small update (one element here; upstream: below a few hundred
-  bytes) written into a large carried array, e.g. ``x.at[t+1].set(f(x[t]))`` in
-  ``fori_loop``, is copied; the jax.random-index loop is not.
-  ``test_fori_loop_small_write_in_place``.
-Fix: use a jax/jaxlib release without the regression (see the rules).
+Fix: avoid jaxlib 0.7.1 and 0.11.1 (each is fixed in the next release).
 """
 
 import time
@@ -34,6 +24,7 @@ import warnings
 
 import pytest
 
+# Measured on 2 loaded cores (median of per-round ratios): in place 0.1x-3.0x, copying 6.9x-12.3x.
 GROWTH_LIMIT = 4.0  # in place: ~1x; copying: ~10x (or more, out of cache)
 
 

@@ -1,24 +1,20 @@
 """lineax-bool-state-082: on jax >= 0.8.2, lineax < 0.1.0's LU solve fails inside diffrax's implicit solvers.
 
-Symptom
--------
-Every adaptive implicit ``diffeqsolve`` (Kvaerno*, KenCarp*, ImplicitEuler: diffrax's
-``VeryChord`` root finder with lineax's ``LU``) fails while tracing on jax 0.8.2 and later
-with lineax 0.0.8 -- reported for a tuple state (diffrax#717), observed for a plain array
-state too::
+Rule in matrix.toml: lineax-bool-state-082.
+
+Symptom: every adaptive implicit ``diffeqsolve`` (Kvaerno*, KenCarp*, ImplicitEuler: diffrax's
+``VeryChord`` root finder with lineax's ``LU``) fails while tracing on jax 0.8.2 and later with
+lineax 0.0.8 -- reported for a tuple state, observed for a plain array state too::
 
     jax.errors.TracerBoolConversionError: Attempted boolean conversion of traced array with shape bool[].
 
 raised at ``lineax/_solver/lu.py`` (``trans = 1 if transpose else 0``). Explicit solvers,
 ``lx.linear_solve`` called directly and optimistix's Newton work; jax <= 0.8.1 is clean.
 
-Cause
------
-lineax keeps a Python ``bool`` (``transpose``) as a leaf of the LU solver state; the state
-that VeryChord carries reaches ``LU.compute`` as a traced ``bool[]`` from jax 0.8.2 on
-(lineax#187). lineax 0.1.0 moved the bool states into static fields (commit dd8debd).
+Cause: lineax keeps a Python ``bool`` (``transpose``) as a leaf of the LU solver state; the
+state that VeryChord carries reaches ``LU.compute`` as a traced ``bool[]`` from jax 0.8.2 on.
 
-Fix: upgrade lineax to >= 0.1.0 (or pin jax <= 0.8.1).
+Fix: upgrade lineax to >= 0.1.0 (it moved the bool states into static fields).
 """
 
 import pytest

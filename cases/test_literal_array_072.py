@@ -1,26 +1,22 @@
 """literal-array-072: jax >= 0.7.2 turns NumPy constants in jaxprs into LiteralArray/TypedNdArray.
 
-Symptom
--------
-With equinox 0.13.0 on jax 0.7.2+, a closure-converted function that closes over a NumPy
-array can no longer cross ``eqx.filter_jit`` (as diffrax/optimistix-style code does)::
+Rules in matrix.toml: literal-array-072 (equinox) and literal-array-072-jaxtyping
+(``test_jaxtyping_arraylike_admits_jaxpr_constant``).
+
+Symptom: with equinox 0.13.0 on jax 0.7.2+, a closure-converted function that closes over a
+NumPy array can no longer cross ``eqx.filter_jit`` (as diffrax/optimistix-style code does)::
 
     ValueError: Non-hashable static arguments are not supported. An error occurred while
     trying to hash an object of type <class 'tuple'>, (... LiteralArray([1., 2.], dtype=float32) ...
 
-(``TypedNdArray`` from jax 0.8.0 on.) equinox's own test suite hit the same thing as
-``TypeError: As of JAX v0.7, parameters to jaxpr equations must have __hash__ ... In a
-call to primitive noinline`` (equinox#1095). ``eqx.is_array`` returns False for the
-constant, and jaxtyping 0.3.2's ``Float[ArrayLike, ...]`` does not admit it either.
+(``TypedNdArray`` from jax 0.8.0 on). ``eqx.is_array`` returns False for the constant, and
+jaxtyping 0.3.2's ``Float[ArrayLike, ...]`` does not admit it either.
 
-Cause
------
-jax 0.7.2 stores NumPy constants of a jaxpr (``make_jaxpr(...).consts``, literals) as the
-private ``jax._src.literals.LiteralArray`` -- renamed ``TypedNdArray`` in jax 0.8.0 --
-which duck-types as ``np.ndarray`` but is neither an ``np.ndarray`` nor a ``jax.Array``,
-and is unhashable. equinox partitions by ``is_array``, so the constant lands in the static
-(hashed) half. Fix: equinox 0.13.1 adds both types to ``is_array`` (06c0366, PR #1099);
-jaxtyping 0.3.3 adds ``LiteralArray`` to ``ArrayLike`` on jax 0.7.2 only (97ec7b0).
+Cause: jax 0.7.2 stores a jaxpr's NumPy constants as the private ``LiteralArray`` (renamed
+``TypedNdArray`` in 0.8.0): neither an ``np.ndarray`` nor a ``jax.Array``, and unhashable.
+equinox partitions by ``is_array``, so the constant lands in the static (hashed) half.
+
+Fix: upgrade equinox to >= 0.13.1, and jaxtyping to >= 0.3.3 on jax 0.7.2.
 """
 
 import typing

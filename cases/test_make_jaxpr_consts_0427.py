@@ -1,65 +1,21 @@
 """make-jaxpr-consts-0427: on jax 0.4.27 ``jax.make_jaxpr`` inside a trace drops closed-over tracers from ``consts``.
 
-Symptom
--------
-On jax 0.4.27 only, ``jax.make_jaxpr(f)`` called *inside another trace* (``jax.jit``,
-``eqx.filter_jit``, ``grad``...) on a function ``f`` that closes over a tracer of that
-outer trace returns a ``ClosedJaxpr`` whose ``consts`` are empty and whose jaxpr has
-the closed-over values as *extra leading input variables* instead of constvars.
-Evaluating it as usual, ``jax.core.eval_jaxpr(cj.jaxpr, cj.consts, *args)``, then
-fails with::
+Rule in matrix.toml: make-jaxpr-consts-0427.
+
+Symptom: on jax 0.4.27 only, ``jax.make_jaxpr(f)`` called inside another trace (``jax.jit``,
+``eqx.filter_jit``, ``grad``...) on an ``f`` that closes over a tracer of that trace returns a
+``ClosedJaxpr`` with empty ``consts`` and the closed-over values as extra leading inputs, so
+``jax.core.eval_jaxpr(cj.jaxpr, cj.consts, *args)`` fails with::
 
     ValueError: safe_map() argument 2 is shorter than argument 1
 
-equinox's closure conversion (``eqx.filter_closure_convert``) is built on
-``make_jaxpr``, and diffrax closure-converts the vector field, so on jax 0.4.27 with
-equinox 0.11.4 even diffrax's quick-start example (``diffeqsolve`` with ``Dopri5``)
-fails with that ValueError (diffrax#459). ``make_jaxpr`` at top level, where the
-consts are concrete arrays, is not affected.
+equinox's closure conversion is built on ``make_jaxpr`` and diffrax closure-converts the vector
+field, so even diffrax's quick-start example fails. Top-level ``make_jaxpr`` is not affected.
 
-A side effect in the same release, deliberately not tested: ``make_jaxpr`` cached its
-trace by function identity (it went through ``jax.jit``'s cache), so a second call
-after a closed-over Python value changed returned the old jaxpr. jax 0.4.26/0.4.28
-retrace; but jax 0.4.33, 0.4.38, 0.6.0 and 0.7.2 cache again (observed), so that is
-jax's design, not this bug.
+Cause: jax 0.4.27 reimplemented ``make_jaxpr`` as ``jit(fun).specialize(*args).jaxpr``, which
+discarded the tracer consts that pjit hands back separately; jax 0.4.28 reverted it.
 
-Cause
------
-jax commit 1956ff7 ("Add `specialize` on `jax.jit` so that we can delete the
-duplicate code in `jax.make_jaxpr`") reimplemented ``make_jaxpr`` as
-``jit(fun).specialize(*args).jaxpr``. pjit's ``_create_pjit_jaxpr`` turns tracer
-consts into leading invars (``pe.convert_constvars_jaxpr``) and hands them back
-separately as ``final_consts``, which ``specialize`` discarded. jax 0.4.28 reverted it
-(commit 96f888b, "Reverts 1956ff7d7b73794012fece2d8452e097196587fc"; changelog:
-"Reverted a change to `make_jaxpr` that was breaking Equinox (#21116)").
-
-Affected / fixed (observed, CPU, Python 3.11)
----------------------------------------------
-- affected: jax == 0.4.27 (jaxlib 0.4.27): the pure-JAX test; with equinox 0.11.4
-  and diffrax 0.5.1, the equinox and diffrax tests as well.
-- clean: jax 0.4.26 and 0.4.28 (same tests), and every other jax tested (0.4.13-0.7.2).
-- equinox >= 0.11.5 declares ``jax!=0.4.27`` (equinox commit 685a62c, 2024-05-12), so
-  a resolver never pairs them; equinox 0.11.4 and older co-install with jax 0.4.27.
-- fix: any jax other than 0.4.27 (upgrade to >= 0.4.28).
-
-Upstream
---------
-- https://github.com/jax-ml/jax/issues/21116 (filed by equinox's author from the report below)
-- https://github.com/patrick-kidger/equinox/issues/716 ("Jax 0.4.27: ValueError: safe_map()
-  argument 2 is shorter than argument 1"; also ``test_closure_convert_basic``:
-  ``assert [] == [...]``, i.e. empty consts)
-- https://github.com/patrick-kidger/diffrax/issues/415 (neural ODE, diffrax 0.5.0)
-- https://github.com/jax-ml/jax/commit/1956ff7d7b73794012fece2d8452e097196587fc (cause)
-- https://github.com/jax-ml/jax/commit/96f888bcfeb623551703e6fca630db92fbe92ce5 (revert, jax 0.4.28)
-- https://github.com/patrick-kidger/diffrax/issues/459 (the diffrax quick-start failing)
-- https://github.com/patrick-kidger/equinox/commit/685a62c03e323f31be4fc9f02bfdf6660c02d38c
-  (equinox excludes jax 0.4.27)
-
-Differences from UPSTREAM.md
-----------------------------
-- UPSTREAM.md calls it a "make_jaxpr consts regression"; concretely it is the loss of
-  *tracer* consts when ``make_jaxpr`` runs inside an outer trace (top-level consts are
-  fine). Users met it as diffrax's quick-start failing (diffrax#459).
+Fix: use any jax other than 0.4.27 (equinox >= 0.11.5 already refuses it).
 """
 
 import jax

@@ -1,54 +1,20 @@
 """tracer-hashing: equinox's checkpointed while loop hashes tracers.
 
-Symptom: on jax 0.4.30-0.4.35 every `diffrax.diffeqsolve` (and any
-`equinox.internal.while_loop(..., kind="checkpointed")` whose `cond_fun` closes
-over a traced value) emits
+Rule in matrix.toml: tracer-hashing.
 
-    FutureWarning: unhashable type: <class 'jax._src.interpreters.partial_eval.DynamicJaxprTracer'>.
-    Attempting to hash a tracer will lead to an error in a future JAX release.
+Symptom: on jax 0.4.30-0.4.35 every ``diffrax.diffeqsolve`` (and any
+``equinox.internal.while_loop(..., kind="checkpointed")`` whose ``cond_fun`` closes over a
+traced value) emits ``FutureWarning: unhashable type: <class '...DynamicJaxprTracer'>. Attempting
+to hash a tracer will lead to an error in a future JAX release.``, a hard failure under a strict
+warnings policy; with ``jax._src.deprecations.accelerate("tracer-hash")`` (jax's preview of the
+future error) it is ``TypeError: unhashable type: ...``.
 
-which is a hard failure under a strict warnings policy (`-W error`, or
-`filterwarnings = error` as equinox's own tests use). With
-`jax._src.deprecations.accelerate("tracer-hash")` (the switch JAX provides
-to preview the future error) it is
+Cause: from equinox 0.10.10 the checkpointed loop closure-converts ``cond_fun`` into an
+``eqx.Module`` whose fields hold the closed-over tracers, and passes it straight to
+``lax.while_loop``, which hashes the function for its cache. jax made tracers warn on hash in
+0.4.30 and unhashable in 0.4.36 (but equinox <= 0.11.4 cannot import on jax >= 0.4.34).
 
-    TypeError: unhashable type: <class 'jax._src.interpreters.partial_eval.DynamicJaxprTracer'>
-
-Cause: from equinox 0.10.10 the checkpointed loop closure-converts `cond_fun`
-(`filter_closure_convert`, commit 77f0b76), producing an `eqx.Module` whose
-fields hold the closed-over tracers. That module is passed straight to
-`lax.while_loop`, which hashes the function for its tracing cache; a Module's
-hash hashes its fields, i.e. the tracers. JAX made tracers warn on hash in
-0.4.30 (jax#21824, jax PR #21863) and unhashable in 0.4.36 (jax PR #24722).
-Fix: wrap `cond_fun`/`body_fun` in a `lambda` right before `lax.while_loop`
-(equinox commit d3a01c8, PR #769), first released in equinox 0.11.5.
-
-Observed (CPU, Python 3.11, this suite's scratch envs):
-* Fails (FutureWarning, or TypeError with the accelerate switch):
-  equinox 0.10.10 and 0.11.4 on jax 0.4.30, 0.4.31, 0.4.33.
-  The diffrax variant fails on jax 0.4.30 (diffrax 0.5.1), 0.4.31 and 0.4.33
-  (diffrax 0.6.0) with equinox 0.11.4.
-* Passes: equinox 0.10.9 on jax 0.4.30 (cond not closure-converted yet);
-  equinox 0.11.4 on jax 0.4.29 (hash is silent, bug latent); equinox 0.10.6
-  on jax 0.4.13; equinox 0.11.5, 0.11.6, 0.11.7, 0.11.8 on jax 0.4.30-0.4.35;
-  equinox 0.12.0/0.12.1 on jax 0.4.38 (tracers really unhashable there).
-* equinox <= 0.11.4 cannot be imported on jax >= 0.4.34
-  (`AttributeError: jax.core.pp_eqn_rules was removed in JAX v0.4.34.`), so the
-  natural TypeError regime (jax >= 0.4.36) is unreachable with released packages.
-Agrees with UPSTREAM.md section 3.
-
-Upstream:
-* https://github.com/patrick-kidger/equinox/issues/768 (jakevdp, diffrax repro)
-* https://github.com/patrick-kidger/equinox/pull/769
-* https://github.com/patrick-kidger/equinox/commit/d3a01c8d1b5531f193f11514c0189104b8f62136
-* https://github.com/patrick-kidger/diffrax/issues/445,
-  https://github.com/patrick-kidger/diffrax/issues/456,
-  https://github.com/patrick-kidger/optimistix/issues/81
-* https://github.com/jax-ml/jax/issues/21824, https://github.com/jax-ml/jax/pull/24722
-
-Workaround before upgrading: filter the warning,
-`warnings.filterwarnings("ignore", message="unhashable type", category=FutureWarning)`,
-or pin jax < 0.4.30.
+Fix: upgrade equinox to >= 0.11.5 (it wraps ``cond_fun``/``body_fun`` in a ``lambda``).
 """
 
 import contextlib
