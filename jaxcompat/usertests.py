@@ -220,9 +220,13 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
              flaky: dict[str, str] | None = None) -> list[UserTest]:
     """One record per test seen in either environment; ``flaky``: tests whose re-run differed."""
     names = list(candidate.results) + [t for t in (baseline.results if baseline else {}) if t not in candidate.results]
+    # A module that cannot even be imported in the candidate: its tests take its error, and the
+    # module's own record is not counted again beside them.
+    broken_modules = {k: r for k, r in candidate.results.items() if r.message.startswith("[collect]")}
+    stands_for = {m for m in broken_modules if baseline and any(t.startswith(m + "::") for t in baseline.results)}
     out = []
-    for name in names:
-        raw = candidate.results.get(name)
+    for name in (n for n in names if n not in stands_for):
+        raw = candidate.results.get(name) or broken_modules.get(name.split("::")[0])
         before = status(baseline.results.get(name)) if baseline else None
         after = status(raw)
         t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(before, after))
@@ -391,6 +395,9 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
                 if s1 != s2 and not second.error:
                     flaky[name] = "; ".join(filter(None, [flaky.get(name), f"{side}: {s1}, then {s2}"]))
         tests = classify(after, before, matrix, candidate.backend, flaky)
+    prefix = str(target.root) + "/"  # reports name the user's files relative to their project
+    for t in tests:
+        t.traceback, t.message = t.traceback.replace(prefix, ""), t.message.replace(prefix, "")
     return Comparison(tests, with_baseline=baseline is not None, error=after.error,
                       candidate_versions=after.versions,
                       baseline_versions=before.versions if before else {},

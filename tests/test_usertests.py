@@ -153,3 +153,15 @@ def test_baseline_without_tests_is_refused(tmp_path):
                            "--reports", str(tmp_path / "reports"), "--state", str(tmp_path / "state"),
                            "--baseline", "jax==0.4.31", "jax==0.4.33"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "give --tests PATH too" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_module_that_fails_to_import_in_the_candidate_breaks_each_of_its_tests(tmp_path):
+    matrix = load(make_tree(tmp_path, RULE))
+    before = _obs(a="passed", b="passed")
+    after = usertests.Observed(results={"tests/test_x.py": RawResult(
+        case="tests/test_x.py", status="failed", error_types=["ValueError"],
+        message="[collect] E   ValueError: Closure-converted function called with different dynamic arguments")},
+        versions={"pytest": "8.0.0"})
+    tests = usertests.classify(after, before, matrix, "cpu")
+    assert [(t.test, t.cls, t.candidate, t.explained_by) for t in tests] == [
+        ("tests/test_x.py::a", "broken", "error", "closure-bug"), ("tests/test_x.py::b", "broken", "error", "closure-bug")]
