@@ -16,6 +16,7 @@ from packaging.utils import canonicalize_name
 
 from .config import ANY, Cell, Matrix
 from .deprecations import forecast
+from .layout import command
 from .outcomes import FAILING_OUTCOMES, UNEXPLAINED_OUTCOMES, CellResult
 from .packages import COMPANIONS, ECOSYSTEM
 from .text import first_line
@@ -69,7 +70,7 @@ def candidate_cell(requirements: list[str], *, python: str, cell_id: str | None 
     """Turn validated requirements into one cell. Exact pins stay exact; other specifiers are
     kept; diffrax/optimistix/lineax/chex not named resolve to what the candidate allows."""
     if not requirements:
-        raise CandidateError("no requirements given: e.g. nox -s check -- jax==0.4.35 equinox==0.11.6")
+        raise CandidateError(f"no requirements given: e.g. {command('check')} jax==0.4.35 equinox==0.11.6")
     pins: dict[str, str] = {}
     backend = "cpu"
     for text in requirements:

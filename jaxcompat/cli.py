@@ -15,7 +15,7 @@ from . import reports
 from .atomic import write_text
 from .cell import run_cell
 from .config import ConfigError, load
-from .layout import STATE_ENV, layout
+from .layout import STATE_ENV, command, layout
 from .matrix import default_jobs, run_cells, write_consolidated
 from .resolution import AUTO
 
@@ -87,7 +87,7 @@ def cmd_matrix(args) -> int:
         print("\n" + reports.reuse_line(results))
     print(f"\nreports: {reports_dir / 'matrix.md'}, {reports_dir / 'matrix.json'}, {reports_dir / 'cells'}/")
     if interrupted:
-        print("run interrupted; re-run the unfinished cells with: nox -s matrix -- --only-missing")
+        print(f"run interrupted; re-run the unfinished cells with: {command('matrix')} --only-missing")
         return EXIT_INTERRUPTED
     return EXIT_OK if summary["ok"] else EXIT_FAILING
 

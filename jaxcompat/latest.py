@@ -15,6 +15,7 @@ from .cell import run_cell
 from .compare import Diff, compare, render
 from .config import LATEST, Cell, Matrix
 from .deprecations import forecast
+from .layout import command
 from .outcomes import FAILING_OUTCOMES, CellResult
 from .packages import ECOSYSTEM
 from .pythons import PythonMissing, find_python
@@ -89,7 +90,7 @@ def issue_body(result: CellResult, diff: Diff) -> str:
     lines += warnings_section(result)
     lines += ["<details><summary>What changed since the baseline</summary>", "", "```",
               render(diff), "```", "</details>", "",
-              "Reproduce: `nox -s latest` (or `nox -s check -- " +
+              f"Reproduce: `{command('latest').removesuffix(' --')}` (or `{command('check')} " +
               " ".join(f"{d}=={v}" for d, v in result.versions.items() if d in PACKAGES) + "`)"]
     return "\n".join(lines)
 

@@ -54,3 +54,9 @@ def user_cache(env: Mapping[str, str], home: Path | None = None) -> Path:
     if xdg and Path(xdg).is_absolute():
         return Path(xdg)
     return (Path.home() if home is None else home) / ".cache"
+
+
+def command(session: str) -> str:
+    """How a user runs ``session`` with the extra arguments that follow: the nox session in the
+    checkout, the console script when installed (for hints in messages and issue bodies)."""
+    return f"jax-compat {session}" if layout().bundled else f"nox -s {session} --"
