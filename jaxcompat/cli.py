@@ -332,7 +332,8 @@ def cmd_survey(args) -> int:
     with run_lock(out_dir):
         if not args.report_only:
             _, interrupted = survey.run(matrix, mine, jobs=args.jobs, state_dir=state_dir, out_dir=out_dir,
-                                        fresh=args.fresh, cases=args.case, use_cache=not args.no_cache)
+                                        fresh=args.fresh, cases=args.case,
+                                        use_cache=not (args.no_cache or args.fresh))
         # Every stored observation counts (an earlier sample's too), except combinations that
         # have since become cells of matrix.toml: the score is about truth off the matrix.
         taken = survey.matrix_pairs(matrix)
@@ -446,7 +447,7 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--seed", type=int, default=0, help="seed of the random fill (default 0)")
     sv.add_argument("--shard", help="i/n: run every n-th combination from the i-th (CI jobs)")
     sv.add_argument("-j", "--jobs", type=int, default=default_jobs(), help="combinations in parallel")
-    sv.add_argument("--fresh", action="store_true", help="run again what was already observed")
+    sv.add_argument("--fresh", action="store_true", help="run again what was already observed (and re-use no cached result)")
     sv.add_argument("--case", action="append",
                     help="run only these cases (repeatable) and lay their results over the stored observations")
     sv.add_argument("--jax", metavar="SPEC", help="only the sampled combinations whose jax matches SPEC (e.g. '>=0.6')")
