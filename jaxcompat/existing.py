@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import time
@@ -149,15 +148,6 @@ def cell_backend(platform: str) -> str:
     return JAX_PLATFORM_BACKENDS.get(platform, platform)
 
 
-def _stage_plugin(dest: Path) -> None:
-    """The plugin imports only the standard library and jaxcompat.packages: those modules, copied."""
-    pkg = dest / "jaxcompat"
-    pkg.mkdir(parents=True, exist_ok=True)
-    here = Path(__file__).resolve().parent
-    for name in ("__init__.py", "packages.py", "pytest_plugin.py"):
-        shutil.copyfile(here / name, pkg / name)
-
-
 def _provide_pytest(found: Probe, harness: tuple[str, ...], dest: Path) -> str:
     """Install the harness (pytest) into ``dest`` for that interpreter. Returns uv's error, or ""."""
     argv = [uv_bin(), "pip", "install", "--quiet", "--target", str(dest), "--python", found.python,
@@ -224,8 +214,7 @@ def _check(path: str, matrix: Matrix, result: CellResult, state_dir: Path, tmp: 
         result.notes.append(f"jax did not import in a probe ({found.platform_error}); backend "
                             f"{result.backend} from the installed wheels")
 
-    pythonpath = [str(tmp / "plugin")]
-    _stage_plugin(tmp / "plugin")
+    pythonpath: list[str] = []  # the plugin itself: runner.plugin_path, as for every cell
     if not found.has_pytest:
         harness = matrix.settings.harness
         t = time.perf_counter()

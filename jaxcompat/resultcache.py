@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .atomic import write_text
+from .config import tomllib
 from .outcomes import RawResult
 
 CACHE_FORMAT = 1  # bump when what a run records changes meaning: every entry is then a miss
@@ -54,10 +55,6 @@ def _pytest_config(root: Path) -> str:
     path = root / "pyproject.toml"
     if not path.is_file():
         return ""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (ValueError, OSError):

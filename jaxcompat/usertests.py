@@ -27,7 +27,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from .config import Cell, Matrix
+from .config import Cell, Matrix, tomllib
 from .outcomes import CellResult, RawResult, error_matches
 from .rules import applies
 from .runner import run_cases
@@ -114,10 +114,6 @@ def _test_extras(root: Path) -> tuple[str, ...]:
     path = root / "pyproject.toml"
     if not path.is_file():
         return ()
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
     try:
         extras = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {}).get("optional-dependencies", {})
     except ValueError as e:
