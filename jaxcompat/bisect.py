@@ -17,10 +17,10 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from . import releases, resolution
+from . import releases, resolution, rules
 from .candidate import candidate_cell, parse_requirement
 from .cell import run_cell
-from .config import Failure, Matrix, names
+from .config import Failure, Matrix
 from .outcomes import CellResult, error_matches
 from .packages import ECOSYSTEM
 from .text import first_line, last_line
@@ -70,12 +70,12 @@ def target_failure(target: str, matrix: Matrix) -> tuple[Failure, list[str]]:
     """A failure id stands for its cases; a case stands for the rule that covers it."""
     f = matrix.failure(target)
     if f is not None:
-        return f, list(f.cases) if f.cases else [matrix.settings.cases_dir]
+        return f, [e.case for e in f.cases] if f.cases else [matrix.settings.cases_dir]
     path = target.split("::")[0]
     if not (matrix.root / path).is_file():
         ids = ", ".join(x.id for x in matrix.failures)
         raise BisectError(f"{target!r} is neither a failure id ({ids}) nor a case file")
-    covering = [x for x in matrix.failures if x.covers(target) or any(names(target, c) for c in x.cases)]
+    covering = [x for x in matrix.failures if rules.covers(x, target) or any(rules.names(target, e.case) for e in x.cases)]
     if not covering:
         raise BisectError(f"no [[failure]] rule covers {target!r}: bisect looks for a documented failure")
     return covering[0], [target]

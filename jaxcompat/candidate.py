@@ -168,7 +168,7 @@ def escape_pins(result: CellResult, matrix: Matrix, requirements: list[str], cac
     from packaging.version import Version
 
     from . import releases
-    from .rules import clause_holds
+    from .rules import clause_holds, ranges
 
     pinned = {canonicalize_name(parse_requirement(r).name) for r in requirements
               if any(s.operator == "==" for s in parse_requirement(r).specifier)}
@@ -177,7 +177,7 @@ def escape_pins(result: CellResult, matrix: Matrix, requirements: list[str], cac
         f = matrix.failure(r.failure) if r.outcome == "reproduced" and r.failure else None
         if f is None or f.advisory:
             continue
-        for clause in f.affects_for(r.case):
+        for clause in ranges(f, r.case):
             if not clause_holds(clause, result.versions):
                 continue
             for dist, spec in clause.items():

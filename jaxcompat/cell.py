@@ -12,8 +12,8 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from . import envs, releases, reports, resolution, resultcache
-from .config import Cell, Matrix, names
+from . import envs, releases, reports, resolution, resultcache, rules
+from .config import Cell, Matrix
 from .outcomes import FAILING_OUTCOMES, CellResult, check_import_rules, classify, classify_cell_error
 from .packages import ECOSYSTEM, JAX_PLATFORM_BACKENDS, KEY_DISTS
 from .pythons import PythonMissing, find_python
@@ -276,7 +276,7 @@ def _lookup(cache: ResultCache, env: str, env_entry, root: Path, harness: str, m
         if "::" not in arg or not (root / module).is_file():
             continue
         entry = cache.load_module(env, module, resultcache.module_key(root, module, harness))
-        picked = [r for r in entry.results if names(arg, r.case)] if entry else []
+        picked = [r for r in entry.results if rules.names(arg, r.case)] if entry else []
         if picked:
             hits[arg] = replace(entry, results=picked)
     doubtful = sorted(k for k, e in hits.items() if _fails_today(e, env_entry, matrix, backend))

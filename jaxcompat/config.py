@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -78,12 +79,11 @@ class Cell:
         return {d: v for d, v in self.pins.items() if is_exact(v)}
 
 
-def names(entry: str, nodeid: str) -> bool:
-    """Whether a ``cases``/``collateral`` entry names a pytest node id: the id itself, its test
-    function (every parametrization), its file, or a folder above it."""
-    entry = entry.rstrip("/")
-    return (nodeid == entry or nodeid.split("[")[0] == entry
-            or nodeid.startswith((entry + "::", entry + "/")))
+class CaseEntry(NamedTuple):
+    """One ``cases`` entry of a rule: a node id, file or folder, and the ranges it narrows to."""
+
+    case: str
+    affects: tuple[dict[str, SpecifierSet], ...] | None = None  # None: the failure's own ranges
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class Failure:
     id: str
     title: str
     stage: str  # resolve | import | case
-    cases: tuple[str, ...]  # node ids ("cases/x.py::test_y") or files ("cases/x.py")
+    cases: tuple[CaseEntry, ...]  # node ids ("cases/x.py::test_y") or files ("cases/x.py")
     affects: tuple[dict[str, SpecifierSet], ...]  # OR of AND-clauses over installed dists
     backends: tuple[str, ...]  # empty: every backend
     errors: tuple[str, ...]  # acceptable exception type names
@@ -101,27 +101,11 @@ class Failure:
     upstream: tuple[str, ...]
     fix: str
     workaround: str = ""
-    case_affects: dict[str, tuple[dict[str, SpecifierSet], ...]] = field(default_factory=dict)
     advisory: bool = False  # a usage pitfall seen on every release: reported, never "unsafe"
     # Paths or node ids that *may* hit this failure too (a broken code path many cases share):
     # failing there with the documented error is "reproduced", passing is simply "pass".
     collateral: tuple[str, ...] = ()
     source: str = ""  # the file that defines it (matrix.toml, or a --rules file)
-
-    def may_break(self, nodeid: str) -> bool:
-        return any(names(c, nodeid) for c in self.collateral)
-
-    def covers(self, nodeid: str) -> bool:
-        return self.case_entry(nodeid) is not None
-
-    def case_entry(self, nodeid: str) -> str | None:
-        """The ``cases`` entry that names this node id (itself, or its file), if any."""
-        return next((c for c in self.cases if names(c, nodeid)), None)
-
-    def affects_for(self, nodeid: str | None) -> tuple[dict[str, SpecifierSet], ...]:
-        """A case may narrow the failure's version ranges (``{ case = ..., affects = ... }``)."""
-        entry = self.case_entry(nodeid) if nodeid else None
-        return self.case_affects.get(entry, self.affects) if entry else self.affects
 
 
 @dataclass(frozen=True)
@@ -464,13 +448,13 @@ def _failure(path: Path, where: str, raw: dict, root: Path, settings: Settings) 
     if stage not in STAGES:
         raise ConfigError(path, f"{where}.stage", f"unknown stage {stage!r}",
                           f"use one of: {', '.join(STAGES)}")
-    cases, case_affects = _cases(path, f"{where}.cases", raw.get("cases", []))
+    cases = _cases(path, f"{where}.cases", raw.get("cases", []))
     if stage == "case" and not cases:
         raise ConfigError(path, f"{where}.cases", "missing",
                           'list the reproducing tests, e.g. cases = ["cases/test_x.py::test_y"]')
-    for i, case in enumerate(cases):
-        _check_case(path, f"{where}.cases[{i}]", case, root, settings)
-    _no_duplicates(path, f"{where}.cases", list(cases))
+    for i, entry in enumerate(cases):
+        _check_case(path, f"{where}.cases[{i}]", entry.case, root, settings)
+    _no_duplicates(path, f"{where}.cases", [entry.case for entry in cases])
     backends = _str_list(path, f"{where}.backend", raw.get("backend", []))
     for i, b in enumerate(backends):
         _backend(path, f"{where}.backend[{i}]", b)
@@ -491,7 +475,7 @@ def _failure(path: Path, where: str, raw: dict, root: Path, settings: Settings) 
         backends=backends, errors=_str_list(path, f"{where}.error", raw["error"]), match=match,
         upstream=upstream, fix=_str(path, f"{where}.fix", raw["fix"]),
         workaround=_str(path, f"{where}.workaround", raw.get("workaround", ""), required=False),
-        case_affects=case_affects, advisory=_bool(path, f"{where}.advisory", raw.get("advisory", False)),
+        advisory=_bool(path, f"{where}.advisory", raw.get("advisory", False)),
         collateral=_collateral(path, f"{where}.collateral", raw.get("collateral", []), root, settings),
         source=str(path),
     )
@@ -512,11 +496,10 @@ def _bool(path: Path, key: str, value: object) -> bool:
     return value
 
 
-def _cases(path: Path, key: str, raw: object) -> tuple[tuple[str, ...], dict]:
+def _cases(path: Path, key: str, raw: object) -> tuple[CaseEntry, ...]:
     """``cases`` entries: "file::test" strings, or { case = "...", affects = {...} } tables."""
     items = raw if isinstance(raw, list) else [raw]
-    cases: list[str] = []
-    narrowed: dict = {}
+    entries: list[CaseEntry] = []
     for i, item in enumerate(items):
         k = f"{key}[{i}]"
         if isinstance(item, dict):
@@ -524,16 +507,14 @@ def _cases(path: Path, key: str, raw: object) -> tuple[tuple[str, ...], dict]:
             if "case" not in item:
                 raise ConfigError(path, f"{k}.case", "missing",
                                   'write { case = "cases/test_x.py::test_y", affects = {...} }')
-            case = _str(path, f"{k}.case", item["case"])
-            if "affects" in item:
-                narrowed[case] = _affects(path, f"{k}.affects", item["affects"])
+            narrowed = _affects(path, f"{k}.affects", item["affects"]) if "affects" in item else None
+            entries.append(CaseEntry(_str(path, f"{k}.case", item["case"]), narrowed))
         elif isinstance(item, str):
-            case = item
+            entries.append(CaseEntry(item))
         else:
             raise ConfigError(path, k, f"expected a node id string or a table, got {item!r}",
                               'e.g. "cases/test_x.py::test_y"')
-        cases.append(case)
-    return tuple(cases), narrowed
+    return tuple(entries)
 
 
 def _check_case(path: Path, key: str, case: str, root: Path, settings: Settings) -> None:

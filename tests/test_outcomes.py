@@ -6,7 +6,7 @@ import pytest
 
 from jaxcompat.config import load
 from jaxcompat.outcomes import CellResult, RawResult, check_import_rules, classify, classify_cell_error
-from jaxcompat.rules import applies
+from jaxcompat.rules import applies, covers
 from tests.helpers import MINIMAL, make_tree
 
 BUG = "cases/test_demo.py::test_bug"
@@ -161,9 +161,9 @@ def test_a_parametrized_test_is_covered_by_its_function_or_its_exact_id(tmp_path
     cases = {"test_demo.py": "import pytest\n\n@pytest.mark.parametrize('k', ['a', 'b'])\ndef test_bug(k):\n    pass\n"}
     text = MINIMAL.replace('cases = ["cases/test_demo.py::test_bug"]', 'cases = ["cases/test_demo.py::test_bug[a]"]')
     (f,) = load(make_tree(tmp_path, text, cases)).failures
-    assert f.covers("cases/test_demo.py::test_bug[a]") and not f.covers("cases/test_demo.py::test_bug[b]")
+    assert covers(f, "cases/test_demo.py::test_bug[a]") and not covers(f, "cases/test_demo.py::test_bug[b]")
     (g,) = load(make_tree(tmp_path, MINIMAL, cases)).failures
-    assert g.covers("cases/test_demo.py::test_bug[a]") and g.covers("cases/test_demo.py::test_bug[b]")
+    assert covers(g, "cases/test_demo.py::test_bug[a]") and covers(g, "cases/test_demo.py::test_bug[b]")
 
 
 def test_collateral_cases_reproduce_when_they_fail_and_pass_when_they_pass(tmp_path):
