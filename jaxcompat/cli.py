@@ -105,6 +105,7 @@ def _previous_cells(reports_dir: Path):
 def cmd_report(args) -> int:
     """Rebuild matrix.json/md from the per-cell reports on disk; compare; refresh the baseline."""
     from .compare import compare, render
+    from .outcomes import parse_cells
 
     matrix = _load(args)
     reports_dir = Path(args.reports)
@@ -112,8 +113,8 @@ def cmd_report(args) -> int:
         old_path = Path(args.compare)
         new_path = Path(args.against) if args.against else reports_dir / "matrix.json"
         try:
-            old = json.loads(old_path.read_text(encoding="utf-8"))
-            new = json.loads(new_path.read_text(encoding="utf-8"))
+            old = parse_cells(json.loads(old_path.read_text(encoding="utf-8")))
+            new = parse_cells(json.loads(new_path.read_text(encoding="utf-8")))
         except (OSError, ValueError) as e:
             print(f"error: cannot read a report to compare: {e}", file=sys.stderr)
             return EXIT_CONFIG

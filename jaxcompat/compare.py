@@ -1,5 +1,5 @@
-"""What changed between two runs (two matrix.json dicts): cells added or removed, outcomes that
-moved, versions that moved. Used by ``report --compare`` and the nightly ``latest`` session."""
+"""What changed between two runs (two lists of cell records): cells added or removed, outcomes
+that moved, versions that moved. Used by ``report --compare`` and the nightly ``latest`` session."""
 
 from __future__ import annotations
 
@@ -22,15 +22,30 @@ class Moved(NamedTuple):
     message: str  # the new result's
 
 
+class VersionMove(NamedTuple):
+    """One installed distribution whose version changed in a cell."""
+
+    cell: str
+    dist: str
+    before: str | None  # None: not installed
+    after: str | None
+
+
+class StatusMove(NamedTuple):
+    """A cell whose status changed (e.g. ok -> import-error)."""
+
+    cell: str
+    before: str
+    after: str
+
+
 @dataclass
 class Diff:
     added_cells: list[str] = field(default_factory=list)
     removed_cells: list[str] = field(default_factory=list)
     moved: list[Moved] = field(default_factory=list)
-    # (cell, dist, old version, new version)
-    versions: list[tuple[str, str, str | None, str | None]] = field(default_factory=list)
-    # (cell, old status, new status)
-    status: list[tuple[str, str, str]] = field(default_factory=list)
+    versions: list[VersionMove] = field(default_factory=list)
+    status: list[StatusMove] = field(default_factory=list)
 
     @property
     def new_failures(self) -> list[Moved]:
@@ -43,23 +58,17 @@ class Diff:
     @property
     def regressed(self) -> bool:
         return any(m.after in FAILING_OUTCOMES for m in self.moved) or any(
-            s[2] != "ok" and s[1] == "ok" for s in self.status)
+            s.after != "ok" and s.before == "ok" for s in self.status)
 
     @property
     def empty(self) -> bool:
         return not (self.added_cells or self.removed_cells or self.moved or self.versions or self.status)
 
 
-def cells_of(run: dict | list[CellResult]) -> dict[str, CellResult]:
-    """A run's cells by id, as records (a matrix.json dict is parsed here, once)."""
-    cells = run if isinstance(run, list) else [CellResult.from_dict(c) for c in run.get("cells") or []]
-    return {c.id: c for c in cells}
-
-
-def compare(old: dict | list[CellResult], new: dict | list[CellResult], *, match_single: bool = False) -> Diff:
+def compare(old: list[CellResult], new: list[CellResult], *, match_single: bool = False) -> Diff:
     """Compare runs cell by cell (by id). With ``match_single``, two one-cell runs are compared
     whatever their ids (tonight's newest releases against the baseline's)."""
-    old_cells, new_cells = cells_of(old), cells_of(new)
+    old_cells, new_cells = {c.id: c for c in old}, {c.id: c for c in new}
     if match_single and len(old_cells) == 1 and len(new_cells) == 1:
         (_, ocell), (nid, ncell) = next(iter(old_cells.items())), next(iter(new_cells.items()))
         old_cells, new_cells = {nid: ocell}, {nid: ncell}
@@ -68,10 +77,10 @@ def compare(old: dict | list[CellResult], new: dict | list[CellResult], *, match
     for cid in [c for c in new_cells if c in old_cells]:
         o, n = old_cells[cid], new_cells[cid]
         if o.status != n.status:
-            d.status.append((cid, o.status, n.status))
+            d.status.append(StatusMove(cid, o.status, n.status))
         for dist in sorted(set(o.versions) | set(n.versions)):
             if o.versions.get(dist) != n.versions.get(dist):
-                d.versions.append((cid, dist, o.versions.get(dist), n.versions.get(dist)))
+                d.versions.append(VersionMove(cid, dist, o.versions.get(dist), n.versions.get(dist)))
         oo, no = {r.case: r for r in o.results}, {r.case: r for r in n.results}
         for case in sorted(set(oo) | set(no)):
             before = oo[case].outcome if case in oo else "absent"
@@ -89,12 +98,12 @@ def render(diff: Diff, old_label: str = "baseline", new_label: str = "this run")
         out.append(f"  + cell {c} (new)")
     for c in diff.removed_cells:
         out.append(f"  - cell {c} (gone)")
-    for cid, before, after in diff.status:
-        out.append(f"  cell {cid}: status {before} -> {after}")
+    for s in diff.status:
+        out.append(f"  cell {s.cell}: status {s.before} -> {s.after}")
     if diff.versions:
         out.append("  versions that moved:")
-        for cid, dist, a, b in diff.versions:
-            out.append(f"    {cid}: {dist} {a or '(absent)'} -> {b or '(absent)'}")
+        for v in diff.versions:
+            out.append(f"    {v.cell}: {v.dist} {v.before or '(absent)'} -> {v.after or '(absent)'}")
     if diff.moved:
         out.append("  outcomes that moved:")
         for m in diff.moved:

@@ -15,7 +15,7 @@ import html as _html
 from pathlib import Path
 
 from .atomic import write_text
-from .outcomes import CELL_OUTCOMES, CELL_STATUSES, OUTCOMES, CaseResult, CellResult
+from .outcomes import CELL_OUTCOMES, CELL_STATUSES, OUTCOMES, CaseResult, CellResult, parse_cells
 from .reports import case_ids, overview, summary
 from .text import short_case
 
@@ -254,7 +254,7 @@ def render(data: dict) -> str:
     """The whole page for one ``matrix.json`` dict (see README, "Report schema")."""
     data = data if isinstance(data, dict) else {}
     # Records from here on: the JSON is parsed once, at this edge (any report version loads).
-    cells = [CellResult.from_dict(c) for c in data.get("cells") or [] if isinstance(c, dict)]
+    cells = parse_cells(data)
     s = data["summary"] if isinstance(data.get("summary"), dict) and "ok" in data["summary"] else summary(cells)
     ok = bool(s.get("ok"))
     failing_ids = set(map(str, s.get("failing_cells") or []))

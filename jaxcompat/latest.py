@@ -16,7 +16,7 @@ from .compare import Diff, compare, render
 from .config import LATEST, Cell, Matrix
 from .deprecations import forecast
 from .layout import command
-from .outcomes import FAILING_OUTCOMES, CellResult
+from .outcomes import FAILING_OUTCOMES, CellResult, parse_cells
 from .packages import ECOSYSTEM
 from .pythons import PythonMissing, find_python
 from .reports import markdown, matrix_dict
@@ -55,19 +55,22 @@ def run_latest(matrix: Matrix, *, state_dir: Path, reports_dir: Path, pythons=PY
     return result
 
 
-def load_baseline(path: Path) -> dict:
-    if not path.is_file():
-        return {"cells": []}
-    return json.loads(path.read_text(encoding="utf-8"))
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"cells": []}
 
 
-def baseline_latest(baseline: dict) -> dict:
-    return {"cells": [c for c in baseline.get("cells", []) if c.get("id") == CELL_ID]}
+def load_baseline(path: Path) -> list[CellResult]:
+    """The baseline's cells as records (none when there is no baseline yet)."""
+    return parse_cells(_read(path))
+
+
+def baseline_latest(baseline: list[CellResult]) -> list[CellResult]:
+    return [c for c in baseline if c.id == CELL_ID]
 
 
 def update_baseline(path: Path, cells: list[dict]) -> None:
     """Replace the baseline's entries for these cell ids (an explicit user action only)."""
-    data = load_baseline(path)
+    data = _read(path)
     ids = {c["id"] for c in cells}
     data["cells"] = [c for c in data.get("cells", []) if c.get("id") not in ids] + cells
     data.setdefault("schema", 1)
@@ -104,10 +107,10 @@ def warnings_section(result: CellResult) -> list[str]:
         [f"- {line}" for line in lines] + [""]
 
 
-def report_latest(result: CellResult, baseline: dict, reports_dir: Path) -> tuple[str, bool]:
+def report_latest(result: CellResult, baseline: list[CellResult], reports_dir: Path) -> tuple[str, bool]:
     new = matrix_dict([result], {"matrix_file": "(latest releases)"})
     write_text(reports_dir / "latest.json", json.dumps(new, indent=2) + "\n")
-    diff = compare(baseline_latest(baseline), new, match_single=True)
+    diff = compare(baseline_latest(baseline), [result], match_single=True)
     regressed = result.failing or diff.regressed
     text = render(diff, "baseline", "tonight's newest releases")
     md = [markdown([result], {"matrix_file": "(latest releases)"}), "", "## Since the baseline", "",

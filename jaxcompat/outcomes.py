@@ -163,6 +163,13 @@ class CellResult:
         return any(r.outcome in FAILING_OUTCOMES for r in self.results)
 
 
+def parse_cells(data: object) -> list[CellResult]:
+    """The cells of a run (a matrix.json, latest.json or baseline.json dict) as records: every
+    reader parses the JSON here, once, and renders or compares records."""
+    cells = data.get("cells") if isinstance(data, dict) else None
+    return [CellResult.from_dict(c) for c in cells or [] if isinstance(c, dict)]
+
+
 def _clip(text: str, limit: int) -> str:
     """At most ``limit`` characters, from both ends (the message of a runtime error comes last)."""
     if len(text) <= limit:

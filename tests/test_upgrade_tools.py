@@ -11,7 +11,7 @@ from jaxcompat.candidate import CandidateError, candidate_cell, read_requirement
 from jaxcompat.compare import compare, render
 from jaxcompat.config import load
 from jaxcompat.latest import report_latest, update_baseline
-from jaxcompat.outcomes import CaseResult, CellResult
+from jaxcompat.outcomes import CaseResult, CellResult, parse_cells
 from tests.helpers import MINIMAL, make_tree
 
 # -- check -------------------------------------------------------------------------------------
@@ -196,8 +196,8 @@ def test_bisect_unknown_target(tmp_path):
 # -- compare and latest ------------------------------------------------------------------------
 
 def _run(outcome="pass", jax="0.4.35", status="ok"):
-    return {"cells": [{"id": "latest", "status": status, "versions": {"jax": jax},
-                       "results": [{"case": "cases/a.py::test_x", "outcome": outcome, "message": "boom"}]}]}
+    return parse_cells({"cells": [{"id": "latest", "status": status, "versions": {"jax": jax},
+                                 "results": [{"case": "cases/a.py::test_x", "outcome": outcome, "message": "boom"}]}]})
 
 
 def test_compare_reports_moves():
@@ -212,8 +212,8 @@ def test_compare_reports_moves():
 
 
 def test_compare_cells_added_and_removed():
-    old = {"cells": [{"id": "a", "results": []}]}
-    new = {"cells": [{"id": "b", "results": []}]}
+    old = parse_cells({"cells": [{"id": "a", "results": []}]})
+    new = parse_cells({"cells": [{"id": "b", "results": []}]})
     d = compare(old, new)
     assert d.added_cells == ["b"] and d.removed_cells == ["a"] and not d.regressed
 
