@@ -15,7 +15,7 @@ import html as _html
 from pathlib import Path
 
 from .atomic import write_text
-from .outcomes import CELL_OUTCOMES, CELL_STATUSES, OUTCOMES, CaseResult, CellResult, parse_cells
+from .outcomes import CELL_OUTCOMES, CELL_STATUSES, OUTCOMES, CaseResult, CellResult, cell_label, parse_cells
 from .reports import case_ids, overview, summary
 from .text import short_case
 
@@ -201,7 +201,7 @@ def _known_failures(cells: list[CellResult]) -> str:
     for c in cells:
         if c.failure:
             k = known.setdefault(c.failure, {"fix": "", "upstream": [], "where": []})
-            k["where"].append(f"{c.id}: cell {c.status} ({c.outcome})")
+            k["where"].append(f"{c.id}: cell {cell_label(c)}")
         for r in c.results:
             if not r.failure:
                 continue

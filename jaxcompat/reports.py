@@ -190,7 +190,7 @@ def overview(cells: list[CellResult]) -> Overview:
         for f in dict.fromkeys(seen):
             hits.setdefault(f, []).append(c.id)
         if c.outcome in FAILING_CELL_OUTCOMES:
-            failing.append((c.id, "cell", f"{c.status} ({c.outcome})"))
+            failing.append((c.id, "cell", cell_label(c)))
         failing += [(c.id, short_case(r.case), r.outcome) for r in c.results if r.outcome in FAILING_OUTCOMES]
     return Overview([c.id for c in cells], dict(sorted(hits.items(), key=lambda kv: (-len(kv[1]), kv[0]))),
                     failing, len(case_ids(cells)))
