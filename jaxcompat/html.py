@@ -225,22 +225,40 @@ def _known_failures(cells: list[CellResult]) -> str:
 CSS = (Path(__file__).resolve().parent / "matrix.css").read_text(encoding="utf-8")  # package data
 
 
+def _overview_mark(fid: str, cid: str, hit: bool, whole: bool) -> str:
+    if not hit:
+        return f'<span class="n" title="{esc(fid)} @ {esc(cid)}: not observed"></span>'
+    how = "the whole cell failed as predicted" if whole else "reproduced by a case"
+    return (f'<span class="n hit{" whole" if whole else ""}" title="{esc(fid)} @ {esc(cid)}: {how}">'
+            f'{"■" if whole else "●"}</span>')
+
+
 def _overview(cells: list[CellResult], index: dict[str, int]) -> str:
-    """Known failures × cells (a dot where the failure was observed), then what fails the run:
-    the first thing a person asks. Cell numbers link to the grid's columns."""
+    """Known failures × cells (● a case reproduced it, ■ the whole cell failed as it predicts),
+    under a row of what fails the run (✗): the first thing a person asks. Cell numbers link to
+    the grid's columns."""
     ov = overview(cells)
     # Rows of spans: the page keeps one <table>, the grid of cases × cells.
     head = "".join(f'<span class="n"><a href="#cell-{i}" title="{esc(cid)}">{i}</a></span>'
                    for cid, i in index.items())
-    rows = []
+    why: dict[str, list[str]] = {}
+    for cid, case, outcome in ov.failing:
+        why.setdefault(cid, []).append(f"{case}: {outcome}")
+    fails_row = "".join(f'<span class="n{" fail" if cid in why else ""}" title="{esc(cid)}: '
+                        f'{esc("; ".join(why.get(cid, ["as the rules predict"])))}">'
+                        f'{"✗" if cid in why else ""}</span>' for cid in index)
+    rows = [f'<div class="r fails"><span class="f"><b>fails the run</b> <small>({len(why)} cell(s))</small>'
+            f'</span>{fails_row}</div>']
     for fid, where in ov.hits.items():
         hit = set(where)
-        dots = "".join(f'<span class="n{" hit" if cid in hit else ""}" '
-                       f'title="{esc(fid)} @ {esc(cid)}">{"●" if cid in hit else ""}</span>' for cid in index)
+        dots = "".join(_overview_mark(fid, cid, cid in hit, (fid, cid) in ov.whole_cell) for cid in index)
         rows.append(f'<div class="r"><span class="f"><code>{esc(fid)}</code> '
                     f'<small>({len(where)})</small></span>{dots}</div>')
+    key = ('<p class="ovkey"><span class="n hit">●</span> a case reproduced the failure '
+           '<span class="n hit whole">■</span> the whole cell failed as the rule predicts '
+           '<span class="n fail">✗</span> fails the run (hover a mark for the details)</p>')
     table = (f'<div class="ov"><div class="r"><span class="f">known failure '
-             f'\\ cell</span>{head}</div>{"".join(rows)}</div>' if rows
+             f'\\ cell</span>{head}</div>{"".join(rows)}</div>{key}' if ov.hits or why
              else '<p class="empty">no known failure observed</p>')
     if ov.failing:
         items = "".join(f"<li><code>{esc(c)}</code> {esc(case)}: <b>{esc(o)}</b></li>" for c, case, o in ov.failing)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -179,13 +179,16 @@ class Overview:
     hits: dict[str, list[str]]  # known failure id -> the cells where it was observed
     failing: list[tuple[str, str, str]]  # (cell, case or "cell", outcome): what fails the run
     cases: int = 0
+    whole_cell: set[tuple[str, str]] = field(default_factory=set)  # (failure, cell): the cell as a whole
 
 
 def overview(cells: list[CellResult]) -> Overview:
     hits: dict[str, list[str]] = {}
     failing: list[tuple[str, str, str]] = []
+    whole_cell: set[tuple[str, str]] = set()
     for c in cells:
         seen = [c.failure] if c.failure and c.outcome == "expected" else []
+        whole_cell.update((f, c.id) for f in seen)
         seen += [r.failure for r in c.results if r.outcome == "reproduced" and r.failure]
         for f in dict.fromkeys(seen):
             hits.setdefault(f, []).append(c.id)
@@ -193,7 +196,7 @@ def overview(cells: list[CellResult]) -> Overview:
             failing.append((c.id, "cell", cell_label(c)))
         failing += [(c.id, short_case(r.case), r.outcome) for r in c.results if r.outcome in FAILING_OUTCOMES]
     return Overview([c.id for c in cells], dict(sorted(hits.items(), key=lambda kv: (-len(kv[1]), kv[0]))),
-                    failing, len(case_ids(cells)))
+                    failing, len(case_ids(cells)), whole_cell)
 
 
 def _wrap(items: list[str], indent: int, width: int = 110) -> str:

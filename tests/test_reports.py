@@ -78,3 +78,23 @@ def test_terminal_grid():
     assert "REPRO" in text and "REGR!" in text
     assert "import-error = known numpy2-import" in text
     assert "FAILING cells: jax0.4.33-eqx0.11.7" in text
+
+
+def test_overview_leads_with_failures_by_cell_in_every_format(tmp_path):
+    from jaxcompat import html
+
+    cells = _cells()
+    ov = reports.overview(cells)
+    assert ov.hits == {"callback-error-deferral": ["jax0.4.33-eqx0.11.7"], "numpy2-import": ["jax0.4.13-eqx0.11.7"]}
+    assert ov.whole_cell == {("numpy2-import", "jax0.4.13-eqx0.11.7")}
+    assert ov.failing == [("jax0.4.33-eqx0.11.7", "inline::nested", "regression")]
+    term = reports.terminal_overview(cells)
+    assert term.index("numpy2-import") < term.index("FAILING the run (1)") and max(map(len, term.splitlines())) < 120
+    md = reports.markdown(cells, {"matrix_file": "matrix.toml"})
+    assert md.index("## Overview: known failures × cells") < md.index("inline::nested` | REGR!")
+    reports.write_matrix(cells, tmp_path, {"matrix_file": "matrix.toml"})
+    page = html.render(json.loads((tmp_path / "matrix.json").read_text()))
+    overview = page[page.index('<section class="overview">'):page.index("All cases × cells")]
+    marks = overview[:overview.index('class="ovkey"')]  # the table, not its key
+    assert marks.count(">✗</span>") == 1 and "inline::nested: regression" in marks  # the failing cell, why on hover
+    assert marks.count(">■</span>") == 1 and marks.count(">●</span>") == 1  # whole cell vs one case
