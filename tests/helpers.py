@@ -32,6 +32,13 @@ fix = "upgrade equinox to >=0.11.8"
 '''
 
 
+def failure_toml(fid: str, case: str, affects: str, error: str = "TypeError", match: str = "weak_type",
+                 fix: str = "upgrade equinox", url: str = "https://github.com/patrick-kidger/equinox/issues/854") -> str:
+    """One ``[[failure]]`` table, for tests that add a rule to a tree."""
+    return (f'\n[[failure]]\nid = "{fid}"\ncases = ["{case}"]\naffects = {affects}\nerror = "{error}"\n'
+            f'match = "{match}"\nupstream = ["{url}"]\nfix = "{fix}"\n')
+
+
 def make_tree(tmp_path: Path, matrix: str = MINIMAL, cases: dict[str, str] | None = None) -> Path:
     (tmp_path / "cases").mkdir(exist_ok=True)
     for name, body in (cases or {"test_demo.py": CASE_FILE}).items():

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import textwrap
 import zipfile
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 
 from jaxcompat.layout import PACKAGE, layout
 from jaxcompat.runner import plugin_path, run_cases
+from tests.helpers import failure_toml
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -108,16 +108,7 @@ def test_the_unpacked_wheel_run_elsewhere_uses_its_bundle_the_cwd_and_the_user_c
         z.extractall(site)
     cwd.mkdir()
     rules = cwd / "rules.toml"
-    rules.write_text(textwrap.dedent('''
-        [[failure]]
-        id = "my-weak-type"
-        cases = ["cases/test_weak_type_closure.py"]
-        affects = { jax = ">=0.4.32" }
-        error = "TypeError"
-        match = "weak_type"
-        upstream = ["https://github.com/patrick-kidger/equinox/issues/854"]
-        fix = "upgrade equinox"
-    '''))
+    rules.write_text(failure_toml("my-weak-type", "cases/test_weak_type_closure.py", '{ jax = ">=0.4.32" }'))
     env = {**{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JAXCOMPAT_STATE")},
            "PYTHONPATH": str(site), "XDG_CACHE_HOME": str(cache), "COLUMNS": "400"}  # no help wrapping
 

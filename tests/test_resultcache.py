@@ -13,23 +13,15 @@ import pytest
 
 from jaxcompat import cell, envs, resultcache
 from jaxcompat.config import load
-from tests.helpers import MINIMAL, make_tree
+from tests.helpers import MINIMAL, failure_toml, make_tree
 
 REPO = Path(__file__).resolve().parent.parent
 OTHER = '''
 def test_other():
     pass
 '''
-RULE_FOR_OTHER = '''
-[[failure]]
-id = "other-bug"
-cases = ["cases/test_other.py::test_other"]
-affects = { pytest = ">=1" }
-error = "ValueError"
-match = "x"
-upstream = ["https://github.com/jax-ml/jax/issues/1"]
-fix = "none"
-'''
+RULE_FOR_OTHER = failure_toml("other-bug", "cases/test_other.py::test_other", '{ pytest = ">=1" }', "ValueError", "x",
+                              "none", "https://github.com/jax-ml/jax/issues/1")
 
 
 @pytest.fixture

@@ -10,19 +10,10 @@ import pytest
 from jaxcompat.cli import EXIT_CONFIG, main
 from jaxcompat.config import ConfigError, load
 from jaxcompat.outcomes import RawResult, classify
-from tests.helpers import MINIMAL, make_tree
+from tests.helpers import MINIMAL, failure_toml, make_tree
 
 # A second rule on the tree's case file (make_tree's cases/test_demo.py).
-RULE = '''
-[[failure]]
-id = "demo-control"
-cases = ["cases/test_demo.py::test_control_ok"]
-affects = { jax = ">=0.4.30" }
-error = "TypeError"
-match = "weak_type"
-upstream = ["https://github.com/patrick-kidger/equinox/issues/854"]
-fix = "upgrade equinox"
-'''
+RULE = failure_toml("demo-control", "cases/test_demo.py::test_control_ok", '{ jax = ">=0.4.30" }')
 
 
 def _rules(tmp_path, text: str, name: str = "rules.toml"):

@@ -14,21 +14,14 @@ import pytest
 from jaxcompat import usertests
 from jaxcompat.config import load
 from jaxcompat.outcomes import RawResult
-from tests.helpers import MINIMAL, make_tree
+from tests.helpers import MINIMAL, failure_toml, make_tree
 
 REPO = Path(__file__).resolve().parent.parent
 DRIVER = REPO / "tests" / "fake_matrix.py"
 
-RULE = MINIMAL + '''
-[[failure]]
-id = "closure-bug"
-cases = ["cases/test_demo.py::test_bug"]
-affects = { pytest = ">=1" }
-error = "ValueError"
-match = "Closure-converted function called with different dynamic arguments"
-upstream = ["https://github.com/patrick-kidger/equinox/issues/854"]
-fix = "upgrade equinox to >=0.11.7"
-'''
+RULE = MINIMAL + failure_toml("closure-bug", "cases/test_demo.py::test_bug", '{ pytest = ">=1" }', "ValueError",
+                              "Closure-converted function called with different dynamic arguments",
+                              "upgrade equinox to >=0.11.7")
 
 
 @pytest.mark.parametrize("before, after, cls", [
