@@ -275,15 +275,24 @@ def render(data: dict) -> str:
     cells = parse_cells(data)
     s = data["summary"] if isinstance(data.get("summary"), dict) and "ok" in data["summary"] else summary(cells)
     ok = bool(s.get("ok"))
-    failing_ids = set(map(str, s.get("failing_cells") or []))
-    cases = case_ids(cells)
     index = {c.id: i for i, c in enumerate(cells, 1)}
+    title = f"jax-compat matrix — {'OK' if ok else 'FAILING'}"
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
+            f"<header>{_header(data, s, cells, index)}</header><main>{_overview(cells, index)}"
+            f"<h2>All cases × cells</h2>{_grid(cells, set(map(str, s.get('failing_cells') or [])))}"
+            f"{_legend()}{_known_failures(cells)}</main></body></html>\n")
 
+
+def _header(data: dict, s: dict, cells: list[CellResult], index: dict[str, int]) -> str:
+    """The verdict, what ran where and when, the outcome counts and the failing cells."""
+    ok = bool(s.get("ok"))
     head = [f'<h1>jax-compat matrix <span class="verdict {"ok" if ok else "failing"}">'
             f'{"OK" if ok else "FAILING"}</span></h1>']
     meta = [f"generated <b>{esc(data.get('generated', '?'))}</b>",
             f"matrix file <code>{esc(data.get('matrix_file', '?'))}</code>",
-            f"{len(cells)} cell(s), {len(cases)} case(s)"]
+            f"{len(cells)} cell(s), {len(case_ids(cells))} case(s)"]
     if data.get("python_host"):
         meta.append(f"host python {esc(data['python_host'])}")
     if data.get("schema") is not None:
@@ -292,11 +301,20 @@ def render(data: dict) -> str:
     if data.get("interrupted"):
         unfinished = ", ".join(esc(u) for u in data.get("unfinished") or [])
         head.append(f'<p class="meta-line"><b>interrupted</b>; unfinished: {unfinished or "none"}</p>')
-    counts = []
+    head.append(_counts(s.get("outcomes") or {}))
+    if s.get("failing_cells"):
+        links = " ".join(f'<a href="#cell-{index[f]}">{esc(f)}</a>' if f in index else esc(f)
+                         for f in s.get("failing_cells") or [])
+        head.append(f'<p class="failing-list"><b>Failing cells:</b> {links}</p>')
+    return "".join(head)
+
+
+def _counts(outcomes: dict) -> str:
+    """One swatch and count per outcome (in the outcome table's order), then per cell status."""
     order = list(OUTCOMES)
-    outcome_counts = sorted((s.get("outcomes") or {}).items(),
-                            key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order), str(kv[0])))
-    for key, n in outcome_counts:
+    counts = []
+    for key, n in sorted(outcomes.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order),
+                                                           str(kv[0]))):
         key = str(key)
         if key.startswith("cell:"):
             status = key[5:].split(" ", 1)[0]
@@ -305,51 +323,42 @@ def render(data: dict) -> str:
         else:
             sw = f'<span class="sw sq o-{_token(key)}">'
         counts.append(f'<li data-outcome="{esc(key)}">{sw}{esc(key)}</span><b>{esc(n)}</b></li>')
-    head.append(f'<ul class="counts">{"".join(counts) or "<li>no results</li>"}</ul>')
-    if failing_ids:
-        links = " ".join(f'<a href="#cell-{index[f]}">{esc(f)}</a>' if f in index else esc(f)
-                         for f in s.get("failing_cells") or [])
-        head.append(f'<p class="failing-list"><b>Failing cells:</b> {links}</p>')
+    return f'<ul class="counts">{"".join(counts) or "<li>no results</li>"}</ul>'
 
+
+def _grid(cells: list[CellResult], failing_ids: set[str]) -> str:
+    """Every case × every cell: a square per result, a band down a cell that ran no case."""
+    if not cells:
+        return ('<table class="grid"><thead><tr><th class="case corner" scope="col">case \\ cell</th>'
+                '<th class="col" scope="col"><span class="empty">no cells</span></th></tr></thead><tbody>'
+                '<tr><th class="case" scope="row"><span class="empty">no results</span></th>'
+                '<td class="empty">the matrix has no cells</td></tr></tbody></table>')
     sides = ["left" if i <= max(1, len(cells) // 2 + 1) else "right" for i in range(1, len(cells) + 1)]
     thead = ['<th class="case corner" scope="col">case \\ cell</th>']
-    for i, c in enumerate(cells, 1):
-        thead.append(_col_head(i, c, c.id in failing_ids or c.failing, sides[i - 1]))
+    thead += [_col_head(i, c, c.id in failing_ids or c.failing, sides[i - 1]) for i, c in enumerate(cells, 1)]
     band_cols = {i for i, c in enumerate(cells) if c.status != "ok" and not c.results}
+    row_cases = case_ids(cells) or [None]  # a placeholder row so cell bands still show when no case ran
     rows = []
-    row_cases = cases or [None]  # a placeholder row so cell bands still show when no case ran
     for n, case in enumerate(row_cases):
-        if case is None:
-            tds = ['<th class="case" scope="row"><span class="empty">no case results</span></th>']
-        else:
-            stem, _, name = short_case(case).partition("::")
-            tds = [f'<th class="case" scope="row" data-case="{esc(case)}" title="{esc(case)}">'
-                   f'<span class="mod">{_wbr(stem)}::</span><wbr>{_wbr(name)}</th>']
+        tds = [_row_head(case)]
         for i, c in enumerate(cells):
             if i in band_cols:
-                if n == 0:
-                    tds.append(_band(c, len(row_cases), sides[i]))
-                continue
-            if case is None:
+                tds += [_band(c, len(row_cases), sides[i])] if n == 0 else []
+            elif case is None:
                 tds.append('<td class="sq o-absent" data-outcome="absent">–</td>')
-                continue
-            r = next((r for r in c.results if r.case == case), None)
-            tds.append(_square(c, r, case, sides[i]))
+            else:
+                tds.append(_square(c, next((r for r in c.results if r.case == case), None), case, sides[i]))
         rows.append(f'<tr{" class=placeholder" if case is None else ""}>{"".join(tds)}</tr>')
-    if not cells:
-        thead.append('<th class="col" scope="col"><span class="empty">no cells</span></th>')
-        rows = ['<tr><th class="case" scope="row"><span class="empty">no results</span></th>'
-                '<td class="empty">the matrix has no cells</td></tr>']
-    table = (f'<table class="grid"><thead><tr>{"".join(thead)}</tr></thead>'
-             f'<tbody>{"".join(rows)}</tbody></table>')
+    return (f'<table class="grid"><thead><tr>{"".join(thead)}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
 
-    title = f"jax-compat matrix — {'OK' if ok else 'FAILING'}"
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
-            f"<header>{''.join(head)}</header><main>{_overview(cells, index)}"
-            f"<h2>All cases × cells</h2>{table}{_legend()}{_known_failures(cells)}</main>"
-            "</body></html>\n")
+
+def _row_head(case: str | None) -> str:
+    if case is None:
+        return '<th class="case" scope="row"><span class="empty">no case results</span></th>'
+    stem, _, name = short_case(case).partition("::")
+    return (f'<th class="case" scope="row" data-case="{esc(case)}" title="{esc(case)}">'
+            f'<span class="mod">{_wbr(stem)}::</span><wbr>{_wbr(name)}</th>')
 
 
 def write(data: dict, path: Path | str) -> None:
