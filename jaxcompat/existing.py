@@ -27,7 +27,7 @@ from .cell import judge, key_versions, scrub_paths
 from .config import Matrix
 from .outcomes import CellResult
 from .packages import ECOSYSTEM, JAX_PLATFORM_BACKENDS
-from .runner import Interrupted, run_cases
+from .runner import CellRun, Interrupted, run_cases
 from .uvbin import uv_bin
 
 ENVIRONMENT = "existing"
@@ -184,6 +184,20 @@ def _bad(result: CellResult, status: str, outcome: str, message: str) -> BadEnvi
 
 def _check(path: str, matrix: Matrix, result: CellResult, state_dir: Path, tmp: Path,
            replacements: dict[str, str], repeat: int) -> None:
+    """One existing environment in stages: identify it, find its backend, provide pytest,
+    observe the cases, judge them (as every cell is judged: ``cell.judge``)."""
+    python, found = _identify(path, result, tmp, replacements)
+    _backend(result, found)
+    run_env = _run_env(path, found, matrix.settings.harness, result, tmp)
+    imports = [d for d in ECOSYSTEM if d in found.distributions]
+    run = _observe(python, matrix, result, run_env, imports, state_dir, repeat)
+    if run is not None:
+        judge(result, run, matrix.failures, result.backend, found.distributions)
+
+
+def _identify(path: str, result: CellResult, tmp: Path, replacements: dict[str, str]) -> tuple[str, Probe]:
+    """Its interpreter, Python and installed versions (read, never chosen), and the paths the
+    reports show as <env>, <base-python> and <python>."""
     replacements[str(Path(path).expanduser().absolute())] = "<env>"
     try:
         python = interpreter(path)
@@ -207,16 +221,22 @@ def _check(path: str, matrix: Matrix, result: CellResult, state_dir: Path, tmp: 
         raise _bad(result, "import-error", "cell-error",
                    f"--env {path}: jax is not installed in that environment (Python {found.version} at "
                    f"{found.prefix}); point --env at the environment that has jax, or install jax there")
+    return python, found
 
-    # The backend: the platform its jax reports; if jax cannot be imported, what its wheels are for.
+
+def _backend(result: CellResult, found: Probe) -> None:
+    """The platform its jax reports; if jax cannot be imported, what its wheels are for."""
     result.backend = cell_backend(found.platform) if found.platform else installed_backend(found.distributions)
     if found.platform is None:
         result.notes.append(f"jax did not import in a probe ({found.platform_error}); backend "
                             f"{result.backend} from the installed wheels")
 
+
+def _run_env(path: str, found: Probe, harness: tuple[str, ...], result: CellResult, tmp: Path) -> dict[str, str]:
+    """The variables pytest runs under: no writes into the environment, its own plugins off, and
+    pytest from a temporary folder when the environment has none."""
     pythonpath: list[str] = []  # the plugin itself: runner.plugin_path, as for every cell
     if not found.has_pytest:
-        harness = matrix.settings.harness
         t = time.perf_counter()
         error = _provide_pytest(found, harness, tmp / "pytest")
         result.timings["pytest_install_s"] = round(time.perf_counter() - t, 3)
@@ -230,26 +250,28 @@ def _check(path: str, matrix: Matrix, result: CellResult, state_dir: Path, tmp: 
                             "folder on PYTHONPATH (the environment is unchanged)")
     if os.environ.get("PYTHONPATH"):
         pythonpath.append(os.environ["PYTHONPATH"])
-    run_env = {**_NO_WRITES, "PYTHONPATH": os.pathsep.join(pythonpath),
-               # plugins the environment happens to have (xdist, randomly, …) would change the run
-               "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    return {**_NO_WRITES, "PYTHONPATH": os.pathsep.join(pythonpath),
+            # plugins the environment happens to have (xdist, randomly, …) would change the run
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
-    imports = [d for d in ECOSYSTEM if d in found.distributions]
-    args = [matrix.settings.cases_dir]
+
+def _observe(python: str, matrix: Matrix, result: CellResult, run_env: dict[str, str], imports: list[str],
+             state_dir: Path, repeat: int) -> CellRun | None:
+    """Run the cases (``repeat`` times for flaky detection); None when the run was interrupted."""
     runs = []
     for _ in range(max(1, repeat)):
         try:
-            run = run_cases(python, matrix.root, args, backend=result.backend, imports=imports,
-                            timeout_s=matrix.settings.case_timeout_s,
+            run = run_cases(python, matrix.root, [matrix.settings.cases_dir], backend=result.backend,
+                            imports=imports, timeout_s=matrix.settings.case_timeout_s,
                             workdir=state_dir / "runs" / result.id, extra_env=run_env)
         except Interrupted:
             result.status, result.outcome = "not-run", "interrupted"
             result.message = "the run was interrupted before this environment's cases finished"
-            return
+            return None
         runs.append(run)
         if run.import_failed:
             break
     run = runs[0]
     run.repeats = [r.results for r in runs[1:]]
     result.timings["pytest_s"] = round(sum(r.pytest_s for r in runs), 3)
-    judge(result, run, matrix.failures, result.backend, found.distributions)
+    return run
