@@ -129,61 +129,79 @@ def bisect(matrix: Matrix, target: str, package: str, *, good: str | None, bad: 
            progress=print) -> BisectResult:
     package = canonicalize_name(package)
     failure, cases = target_failure(target, matrix)
-    cache = state_dir / "cache"
-    named = {v for v in (good, bad) if v}
-    all_versions = releases.versions(package, cache, include_yanked=True)
-    info = releases.release_info(package, cache)
-    for v in named:
-        if v not in info:
-            raise BisectError(f"{package} {v} is not a release on the package index")
-    candidates = [v for v in all_versions if not info[v]["yanked"] or v in named]
-    lo = Version(good) if good else None
-    hi = Version(bad) if bad else None
-    candidates = [v for v in candidates if (lo is None or Version(v) >= lo) and (hi is None or Version(v) <= hi)]
-    candidates = co_installable(package, candidates, pins, cache)
-    if len(candidates) < 2:
-        raise BisectError(f"fewer than two releases of {package} co-install with {' '.join(pins) or 'nothing'}"
-                          + (f" between {good} and {bad}" if named else ""))
+    candidates = _candidates(package, good, bad, pins, state_dir / "cache")
     result = BisectResult(package=package, target=target, cases=cases)
-    memo: dict[int, Step] = {}
-
-    def run(k: int) -> Step:
-        if k in memo:
-            return memo[k]
-        version = candidates[k]
-        reqs = [p for p in pins if canonicalize_name(parse_requirement(p).name) != package]
-        reqs.append(f"{package}=={version}")
-        cell = candidate_cell(reqs, python=python, cell_id=f"bisect-{package}-{version}")
-        res = run_cell(cell, matrix, state_dir=state_dir, reports_dir=None, case_args=cases,
-                       compile_bytecode=False, use_cache=use_cache)  # a step runs once
-        state, sig, detail = judge(res, failure)
-        step = Step(version=version, signature=sig, versions=res.versions, state=state, detail=detail,
-                    installable=res.status not in ("unresolvable", "install-error", "python-missing"))
-        memo[k] = step
-        result.steps.append(step)
-        progress(f"  {package} {version}: {state} ({sig})" + (f": {detail}" if state == UNKNOWN and detail else ""))
-        if state == UNKNOWN:
-            result.skipped.append(version)
-        return step
-
+    run = _Steps(result, candidates, failure, matrix, pins, python, state_dir, use_cache, progress)
     p = _find_present(candidates, failure, package, run)
     if p is None:
         judged = [s for s in result.steps if s.state != UNKNOWN]
         result.message = (f"no change: the documented failure {failure.id} is absent from every {package} release "
                           f"tried ({', '.join(s.version for s in judged) or 'none could say'})")
-        return result
-    n = len(candidates)
+    else:
+        _bound(result, candidates, p, run)
+    return result
+
+
+def _candidates(package: str, good: str | None, bad: str | None, pins: list[str], cache: Path) -> list[str]:
+    """The releases to walk: not yanked (unless named), between --good and --bad, co-installable
+    with the other pins."""
+    named = {v for v in (good, bad) if v}
+    info = releases.release_info(package, cache)
+    for v in named:
+        if v not in info:
+            raise BisectError(f"{package} {v} is not a release on the package index")
+    lo, hi = (Version(good) if good else None), (Version(bad) if bad else None)
+    candidates = [v for v in releases.versions(package, cache, include_yanked=True)
+                  if (not info[v]["yanked"] or v in named)
+                  and (lo is None or Version(v) >= lo) and (hi is None or Version(v) <= hi)]
+    candidates = co_installable(package, candidates, pins, cache)
+    if len(candidates) < 2:
+        raise BisectError(f"fewer than two releases of {package} co-install with {' '.join(pins) or 'nothing'}"
+                          + (f" between {good} and {bad}" if named else ""))
+    return candidates
+
+
+class _Steps:
+    """Runs the k-th candidate once (a step is memoised) and judges whether the failure is there."""
+
+    def __init__(self, result: BisectResult, candidates: list[str], failure: Failure, matrix: Matrix,
+                 pins: list[str], python: str, state_dir: Path, use_cache: bool, progress):
+        self.result, self.candidates, self.failure, self.matrix = result, candidates, failure, matrix
+        self.pins, self.python, self.state_dir, self.use_cache, self.progress = pins, python, state_dir, use_cache, progress
+        self.memo: dict[int, Step] = {}
+
+    def __call__(self, k: int) -> Step:
+        if k in self.memo:
+            return self.memo[k]
+        package, version = self.result.package, self.candidates[k]
+        reqs = [p for p in self.pins if canonicalize_name(parse_requirement(p).name) != package]
+        reqs.append(f"{package}=={version}")
+        cell = candidate_cell(reqs, python=self.python, cell_id=f"bisect-{package}-{version}")
+        res = run_cell(cell, self.matrix, state_dir=self.state_dir, reports_dir=None, case_args=self.result.cases,
+                       compile_bytecode=False, use_cache=self.use_cache)  # a step runs once
+        state, sig, detail = judge(res, self.failure)
+        step = Step(version=version, signature=sig, versions=res.versions, state=state, detail=detail,
+                    installable=res.status not in ("unresolvable", "install-error", "python-missing"))
+        self.memo[k] = step
+        self.result.steps.append(step)
+        self.progress(f"  {package} {version}: {state} ({sig})" + (f": {detail}" if state == UNKNOWN and detail else ""))
+        if state == UNKNOWN:
+            self.result.skipped.append(version)
+        return step
+
+
+def _bound(result: BisectResult, candidates: list[str], p: int, run: _Steps) -> None:
+    """From one release where the failure is present, walk out to where it starts and stops."""
+    package, memo = result.package, run.memo
     low = _edge(0, p, run, lowest=True)      # lowest release that can say
-    high = _edge(p, n - 1, run, lowest=False)  # highest release that can say
+    high = _edge(p, len(candidates) - 1, run, lowest=False)  # highest release that can say
     if run(low).state == PRESENT:
         start = low
     else:
         start = _transition(low, p, run, PRESENT)
         result.last_good = candidates[_last_judged_below(start, low, memo)]
     result.first_bad = candidates[start]
-    if run(high).state == PRESENT:
-        end = None
-    else:
+    if run(high).state != PRESENT:
         end = _transition(p, high, run, ABSENT)
         result.fixed = candidates[end]
         result.last_affected = candidates[_last_judged_below(end, p, memo, state=PRESENT)]
@@ -193,8 +211,7 @@ def bisect(matrix: Matrix, target: str, package: str, *, good: str | None, bad: 
              f"present from {result.first_bad}, the oldest {package} release that can say")
     fix = (f"fixed in {result.fixed} (last affected {result.last_affected})" if result.fixed else
            f"not fixed up to {candidates[high]}, the newest {package} release that can say")
-    result.message = f"{failure.id} along {package}: {intro}; {fix}"
-    return result
+    result.message = f"{run.failure.id} along {package}: {intro}; {fix}"
 
 
 def _find_present(candidates: list[str], failure: Failure, package: str, run) -> int | None:
