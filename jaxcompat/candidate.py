@@ -95,18 +95,8 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
     where = f" (existing environment, Python {result.python}, {result.backend})" if result.environment != "built" else ""
     lines = [f"Candidate {result.id}{where}: " + ", ".join(f"{d}=={v}" for d, v in result.versions.items()
                                                             if d in ECOSYSTEM + ("numpy",))]
-    safe = True
     if result.status != "ok":
-        safe = False
-        head = f"  ✗ the candidate does not work: {result.status}"
-        if result.failure:
-            f = matrix.failure(result.failure)
-            head += f" — known failure {result.failure}"
-            if f:
-                head += f"\n      fix: {f.fix}\n      upstream: {', '.join(f.upstream)}"
-        lines.append(head)
-        lines.append("      " + "\n      ".join(result.message.strip().splitlines()[-6:]))
-        return "\n".join(lines), safe
+        return "\n".join(lines + _did_not_work(result, matrix)), False
     hits: dict[str, list[str]] = {}
     advisories: dict[str, list[str]] = {}
     for r in result.results:
@@ -115,37 +105,11 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
             (advisories if f is not None and f.advisory else hits).setdefault(r.failure, []).append(r.case)
     unexplained = [r for r in result.results if r.outcome in UNEXPLAINED_OUTCOMES]
     stale = [r for r in result.results if r.outcome == "stale"]
-    if hits:
-        safe = False
-        lines.append("  ✗ known failures this combination hits:")
-        for fid, cases in hits.items():
-            f = matrix.failure(fid)
-            lines.append(f"    - {fid}: {f.title if f else ''} ({len(cases)} case(s))")
-            if f:
-                lines.append(f"        fix: {f.fix}")
-                if f.workaround:
-                    lines.append(f"        workaround: {f.workaround}")
-                lines.append(f"        upstream: {', '.join(f.upstream)}")
-    if advisories:
-        lines.append("  i advisories (usage pitfalls present on every release; not a reason to avoid this one):")
-        for fid in advisories:
-            f = matrix.failure(fid)
-            lines.append(f"    - {fid}: {f.title if f else ''}" + (f"\n        advice: {f.fix}" if f else ""))
-    if unexplained:
-        safe = False
-        lines.append("  ✗ failures with no known explanation (new regressions?):")
-        for r in unexplained:
-            lines.append(f"    - {r.case}: {r.outcome}: {first_line(r.message, 200)}")
-            if r.traceback:
-                lines += ["        " + ln for ln in r.traceback.rstrip().splitlines()[-8:]]
-    if stale:
-        safe = False
-        lines.append("  ! known failures the rules predicted but that did not happen (rules out of date):")
-        for r in stale:
-            lines.append(f"    - {r.case}: {r.failure}")
-    if result.outcome == "stale":
-        safe = False
-        lines.append("  ! " + "; ".join(result.notes))
+    safe = not (hits or unexplained or stale or result.outcome == "stale")
+    lines += _hits(hits, matrix) + _advisories(advisories, matrix) + _unexplained(unexplained)
+    lines += ["  ! known failures the rules predicted but that did not happen (rules out of date):"] if stale else []
+    lines += [f"    - {r.case}: {r.failure}" for r in stale]
+    lines += ["  ! " + "; ".join(result.notes)] if result.outcome == "stale" else []
     ahead = forecast(result.deprecations, result.versions)
     if ahead:
         lines.append("  ! warnings before the break (jax deprecations this combination's packages use):")
@@ -160,6 +124,48 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
             lines.append("  what to pin instead: " + "; ".join(fixes))
     return "\n".join(lines), safe
 
+
+def _did_not_work(result: CellResult, matrix: Matrix) -> list[str]:
+    """The candidate did not resolve, install or import: its status, the known failure, the error's end."""
+    head = f"  ✗ the candidate does not work: {result.status}"
+    if result.failure:
+        f = matrix.failure(result.failure)
+        head += f" — known failure {result.failure}"
+        if f:
+            head += f"\n      fix: {f.fix}\n      upstream: {', '.join(f.upstream)}"
+    return [head, "      " + "\n      ".join(result.message.strip().splitlines()[-6:])]
+
+
+def _hits(hits: dict[str, list[str]], matrix: Matrix) -> list[str]:
+    """The known failures it hits, each with its fix, workaround and upstream links."""
+    lines = ["  ✗ known failures this combination hits:"] if hits else []
+    for fid, cases in hits.items():
+        f = matrix.failure(fid)
+        lines.append(f"    - {fid}: {f.title if f else ''} ({len(cases)} case(s))")
+        if f:
+            lines.append(f"        fix: {f.fix}")
+            lines += [f"        workaround: {f.workaround}"] if f.workaround else []
+            lines.append(f"        upstream: {', '.join(f.upstream)}")
+    return lines
+
+
+def _advisories(advisories: dict[str, list[str]], matrix: Matrix) -> list[str]:
+    lines = ["  i advisories (usage pitfalls present on every release; not a reason to avoid this one):"] \
+        if advisories else []
+    for fid in advisories:
+        f = matrix.failure(fid)
+        lines.append(f"    - {fid}: {f.title if f else ''}" + (f"\n        advice: {f.fix}" if f else ""))
+    return lines
+
+
+def _unexplained(results: list) -> list[str]:
+    """Failures no rule explains, each with its first line and the end of its traceback."""
+    lines = ["  ✗ failures with no known explanation (new regressions?):"] if results else []
+    for r in results:
+        lines.append(f"    - {r.case}: {r.outcome}: {first_line(r.message, 200)}")
+        if r.traceback:
+            lines += ["        " + ln for ln in r.traceback.rstrip().splitlines()[-8:]]
+    return lines
 
 
 def escape_pins(result: CellResult, matrix: Matrix, requirements: list[str], cache: Path) -> list[str]:
