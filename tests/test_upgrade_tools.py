@@ -231,6 +231,18 @@ def test_latest_report_writes_diff_and_issue_body(tmp_path):
     assert [c["id"] for c in json.loads((tmp_path / "baseline.json").read_text())["cells"]] == ["latest"]
 
 
+
+def test_every_outcome_that_fails_the_run_reaches_the_nightly_issue_body(tmp_path):
+    from jaxcompat.outcomes import FAILING_OUTCOMES
+
+    result = CellResult(id="latest", python="3.12", backend="cpu", status="ok", versions={"jax": "0.10.2"})
+    result.results = [CaseResult(f"cases/a.py::test_{o}", None, "pass", o, 0.1, f"E: {o} here")
+                      for o in sorted(FAILING_OUTCOMES)]
+    _, regressed = report_latest(result, _run("pass", "0.10.1"), tmp_path)
+    body = (tmp_path / "latest-issue.md").read_text()
+    assert regressed and "flaky" in FAILING_OUTCOMES
+    assert all(f"`cases/a.py::test_{o}` | {o} |" in body for o in FAILING_OUTCOMES)
+
 def test_resolver_trap_suggests_the_nearest_release_outside_the_range(monkeypatch, tmp_path):
     from jaxcompat.candidate import escape_pins
 
