@@ -7,17 +7,9 @@ class. A failing test is then matched against the known failures that apply to t
 versions (documented exception type and message, whatever the test): "this looks like
 weak-type-closure: fix …". What no rule explains is listed with its short traceback.
 
-| class      | with --baseline                              | without                  |
-|------------|----------------------------------------------|--------------------------|
-| pass       | passes after (and before, if it ran)         | passes                   |
-| broken     | passed before, fails after: the upgrade's    | —                        |
-| fixed      | failed before, passes after                  | —                        |
-| fails-both | failed before and after: not the upgrade's   | —                        |
-| fails      | fails after, no passing run before to compare| fails                    |
-| flaky      | its outcome changed when run again           | the same                 |
-| skipped    | skipped after                                | skipped                  |
-Exit status of a check with --tests: 1 exactly when a test is ``broken`` (with a baseline) or
-``fails`` (without one); ``flaky`` never counts as broken.
+The classes a test can get are ``TEST_CLASSES`` below, defined once. Exit status of a check
+with --tests: 1 exactly when a test is ``broken`` (with a baseline) or ``fails`` (without one);
+``flaky`` never counts as broken.
 """
 
 from __future__ import annotations
@@ -26,6 +18,7 @@ import hashlib
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from .config import Cell, Matrix, tomllib
 from .outcomes import CellResult, RawResult, error_matches
@@ -36,7 +29,34 @@ from .text import first_line
 TEST_EXTRAS = ("test", "tests", "testing")
 TEST_REQUIREMENTS = ("requirements-test.txt", "requirements_test.txt", "test-requirements.txt",
                      "requirements/requirements-test.txt", "requirements/test.txt", "requirements-dev.txt")
-FAILING_CLASSES = {True: ("broken",), False: ("fails",)}  # with a baseline / without
+
+
+class UserTestClass(NamedTuple):
+    """What a class of user test means, and what follows from it."""
+
+    meaning: str
+    heading: str  # its group in the verdict ("": not listed there)
+    failed: bool  # it failed in the candidate: explained by a rule, or shown with its traceback
+    rerun: bool  # run once more in both environments before blaming (or crediting) the upgrade
+    fails_check: tuple[bool, ...] = ()  # fails the check with a baseline (True) / without one (False)
+    junit: str = ""  # "failure" or "skipped" in check-tests.xml
+
+
+# In the verdict's order.
+TEST_CLASSES = {
+    "broken": UserTestClass("passed before, fails after: the upgrade's doing",
+                        "✗ broken by the upgrade (passed before, fail after)", True, True, (True,), "failure"),
+    "fails": UserTestClass("fails, with no passing run before to compare",
+                       "✗ failing after (no passing run before to compare)", True, True, (False,), "failure"),
+    "fails-both": UserTestClass("failed before and after: not the upgrade's doing",
+                            "· failing before and after (not the upgrade's doing)", True, False, (), "failure"),
+    "flaky": UserTestClass("its outcome changed when run again (never blamed on the upgrade)",
+                       "? flaky (the outcome changed when run again; not blamed on the upgrade)", False, False, (),
+                       "failure"),
+    "fixed": UserTestClass("failed before, passes after", "✓ fixed by the upgrade", False, True),
+    "pass": UserTestClass("passes (before too, if it ran)", "", False, False),
+    "skipped": UserTestClass("skipped in the candidate", "", False, False, (), "skipped"),
+}
 
 
 class TestsError(ValueError):
@@ -239,11 +259,11 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
 
 def suspects(tests: list[UserTest]) -> list[str]:
     """The tests to run once more before blaming (or crediting) the upgrade."""
-    return [t.test for t in tests if t.cls in ("broken", "fixed", "fails")]
+    return [t.test for t in tests if TEST_CLASSES[t.cls].rerun]
 
 
 def failing(tests: list[UserTest], with_baseline: bool) -> list[UserTest]:
-    return [t for t in tests if t.cls in FAILING_CLASSES[with_baseline]]
+    return [t for t in tests if with_baseline in TEST_CLASSES[t.cls].fails_check]
 
 
 # ---------------------------------------------------------------- reporting
@@ -255,22 +275,18 @@ def verdict(tests: list[UserTest], target: Target, with_baseline: bool, error: s
              + (", ".join(f"{c} {n}" for c, n in _counts(tests).items()) if tests else "none ran")]
     if error:
         lines.append("  ✗ your tests could not run in the candidate: " + "\n      ".join(error.strip().splitlines()[-8:]))
-    groups = [("broken", "✗ broken by the upgrade (passed before, fail after)"),
-              ("fails", "✗ failing" if not with_baseline else "✗ failing after (no passing run before to compare)"),
-              ("fails-both", "· failing before and after (not the upgrade's doing)"),
-              ("flaky", "? flaky (the outcome changed when run again; not blamed on the upgrade)"),
-              ("fixed", "✓ fixed by the upgrade")]
-    for cls, head in groups:
+    for cls, kind in TEST_CLASSES.items():
         group = [t for t in tests if t.cls == cls]
-        if not group:
+        if not group or not kind.heading:
             continue
+        head = "✗ failing" if cls == "fails" and not with_baseline else kind.heading
         lines.append(f"  {head}:")
         for t in group:
             lines.append(f"    - {t.test}" + (f": {t.message}" if t.message else "") + (f" ({t.note})" if t.note else ""))
             if t.explained_by:
                 lines.append(f"        this looks like {t.explained_by} — fix: {t.fix}")
                 lines.append(f"        upstream: {', '.join(t.upstream)}")
-            elif cls in ("broken", "fails", "fails-both"):
+            elif kind.failed:
                 lines.append("        no known failure explains it; where it raised:")
                 lines += ["          " + ln for ln in t.traceback.rstrip().splitlines()[-6:]]
     return "\n".join(lines)
@@ -297,12 +313,12 @@ def junit(tests: list[UserTest], name: str) -> str:
         module, _, test = t.test.partition("::")
         case = ET.SubElement(suite, "testcase", classname=module.replace("/", ".").removesuffix(".py"),
                              name=test or module)
-        if t.cls in ("broken", "fails", "fails-both", "flaky"):
+        if TEST_CLASSES[t.cls].junit == "failure":
             counts["failures"] += 1
             ET.SubElement(case, "failure", type=t.cls,
                           message=f"{t.cls}" + (f": explained by {t.explained_by} (fix: {t.fix})" if t.explained_by else "")
                           ).text = f"{t.message}\n{t.traceback}"
-        elif t.cls == "skipped":
+        elif TEST_CLASSES[t.cls].junit == "skipped":
             counts["skipped"] += 1
             ET.SubElement(case, "skipped")
     for k, v in counts.items():
@@ -317,7 +333,7 @@ def markdown(tests: list[UserTest], verdict_text: str, with_baseline: bool) -> s
     rows = ["| class | test | baseline | candidate | explained by | fix |", "|---|---|---|---|---|---|"]
     for t in tests:
         rows.append(f"| {t.cls} | `{t.test}` | {t.baseline if with_baseline else '—'} | {t.candidate} | "
-                    f"{t.explained_by or ('—' if t.cls not in ('broken', 'fails', 'fails-both') else 'unexplained')} | "
+                    f"{t.explained_by or ('unexplained' if TEST_CLASSES[t.cls].failed else '—')} | "
                     f"{t.fix or ''} |")
     return "## Your tests\n\n```\n" + verdict_text + "\n```\n\n" + "\n".join(rows) + "\n"
 

@@ -158,3 +158,9 @@ def test_a_module_that_fails_to_import_in_the_candidate_breaks_each_of_its_tests
     tests = usertests.classify(after, before, matrix, "cpu")
     assert [(t.test, t.cls, t.candidate, t.explained_by) for t in tests] == [
         ("tests/test_x.py::a", "broken", "error", "closure-bug"), ("tests/test_x.py::b", "broken", "error", "closure-bug")]
+
+
+def test_the_test_classes_are_defined_once_and_documented():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert all(f"`{cls}`" in readme for cls in usertests.TEST_CLASSES)
+    assert [c for c, k in usertests.TEST_CLASSES.items() if k.fails_check] == ["broken", "fails"]
