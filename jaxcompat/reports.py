@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -199,16 +200,15 @@ def overview(cells: list[CellResult]) -> Overview:
                     failing, len(case_ids(cells)), whole_cell)
 
 
-def _wrap(items: list[str], indent: int, width: int = 110) -> str:
-    lines, line = [], ""
-    for item in items:
-        if line and len(line) + len(item) + 2 > width - indent:
-            lines.append(line + ",")
-            line = item
-        else:
-            line = f"{line}, {item}" if line else item
-    lines.append(line)
-    return ("\n" + " " * indent).join(lines)
+def _fit(items: list[str], room: int) -> str:
+    """As many items as fit in ``room`` characters, then how many more there are."""
+    shown: list[str] = []
+    for i, item in enumerate(items):
+        rest = f", … +{len(items) - i - 1} more" if i < len(items) - 1 else ""
+        if shown and len(", ".join(shown + [item]) + rest) > room:
+            return ", ".join(shown) + f", … +{len(items) - len(shown)} more"
+        shown.append(item)
+    return ", ".join(shown)
 
 
 def terminal_overview(cells: list[CellResult], files: str = "reports/matrix.md") -> str:
@@ -218,12 +218,14 @@ def terminal_overview(cells: list[CellResult], files: str = "reports/matrix.md")
     width = max([len(f) for f in ov.hits] + [10])
     out = [f"known failures observed ({len(ov.cells)} cells, {ov.cases} cases; full grid: {files}):"]
     for fid, where in ov.hits.items():
-        out.append(f"  {fid:<{width}} {len(where):>3} cell(s): " + _wrap(where, width + 16))
+        head = f"  {fid:<{width}} {len(where):>3} of {len(ov.cells)}: "
+        out.append(head + _fit(where, max(30, 118 - len(head))))
     if not ov.hits:
         out.append("  none")
     s = summary(cells)
     out.append("")
-    out.append("outcomes: " + ", ".join(f"{k}={v}" for k, v in s["outcomes"].items()))
+    out += textwrap.wrap("outcomes: " + ", ".join(f"{k}={v}" for k, v in s["outcomes"].items()), 118,
+                         subsequent_indent="  ", break_on_hyphens=False)
     if ov.failing:
         out.append(f"FAILING the run ({len(ov.failing)}):")
         out += [f"  {cell}  {case}: {outcome}" for cell, case, outcome in ov.failing[:40]]
@@ -263,7 +265,8 @@ def terminal_grid(cells: list[CellResult]) -> str:
                        + ("  [import rule stale]" if c.outcome == "stale" else ""))
     s = summary(cells)
     out.append("")
-    out.append("outcomes: " + ", ".join(f"{k}={v}" for k, v in s["outcomes"].items()))
+    out += textwrap.wrap("outcomes: " + ", ".join(f"{k}={v}" for k, v in s["outcomes"].items()), 118,
+                         subsequent_indent="  ", break_on_hyphens=False)
     if s["failing_cells"]:
         out.append("FAILING cells: " + ", ".join(s["failing_cells"]))
     return "\n".join(out)
