@@ -18,7 +18,7 @@ from .outcomes import FAILING_OUTCOMES, CellResult, check_import_rules, classify
 from .packages import ECOSYSTEM, JAX_PLATFORM_BACKENDS, KEY_DISTS
 from .pythons import PythonMissing, find_python
 from .resultcache import ResultCache
-from .runner import CellRun, Interrupted, run_cases
+from .runner import CellRun, Interrupted, run_repeated
 
 _LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==([^\s;]+)")
 
@@ -194,22 +194,14 @@ def observe(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result:
 
     built = install(cell, python_exe, lock_text, matrix, result, state_dir, opts)
     imports = [d for d in cell.pins if d in ECOSYSTEM and d in lock_versions(lock_text)]
-    runs = []
-    for _ in range(max(1, opts.repeat)):
-        try:
-            run = run_cases(built.python, root, todo, backend=cell.backend, imports=imports,
-                            timeout_s=matrix.settings.case_timeout_s,
-                            workdir=state_dir / "runs" / cell.id, extra_env=opts.extra_env)
-        except Interrupted:
-            result.status, result.outcome = "not-run", "interrupted"
-            result.message = "the run was interrupted before this cell finished"
-            raise Stop from None
-        runs.append(run)
-        if run.import_failed:
-            break
-    result.timings["pytest_s"] = round(sum(r.pytest_s for r in runs), 3)
-    run = runs[0]
-    run.repeats = [r.results for r in runs[1:]]
+    try:
+        run, result.timings["pytest_s"] = run_repeated(
+            built.python, root, todo, opts.repeat, backend=cell.backend, imports=imports,
+            timeout_s=matrix.settings.case_timeout_s, workdir=state_dir / "runs" / cell.id, extra_env=opts.extra_env)
+    except Interrupted:
+        result.status, result.outcome = "not-run", "interrupted"
+        result.message = "the run was interrupted before this cell finished"
+        raise Stop from None
     if opts.repeat == 1 and run.versions:
         _store(cache, env, keys, run, [a for a in narrow if a not in hits])
     return _merge(run, hits, result)

@@ -27,7 +27,7 @@ from .cell import judge, key_versions, scrub_paths
 from .config import Matrix
 from .outcomes import CellResult
 from .packages import ECOSYSTEM, JAX_PLATFORM_BACKENDS
-from .runner import CellRun, Interrupted, run_cases
+from .runner import CellRun, Interrupted, run_repeated
 from .uvbin import uv_bin
 
 ENVIRONMENT = "existing"
@@ -258,20 +258,12 @@ def _run_env(path: str, found: Probe, harness: tuple[str, ...], result: CellResu
 def _observe(python: str, matrix: Matrix, result: CellResult, run_env: dict[str, str], imports: list[str],
              state_dir: Path, repeat: int) -> CellRun | None:
     """Run the cases (``repeat`` times for flaky detection); None when the run was interrupted."""
-    runs = []
-    for _ in range(max(1, repeat)):
-        try:
-            run = run_cases(python, matrix.root, [matrix.settings.cases_dir], backend=result.backend,
-                            imports=imports, timeout_s=matrix.settings.case_timeout_s,
-                            workdir=state_dir / "runs" / result.id, extra_env=run_env)
-        except Interrupted:
-            result.status, result.outcome = "not-run", "interrupted"
-            result.message = "the run was interrupted before this environment's cases finished"
-            return None
-        runs.append(run)
-        if run.import_failed:
-            break
-    run = runs[0]
-    run.repeats = [r.results for r in runs[1:]]
-    result.timings["pytest_s"] = round(sum(r.pytest_s for r in runs), 3)
+    try:
+        run, result.timings["pytest_s"] = run_repeated(
+            python, matrix.root, [matrix.settings.cases_dir], repeat, backend=result.backend, imports=imports,
+            timeout_s=matrix.settings.case_timeout_s, workdir=state_dir / "runs" / result.id, extra_env=run_env)
+    except Interrupted:
+        result.status, result.outcome = "not-run", "interrupted"
+        result.message = "the run was interrupted before this environment's cases finished"
+        return None
     return run

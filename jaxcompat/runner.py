@@ -161,6 +161,18 @@ def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str
     return run
 
 
+def run_repeated(env_python: str, root: Path, case_args: list[str], repeat: int, **kw) -> tuple[CellRun, float]:
+    """``run_cases`` ``repeat`` times (flaky detection): the first run, carrying the others'
+    results in ``repeats``, and the seconds all of them took. Stops early when imports fail."""
+    runs: list[CellRun] = []
+    for _ in range(max(1, repeat)):
+        runs.append(run_cases(env_python, root, case_args, **kw))
+        if runs[-1].import_failed:
+            break
+    runs[0].repeats = [r.results for r in runs[1:]]
+    return runs[0], round(sum(r.pytest_s for r in runs), 3)
+
+
 def pytest_env(root: Path, workdir: Path, backend: str, imports: list[str],
                extra_env: dict[str, str] | None, project: bool) -> dict[str, str]:
     """The environment of the pytest process: what the plugin reads, and nothing from the caller's

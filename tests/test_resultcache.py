@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat import cell, envs, resultcache
+from jaxcompat import cell, envs, resultcache, runner
 from jaxcompat.config import load
 from tests.helpers import MINIMAL, failure_toml, make_tree
 
@@ -35,7 +35,7 @@ def tree(tmp_path, monkeypatch):
     lock = {"text": "pytest==8.0.0\n"}
     installs: list[str] = []
     runs: list[list[str]] = []
-    real_run_cases = cell.run_cases
+    real_run_cases = runner.run_cases
 
     def fake_install(c, python_exe, lock_text, env_root, compile_bytecode=True):
         installs.append(c.id)
@@ -47,7 +47,7 @@ def tree(tmp_path, monkeypatch):
 
     monkeypatch.setattr(cell.envs, "lock", lambda c, *a, **k: (lock["text"], [], 0.0))
     monkeypatch.setattr(cell.envs, "install", fake_install)
-    monkeypatch.setattr(cell, "run_cases", counting_run_cases)
+    monkeypatch.setattr(runner, "run_cases", counting_run_cases)
     monkeypatch.setattr(cell, "find_python", lambda version: sys.executable)
     monkeypatch.setattr(cell.resolution, "complete", lambda c, cache_dir: c)
     monkeypatch.setattr(cell.releases, "resolution_date", lambda pins, cache_dir: "2024-01-01")
