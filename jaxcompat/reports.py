@@ -201,14 +201,12 @@ def overview(cells: list[CellResult]) -> Overview:
 
 
 def _fit(items: list[str], room: int) -> str:
-    """As many items as fit in ``room`` characters, then how many more there are."""
-    shown: list[str] = []
-    for i, item in enumerate(items):
-        rest = f", … +{len(items) - i - 1} more" if i < len(items) - 1 else ""
-        if shown and len(", ".join(shown + [item]) + rest) > room:
-            return ", ".join(shown) + f", … +{len(items) - len(shown)} more"
-        shown.append(item)
-    return ", ".join(shown)
+    """The most items that fit in ``room`` characters (at least one), then how many more there are."""
+    for n in range(len(items), 1, -1):
+        text = ", ".join(items[:n]) + (f", … +{len(items) - n} more" if n < len(items) else "")
+        if len(text) <= room:
+            return text
+    return ", ".join(items[:1]) + (f", … +{len(items) - 1} more" if len(items) > 1 else "")
 
 
 def terminal_overview(cells: list[CellResult], files: str = "reports/matrix.md") -> str:
