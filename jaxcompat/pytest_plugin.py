@@ -60,7 +60,13 @@ def _emit(event: dict) -> None:
         f.flush()
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
+    if os.environ.get("JAXCOMPAT_OWN_FRAMES") and getattr(config.option, "numprocesses", None):
+        # A user's `-n auto` (pytest-xdist) in addopts: the runner here is the one that restarts
+        # a dead process from the next test, and it reads one stream of events, so run in one.
+        config.option.numprocesses = 0
+        config.option.dist = "no"
     for name, what in (("cpu", "runs only on the CPU backend"),
                        ("gpu", "runs only on a GPU backend (cuda12 cells)"),
                        ("tpu", "runs only on a TPU backend")):
@@ -146,9 +152,33 @@ def pytest_collectreport(report):
         return
     text = str(report.longrepr)
     types = _ERROR_LINE.findall(text)
-    _emit({"event": "result", "case": report.nodeid, "status": "failed",
-           "error_types": [types[-1].rsplit(".", 1)[-1]] if types else [],
-           "message": "[collect] " + _clip(text), "duration_s": 0.0, "traceback": ""})
+    error = [ln[1:].strip() for ln in text.splitlines() if ln.startswith("E ")]
+    message = "\n".join(error) or next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), "")
+    _emit({"event": "result", "case": report.nodeid or ".", "status": "failed",
+           "error_types": _builtin_mro(types[-1].rsplit(".", 1)[-1]) if types else [],
+           "message": "[collect] " + _clip(message), "duration_s": 0.0,
+           "traceback": _clip(_own_frames_first(text), 2000, 6000)})
+
+
+def _own_frames_first(longrepr: str) -> str:
+    """A collection error's text from the first frame that is not the import machinery (pytest's
+    own `importlib/__init__.py` frame names the machine's Python, and says nothing)."""
+    lines = longrepr.splitlines()
+    frames = [i for i, ln in enumerate(lines) if re.match(r"^\S.*:\d+: in ", ln)]
+    own = next((i for i in frames if not os.path.isabs(lines[i].split(":", 1)[0])), None)
+    if own is None or own == (frames[0] if frames else None):
+        return longrepr
+    return "\n".join(lines[:frames[0]] + lines[own:])
+
+
+def _builtin_mro(name: str) -> list[str]:
+    """``ModuleNotFoundError`` -> its classes up to BaseException (a rule naming ImportError matches)."""
+    import builtins
+
+    cls = getattr(builtins, name, None)
+    if isinstance(cls, type) and issubclass(cls, BaseException):
+        return [c.__name__ for c in cls.__mro__ if c is not object]
+    return [name]
 
 
 def pytest_runtest_logstart(nodeid, location):

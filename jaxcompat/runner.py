@@ -86,10 +86,13 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 def pytest_command(env_python: str, root: Path, args: list[str], project: bool) -> list[str]:
     """Our cases run with our configuration; a user's project with its own (rootdir, ini,
-    conftest), the plugin loaded by name."""
+    conftest), the plugin loaded by name, and every test run: a module that cannot be collected
+    never stops the others, and an ``-x``/``--maxfail`` in the project's ``addopts`` does not
+    stop the run at the first failure (options given here come after ``addopts``)."""
     base = [env_python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rN"]
     if project:
-        return [*base, "-p", "jaxcompat.pytest_plugin", "--rootdir", str(root), *args]
+        return [*base, "-p", "jaxcompat.pytest_plugin", "--rootdir", str(root),
+                "--continue-on-collection-errors", f"--maxfail={2**31 - 1}", *args]
     return [*base, "--rootdir", str(root), "-c", str(root / "pyproject.toml"), *args]
 
 
