@@ -198,7 +198,8 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
         mine += ("\n  i known failures this candidate hits that your tests did not run into (see below): "
                  + ", ".join(extra))
     data = {**result.to_dict(), "user_tests": cmp.to_dict(), "user_tests_target": target.root.name,
-            "user_tests_run": {**cmp.summary(), "test_dependencies": list(target.deps.sources),
+            "user_tests_run": {**cmp.summary(), "cells": {"candidate": cell.id, **({"baseline": baseline.id} if baseline else {})},
+                               "test_dependencies": list(target.deps.sources),
                                "test_dependencies_left_out": list(target.deps.for_candidate(target.pinned(cell))[1])},
             "user_tests_versions": {"candidate": cmp.candidate_versions, "baseline": cmp.baseline_versions}}
     write_text(reports_dir / "check.json", json.dumps(data, indent=2) + "\n")
