@@ -25,7 +25,7 @@ nox.options.sessions = ["tests"]
 nox.options.error_on_missing_interpreters = False
 
 # The tests also build the wheel (offline), with the build backend pyproject.toml names.
-TEST_DEPS = ["pytest>=8", "hypothesis>=6", "packaging>=22", "check-jsonschema>=0.29", "nox>=2024.4.15",
+TEST_DEPS = ["pytest>=8", "pytest-xdist>=3", "hypothesis>=6", "packaging>=22", "check-jsonschema>=0.29", "nox>=2024.4.15",
              *tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["build-system"]["requires"]]
 
 
