@@ -258,3 +258,16 @@ def test_xdist_in_addopts_runs_in_one_process_and_keeps_every_result(tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert {t["test"]: t["candidate"] for t in data["user_tests"]} == {"tests/test_a.py::test_ok": "passed",
                                                                       "tests/test_a.py::test_no": "failed"}
+
+
+def test_a_test_that_kills_the_interpreter_is_reported_and_the_rest_still_run(tmp_path):
+    """A segfault (as inside XLA after many compilations): that test is an error with the signal,
+    pytest starts again from the next test, as pytest-xdist replaces a dead worker."""
+    crash = "import os, signal\n\ndef test_1():\n    pass\n\ndef test_crash():\n    os.kill(os.getpid(), signal.SIGSEGV)\n\ndef test_3():\n    pass\n"
+    project = _user_project(tmp_path / "proj", "", test_c=crash)
+    proc, data = _check(tmp_path, project, "jax==0.4.33")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    by = {t["test"].split("::")[1]: t for t in data["user_tests"]}
+    assert by["test_1"]["candidate"] == by["test_3"]["candidate"] == "passed"
+    assert by["test_crash"]["candidate"] == "error" and "SIGSEGV" in by["test_crash"]["message"]
+    assert data["user_tests_run"]["sides"]["candidate"]["ran"] == 3
