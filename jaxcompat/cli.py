@@ -456,7 +456,7 @@ def build_parser() -> argparse.ArgumentParser:
     sv.set_defaults(func=cmd_survey)
     ci = sub.add_parser("ci-plan", parents=[common], help="GitHub Actions job matrix from nox -l --json")
     ci.add_argument("--nox-json", default="-", help="output of `nox -l --json -t cell` (default: stdin)")
-    ci.add_argument("--gpu-runner", default="", help="runner label for cuda12 cells (empty: skip them)")
+    ci.add_argument("--gpu-runner", default="", help="runner label for GPU cells, cuda12 and cuda13 (empty: skip them)")
     ci.set_defaults(func=cmd_ci_plan)
     ck = sub.add_parser("cache-key", parents=[common], help="digest of a cell's inputs (CI result cache key)")
     ck.add_argument("--cell", required=True, help="cell id")

@@ -118,17 +118,24 @@ def test_an_existing_env_is_judged_like_a_cell(tmp_path, tree, capsys):
     assert str(tmp_path) not in text and str(Path.home()) not in text
 
 
-def test_the_backend_is_the_platform_jax_reports(tmp_path, tree, capsys, monkeypatch):
+@pytest.mark.parametrize("plugin, backend", [("jax_cuda12_plugin", "cuda12"), ("jax_cuda13_plugin", "cuda13"),
+                                             ("jax_rocm7_plugin", "rocm"), (None, "gpu")])
+def test_the_backend_is_what_is_installed_and_what_jax_reports(tmp_path, tree, capsys, monkeypatch, plugin, backend):
+    """jax says "gpu" for CUDA 12, CUDA 13 and ROCm alike: the plugin wheels say which (the GPU run
+    of 2026-11-24 reported cuda12 for a CUDA 13 container). Nothing naming the line: "gpu"."""
     monkeypatch.setenv("FAKE_JAX_PLATFORM", "gpu")
     venv = make_venv(tmp_path / "venv")
+    if plugin:
+        (site,) = (venv / "lib").glob("python3*/site-packages")
+        _dist(site, plugin, "0.11.2", "")
     rc, out, err, text = _check(tmp_path, tree, venv / "bin" / "python", capsys)
     data = json.loads(text)
-    assert data["backend"] == "cuda12", data["notes"]
+    assert data["backend"] == backend, data["notes"]
     outcomes = _outcomes(data)
-    assert outcomes["test_on_gpu"] == ("pass", None)  # gpu-marked cases run where jax has a GPU
+    assert outcomes["test_on_gpu"] == ("pass", None)  # gpu-marked cases run on every CUDA/ROCm line
     assert outcomes["test_on_cpu"] == ("skipped", None)
     skip = next(r for r in data["results"] if r["case"].endswith("test_on_cpu"))
-    assert "needs backend cpu; this cell runs on cuda12" in skip["message"]
+    assert f"needs backend cpu; this cell runs on {backend}" in skip["message"]
     assert "jax default backend: gpu" in data["notes"]
     bug = next(r for r in data["results"] if r["case"].endswith("test_bug"))
     assert "broken in <env> by <python>" in bug["message"] and str(tmp_path) not in text
