@@ -116,10 +116,11 @@ def describe_device(info: dict) -> str:
     """One line for a report: "1 x NVIDIA H100 80GB HBM3 (gpu; CUDA runtime 13.0, driver 13.0, cuDNN 9.12.0)"."""
     if not info:
         return ""
-    extra = [info.get("platform", "")]
+    extra = [info.get("platform", "")] if info.get("platform") != info.get("kind") else []
     extra += [f"compute capability {info['compute_capability']}"] if info.get("compute_capability") else []
     extra += [f"CUDA runtime {info['cuda_runtime']}"] if info.get("cuda_runtime") else []
     extra += [f"driver supports CUDA {info['cuda_driver']}"] if info.get("cuda_driver") else []
     extra += [f"cuDNN {info['cudnn']}"] if info.get("cudnn") else []
     extra += [info["platform_version"]] if info.get("platform_version") and info.get("platform") != "cpu" else []
-    return f"{info.get('count', '?')} x {info.get('kind') or '?'} ({'; '.join(e for e in extra if e)})"
+    extra = [e for e in extra if e]
+    return f"{info.get('count', '?')} x {info.get('kind') or '?'}" + (f" ({'; '.join(extra)})" if extra else "")

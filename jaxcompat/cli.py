@@ -212,7 +212,7 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
 def _check_existing(args, matrix) -> int:
     """``check --env PATH``: the verdict for an environment that already exists (nothing installed)."""
     from .candidate import verdict
-    from .existing import BadEnvironment, check_existing
+    from .existing import BadEnvironment, check_existing, environment_lines
 
     given = [x for x in ("requirements", "requirement_files", "tests", "baseline") if getattr(args, x)]
     if given or args.python:
@@ -221,7 +221,8 @@ def _check_existing(args, matrix) -> int:
               file=sys.stderr)
         return EXIT_CONFIG
     reports_dir = Path(args.reports)
-    print(f"checking the existing environment {args.env} (nothing is installed into it)", flush=True)
+    # <env>, as in the report: no folder of the machine on the terminal either
+    print("checking the existing environment <env> given by --env (nothing is installed into it)", flush=True)
     with run_lock(reports_dir):
         try:
             result = check_existing(args.env, matrix, state_dir=Path(args.state), repeat=args.repeat)
@@ -231,7 +232,7 @@ def _check_existing(args, matrix) -> int:
             return EXIT_CONFIG
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
     text, safe = verdict(result, matrix)
-    print(text)
+    print("\n".join(environment_lines(result) + [text]))
     print(f"\nreport: {reports_dir / 'check.json'}")
     return EXIT_OK if safe else EXIT_FAILING
 

@@ -186,6 +186,18 @@ def check_existing(path: str, matrix: Matrix, *, state_dir: Path, repeat: int = 
     return result
 
 
+def environment_lines(result: CellResult) -> list[str]:
+    """What the terminal says about the environment before the verdict: its devices and every
+    ecosystem distribution that `import` does not load (a copy behind another on sys.path)."""
+    lines = [f"  devices: {describe_device(result.device)} (backend {result.backend})"] if result.device else []
+    for s in result.shadowed:
+        if s.get("name") in KEY_DISTS:
+            lines.append(f"  ! {loaded.describe_shadowed(s)}: {s['name']} {s['by_version']} is what `import` "
+                         "loads, and what is reported and judged")
+    sites = next((n for n in result.notes if n.startswith("site dirs on its sys.path")), "")
+    return lines + ([f"    ({sites})"] if sites and lines[-1:] and lines[-1].startswith("  !") else [])
+
+
 def _bad(result: CellResult, status: str, outcome: str, message: str) -> BadEnvironment:
     result.status, result.outcome, result.message = status, outcome, message
     return BadEnvironment(message, result)
