@@ -38,10 +38,25 @@ def backend_missing(backend: str) -> str:
             return f"nvidia-smi failed ({e}): the {backend} cell is skipped"
         if out.returncode != 0 or "GPU" not in out.stdout:
             return f"nvidia-smi lists no GPU ({out.stderr.strip() or out.stdout.strip()}): the {backend} cell is skipped"
+        return _driver_too_old(exe, backend)
     if backend == "rocm" and not Path("/dev/kfd").exists():
         return "no AMD GPU here (/dev/kfd not found): the rocm cell is skipped"
     if backend == "tpu" and not Path("/dev/accel0").exists() and not Path("/dev/vfio").exists():
         return "no TPU device here: the tpu cell is skipped"
+    return ""
+
+
+def _driver_too_old(nvidia_smi: str, backend: str) -> str:
+    """A CUDA 13 cell on a driver that supports only CUDA 12 cannot run (and the reverse is fine:
+    drivers are backward compatible). nvidia-smi's header says "CUDA Version: 12.4"."""
+    try:
+        out = subprocess.run([nvidia_smi], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    m = re.search(r"CUDA Version:\s*(\d+)\.(\d+)", out.stdout)
+    if m and int(m.group(1)) < int(backend[len("cuda"):] or 0):
+        return (f"the NVIDIA driver supports CUDA {m.group(1)}.{m.group(2)} only (nvidia-smi): the {backend} "
+                "cell is skipped; it needs a driver for CUDA 13 (580 or newer)")
     return ""
 
 
@@ -320,7 +335,7 @@ def judge(result: CellResult, run: CellRun, failures, backend: str, fallback_ver
     installed = {canonicalize_name(k): v for k, v in (run.versions or fallback_versions).items()}
     result.versions = key_versions(installed)
     result.deprecations = list(run.deprecations)
-    if not result.device and not result.shadowed:  # check --env read both from its own probe already
+    if result.environment == "built":  # check --env read both from its own probe (and pytest may come from a temp folder)
         result.device, result.shadowed = dict(run.device), list(run.shadowed)
         result.notes += [f"{describe_shadowed(s)}: the report has what `import` loads" for s in run.shadowed
                          if s.get("name") in KEY_DISTS]

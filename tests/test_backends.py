@@ -130,3 +130,29 @@ def test_both_cuda_lines_go_to_the_gpu_runner():
     assert {j["cell"]: j["runner"] for j in jobs["include"]} == {"c": "ubuntu-latest", "g12": "gpu-h100",
                                                                  "g13": "gpu-h100"}
     assert job_matrix(sessions, m, gpu_runner="")[1] == ["g12", "g13"]
+
+
+class _Smi:
+    def __init__(self, header: str):
+        self.header = header
+
+    def __call__(self, argv, **kw):
+        import subprocess
+
+        text = "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)\n" if argv[1:] == ["-L"] else self.header
+        return subprocess.CompletedProcess(argv, 0, text, "")
+
+
+@pytest.mark.parametrize("header, backend, missing", [
+    ("| NVIDIA-SMI 550.54.15  Driver Version: 550.54.15  CUDA Version: 12.4 |", "cuda13", True),
+    ("| NVIDIA-SMI 550.54.15  Driver Version: 550.54.15  CUDA Version: 12.4 |", "cuda12", False),
+    ("| NVIDIA-SMI 580.65.06  Driver Version: 580.65.06  CUDA Version: 13.0 |", "cuda13", False),
+    ("| NVIDIA-SMI 580.65.06  Driver Version: 580.65.06  CUDA Version: 13.0 |", "cuda12", False),
+])
+def test_a_cuda13_cell_needs_a_driver_for_cuda13(monkeypatch, header, backend, missing):
+    monkeypatch.setattr(cell.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(cell.subprocess, "run", _Smi(header))
+    said = cell.backend_missing(backend)
+    assert bool(said) == missing
+    if missing:
+        assert "supports CUDA 12.4 only" in said and "580 or newer" in said

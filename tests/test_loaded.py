@@ -3,6 +3,8 @@ a name on sys.path, with the copies behind it named. Small fake distributions, n
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -61,3 +63,25 @@ def test_scan_agrees_with_import_in_a_layered_interpreter(tmp_path):
     imported, scanned, shadowed = __import__("json").loads(out.stdout)
     assert imported == scanned == "0.13.2"
     assert [(s["version"], s["by_version"]) for s in shadowed] == [("0.13.5", "0.13.2")]
+
+
+def test_the_plugin_inside_a_cell_records_what_import_loads(tmp_path):
+    """The pytest plugin's env event (a built cell's versions) uses the same reader: with two
+    copies of equinox on PYTHONPATH it records the first and names the second as shadowed."""
+    over = dist(tmp_path / "over", "equinox", "0.13.2", module="equinox")
+    base = dist(tmp_path / "base", "equinox", "0.13.5", module="equinox")
+    tests = tmp_path / "t"
+    tests.mkdir()
+    (tests / "test_x.py").write_text("def test_loaded():\n    import equinox\n    assert equinox.__version__ == '0.13.2'\n")
+    events = tmp_path / "events.jsonl"
+    root = Path(__file__).resolve().parent.parent
+    env = {"PATH": "/usr/bin:/bin", "JAXCOMPAT_RESULTS": str(events), "JAXCOMPAT_IMPORTS": "equinox",
+           "JAXCOMPAT_BACKEND": "cpu", "PYTHONPATH": os.pathsep.join([str(over), str(base), str(root)]),
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "jaxcompat.pytest_plugin", "-p", "no:cacheprovider",
+                          str(tests)], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    (env_event,) = [e for e in map(json.loads, events.read_text().splitlines()) if e["event"] == "env"]
+    assert env_event["versions"]["equinox"] == "0.13.2" and env_event["imports"] == {"equinox": "ok"}
+    assert env_event["shadowed"] == [{"name": "equinox", "version": "0.13.5", "site": 2, "by_version": "0.13.2",
+                                      "by_site": 1}]
