@@ -156,3 +156,18 @@ def test_a_cuda13_cell_needs_a_driver_for_cuda13(monkeypatch, header, backend, m
     assert bool(said) == missing
     if missing:
         assert "supports CUDA 12.4 only" in said and "580 or newer" in said
+
+
+def test_the_reports_name_the_device(tmp_path):
+    from jaxcompat.outcomes import CellResult
+    from jaxcompat.reports import markdown, write_matrix
+
+    gpu = CellResult(id="g", python="3.12", backend="cuda13", status="ok",
+                     device={"platform": "gpu", "kind": "NVIDIA H100 80GB HBM3", "count": 1, "cuda_runtime": "13.0"})
+    cpu = CellResult(id="c", python="3.12", backend="cpu", status="ok", device={"platform": "cpu", "kind": "cpu", "count": 1})
+    rows = {line.split("|")[2].strip(): line.split("|")[4].strip() for line in markdown([gpu, cpu], {}).splitlines()
+            if line.startswith("| ") and "`" in line.split("|")[2]}
+    assert rows == {"`g`": "cuda13 (NVIDIA H100 80GB HBM3)", "`c`": "cpu"}
+    write_matrix([gpu, cpu], tmp_path, {})
+    page = (tmp_path / "matrix.html").read_text()
+    assert "<dd>1 x NVIDIA H100 80GB HBM3 (gpu; CUDA runtime 13.0)</dd>" in page and "<dd>1 x cpu</dd>" in page
