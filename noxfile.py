@@ -40,6 +40,12 @@ def matrix(session: nox.Session) -> None:
 
 
 @nox.session(python=False)
+def gpu(session: nox.Session) -> None:
+    """The GPU cells of matrix.toml (cuda12, cuda13) into reports/gpu/; backend-missing without a GPU."""
+    _jaxcompat(session, "matrix", "--cell", "*-cuda12", "--cell", "*-cuda13", "--reports", "reports/gpu")
+
+
+@nox.session(python=False)
 def report(session: nox.Session) -> None:
     """Rebuild reports/matrix.json and matrix.md from the per-cell reports on disk."""
     _jaxcompat(session, "report")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .atomic import write_text
+from .backends import JAX_EXTRAS
 from .config import ANY, LATEST, Cell
 from .uvbin import uv_bin
 
@@ -109,11 +110,12 @@ def _project_digest(editable: str) -> str:
 
 
 def backend_requirements(cell: Cell) -> list[str]:
-    """jax extras for accelerator cells (the wheels that bring CUDA)."""
-    if cell.backend == "cuda12" and "jax" in cell.pins:
+    """jax extras for accelerator cells (the wheels that bring CUDA 12 or 13)."""
+    if cell.backend in JAX_EXTRAS and "jax" in cell.pins:
+        extra, _since = JAX_EXTRAS[cell.backend]
         value = cell.pins["jax"]
         spec = "" if value in (ANY, LATEST) else (f"=={value}" if value[0].isdigit() else value)
-        return [f"jax[cuda12]{spec}"]
+        return [f"jax[{extra}]{spec}"]
     return []
 
 
