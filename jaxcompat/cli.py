@@ -159,6 +159,9 @@ def cmd_check(args) -> int:
             cell = target.cell(cell)
             if base_reqs:
                 baseline = target.cell(candidate_cell(base_reqs, python=args.python or AUTO))
+                cell, baseline, shared = usertests.same_python(cell, baseline, target, Path(args.state) / "cache")
+                if shared:
+                    print(shared, flush=True)
     except (CandidateError, usertests.TestsError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG

@@ -206,11 +206,13 @@ def _pykey(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in v.split("."))
 
 
-def choose_python(pins: dict[str, str], cache_dir: Path, pythons=PYTHONS) -> str:
-    """The lowest of ``pythons`` that this machine has and every exact pin supports."""
+def choose_python(pins: dict[str, str], cache_dir: Path, pythons=PYTHONS,
+                  also: tuple[dict[str, str], ...] = ()) -> str:
+    """The lowest of ``pythons`` that this machine has and every exact pin supports (of ``pins``
+    and of each pin set in ``also``: one Python for a baseline and its candidate)."""
     reasons, missing = [], []
     for version in pythons:
-        why = python_fits(version, pins, cache_dir)
+        why = next(filter(None, (python_fits(version, p, cache_dir) for p in (pins, *also))), "")
         if why:
             reasons.append(f"{version}: {why}")
             continue

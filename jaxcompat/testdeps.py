@@ -46,6 +46,7 @@ class Declared:
     extras_file: str = ""  # where the extras are declared
     groups: dict[str, list[str]] = field(default_factory=dict)  # group -> requirements (includes expanded)
     files: dict[str, list[str]] = field(default_factory=dict)  # requirements file -> requirements
+    requires_python: str = ""  # the project's own `requires-python`
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,8 @@ def declared(root: Path) -> Declared:
     for name in REQUIREMENT_FILES:
         if (root / name).is_file():
             files[name] = _requirements_file(root / name, root, ())
-    return Declared(normalise(project.get("name", "")), extras, extras_file, groups, files)
+    return Declared(normalise(project.get("name", "")), extras, extras_file, groups, files,
+                    str(project.get("requires-python", "")))
 
 
 def _expand_group(table: dict, group: str, seen: tuple[str, ...]) -> list[str]:

@@ -24,6 +24,8 @@ from .config import ANY, Cell, Matrix
 from .outcomes import CellResult, RawResult, error_matches
 from .rules import applies
 from .runner import run_cases
+from packaging.specifiers import SpecifierSet
+
 from .testdeps import TestDeps, TestDepsError, choose, diagnose, normalise
 from .text import first_line, last_line
 
@@ -104,6 +106,28 @@ class Target:
         if dropped:
             line += f" (left out, the candidate pins them: {', '.join(dropped)})"
         return line
+
+
+def same_python(candidate: Cell, baseline: Cell, target: Target, cache_dir: Path) -> tuple[Cell, Cell, str]:
+    """Both sides on one Python when they can share one (the upgrade, not the interpreter, is what
+    is compared): the lowest this machine has that every pin of both sides and the project's
+    ``requires-python`` accept. Cells whose Python is named stay as they are. Returns the cells
+    and a line saying what was chosen ("" when nothing could be shared: each side keeps its own)."""
+    from . import resolution
+
+    if candidate.python != resolution.AUTO or baseline.python != resolution.AUTO:
+        return candidate, baseline, ""
+    wants = target.deps.declared.requires_python
+    pythons = tuple(v for v in resolution.PYTHONS if not wants or SpecifierSet(wants).contains(v + ".0"))
+    try:
+        sides = [resolution.complete(c, cache_dir) for c in (candidate, baseline)]
+        python = resolution.choose_python(sides[0].pins, cache_dir, pythons or resolution.PYTHONS,
+                                          also=(sides[1].pins,))
+    except (resolution.ResolutionError, resolution.PythonMissing, OSError, ValueError):
+        return candidate, baseline, ""
+    why = f"; your project requires Python {wants}" if wants else ""
+    return (replace(candidate, python=python), replace(baseline, python=python),
+            f"both sides on Python {python} (the lowest that every pin of both accepts{why})")
 
 
 def locate(path: str, extras: list[str] | None = None, groups: list[str] | None = None,
@@ -248,10 +272,16 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
     # module's own record is not counted again beside them.
     broken_modules = {k: r for k, r in candidate.results.items() if r.message.startswith("[collect]")}
     stands_for = {m for m in broken_modules if baseline and any(t.startswith(m + "::") for t in baseline.results)}
+    # and the other way: a module that could not be collected in the baseline gives its tests that
+    # ran in the candidate its error as their baseline (they did not pass before)
+    broken_before = {k: r for k, r in (baseline.results if baseline else {}).items() if r.message.startswith("[collect]")}
+    stands_for |= {m for m in broken_before if m not in candidate.results
+                   and any(t.startswith(m + "::") for t in candidate.results)}
     out = []
     for name in (n for n in names if n not in stands_for):
         raw = candidate.results.get(name) or broken_modules.get(name.split("::")[0])
-        before = status(baseline.results.get(name)) if baseline else None
+        before_raw = (baseline.results.get(name) or broken_before.get(name.split("::")[0])) if baseline else None
+        before = status(before_raw) if baseline else None
         after = status(raw)
         t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(before, after))
         if raw is not None and _fails(after):

@@ -174,3 +174,26 @@ def test_a_package_the_project_needs_newer_than_the_date_is_exempted_from_the_cu
     ours = Cell(id="c", python="3.11", backend="cpu", pins={"jax": "0.7.2"})
     assert envs._compile(ours, "python3", "2025-09-22", ["jax==0.7.2"], tmp_path, []).returncode == 1
     assert len(calls) == 1
+
+
+def test_baseline_and_candidate_share_one_python_that_the_project_accepts(tmp_path, monkeypatch):
+    """jax 0.6.2 runs on 3.10 and jax 0.10.1 only from 3.11: both sides run on 3.11 (a test module
+    with 3.11 syntax would otherwise fail in the baseline for the interpreter's sake, not jax's)."""
+    from jaxcompat import resolution
+
+    def fits(version, pins, cache_dir):
+        return "needs 3.11" if pins.get("jax") == "0.10.1" and version == "3.10" else ""
+
+    monkeypatch.setattr(resolution, "complete", lambda c, cache_dir: c)
+    monkeypatch.setattr(resolution, "python_fits", fits)
+    monkeypatch.setattr(resolution, "find_python", lambda v: f"/usr/bin/python{v}")
+    target = usertests.locate(str(_project(tmp_path / "p", FLOWJAX_LIKE)))
+    new = Cell(id="c", python="auto", backend="cpu", pins={"jax": "0.10.1"})
+    old = Cell(id="b", python="auto", backend="cpu", pins={"jax": "0.6.2"})
+    c, b, line = usertests.same_python(new, old, target, tmp_path)
+    assert (c.python, b.python) == ("3.11", "3.11") and line.startswith("both sides on Python 3.11")
+    root = _project(tmp_path / "q", FLOWJAX_LIKE.replace('name = "flowlike"', 'name = "q"\nrequires-python = ">=3.12"'))
+    c, b, line = usertests.same_python(new, old, usertests.locate(str(root)), tmp_path)
+    assert (c.python, b.python) == ("3.12", "3.12") and "your project requires Python >=3.12" in line
+    named = Cell(id="n", python="3.10", backend="cpu", pins={"jax": "0.6.2"})
+    assert usertests.same_python(new, named, target, tmp_path) == (new, named, "")
