@@ -142,9 +142,17 @@ class CellResult:
     # "built": an environment the suite resolved and installed; "existing": one it was pointed at
     # (check --env), whose versions were read, not chosen
     environment: str = "built"
+    # what did not come from PyPI, or is a pre-release: {dist: {version, url, kind, commit?,
+    # sha256?, prerelease?}} (sources.py); the index options the cell resolved with
+    sources: dict[str, dict] = field(default_factory=dict)
+    index: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        for key in ("sources", "index"):  # a cell of PyPI releases reads as it always did
+            if not d[key]:
+                del d[key]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> CellResult:
