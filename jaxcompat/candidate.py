@@ -125,6 +125,7 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
     where = f" (existing environment, Python {result.python}, {result.backend})" if result.environment != "built" else ""
     lines = [f"Candidate {result.id}{where}: " + ", ".join(f"{d}=={v}" for d, v in result.versions.items()
                                                             if d in ECOSYSTEM + ("numpy",))]
+    lines += source_lines(result)
     if result.status != "ok":
         return "\n".join(lines + _did_not_work(result, matrix)), False
     hits: dict[str, list[str]] = {}
@@ -153,6 +154,23 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
         if fixes:
             lines.append("  what to pin instead: " + "; ".join(fixes))
     return "\n".join(lines), safe
+
+
+def source_lines(result: CellResult) -> list[str]:
+    """What was installed that is not a PyPI release, exactly (version, source, commit), and the
+    indexes it was resolved from."""
+    lines = []
+    idx = result.index or {}
+    where = ([f"index {idx['index_url']}"] if idx.get("index_url") else []) + \
+        [f"extra index {u}" for u in idx.get("extra_index_urls", [])] + \
+        [f"find-links {f}" for f in idx.get("find_links", [])]
+    if where or idx.get("pre"):
+        lines.append("  resolved from: " + ", ".join(where or ["PyPI"]) + ("; pre-releases allowed (--pre)"
+                                                                          if idx.get("pre") else ""))
+    lines += [f"  installed: {sources.describe(d, rec)}" for d, rec in result.sources.items()]
+    if not result.sources and any(sources.is_direct(v) for v in result.requested.values()):
+        lines += [f"  requested: {d} {v}" for d, v in result.requested.items() if sources.is_direct(v)]
+    return lines
 
 
 def _did_not_work(result: CellResult, matrix: Matrix) -> list[str]:
