@@ -165,7 +165,10 @@ def cmd_check(args) -> int:
     reports_dir = Path(args.reports)
     where = "the lowest Python that every pin supports" if cell.python == AUTO else f"Python {cell.python}"
     rules = f"; rules from {matrix.path.name} and {', '.join(str(r) for r in matrix.rules)}" if matrix.rules else ""
-    print(f"checking {' '.join(reqs)} on {where} ({cell.id}{rules})", flush=True)
+    origin = f"; from {', '.join(index.index_url and [index.index_url] or ['PyPI'])}" + "".join(
+        f", {u}" for u in (*index.extra_index_urls, *index.find_links)) + ("; --pre" if index.pre else "") \
+        if index else ""
+    print(f"checking {' '.join(reqs)} on {where} ({cell.id}{rules}{origin})", flush=True)
     with run_lock(reports_dir):
         result = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, repeat=args.repeat,
                           use_cache=not args.no_cache)

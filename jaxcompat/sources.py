@@ -459,6 +459,9 @@ def sources(dists, installed: dict[str, str], lock: str, site_packages: Path | N
         links = {Path(f).as_uri().rstrip("/") for f in find_links if Path(f).is_absolute()}
         if rec.get("kind") == "index" and rec["url"].rstrip("/") in links:
             rec["kind"] = "find-links"
+        path = local_path(rec["url"]) if rec["url"].startswith("file:") else None
+        if rec.get("kind") in ("wheel", "sdist") and "sha256" not in rec and path is not None and path.is_file():
+            rec["sha256"] = content_digest(DirectRef(dist, rec["url"], rec["kind"]))  # uv leaves archive_info empty
         try:
             pre = Version(version).is_prerelease if version else False
         except InvalidVersion:

@@ -246,7 +246,7 @@ def test_jaxlib_of_a_jax_not_on_pypi_is_read_from_its_own_wheel(tmp_path, links)
     cell = candidate_cell([f"jax @ {wheel.as_uri()}"], python="3.11", companions=False)
     assert resolution.complete(cell, cache).pins["jaxlib"] == "0.8.2"
     # a git jax: its metadata is read by the resolver, not here
-    cell = candidate_cell([f"jax @ git+https://github.com/jax-ml/jax@main"], python="3.11", companions=False)
+    cell = candidate_cell(["jax @ git+https://github.com/jax-ml/jax@main"], python="3.11", companions=False)
     done = resolution.complete(cell, cache)
     assert "jaxlib" not in done.pins
     assert resolution.jaxlib_notes(cell, done, cache) == [
@@ -304,20 +304,22 @@ def test_the_cell_reports_its_sources_scrubbed(tmp_path, links):
                         versions={"jax": "0.6.2", "equinox": "0.13.1"})
     record_sources(cell, lock, CellRun(versions={"jax": "0.6.2", "equinox": "0.13.1"}), result, tmp_path / "state")
     scrub_paths(result, {str(home): "~"})
+    digest = sources.content_digest(sources.DirectRef("equinox", wheel.as_uri(), "wheel"))
     assert result.sources == {"equinox": {"version": "0.13.1", "url": "file://~/dist/equinox-0.13.1-py3-none-any.whl",
-                                          "kind": "wheel"}}
+                                          "kind": "wheel", "sha256": digest}}
     assert result.requested["equinox"] == "@ file://~/dist/equinox-0.13.1-py3-none-any.whl"
     assert result.index == {"index_url": "", "extra_index_urls": [], "find_links": ["<local>/links"], "pre": True}
     data = result.to_dict()
     assert data["sources"] and str(tmp_path) not in json.dumps(data)
     assert "sources" not in CellResult(id="c", python="3.11", backend="cpu", status="ok").to_dict()
-    from jaxcompat.config import Settings
     from jaxcompat.config import Matrix as M
+    from jaxcompat.config import Settings
 
     text, _ = verdict(result, M(path=Path("m.toml"), settings=Settings(), cells=(), failures=()))
     first = text.splitlines()[:3]
     assert first[1] == "  resolved from: find-links <local>/links; pre-releases allowed (--pre)"
-    assert first[2] == "  installed: equinox 0.13.1 from wheel file://~/dist/equinox-0.13.1-py3-none-any.whl"
+    assert first[2] == f"  installed: equinox 0.13.1 from wheel file://~/dist/equinox-0.13.1-py3-none-any.whl " \
+                       f"(sha256 {digest[:12]}…)"
 
 
 def test_the_environment_is_read_only_when_it_holds_this_lock(tmp_path):
