@@ -181,7 +181,9 @@ def _did_not_work(result: CellResult, matrix: Matrix) -> list[str]:
         head += f" — known failure {result.failure}"
         if f:
             head += f"\n      fix: {f.fix}\n      upstream: {', '.join(f.upstream)}"
-    return [head, "      " + "\n      ".join(result.message.strip().splitlines()[-6:])]
+    said = result.message.strip().splitlines()
+    said = said if len(said) <= 7 else said[:1] + ["…"] + said[-5:]  # the resolver's first line, and its end
+    return [head, "      " + "\n      ".join(said)]
 
 
 def _hits(hits: dict[str, list[str]], matrix: Matrix) -> list[str]:

@@ -501,9 +501,11 @@ def scrub_url(url: str, replacements: dict[str, str]) -> str:
     for old, new in order:
         if old in url or quote(old) in url:
             return url.replace(quote(old), new).replace(old, new)
-    path = local_path(url)
-    if path is not None and path.is_absolute():
-        return f"file://<local>/{path.name}" if url.startswith("file:") else f"<local>/{path.name}"
+    parsed = urlparse(url)
+    if parsed.scheme in ("file", "git+file") and parsed.path.startswith("/"):
+        return f"{parsed.scheme}://<local>/{Path(unquote(parsed.path)).name}"  # git: NAME@REF
+    if parsed.scheme == "" and url.startswith("/"):
+        return f"<local>/{Path(url).name}"
     return url
 
 

@@ -343,3 +343,13 @@ def test_bad_sources_stop_before_anything_installs(argv, message, capsys, tmp_pa
     code = main(argv + ["--state", str(tmp_path / "state"), "--reports", str(tmp_path / "reports")])
     assert code == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "state").exists()
+
+
+def test_local_paths_in_urls_keep_only_their_names():
+    home = {"/home/u": "~"}
+    assert sources.scrub_url("file:///home/u/dist/x-1-py3-none-any.whl", home) == "file://~/dist/x-1-py3-none-any.whl"
+    assert sources.scrub_url("file:///srv/build/x-1-py3-none-any.whl", home) == "file://<local>/x-1-py3-none-any.whl"
+    assert sources.scrub_url("git+file:///srv/repos/equinox@v0.13.1", home) == "git+file://<local>/equinox@v0.13.1"
+    assert sources.scrub_url("/srv/wheels", home) == "<local>/wheels"
+    assert sources.scrub_url(GIT, home) == GIT and sources.scrub_url("https://x.org/simple", home) == "https://x.org/simple"
+    assert sources.scrub_pin("@ file:///srv/eqx", home) == "@ file://<local>/eqx" and sources.scrub_pin("0.6.2", home) == "0.6.2"
