@@ -353,3 +353,32 @@ def test_local_paths_in_urls_keep_only_their_names():
     assert sources.scrub_url("/srv/wheels", home) == "<local>/wheels"
     assert sources.scrub_url(GIT, home) == GIT and sources.scrub_url("https://x.org/simple", home) == "https://x.org/simple"
     assert sources.scrub_pin("@ file:///srv/eqx", home) == "@ file://<local>/eqx" and sources.scrub_pin("0.6.2", home) == "0.6.2"
+
+
+def test_a_project_folder_is_identified_by_its_files_not_its_build_output(tmp_path):
+    project = tmp_path / "eqx"
+    (project / "equinox").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[project]\nname = "equinox"\nversion = "0.14.0.dev0"\n')
+    (project / "equinox" / "__init__.py").write_text("x = 1\n")
+    ref = sources.direct_ref(parse_requirement(str(project)))
+    assert ref.kind == "folder" and ref.name == "equinox"
+    before = sources.content_digest(ref)
+    (project / "equinox" / "__pycache__").mkdir()
+    (project / "equinox" / "__pycache__" / "m.pyc").write_bytes(b"\0")
+    (project / "build").mkdir()
+    (project / "build" / "junk.py").write_text("y = 2\n")
+    assert sources.content_digest(ref) == before
+    (project / "equinox" / "__init__.py").write_text("x = 2\n")
+    assert sources.content_digest(ref) != before
+    date, why = resolution.resolution_date(candidate_cell([ref.name + " " + ref.pin], python="3.11"), Path("/x"))
+    assert date == sources.day_after(sources.today()) and "from a folder, dated today" in why[0]
+
+
+def test_latest_takes_the_index_options(tmp_path, links):
+    from jaxcompat.latest import latest_cell
+
+    opts = index_options(find_links=[str(links)], pre=True)
+    cell = latest_cell("3.12", opts)
+    assert cell.index == opts and latest_cell("3.12").index == NO_INDEX
+    argv = envs.resolve_args(cell, sys.executable, None, tmp_path / "r.in")
+    assert "--prerelease" in argv and str(links) in argv
