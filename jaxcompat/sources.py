@@ -397,7 +397,7 @@ def source_record(version: str, direct_url: dict) -> dict:
         rec["kind"] = str(vcs.get("vcs", "vcs"))
         if vcs.get("commit_id"):
             rec["commit"] = str(vcs["commit_id"])
-        if vcs.get("requested_revision"):
+        if vcs.get("requested_revision") and vcs.get("requested_revision") != vcs.get("commit_id"):
             rec["requested"] = str(vcs["requested_revision"])
         rec["url"] = f"{rec['kind']}+{url}" if not url.startswith(f"{rec['kind']}+") else url
         return rec
