@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import sources
 from .atomic import write_text
+from .backends import JAX_EXTRAS
 from .config import ANY, LATEST, Cell
 from .uvbin import uv_bin
 
@@ -113,13 +114,14 @@ def _project_digest(editable: str) -> str:
 
 
 def backend_requirements(cell: Cell) -> list[str]:
-    """jax extras for accelerator cells (the wheels that bring CUDA)."""
-    if cell.backend == "cuda12" and "jax" in cell.pins:
+    """jax extras for accelerator cells (the wheels that bring CUDA 12 or 13)."""
+    if cell.backend in JAX_EXTRAS and "jax" in cell.pins:
+        extra, _since = JAX_EXTRAS[cell.backend]
         value = cell.pins["jax"]
         if sources.is_direct(value):
-            return [f"jax[cuda12] {value}"]
+            return [f"jax[{extra}] {value}"]
         spec = "" if value in (ANY, LATEST) else (f"=={value}" if value[0].isdigit() else value)
-        return [f"jax[cuda12]{spec}"]
+        return [f"jax[{extra}]{spec}"]
     return []
 
 
