@@ -14,12 +14,14 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from . import sources
 from .backends import JAX_EXTRAS
 from .config import ANY, Cell, Matrix
 from .deprecations import forecast
 from .layout import command
 from .outcomes import FAILING_OUTCOMES, UNEXPLAINED_OUTCOMES, CellResult
 from .packages import COMPANIONS, ECOSYSTEM
+from .sources import NO_INDEX, IndexOptions
 from .text import first_line
 
 
@@ -44,32 +46,55 @@ def read_requirements(args: list[str]) -> list[str]:
                 line = line.split(" #")[0].strip()
                 if line and not line.startswith("#"):
                     if line.startswith("-"):
-                        raise CandidateError(f"{path}: option lines are not supported: {line!r}")
+                        raise CandidateError(f"{path}: option lines are not supported: {line!r} (give "
+                                             "--index-url/--extra-index-url/--find-links/--pre on the command line)")
                     out.append(line)
         elif arg.startswith("-r") and len(arg) > 2:
             out.extend(read_requirements(["-r", arg[2:]]))
+        elif arg == "@" and out:  # `equinox @ file:///…` unquoted: three words, one requirement
+            url = next(it, None)
+            if url is None:
+                raise CandidateError(f"{out[-1]} @ needs a URL after the @")
+            out[-1] = f"{out[-1]} @ {url}"
         else:
             out.append(arg)
     return out
 
 
-def parse_requirement(text: str) -> Requirement:
+def as_requirement(text: str) -> str:
+    """A plain path to a wheel, an sdist or a project folder becomes ``name @ file:///abs``."""
     try:
-        req = Requirement(text)
+        return sources.path_requirement(text) if sources.looks_like_path(text) else text
+    except sources.SourceError as e:
+        raise CandidateError(str(e)) from None
+
+
+def parse_requirement(text: str) -> Requirement:
+    """A validated PEP 508 requirement: a release specifier, or a direct reference uv can install
+    (``name @ file:///abs/x.whl``, a project folder, ``name @ git+https://host/repo@ref``)."""
+    try:
+        req = Requirement(as_requirement(text))
     except InvalidRequirement as e:
         raise CandidateError(f"invalid requirement {text!r}: {e}. "
-                             "Write PEP 508 requirements, e.g. jax==0.4.35 equinox==0.11.6") from None
+                             "Write PEP 508 requirements, e.g. jax==0.4.35 equinox==0.11.6, "
+                             "or equinox @ file:///ABSOLUTE/PATH/equinox-0.13.1-py3-none-any.whl") from None
     if req.url:
-        raise CandidateError(f"URL requirements are not allowed: {text!r}")
+        if req.specifier:
+            raise CandidateError(f"{text!r}: a direct reference takes no version specifier")
+        try:
+            sources.direct_ref(req)
+        except sources.SourceError as e:
+            raise CandidateError(str(e)) from None
     if req.marker is not None:
         raise CandidateError(f"environment markers are not allowed in a candidate: {text!r}")
     return req
 
 
 def candidate_cell(requirements: list[str], *, python: str, cell_id: str | None = None,
-                   companions: bool = True) -> Cell:
+                   companions: bool = True, index: IndexOptions = NO_INDEX) -> Cell:
     """Turn validated requirements into one cell. Exact pins stay exact; other specifiers are
-    kept; diffrax/optimistix/lineax/chex not named resolve to what the candidate allows."""
+    kept; a direct reference is the pin ``"@ URL"``; diffrax/optimistix/lineax/chex not named
+    resolve to what the candidate allows (from ``index`` too)."""
     if not requirements:
         raise CandidateError(f"no requirements given: e.g. {command('check')} jax==0.4.35 equinox==0.11.6")
     pins: dict[str, str] = {}
@@ -84,13 +109,18 @@ def candidate_cell(requirements: list[str], *, python: str, cell_id: str | None 
                 backend = line
         spec = str(req.specifier)
         exact = [s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
-        pins[name] = exact[0] if len(req.specifier) == 1 and exact else (spec or ANY)
+        if req.url:
+            pins[name] = sources.DIRECT + req.url
+        else:
+            pins[name] = exact[0] if len(req.specifier) == 1 and exact else (spec or ANY)
     _check_extra(backend, pins.get("jax", ANY))
     if companions:
         for dist in COMPANIONS:
             pins.setdefault(dist, ANY)
-    digest = hashlib.sha256(repr(sorted(pins.items())).encode()).hexdigest()[:8]
-    return Cell(id=cell_id or f"check-{digest}", python=python, backend=backend, pins=pins)
+    # The id names the environment (its folder, its lock): index options make another one.
+    key = repr(sorted(pins.items())) + (repr(index.to_dict()) if index else "")
+    digest = hashlib.sha256(key.encode()).hexdigest()[:8]
+    return Cell(id=cell_id or f"check-{digest}", python=python, backend=backend, pins=pins, index=index)
 
 
 def _check_extra(backend: str, jax: str) -> None:
@@ -114,6 +144,7 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
     where = f" (existing environment, Python {result.python}, {result.backend})" if result.environment != "built" else ""
     lines = [f"Candidate {result.id}{where}: " + ", ".join(f"{d}=={v}" for d, v in result.versions.items()
                                                             if d in ECOSYSTEM + ("numpy",))]
+    lines += source_lines(result)
     if result.status != "ok":
         return "\n".join(lines + _did_not_work(result, matrix)), False
     hits: dict[str, list[str]] = {}
@@ -144,6 +175,23 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
     return "\n".join(lines), safe
 
 
+def source_lines(result: CellResult) -> list[str]:
+    """What was installed that is not a PyPI release, exactly (version, source, commit), and the
+    indexes it was resolved from."""
+    lines = []
+    idx = result.index or {}
+    where = ([f"index {idx['index_url']}"] if idx.get("index_url") else []) + \
+        [f"extra index {u}" for u in idx.get("extra_index_urls", [])] + \
+        [f"find-links {f}" for f in idx.get("find_links", [])]
+    if where or idx.get("pre"):
+        lines.append("  resolved from: " + ", ".join(where or ["PyPI"]) + ("; pre-releases allowed (--pre)"
+                                                                          if idx.get("pre") else ""))
+    lines += [f"  installed: {sources.describe(d, rec)}" for d, rec in result.sources.items()]
+    if not result.sources and any(sources.is_direct(v) for v in result.requested.values()):
+        lines += [f"  requested: {d} {v}" for d, v in result.requested.items() if sources.is_direct(v)]
+    return lines
+
+
 def _did_not_work(result: CellResult, matrix: Matrix) -> list[str]:
     """The candidate did not resolve, install or import: its status, the known failure, the error's end."""
     head = f"  ✗ the candidate does not work: {result.status}"
@@ -152,7 +200,9 @@ def _did_not_work(result: CellResult, matrix: Matrix) -> list[str]:
         head += f" — known failure {result.failure}"
         if f:
             head += f"\n      fix: {f.fix}\n      upstream: {', '.join(f.upstream)}"
-    return [head, "      " + "\n      ".join(result.message.strip().splitlines()[-6:])]
+    said = result.message.strip().splitlines()
+    said = said if len(said) <= 7 else said[:1] + ["…"] + said[-5:]  # the resolver's first line, and its end
+    return [head, "      " + "\n      ".join(said)]
 
 
 def _hits(hits: dict[str, list[str]], matrix: Matrix) -> list[str]:
@@ -196,7 +246,7 @@ def escape_pins(result: CellResult, matrix: Matrix, requirements: list[str], cac
     from .rules import clause_holds, ranges
 
     pinned = {canonicalize_name(parse_requirement(r).name) for r in requirements
-              if any(s.operator == "==" for s in parse_requirement(r).specifier)}
+              if parse_requirement(r).url or any(s.operator == "==" for s in parse_requirement(r).specifier)}
     out: list[str] = []
     for r in result.results:
         f = matrix.failure(r.failure) if r.outcome == "reproduced" and r.failure else None

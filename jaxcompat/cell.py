@@ -12,7 +12,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from . import envs, releases, reports, resolution, resultcache, rules
+from . import envs, releases, reports, resolution, resultcache, rules, sources
 from .config import Cell, Matrix
 from .outcomes import FAILING_OUTCOMES, CellResult, check_import_rules, classify, classify_cell_error
 from .backends import backend_of, describe_device
@@ -72,6 +72,11 @@ def scrub_paths(result: CellResult, replacements: dict[str, str]) -> None:
 
     result.message = clean(result.message)
     result.notes = [clean(n) for n in result.notes]
+    result.requested = {d: sources.scrub_pin(v, replacements) for d, v in result.requested.items()}
+    result.sources = {d: sources.scrub(rec, replacements) for d, rec in result.sources.items()}
+    if result.index:
+        result.index = {**result.index, "find_links": [sources.scrub_url(f, replacements)
+                                                       for f in result.index.get("find_links", [])]}
     for r in result.results:
         r.message, r.traceback = clean(r.message), clean(r.traceback)
     for d in result.deprecations:
@@ -138,8 +143,21 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: 
         lock_text = locked(cell, python_exe, matrix, result, state_dir, opts)
         run = observe(cell, python_exe, lock_text, matrix, result, state_dir, opts)
         judge(result, run, matrix.failures, cell.backend, lock_versions(lock_text))
+        record_sources(cell, lock_text, run, result, state_dir)
     except Stop:
         return
+
+
+def record_sources(cell: Cell, lock_text: str, run: CellRun, result: CellResult, state_dir: Path) -> None:
+    """What was installed that is not a PyPI release (or is a pre-release), exactly: from the
+    environment's direct_url.json files where it is the one built from this lock, else the lock."""
+    installed = {canonicalize_name(k): v for k, v in run.versions.items()}
+    env = envs.matching_env(cell, lock_text, state_dir / "envs")
+    dists = list(dict.fromkeys([*ECOSYSTEM, *(canonicalize_name(d) for d in cell.pins)]))
+    found = sources.sources(dists, installed, lock_text, sources.site_packages(env) if env else None,
+                            find_links=cell.index.find_links)
+    result.sources = found
+    result.index = cell.index.to_dict() if cell.index else {}
 
 
 def unavailable_backend(cell: Cell, result: CellResult) -> None:
@@ -154,8 +172,9 @@ def complete(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path) ->
     t = time.perf_counter()
     try:
         done = resolution.complete(cell, state_dir / "cache")
+        found = resolution.jaxlib_notes(cell, done, state_dir / "cache")
         python_exe = find_python(done.python)
-        date = done.date or releases.resolution_date(done.exact_pins(), state_dir / "cache")
+        date, why = (done.date, []) if done.date else resolution.resolution_date(done, state_dir / "cache")
     except (resolution.ResolutionError, releases.IndexError_) as e:
         result.status, result.message = "unresolvable", str(e)
         classify_cell_error(result, "resolve", matrix.failures, cell.exact_pins())
@@ -167,7 +186,8 @@ def complete(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path) ->
         result.status, result.outcome, result.message = "install-error", "cell-error", f"reading the index: {e}"
         raise Stop from None
     result.python, result.date = done.python, date
-    if "jaxlib" in done.pins and "jaxlib" not in cell.pins:
+    result.notes.extend(found + why)
+    if "jaxlib" in done.pins and "jaxlib" not in cell.pins and not found:
         result.notes.append(f"jaxlib {done.pins['jaxlib']}: what jax {done.pins['jax']}'s metadata asks for")
     if cell.python != done.python:
         result.notes.append(f"Python {done.python}: the lowest this machine has that every pin supports")

@@ -18,6 +18,7 @@ from .config import ConfigError, load
 from .layout import STATE_ENV, command, layout
 from .matrix import default_jobs, run_cells, write_consolidated
 from .resolution import AUTO
+from .sources import SourceError
 
 EXIT_OK, EXIT_FAILING, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -147,8 +148,9 @@ def cmd_check(args) -> int:
         return _check_existing(args, matrix)
     target = baseline = None
     try:
+        index = _index_options(args)
         reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
-        cell = candidate_cell(reqs, python=args.python or AUTO)
+        cell = candidate_cell(reqs, python=args.python or AUTO, index=index)
         base_reqs = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)])
         if base_reqs and not args.tests:
             raise CandidateError("--baseline compares your own tests: give --tests PATH too")
@@ -158,17 +160,20 @@ def cmd_check(args) -> int:
             target = usertests.locate(args.tests, args.extra, args.group, args.with_)
             cell = target.cell(cell)
             if base_reqs:
-                baseline = target.cell(candidate_cell(base_reqs, python=args.python or AUTO))
+                baseline = target.cell(candidate_cell(base_reqs, python=args.python or AUTO, index=index))
                 cell, baseline, shared = usertests.same_python(cell, baseline, target, Path(args.state) / "cache")
                 if shared:
                     print(shared, flush=True)
-    except (CandidateError, usertests.TestsError) as e:
+    except (CandidateError, usertests.TestsError, SourceError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
     reports_dir = Path(args.reports)
     where = "the lowest Python that every pin supports" if cell.python == AUTO else f"Python {cell.python}"
     rules = f"; rules from {matrix.path.name} and {', '.join(str(r) for r in matrix.rules)}" if matrix.rules else ""
-    print(f"checking {' '.join(reqs)} on {where} ({cell.id}{rules})", flush=True)
+    origin = f"; from {', '.join(index.index_url and [index.index_url] or ['PyPI'])}" + "".join(
+        f", {u}" for u in (*index.extra_index_urls, *index.find_links)) + ("; --pre" if index.pre else "") \
+        if index else ""
+    print(f"checking {' '.join(reqs)} on {where} ({cell.id}{rules}{origin})", flush=True)
     if target is not None and target.deps_line(cell):
         print(target.deps_line(cell), flush=True)
     with run_lock(reports_dir):
@@ -185,6 +190,13 @@ def cmd_check(args) -> int:
         _verify_escapes(result, matrix, reqs, args)
     print(f"\nreport: {reports_dir / 'check.json'}")
     return EXIT_OK if safe else EXIT_FAILING
+
+
+def _index_options(args):
+    """--index-url/--extra-index-url/--find-links/--pre, validated (sources.SourceError if not)."""
+    from .sources import index_options
+
+    return index_options(args.index_url, args.extra_index_url, args.find_links, args.pre)
 
 
 def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path, args) -> int:
@@ -261,7 +273,7 @@ def _verify_escapes(result, matrix, reqs: list[str], args, limit: int = 3) -> No
         name = pin.split("==")[0]
         trial = [r for r in reqs if parse_requirement(r).name.lower() not in (name, "jaxlib" if name == "jax" else name)]
         trial.append(pin)
-        cell = candidate_cell(trial, python=args.python or AUTO)
+        cell = candidate_cell(trial, python=args.python or AUTO, index=_index_options(args))
         res = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, use_cache=not args.no_cache)
         text, ok = verdict(res, matrix)
         summary = "safe" if ok else text.splitlines()[1].strip() if len(text.splitlines()) > 1 else "not safe"
@@ -278,8 +290,14 @@ def cmd_latest(args) -> int:
     matrix = _load(args)
     reports_dir = Path(args.reports)
     baseline_path = Path(args.baseline) if args.baseline else reports_dir / "baseline.json"
+    try:
+        index = _index_options(args)
+    except SourceError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
     with run_lock(reports_dir):
-        result = run_latest(matrix, state_dir=Path(args.state), reports_dir=reports_dir, use_cache=not args.no_cache)
+        result = run_latest(matrix, state_dir=Path(args.state), reports_dir=reports_dir, use_cache=not args.no_cache,
+                            index=index)
         text, regressed = report_latest(result, load_baseline(baseline_path), reports_dir)
         if args.update_baseline:
             update_baseline(baseline_path, [result.to_dict()])
@@ -406,6 +424,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"environments, locks and caches (default: {where.state}; ${STATE_ENV} overrides)")
     common.add_argument("--no-cache", action="store_true",
                         help="run every case, re-using no earlier result (results are still stored)")
+    indexes = argparse.ArgumentParser(add_help=False)
+    ix = indexes.add_argument_group("where releases come from (nightlies, release candidates)")
+    ix.add_argument("--index-url", metavar="URL", help="a package index (PEP 503) used instead of PyPI")
+    ix.add_argument("--extra-index-url", action="append", default=[], metavar="URL",
+                    help="a package index searched besides PyPI (repeatable), e.g. a nightly-wheel index")
+    ix.add_argument("--find-links", action="append", default=[], metavar="DIR|URL",
+                    help="a folder (or page) of wheels to install from (repeatable)")
+    ix.add_argument("--pre", action="store_true",
+                    help="any package may resolve to a pre-release (.dev, rc); a pin naming one needs no --pre")
     p = argparse.ArgumentParser(prog="jax-compat" if where.bundled else "jaxcompat", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     m = sub.add_parser("matrix", parents=[common],
@@ -423,7 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="copy this run's cells into reports/baseline.json (explicit only)")
     r.add_argument("--check", action="store_true", help="exit 1 when a cell of the report is failing")
     r.set_defaults(func=cmd_report)
-    k = sub.add_parser("check", parents=[common], help="upgrade check of one candidate combination")
+    k = sub.add_parser("check", parents=[common, indexes], help="upgrade check of one candidate combination")
     k.add_argument("requirements", nargs="*", help="PEP 508 requirements")
     k.add_argument("-r", "--requirement", dest="requirement_files", action="append", default=[],
                    metavar="FILE", help="read requirements from FILE (repeatable)")
@@ -448,7 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--no-verify-escapes", action="store_true",
                    help="do not run the nearest pins that avoid the known failures found")
     k.set_defaults(func=cmd_check)
-    lt = sub.add_parser("latest", parents=[common], help="the newest releases, compared with the baseline")
+    lt = sub.add_parser("latest", parents=[common, indexes], help="the newest releases, compared with the baseline")
     lt.add_argument("--baseline", help="baseline file (default: reports/baseline.json)")
     lt.add_argument("--update-baseline", action="store_true", help="store tonight's result as the baseline")
     lt.set_defaults(func=cmd_latest)

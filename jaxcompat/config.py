@@ -21,6 +21,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from .sources import IndexOptions
+
 try:  # Python >= 3.11
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10 hosts
@@ -68,6 +70,7 @@ class Cell:
     date: str | None = None  # resolution cutoff (YYYY-MM-DD); derived from pins when None
     note: str = ""
     editable: tuple[str, ...] = ()  # local projects installed editable (`check --tests`): "path" or "path[extra]"
+    index: IndexOptions = IndexOptions()  # other indexes, find-links folders, --pre (sources.py)
 
     def requirements(self) -> list[str]:
         """PEP 508 strings for the required (non-optional) pins."""
@@ -140,6 +143,8 @@ def is_exact(value: str) -> bool:
 def pin_requirement(dist: str, value: str) -> str:
     if value in (ANY, LATEST):
         return dist
+    if value.startswith("@ "):  # a direct reference (sources.py): "@ file:///…", "@ git+https://…"
+        return f"{dist} {value}"
     if is_exact(value):
         return f"{dist}=={value}"
     return f"{dist}{value}"

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import sources
 from .atomic import write_text
 from .backends import JAX_EXTRAS
 from .config import ANY, LATEST, Cell
@@ -73,7 +74,7 @@ def _clean(stderr: str) -> str:
 def resolve_args(cell: Cell, python: str, date: str | None, requirements_file: Path,
                  exempt: tuple[str, ...] = ()) -> list[str]:
     argv = [uv_bin(), "pip", "compile", str(requirements_file), "--python", python, "--quiet",
-            "--no-header", "--no-annotate", "--no-python-downloads"]
+            "--no-header", "--no-annotate", "--no-python-downloads", *cell.index.uv_args(resolving=True)]
     if date is not None:
         argv += ["--exclude-newer", date]
         # Exact pins are exempt from the cutoff: a re-uploaded wheel (jaxlib 0.4.13) must not
@@ -112,7 +113,10 @@ def spec_hash(cell: Cell, python_exe: str, date: str | None, harness: tuple[str,
     payload = json.dumps({"python": python_exe, "pins": cell.pins, "constraints": cell.constraints,
                           "date": date, "backend": cell.backend, "harness": list(harness),
                           "extra": extra, "editable": [_project_digest(e) for e in cell.editable],
-                          **({"past_cutoff": 1} if cell.editable else {})},
+                          **({"past_cutoff": 1} if cell.editable else {}),
+                          # direct references' content and index options; absent (so the key
+                          # stays what it was) for a cell of PyPI releases
+                          **({"sources": ident} if (ident := sources.identity(cell.pins, cell.index)) else {})},
                          sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
@@ -133,6 +137,8 @@ def backend_requirements(cell: Cell) -> list[str]:
     if cell.backend in JAX_EXTRAS and "jax" in cell.pins:
         extra, _since = JAX_EXTRAS[cell.backend]
         value = cell.pins["jax"]
+        if sources.is_direct(value):
+            return [f"jax[{extra}] {value}"]
         spec = "" if value in (ANY, LATEST) else (f"=={value}" if value[0].isdigit() else value)
         return [f"jax[{extra}]{spec}"]
     return []
@@ -148,7 +154,7 @@ def resolve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, .
     cached = lock_cache / f"{cell.id}-{key}.txt"
     notes_file = cached.with_suffix(".notes.json")
     failed_file = cached.with_suffix(".unresolvable.txt")
-    floating = any(v == LATEST for v in cell.pins.values())
+    floating = any(v == LATEST for v in cell.pins.values()) or sources.moving(cell.pins, cell.index)
     if cached.is_file() and not floating:
         notes = json.loads(notes_file.read_text()) if notes_file.is_file() else []
         return cached.read_text(), notes
@@ -179,8 +185,13 @@ def resolve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, .
         if UNRESOLVABLE.search(proc.stderr):
             write_text(failed_file, _clean(proc.stderr))
             raise BuildError("unresolvable", _clean(proc.stderr))
-        raise BuildError("install-error", _clean(proc.stderr))
+        message = _clean(proc.stderr)
+        if cell.index.other_index and TRANSIENT.search(proc.stderr):
+            where = ", ".join(u for u in (cell.index.index_url, *cell.index.extra_index_urls, *cell.index.find_links) if u)
+            message = f"a package index given could not be read ({where}); the resolver says:\n{message}"
+        raise BuildError("install-error", message)
     failed_file.unlink(missing_ok=True)
+    proc.stdout = sources.lock_header(cell.pins, cell.index) + proc.stdout
     write_text(cached, proc.stdout)
     write_text(notes_file, json.dumps(notes))
     return proc.stdout, notes
@@ -197,6 +208,16 @@ def lock(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return text, notes, round(time.perf_counter() - t0, 3)
+
+
+def matching_env(cell: Cell, lock_text: str, env_root: Path) -> Path | None:
+    """The cell's environment folder when it holds exactly this lock (else None)."""
+    env = env_root / cell.id
+    try:
+        spec = json.loads((env / SPEC_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return env if spec.get("lock") == hashlib.sha256(lock_text.encode()).hexdigest()[:16] else None
 
 
 def install(cell: Cell, python_exe: str, lock_text: str, env_root: Path,
@@ -224,7 +245,8 @@ def install(cell: Cell, python_exe: str, lock_text: str, env_root: Path,
     lock_file = env / "jaxcompat-lock.txt"
     write_text(lock_file, lock_text)
     proc = _run([uv_bin(), "pip", "sync", "--quiet", "--python", str(env_python),
-                 *(["--compile-bytecode"] if compile_bytecode else []), str(lock_file)])
+                 *(["--compile-bytecode"] if compile_bytecode else []), *cell.index.uv_args(resolving=False),
+                 str(lock_file)])
     if proc.returncode != 0:
         status = "unresolvable" if UNRESOLVABLE.search(proc.stderr) else "install-error"
         raise BuildError(status, _clean(proc.stderr))

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from .atomic import write_text
+from .candidate import source_lines
 from .cell import run_cell
 from .compare import Diff, compare, render
 from .config import LATEST, Cell, Matrix
@@ -20,6 +21,7 @@ from .outcomes import FAILING_OUTCOMES, CellResult, parse_cells
 from .packages import ECOSYSTEM
 from .pythons import PythonMissing, find_python
 from .reports import markdown, matrix_dict
+from .sources import NO_INDEX, IndexOptions
 from .text import first_line
 
 PACKAGES = ECOSYSTEM
@@ -27,13 +29,15 @@ PYTHONS = ("3.14", "3.13", "3.12", "3.11")
 CELL_ID = "latest"
 
 
-def latest_cell(python: str) -> Cell:
+def latest_cell(python: str, index: IndexOptions = NO_INDEX) -> Cell:
+    """Every package at its newest: with ``index`` (an upstream-dev night), the newest that those
+    indexes have, pre-releases too with ``--pre``."""
     return Cell(id=CELL_ID, python=python, backend="cpu", pins={p: LATEST for p in PACKAGES},
-                note="the newest release of every package")
+                note="the newest release of every package", index=index)
 
 
 def run_latest(matrix: Matrix, *, state_dir: Path, reports_dir: Path, pythons=PYTHONS,
-               use_cache: bool = True, progress=print) -> CellResult:
+               use_cache: bool = True, progress=print, index: IndexOptions = NO_INDEX) -> CellResult:
     """Try the newest Python first; fall back while the newest releases cannot resolve on it."""
     result: CellResult | None = None
     tried = []
@@ -44,7 +48,7 @@ def run_latest(matrix: Matrix, *, state_dir: Path, reports_dir: Path, pythons=PY
             tried.append(f"{version} (not installed)")
             continue
         progress(f"latest: trying Python {version}")
-        result = run_cell(latest_cell(version), matrix, state_dir=state_dir, reports_dir=reports_dir,
+        result = run_cell(latest_cell(version, index), matrix, state_dir=state_dir, reports_dir=reports_dir,
                           use_cache=use_cache)
         if result.status != "unresolvable":
             return result
@@ -81,6 +85,7 @@ def issue_body(result: CellResult, diff: Diff) -> str:
     versions = ", ".join(f"{d} {v}" for d, v in result.versions.items() if d in PACKAGES + ("numpy",))
     lines = ["### jax-compat nightly: regression on the newest releases", "",
              f"Environment: Python {result.python}, {versions}", ""]
+    lines += [f"- {x.strip()}" for x in source_lines(result)] + ([""] if source_lines(result) else [])
     failing = [r for r in result.results if r.outcome in FAILING_OUTCOMES]
     if result.status != "ok":
         lines += [f"The cell did not run: **{result.status}**", "", "```", result.message[-3000:], "```", ""]
@@ -113,8 +118,11 @@ def report_latest(result: CellResult, baseline: list[CellResult], reports_dir: P
     diff = compare(baseline_latest(baseline), [result], match_single=True)
     regressed = result.failing or diff.regressed
     text = render(diff, "baseline", "tonight's newest releases")
-    md = [markdown([result], {"matrix_file": "(latest releases)"}), "", "## Since the baseline", "",
-          "```", text, "```", ""]
+    origin = [line.strip() for line in source_lines(result)]  # nightlies, pre-releases: what exactly
+    if origin:
+        text = "\n".join(origin) + "\n" + text
+    md = [markdown([result], {"matrix_file": "(latest releases)"}), ""] + [f"- {x}" for x in origin] + \
+        ([""] if origin else []) + ["## Since the baseline", "", "```", text, "```", ""]
     if diff.new_failures:
         md += ["New failures: " + ", ".join(f"`{m.case}` ({m.before} → {m.after})" for m in diff.new_failures), ""]
     if diff.fixed:

@@ -147,9 +147,17 @@ class CellResult:
     device: dict = field(default_factory=dict)
     # copies of a distribution that `import` does not load: {name, version, site, by_version, by_site}
     shadowed: list[dict] = field(default_factory=list)
+    # what did not come from PyPI, or is a pre-release: {dist: {version, url, kind, commit?,
+    # sha256?, prerelease?}} (sources.py); the index options the cell resolved with
+    sources: dict[str, dict] = field(default_factory=dict)
+    index: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        for key in ("sources", "index"):  # a cell of PyPI releases reads as it always did
+            if not d[key]:
+                del d[key]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> CellResult:

@@ -24,7 +24,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from . import releases
+from . import releases, sources
 from .atomic import write_text
 from .config import Cell, is_exact
 from .pythons import PythonMissing, find_python
@@ -230,12 +230,108 @@ def choose_python(pins: dict[str, str], cache_dir: Path, pythons=PYTHONS,
 
 
 def complete(cell: Cell, cache_dir: Path) -> Cell:
-    """The cell with jaxlib pinned as jax's metadata asks and ``python = "auto"`` decided."""
+    """The cell with jaxlib pinned as jax's metadata asks and ``python = "auto"`` decided.
+
+    A jax that is not a PyPI release (a direct reference, a pre-release only another index has)
+    has its jaxlib read from its own wheel, sdist or folder where that is local; the jaxlib is
+    then the PyPI release it allows as of the date or, if PyPI has none, the specifier itself (the
+    resolver picks it from the given indexes). Where jax's metadata cannot be read here (a git
+    URL, a remote index), jaxlib is left to the resolver, which reads it there
+    (:func:`jaxlib_notes` says which)."""
     pins = dict(cell.pins)
+    off = off_pypi(cell, cache_dir)
     jax = pins.get("jax")
-    if jax is not None and is_exact(jax) and "jaxlib" not in pins:
-        others = {d: v for d, v in pins.items() if is_exact(v)}
-        date = cell.date or releases.resolution_date(others, cache_dir)
-        pins["jaxlib"] = pick_jaxlib(jax, jaxlib_requirement(jax, cache_dir), cache_dir, date)
-    python = choose_python(pins, cache_dir) if cell.python == AUTO else cell.python
+    if jax is not None and "jaxlib" not in pins and (is_exact(jax) or sources.is_direct(jax)):
+        date = cell.date or resolution_date(cell, cache_dir)[0]
+        if is_exact(jax) and "jax" not in off:
+            pins["jaxlib"] = pick_jaxlib(jax, jaxlib_requirement(jax, cache_dir), cache_dir, date)
+        else:
+            spec, _ = local_jaxlib_requirement(cell)
+            if spec is not None:
+                try:
+                    pins["jaxlib"] = pick_jaxlib(str(jax), spec, cache_dir, date)
+                except ResolutionError:
+                    if not cell.index.other_index:
+                        raise
+                    pins["jaxlib"] = str(spec)
+    fixed = {d: v for d, v in pins.items() if d not in off}
+    python = choose_python(fixed, cache_dir) if cell.python == AUTO else cell.python
     return dataclasses.replace(cell, pins=pins, python=python)
+
+
+def jaxlib_notes(cell: Cell, done: Cell, cache_dir: Path) -> list[str]:
+    """Where the jaxlib of a jax that is not a PyPI release came from (one line; none otherwise)."""
+    jax = cell.pins.get("jax", "")
+    if "jaxlib" in cell.pins or not (sources.is_direct(jax) or "jax" in off_pypi(cell, cache_dir)):
+        return []
+    spec, where = local_jaxlib_requirement(cell)
+    if "jaxlib" not in done.pins:
+        return [f"jaxlib: what the resolver picks for jax's own metadata ({where})"]
+    return [f"jaxlib {done.pins['jaxlib']}: what jax's own metadata asks for ({where}: jaxlib{spec})"]
+
+
+def off_pypi(cell: Cell, cache_dir: Path) -> set[str]:
+    """Exact pins that PyPI does not have but another index given may (a nightly, an rc). Without
+    another index, an unknown version is the error it always was."""
+    if not cell.index.other_index:
+        return set()
+    out = set()
+    for dist, version in cell.exact_pins().items():
+        try:
+            if version not in releases.release_info(dist, cache_dir, need=version):
+                out.add(dist)
+        except releases.IndexError_:
+            out.add(dist)
+    return out
+
+
+def resolution_date(cell: Cell, cache_dir: Path) -> tuple[str | None, list[str]]:
+    """(the day after the newest pin, why) — PyPI releases by their upload, what PyPI does not
+    date (a direct reference, a version only another index has) as ``sources`` dates it."""
+    off = off_pypi(cell, cache_dir)
+    base = releases.resolution_date({d: v for d, v in cell.exact_pins().items() if d not in off}, cache_dir)
+    dated = [sources.find_links_date(d, cell.pins[d], cell.index) for d in sorted(off)]
+    dated += [sources.ref_date(r) for _, r in sorted(sources.direct_refs(cell.pins).items())]
+    if not dated:
+        return base, []
+    newest = sources.day_after(max(d for d, _ in dated))
+    date = max(base, newest) if base else newest
+    return date, [f"resolved as of {date}: " + "; ".join(why for _, why in dated)
+                  + (f" (the PyPI releases alone: {base})" if base and base != date else "")]
+
+
+def local_jaxlib_requirement(cell: Cell) -> tuple[SpecifierSet | None, str]:
+    """jax's jaxlib requirement read from a local wheel, sdist or folder of jax, or from its wheel
+    in a --find-links folder: (specifier or None, where it was read / why it could not be)."""
+    jax = cell.pins["jax"]
+    path: Path | None = None
+    if sources.is_direct(jax):
+        ref = sources.direct_refs({"jax": jax})["jax"]
+        path = ref.path
+        if path is None:
+            return None, f"jax from a {ref.kind}, not readable here"
+    else:
+        for link in cell.index.find_links:
+            folder = sources.local_path(link)
+            if folder is not None and folder.is_dir():
+                path = next((p for p in sorted(folder.iterdir())
+                             if sources._file_is(p.name, "jax", jax)), None)
+                if path is not None:
+                    break
+        if path is None:
+            return None, f"jax {jax} is on another index"
+    try:
+        if path.is_dir():
+            for name in ("PKG-INFO", "setup.py"):
+                if (path / name).is_file():
+                    text = (path / name).read_text(encoding="utf-8")
+                    spec = jaxlib_spec_from_metadata(text) if name == "PKG-INFO" else (
+                        SpecifierSet(f"=={m.group(1)}") if (m := _SETUP_JAXLIB.search(text)) else None)
+                    if spec is not None:
+                        return spec, path.name
+            return None, f"{path.name} names no jaxlib"
+        blob = path.read_bytes()
+        spec = _jaxlib_spec_from_wheel(blob) if path.name.endswith(".whl") else _jaxlib_spec_from_sdist(blob)
+    except (OSError, ValueError, StopIteration, zipfile.BadZipFile, tarfile.TarError) as e:
+        return None, f"{path.name} unreadable: {e}"
+    return spec, path.name

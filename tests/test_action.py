@@ -113,3 +113,18 @@ def test_the_step_fails_exactly_when_the_check_fails_and_the_summary_always_has_
 def test_the_summary_prefers_check_md(tmp_path):
     _, summary, _ = _simulate(tmp_path, {"candidate": "jax==0.4.35"}, exit_code=1, check_md="# the markdown verdict")
     assert "# the markdown verdict" in summary and "Candidate check-1" not in summary
+
+
+def test_the_index_inputs_become_index_options(tmp_path):
+    """Nightly indexes, a folder of release candidates and --pre reach `check`, one option each."""
+    argv, _, _ = _simulate(tmp_path, {"candidate": "jax==0.6.2 equinox @ git+https://github.com/patrick-kidger/equinox@main",
+                                      "index-url": "https://example.org/simple",
+                                      "extra-index-url": "https://a.example/simple\nhttps://b.example/simple",
+                                      "find-links": "wheels\nmore wheels\n", "pre": "true"}, exit_code=0)
+    assert argv == ["check", "--reports", "reports", "jax==0.6.2", "equinox", "@",
+                    "git+https://github.com/patrick-kidger/equinox@main",
+                    "--index-url", "https://example.org/simple", "--extra-index-url", "https://a.example/simple",
+                    "--extra-index-url", "https://b.example/simple", "--find-links", "wheels",
+                    "--find-links", "more wheels", "--pre"]
+    argv, _, _ = _simulate(tmp_path / "2", {"candidate": "jax==0.6.2", "pre": "false"}, exit_code=0)
+    assert argv == ["check", "--reports", "reports", "jax==0.6.2"]

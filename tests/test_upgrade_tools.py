@@ -26,7 +26,7 @@ def test_candidate_cell_pins_and_companions():
 
 
 @pytest.mark.parametrize("bad", ["jax==0.4.33; rm -rf ~", "jax==0.4.33 && rm -rf ~", "$(reboot)",
-                                 "jax @ https://evil.example/jax.whl", 'jax==0.4.33; python_version<"3.12"'])
+                                 "jax @ ftp://evil.example/jax.whl", "jax @ file:///no/such/jax-0.4.33-py3-none-any.whl", 'jax==0.4.33; python_version<"3.12"'])
 def test_candidate_rejects_non_requirements(bad):
     with pytest.raises(CandidateError):
         candidate_cell([bad], python="3.11")
