@@ -351,7 +351,9 @@ def render_md(summary: dict, obs: list[Observation], rows: list[dict], meta: dic
     for o in sorted(obs, key=lambda o: (Version(o.combo.jax), Version(o.combo.equinox))):
         lines.append(f"| {o.combo.jax} | {o.combo.equinox} | {o.cell.python} | {o.cell.status} | "
                      f"{', '.join(o.failures) or ('—' if not o.wrong else 'WRONG: ' + str(len(o.wrong)))} |")
-    lines += ["", render_forecasts(obs), render_compat(rows)]
+    lines += ["", render_forecasts(obs),
+              "Which releases work with which jax (verified, inferred, holes): `compat.md`, regenerated "
+              "with the survey (or alone: `python -m jaxcompat compat`)."]
     return "\n".join(lines) + "\n"
 
 
@@ -390,26 +392,6 @@ def render_forecasts(obs: list[Observation]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_compat(rows: list[dict]) -> str:
-    lines = ["## Which releases for which jax (no known failure)", "",
-             "From the rules, for every jax release: the oldest and newest equinox (each end marked by what "
-             "the survey saw there), and the range of diffrax, optimistix and lineax whose metadata accepts "
-             "that jax and that no rule on the pair flags.", "",
-             "| jax | jaxlib | oldest equinox | newest equinox | diffrax | optimistix | lineax |",
-             "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        if not r["installable"]:
-            lines.append(f"| {r['jax']} | — | cannot be installed from the index on CPU | | | | |")
-            continue
-        comp = " | ".join("–".join(dict.fromkeys(r.get(d) or [])) or "none" for d in ("diffrax", "optimistix", "lineax"))
-        if not r["equinox"]:
-            lines.append(f"| {r['jax']} | {r['jaxlib']} | none without a known failure | | {comp} |")
-        else:
-            lo, hi = r["equinox"]
-            lines.append(f"| {r['jax']} | {r['jaxlib']} | {lo} ({r['observed'][lo]}) | {hi} ({r['observed'][hi]}) | {comp} |")
-    return "\n".join(lines) + "\n"
-
-
 def write(out_dir: Path, reports_dir: Path, summary: dict, obs: list[Observation], rows: list[dict],
           sp: Space, matrix: Matrix, meta: dict) -> None:
     from .survey_html import render
@@ -420,5 +402,4 @@ def write(out_dir: Path, reports_dir: Path, summary: dict, obs: list[Observation
                               "wrong": [list(w) for w in o.wrong], "versions": o.cell.versions} for o in obs]}
     write_text(reports_dir / "survey.json", json.dumps(data, indent=1) + "\n")
     write_text(reports_dir / "survey.md", render_md(summary, obs, rows, meta))
-    write_text(reports_dir / "compat.md", "# jax-compat: compatible releases\n\n" + render_compat(rows))
     write_text(reports_dir / "survey.html", render(sp, obs, rows, matrix_pairs(matrix), summary))
