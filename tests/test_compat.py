@@ -5,7 +5,7 @@ import json
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from jaxcompat import compat, pins
+from jaxcompat import compat
 from jaxcompat.cli import main
 from jaxcompat.compat import Release, Releases, Run
 from jaxcompat.config import load
