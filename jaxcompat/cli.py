@@ -360,6 +360,9 @@ def cmd_compat(args) -> int:
     from . import compat
 
     try:
+        for report in args.add:
+            print(f"recorded {', '.join(compat.record(Path(report), Path(args.reports)))} in "
+                  f"{Path(args.reports) / compat.CHECKS}")
         rows = compat.generate(_load(args), Path(args.reports), Path(args.state) / "cache",
                                [Path(p) for p in args.evidence] or None)
     except compat.EvidenceError as e:
@@ -485,7 +488,9 @@ def build_parser() -> argparse.ArgumentParser:
     sv.set_defaults(func=cmd_survey)
     cp = sub.add_parser("compat", parents=[common], help="rebuild compat.md/json: which releases work with which jax")
     cp.add_argument("--evidence", action="append", default=[], metavar="FILE",
-                    help="survey.json or a report of cells (repeatable; default: reports/survey.json and baseline.json)")
+                    help="survey.json or a report of cells (repeatable; default: reports/survey.json, baseline.json, checks.json)")
+    cp.add_argument("--add", action="append", default=[], metavar="CHECK.json",
+                    help="record a check report in reports/checks.json as evidence first (repeatable)")
     cp.set_defaults(func=cmd_compat)
     pn = sub.add_parser("pins", parents=[common], help="the newest releases known to work with one jax, as requirements")
     pn.add_argument("--jax", required=True, help="the jax release, e.g. 0.6.2")

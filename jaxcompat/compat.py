@@ -25,6 +25,7 @@ from .outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, parse_cells, recl
 from .rules import clause_holds
 
 COMMAND = "python -m jaxcompat compat"
+CHECKS = "checks.json"  # the check runs recorded as evidence (`compat --add reports/check.json`)
 SCHEMA = 1
 FIRST_JAX, FIRST_EQX = "0.4.13", "0.10.0"
 COMPANIONS = ("diffrax", "optimistix", "lineax")
@@ -311,7 +312,9 @@ def cell_runs(data: dict, matrix: Matrix, source: str) -> list[Run]:
             seen.insert(0, cell.failure)
         wrong = sum(r.outcome in FAILING_OUTCOMES for r in cell.results) + (cell.outcome in FAILING_CELL_OUTCOMES)
         versions = {canonicalize_name(k): v for k, v in (cell.versions or cell.requested).items()}
-        label = f"matrix cell {cell.id}" if source == "matrix" else f"{source} {cell.id}"
+        label = (f"matrix cell {cell.id}" if source == "matrix" else
+                 f"check run {cell.id} of jax {versions.get('jax')} + equinox {versions.get('equinox')}"
+                 if source == "check" else f"{source} {cell.id}")
         seen = tuple(f for f in dict.fromkeys(seen) if f not in advisory)
         out.append(Run(source, label, cell.python, cell.status, versions, seen, wrong,
                        _unobserved(matrix.failures, versions, seen)))
@@ -330,7 +333,9 @@ def load_runs(paths: list[Path], matrix: Matrix) -> list[Run]:
         if "combinations" in data:
             runs += survey_runs(data, matrix)
         elif "cells" in data or "results" in data:
-            runs += cell_runs(data, matrix, "matrix" if path.name in ("baseline.json", "matrix.json") else path.stem)
+            source = ("matrix" if path.name in ("baseline.json", "matrix.json")
+                      else "check" if path.name in (CHECKS, "check.json") else path.stem)
+            runs += cell_runs(data, matrix, source)
         else:
             raise EvidenceError(f"{path}: neither a survey.json (\"combinations\") nor a report of cells "
                                 "(\"cells\"); pass reports/survey.json, reports/baseline.json or a matrix report")
@@ -375,6 +380,8 @@ What each mark means:
   0.0.11) still verifies equinox; diffrax, optimistix and lineax are verified only by runs with no
   known failure at all.
 - **✓m** — verified the same way by a matrix cell (`reports/baseline.json`).
+- **✓c** — verified the same way by a `jax-compat check` run, recorded with
+  `python -m jaxcompat compat --add reports/check.json` (`reports/checks.json`).
 - **~** — inferred from the rules only: the release's metadata accepts this jax and no rule predicts
   a failure, but no run saw it with this jax.
 - **holes** — releases inside the range (between its oldest and newest end) that are *not* good:
@@ -391,7 +398,7 @@ def _mark(rng: Range, v: str) -> str:
     runs = rng.verified.get(v)
     if not runs:
         return f"{v} ~"
-    return f"{v} ✓" + "".join(sorted({"s" if r.startswith("survey") else "m" for r in runs}))
+    return f"{v} ✓" + "".join(sorted({r[0] for r in runs}))  # s(urvey), m(atrix cell), c(heck run)
 
 
 def _ends(rng: Range) -> str:
@@ -448,8 +455,8 @@ def requirement_lines(row: Row, failures=()) -> list[tuple[str, str]]:
         return []
     if row.newest:
         run = row.newest[0]
-        who = " and ".join(r.label for r in row.newest)
-        out = [(f"jax=={run.versions['jax']}", f"verified: {who} (Python {run.python}, cpu, no known failure)")]
+        who = " and ".join(f"{r.label} (Python {r.python})" for r in row.newest)
+        out = [(f"jax=={run.versions['jax']}", f"verified: {who}; cpu, no known failure")]
         for d in pinned(failures)[1:]:
             if d in run.versions:
                 why = "the same run" if d in PINNED else "the same run (as installed there; a rule names it)"
@@ -519,10 +526,45 @@ def to_json(rows: list[Row], sources: list[str], failures=()) -> dict:
          "ranges": {d: rng(x) for d, x in r.ranges.items()}} for r in rows]}
 
 
+def record(report: Path, reports_dir: Path) -> list[str]:
+    """Keep the cells of a check report (``check.json``) in ``reports/checks.json``, compacted
+    (what pytest saw, the error of each case that did not pass; no tracebacks), so that a check
+    run is evidence the table is regenerated from. A cell with the same id is replaced."""
+    data = _read(report)
+    cells = parse_cells(data) if "cells" in data else parse_cells({"cells": [data]}) if "results" in data else []
+    if not cells:
+        raise EvidenceError(f"{report}: not a report of cells (a check.json, matrix.json or cells/<id>.json)")
+    path = reports_dir / CHECKS
+    kept = {c.id: c for c in (parse_cells(_read(path)) if path.is_file() else [])}
+    for cell in cells:
+        for r in cell.results:
+            r.traceback = ""
+            if r.status == "passed":
+                r.message = ""
+        cell.deprecations = []
+        kept[cell.id] = cell
+    write_text(path, json.dumps({"schema": 1, "generated_by": f"{COMMAND} --add reports/check.json",
+                                 "cells": [_compact(c) for c in kept.values()]}, indent=1) + "\n")
+    return [c.id for c in cells]
+
+
+RAW = ("case", "status", "outcome", "failure", "error_types", "message", "duration_s")  # what judging again needs
+
+
+def _compact(cell) -> dict:
+    d = cell.to_dict()
+    d["results"] = [{k: r[k] for k in RAW if r.get(k)} for r in d["results"]]
+    return {k: v for k, v in d.items() if v not in ("", [], {}, None) or k in ("results", "versions")}
+
+
+def default_evidence(reports_dir: Path) -> list[Path]:
+    return [p for p in (reports_dir / "survey.json", reports_dir / "baseline.json", reports_dir / CHECKS)
+            if p.is_file()]
+
+
 def generate(matrix: Matrix, reports_dir: Path, cache: Path, evidence: list[Path] | None = None) -> list[Row]:
     """Build the table from the evidence and write ``compat.md`` and ``compat.json``."""
-    paths = evidence if evidence is not None else [
-        p for p in (reports_dir / "survey.json", reports_dir / "baseline.json") if p.is_file()]
+    paths = evidence if evidence is not None else default_evidence(reports_dir)
     runs = load_runs(paths, matrix)
     rows = table(gather(cache), matrix.failures, runs)
     sources = [_shown(p, reports_dir) for p in paths]

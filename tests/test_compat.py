@@ -17,7 +17,7 @@ RULES = (MINIMAL  # demo-bug: jax >= 0.4.32 with equinox < 0.11.8
          + failure_toml("eqx-0120", CASE, '{ equinox = "==0.12.0" }')
          + failure_toml("optx-0011", CASE, '{ optimistix = "==0.0.11" }')
          + failure_toml("old-numpy", CASE, '{ jaxlib = "<0.4.26", numpy = ">=2" }')
-         + failure_toml("usage", CASE, '{ equinox = ">=0" }') + "advisory = true\n")
+         + failure_toml("usage", "cases/test_demo.py::test_control_ok", '{ equinox = ">=0" }') + "advisory = true\n")
 JAX = ("0.4.26", "0.4.27", "0.4.28", "0.4.33")
 EQX = ("0.11.7", "0.11.8", "0.11.9", "0.12.0", "0.12.1")
 
@@ -225,3 +225,26 @@ def test_the_committed_table_matches_the_committed_evidence():
         assert match.clean
         pinned = dict(q["requirement"].split("==") for q in r["requirements"])
         assert all(match.versions[d] == v for d, v in pinned.items())
+
+
+def test_a_check_run_recorded_with_add_becomes_evidence_marked_c(matrix, tmp_path):
+    check = {"id": "check-1234", "python": "3.10", "backend": "cpu", "status": "ok",
+             "versions": {"jax": "0.4.33", "jaxlib": "0.4.33", "equinox": "0.12.1"},
+             "deprecations": [{"package": "equinox", "where": "x.py:1", "message": "m", "category": "D", "case": None}],
+             "results": [{"case": CASE, "status": "passed", "outcome": "pass", "message": "noise",
+                          "traceback": "  File <root>/x.py", "fix": "f", "upstream": ["u"]}]}
+    report = tmp_path / "check.json"
+    report.write_text(json.dumps(check))
+    reports = tmp_path / "reports"
+    assert compat.record(report, reports) == ["check-1234"]
+    assert compat.record(report, reports) == ["check-1234"]  # the same id again: replaced, not doubled
+    stored = json.loads((reports / compat.CHECKS).read_text())
+    (cell,) = stored["cells"]
+    assert cell["results"] == [{"case": CASE, "status": "passed", "outcome": "pass"}] and "deprecations" not in cell
+    (r,) = compat.load_runs(compat.default_evidence(reports), matrix)
+    assert (r.source, r.label, r.clean) == ("check", "check run check-1234 of jax 0.4.33 + equinox 0.12.1", True)
+    rng = row(compat.table(releases(), matrix.failures, [r]), "0.4.33").ranges["equinox"]
+    assert compat._ends(rng) == "0.12.1 ✓c"
+    report.write_text('{"cells": []}')
+    with pytest.raises(compat.EvidenceError, match="check.json: not a report of cells"):
+        compat.record(report, reports)
