@@ -472,6 +472,22 @@ def requirement_lines(row: Row, failures=()) -> list[tuple[str, str]]:
     return out
 
 
+def cautions(row: Row, failures) -> list[str]:
+    """For pins inferred from the rules: the rules that still apply with these pins depending on
+    a package left unpinned ("numpy>=2: old-numpy"), so the reader knows what to avoid."""
+    if cause(row) or row.newest:
+        return []
+    core = {"jax": row.jax, "jaxlib": row.jaxlib or "",
+            "equinox": max(row.ranges["equinox"].inferred + list(row.ranges["equinox"].verified), key=_key)}
+    out = []
+    for f in _active(failures):
+        for c in f.affects:
+            rest = {d: spec for d, spec in c.items() if d not in core}
+            if rest and clause_holds({d: spec for d, spec in c.items() if d in core}, core):
+                out.append(f"avoid {' with '.join(f'{d}{spec}' for d, spec in rest.items())} ({f.id})")
+    return out
+
+
 def answer(row: Row, failures=()) -> str:
     """The one-line answer to "which newest releases are known to work with my jax?"."""
     if c := cause(row):
@@ -522,7 +538,7 @@ def to_json(rows: list[Row], sources: list[str], failures=()) -> dict:
         {"jax": r.jax, "jaxlib": r.jaxlib, "cause": cause(r), "broken": [list(b) for b in r.broken],
          "instead": r.instead, "answer": answer(r, failures),
          "requirements": [{"requirement": q, "evidence": e} for q, e in requirement_lines(r, failures)],
-         "verified_set": bool(r.newest),
+         "verified_set": bool(r.newest), "cautions": cautions(r, failures),
          "ranges": {d: rng(x) for d, x in r.ranges.items()}} for r in rows]}
 
 

@@ -30,6 +30,7 @@ class Pins:
     verified: bool  # the set comes from one run with no known failure
     answer: str
     sources: tuple[str, ...]
+    cautions: tuple[str, ...] = ()  # rules that apply depending on packages left unpinned
 
 
 def load(path: Path, jax: str) -> Pins:
@@ -51,7 +52,7 @@ def load(path: Path, jax: str) -> Pins:
                         f"releases, {span}); pass one of them, or regenerate with `{COMMAND}` after a new release")
     reqs = tuple((q["requirement"], q["evidence"]) for q in row.get("requirements") or [])
     return Pins(row["jax"], row.get("cause", ""), reqs, bool(row.get("verified_set")), row.get("answer", ""),
-                tuple(data.get("sources") or ()))
+                tuple(data.get("sources") or ()), tuple(row.get("cautions") or ()))
 
 
 def _key(v: str) -> Version:
@@ -75,6 +76,7 @@ def render(pins: Pins) -> str:
     lines = [f"# Newest releases known to work with jax {pins.jax} (CPU): {how}.",
              f"# From {', '.join(pins.sources)} via `jax-compat pins --jax {pins.jax}`."]
     width = max(len(q) for q, _ in pins.requirements)
+    lines += [f"# caution: {c}" for c in pins.cautions]
     lines += [f"{q.ljust(width)}  # {e}" for q, e in pins.requirements]
     return "\n".join(lines) + "\n"
 

@@ -248,3 +248,18 @@ def test_a_check_run_recorded_with_add_becomes_evidence_marked_c(matrix, tmp_pat
     report.write_text('{"cells": []}')
     with pytest.raises(compat.EvidenceError, match="check.json: not a report of cells"):
         compat.record(report, reports)
+
+
+def test_inferred_pins_name_the_rules_that_depend_on_what_is_left_unpinned(matrix, tmp_path, capsys):
+    r = row(compat.table(releases(), matrix.failures, []), "0.4.26")
+    # jaxlib 0.4.26 is outside old-numpy's jaxlib<0.4.26; optimistix 0.0.11 applies whatever the jax
+    assert compat.cautions(r, matrix.failures) == ["avoid optimistix==0.0.11 (optx-0011)"]
+    older = Releases(("0.4.25",), {"0.4.25": "0.4.25"}, releases().packages)
+    r = row(compat.table(older, matrix.failures, []), "0.4.25")
+    assert "avoid numpy>=2 (old-numpy)" in compat.cautions(r, matrix.failures)
+    path = _write_compat(matrix, tmp_path, [])
+    assert main(["pins", "--jax", "0.4.26", "--compat", str(path)]) == 1
+    assert "# caution: avoid optimistix==0.0.11 (optx-0011)\n" in capsys.readouterr().out
+    # a verified set pins every version it ran: nothing left to caution about
+    r = row(compat.table(releases(), matrix.failures, [run("0.4.33", "0.12.1")]), "0.4.33")
+    assert compat.cautions(r, matrix.failures) == []
