@@ -291,7 +291,8 @@ def compat_rows(matrix: Matrix, sp: Space, obs: list[Observation], cache: Path) 
         good = [e for e in sp.equinox_for(j) if not predicted({"jax": j, "jaxlib": jaxlib, "equinox": e}, matrix)]
         row = {"jax": j, "jaxlib": jaxlib, "installable": True,
                "equinox": [good[0], good[-1]] if good else None}
-        row["observed"] = {e: _mark(seen.get((j, e))) for e in (row["equinox"] or [])}
+        advisory = {f.id for f in matrix.failures if f.advisory}
+        row["observed"] = {e: _mark(seen.get((j, e)), advisory) for e in (row["equinox"] or [])}
         for dist in ("diffrax", "optimistix", "lineax"):
             row[dist] = _companion_range(dist, j, jaxlib, good, matrix, cache)
         rows.append(row)
@@ -321,10 +322,12 @@ def predicted(versions: dict[str, str], matrix: Matrix) -> list[str]:
     return [f.id for f in matrix.failures if not f.advisory and applies(f, versions, "cpu")]
 
 
-def _mark(o: Observation | None) -> str:
+def _mark(o: Observation | None, advisory: set[str] = frozenset()) -> str:
+    """What the survey saw at a range end; an advisory rule (a usage pitfall on every release)
+    is no failure of the combination."""
     if o is None:
         return "not surveyed"
-    return "failed" if (o.failures or o.wrong) else "clean"
+    return "failed" if ([f for f in o.failures if f not in advisory] or o.wrong) else "clean"
 
 
 # -- output -----------------------------------------------------------------------------------

@@ -263,3 +263,14 @@ def test_inferred_pins_name_the_rules_that_depend_on_what_is_left_unpinned(matri
     # a verified set pins every version it ran: nothing left to caution about
     r = row(compat.table(releases(), matrix.failures, [run("0.4.33", "0.12.1")]), "0.4.33")
     assert compat.cautions(r, matrix.failures) == []
+
+
+def test_the_survey_maps_range_ends_ignore_advisory_failures():
+    from jaxcompat import survey
+    from jaxcompat.outcomes import CaseResult, CellResult
+
+    seen = CaseResult(case=CASE, failure="usage", expected="fail", outcome="reproduced", duration_s=0.1, message="")
+    cell = CellResult(id="survey-jax0.6.2-eqx0.12.2", python="3.10", backend="cpu", status="ok",
+                      results=[seen], requested={"jax": "0.6.2", "equinox": "0.12.2"})
+    o = survey.Observation(survey.Combo("0.6.2", "0.12.2"), cell)
+    assert survey._mark(o, {"usage"}) == "clean" and survey._mark(o) == "failed" and survey._mark(None) == "not surveyed"
