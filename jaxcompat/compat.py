@@ -497,8 +497,9 @@ def answer(row: Row, failures=()) -> str:
     if row.newest:
         return f"{pins} — verified: {' and '.join(r.label for r in row.newest)}"
     eqx = row.ranges["equinox"]
-    return (f"{pins} — inferred from rules only (no run saw a full set with this jax without a known "
-            f"failure); rules allow equinox {_inferred(eqx)}")
+    ev = reqs[2][1] if reqs[2][1].startswith("verified") else "inferred from rules only"
+    return (f"{pins} — {ev} (no run saw a full set with this jax without a known failure); rules allow "
+            f"equinox {_inferred(eqx)}")
 
 
 def render_md(rows: list[Row], sources: list[str], failures=()) -> str:
