@@ -171,8 +171,8 @@ def verifies(run: Run, dist: str, failures) -> bool:
     """Whether ``run`` verifies the release of ``dist`` it installed with its jax.
 
     equinox: every package imported, no wrong verdict, and every known failure it saw (or that
-    today's rules predict on its versions) is about another package (optimistix 0.0.11, diffrax 0.6.0 on jax 0.4.36, NumPy 2 with an old jaxlib),
-    never about equinox or about the jax release alone. The other packages sit on equinox (and on
+    today's rules predict on its versions) is about another package (optimistix 0.0.11, diffrax
+    0.6.0 on jax 0.4.36, NumPy 2 with an old jaxlib), never about equinox or the jax release alone. The other packages sit on equinox (and on
     each other): only a run with no known failure at all verifies them."""
     if dist not in run.versions or run.status != "ok" or run.wrong:
         return False
