@@ -469,12 +469,16 @@ def requirement_lines(row: Row, failures=()) -> list[tuple[str, str]]:
     ev = (f"verified for equinox by {eqx.verified[newest_eqx][0]}" if newest_eqx in eqx.verified
           else "inferred from rules only")
     out.append((f"equinox=={newest_eqx}", ev))
-    return out
+    return out + constraints(row, failures)
 
 
-def cautions(row: Row, failures) -> list[str]:
-    """For pins inferred from the rules: the rules that still apply with these pins depending on
-    a package left unpinned ("numpy>=2: old-numpy"), so the reader knows what to avoid."""
+NEGATED = {">=": "<", "<": ">=", ">": "<=", "<=": ">", "==": "!="}
+JAX_DEPENDS = ("numpy", "scipy")  # installed with jax anyway: a constraint on them adds no package
+
+
+def _unpinned(row: Row, failures) -> list[tuple[Failure, dict[str, SpecifierSet]]]:
+    """For pins inferred from the rules: each rule that still applies with jax, jaxlib and the
+    pinned equinox depending on a package left unpinned, with the ranges of those packages."""
     if cause(row) or row.newest:
         return []
     core = {"jax": row.jax, "jaxlib": row.jaxlib or "",
@@ -482,10 +486,32 @@ def cautions(row: Row, failures) -> list[str]:
     out = []
     for f in _active(failures):
         for c in f.affects:
-            rest = {d: spec for d, spec in c.items() if d not in core}
+            rest = {canonicalize_name(d): spec for d, spec in c.items() if d not in core}
             if rest and clause_holds({d: spec for d, spec in c.items() if d in core}, core):
-                out.append(f"avoid {' with '.join(f'{d}{spec}' for d, spec in rest.items())} ({f.id})")
+                out.append((f, rest))
     return out
+
+
+def _constraint(rest: dict[str, SpecifierSet]) -> str | None:
+    """``numpy<2`` for a rule on ``numpy>=2``: one bound on a package jax installs anyway."""
+    if len(rest) != 1:
+        return None
+    (dist, spec), = rest.items()
+    specs = list(spec)
+    if dist not in JAX_DEPENDS or len(specs) != 1 or specs[0].operator not in NEGATED:
+        return None
+    return f"{dist}{NEGATED[specs[0].operator]}{specs[0].version}"
+
+
+def constraints(row: Row, failures) -> list[tuple[str, str]]:
+    return [(c, f"inferred from rules only: avoids {f.id}") for f, rest in _unpinned(row, failures)
+            if (c := _constraint(rest))]
+
+
+def cautions(row: Row, failures) -> list[str]:
+    """What to avoid among the packages left unpinned that no constraint line covers."""
+    return [f"avoid {' with '.join(f'{d}{spec}' for d, spec in rest.items())} ({f.id})"
+            for f, rest in _unpinned(row, failures) if not _constraint(rest)]
 
 
 def answer(row: Row, failures=()) -> str:
