@@ -75,6 +75,18 @@ def survey(session: nox.Session) -> None:
     _jaxcompat(session, "survey")
 
 
+@nox.session(python=False)
+def compat(session: nox.Session) -> None:
+    """Rebuild reports/compat.md and compat.json (which releases work with which jax)."""
+    _jaxcompat(session, "compat")
+
+
+@nox.session(python=False)
+def pins(session: nox.Session) -> None:
+    """The newest releases known to work with one jax, as requirements (-- --jax 0.6.2)."""
+    _jaxcompat(session, "pins")
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Fast tests of the harness itself (config, rules, outcomes, reports, runner); no jax."""

@@ -336,7 +336,7 @@ def cmd_bisect(args) -> int:
 
 def cmd_survey(args) -> int:
     """Sample the release space off the matrix, run what is not yet observed, score, render."""
-    from . import survey
+    from . import compat, survey
 
     matrix = _load(args)
     reports_dir, state_dir = Path(args.reports), Path(args.state)
@@ -373,6 +373,7 @@ def cmd_survey(args) -> int:
         rows = survey.compat_rows(matrix, sp, obs, cache)
         survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix,
                      {"seed": args.seed, "limit": args.limit, "sampled": len(combos)})
+        compat.generate(matrix, reports_dir, cache)
     print(f"\nsurvey: {summary['combinations']} combinations observed; case verdicts right "
           f"{summary['right']}/{summary['verdicts']} ({100 * summary['right_share']:.2f}%); combinations "
           f"with no wrong verdict {summary['clean_combinations']}/{summary['combinations']} "
@@ -381,6 +382,37 @@ def cmd_survey(args) -> int:
         print(f"  wrong: {w['case']} {w['outcome']} {w['error_type']} x{len(w['combinations'])}")
     print(f"reports: {reports_dir / 'survey.md'}, survey.json, survey.html, compat.md")
     return EXIT_INTERRUPTED if interrupted else EXIT_OK
+
+
+def cmd_compat(args) -> int:
+    """Rebuild reports/compat.md and compat.json from the stored evidence and the rules."""
+    from . import compat
+
+    try:
+        for report in args.add:
+            print(f"recorded {', '.join(compat.record(Path(report), Path(args.reports)))} in "
+                  f"{Path(args.reports) / compat.CHECKS}")
+        rows = compat.generate(_load(args), Path(args.reports), Path(args.state) / "cache",
+                               [Path(p) for p in args.evidence] or None)
+    except compat.EvidenceError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    print(f"compat: {len(rows)} jax releases, {sum(bool(r.newest) for r in rows)} with a verified set; "
+          f"{Path(args.reports) / 'compat.md'}, compat.json")
+    return EXIT_OK
+
+
+def cmd_pins(args) -> int:
+    """Print the newest releases known to work with one jax, as a requirements file."""
+    from . import pins
+
+    source = Path(args.compat) if args.compat else layout().root / "reports" / "compat.json"
+    try:
+        return pins.run(source, args.jax, Path(args.output) if args.output else None,
+                        warn=lambda m: print(m, file=sys.stderr))
+    except pins.PinsError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
 
 
 def cmd_cache_key(args) -> int:
@@ -498,6 +530,17 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--jax", metavar="SPEC", help="only the sampled combinations whose jax matches SPEC (e.g. '>=0.6')")
     sv.add_argument("--report-only", action="store_true", help="score the stored observations (merge shards)")
     sv.set_defaults(func=cmd_survey)
+    cp = sub.add_parser("compat", parents=[common], help="rebuild compat.md/json: which releases work with which jax")
+    cp.add_argument("--evidence", action="append", default=[], metavar="FILE",
+                    help="survey.json or a report of cells (repeatable; default: reports/survey.json, baseline.json, checks.json)")
+    cp.add_argument("--add", action="append", default=[], metavar="CHECK.json",
+                    help="record a check report in reports/checks.json as evidence first (repeatable)")
+    cp.set_defaults(func=cmd_compat)
+    pn = sub.add_parser("pins", parents=[common], help="the newest releases known to work with one jax, as requirements")
+    pn.add_argument("--jax", required=True, help="the jax release, e.g. 0.6.2")
+    pn.add_argument("-o", "--output", metavar="FILE", help="write the requirements to FILE (default: stdout)")
+    pn.add_argument("--compat", metavar="FILE", help="compat.json to read (default: the one jax-compat ships)")
+    pn.set_defaults(func=cmd_pins)
     ci = sub.add_parser("ci-plan", parents=[common], help="GitHub Actions job matrix from nox -l --json")
     ci.add_argument("--nox-json", default="-", help="output of `nox -l --json -t cell` (default: stdin)")
     ci.add_argument("--gpu-runner", default="", help="runner label for GPU cells, cuda12 and cuda13 (empty: skip them)")

@@ -291,7 +291,8 @@ def compat_rows(matrix: Matrix, sp: Space, obs: list[Observation], cache: Path) 
         good = [e for e in sp.equinox_for(j) if not predicted({"jax": j, "jaxlib": jaxlib, "equinox": e}, matrix)]
         row = {"jax": j, "jaxlib": jaxlib, "installable": True,
                "equinox": [good[0], good[-1]] if good else None}
-        row["observed"] = {e: _mark(seen.get((j, e))) for e in (row["equinox"] or [])}
+        advisory = {f.id for f in matrix.failures if f.advisory}
+        row["observed"] = {e: _mark(seen.get((j, e)), advisory) for e in (row["equinox"] or [])}
         for dist in ("diffrax", "optimistix", "lineax"):
             row[dist] = _companion_range(dist, j, jaxlib, good, matrix, cache)
         rows.append(row)
@@ -321,10 +322,12 @@ def predicted(versions: dict[str, str], matrix: Matrix) -> list[str]:
     return [f.id for f in matrix.failures if not f.advisory and applies(f, versions, "cpu")]
 
 
-def _mark(o: Observation | None) -> str:
+def _mark(o: Observation | None, advisory: set[str] = frozenset()) -> str:
+    """What the survey saw at a range end; an advisory rule (a usage pitfall on every release)
+    is no failure of the combination."""
     if o is None:
         return "not surveyed"
-    return "failed" if (o.failures or o.wrong) else "clean"
+    return "failed" if ([f for f in o.failures if f not in advisory] or o.wrong) else "clean"
 
 
 # -- output -----------------------------------------------------------------------------------
@@ -351,7 +354,9 @@ def render_md(summary: dict, obs: list[Observation], rows: list[dict], meta: dic
     for o in sorted(obs, key=lambda o: (Version(o.combo.jax), Version(o.combo.equinox))):
         lines.append(f"| {o.combo.jax} | {o.combo.equinox} | {o.cell.python} | {o.cell.status} | "
                      f"{', '.join(o.failures) or ('—' if not o.wrong else 'WRONG: ' + str(len(o.wrong)))} |")
-    lines += ["", render_forecasts(obs), render_compat(rows)]
+    lines += ["", render_forecasts(obs),
+              "Which releases work with which jax (verified, inferred, holes): `compat.md`, regenerated "
+              "with the survey (or alone: `python -m jaxcompat compat`)."]
     return "\n".join(lines) + "\n"
 
 
@@ -390,26 +395,6 @@ def render_forecasts(obs: list[Observation]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_compat(rows: list[dict]) -> str:
-    lines = ["## Which releases for which jax (no known failure)", "",
-             "From the rules, for every jax release: the oldest and newest equinox (each end marked by what "
-             "the survey saw there), and the range of diffrax, optimistix and lineax whose metadata accepts "
-             "that jax and that no rule on the pair flags.", "",
-             "| jax | jaxlib | oldest equinox | newest equinox | diffrax | optimistix | lineax |",
-             "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        if not r["installable"]:
-            lines.append(f"| {r['jax']} | — | cannot be installed from the index on CPU | | | | |")
-            continue
-        comp = " | ".join("–".join(dict.fromkeys(r.get(d) or [])) or "none" for d in ("diffrax", "optimistix", "lineax"))
-        if not r["equinox"]:
-            lines.append(f"| {r['jax']} | {r['jaxlib']} | none without a known failure | | {comp} |")
-        else:
-            lo, hi = r["equinox"]
-            lines.append(f"| {r['jax']} | {r['jaxlib']} | {lo} ({r['observed'][lo]}) | {hi} ({r['observed'][hi]}) | {comp} |")
-    return "\n".join(lines) + "\n"
-
-
 def write(out_dir: Path, reports_dir: Path, summary: dict, obs: list[Observation], rows: list[dict],
           sp: Space, matrix: Matrix, meta: dict) -> None:
     from .survey_html import render
@@ -420,5 +405,4 @@ def write(out_dir: Path, reports_dir: Path, summary: dict, obs: list[Observation
                               "wrong": [list(w) for w in o.wrong], "versions": o.cell.versions} for o in obs]}
     write_text(reports_dir / "survey.json", json.dumps(data, indent=1) + "\n")
     write_text(reports_dir / "survey.md", render_md(summary, obs, rows, meta))
-    write_text(reports_dir / "compat.md", "# jax-compat: compatible releases\n\n" + render_compat(rows))
     write_text(reports_dir / "survey.html", render(sp, obs, rows, matrix_pairs(matrix), summary))
