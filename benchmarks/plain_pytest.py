@@ -104,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
             meta.write_text(json.dumps([rc, secs]))
         plain[side], timing[side] = outcomes(xml), (rc, secs)
         print(f"{side}: pytest exit {rc} in {secs} s, {len(plain[side])} results", file=sys.stderr)
+    for side, other in (("candidate", "baseline"), ("baseline", "candidate")):
+        _module_errors_to_tests(plain[side], plain[other])
     ours = {t["test"]: t for t in data["user_tests"]}
     keys = set(plain["candidate"]) | set(plain["baseline"])
     by_key = {junit_key(k): v for k, v in ours.items()}
@@ -148,6 +150,20 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0 if not mismatches else 1
+
+
+def _module_errors_to_tests(side: dict[str, str], other: dict[str, str]) -> None:
+    """A module pytest could not collect on this side: each of its tests that the other side ran
+    did not pass here either (its status is the module's error), and the module's own record
+    stands for nothing more."""
+    for key in [k for k in side if k.startswith("::")]:
+        module = key[2:]
+        tests = [k for k in other if not k.startswith("::") and (k.split("::")[0] == module
+                                                                  or k.split("::")[0].startswith(module + "."))]
+        if tests:
+            status = side.pop(key)
+            for k in tests:
+                side.setdefault(k, status)
 
 
 def _tally(results: dict[str, str]) -> str:
