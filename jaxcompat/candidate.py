@@ -83,18 +83,20 @@ def candidate_cell(requirements: list[str], *, python: str, cell_id: str | None 
         spec = str(req.specifier)
         exact = [s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
         pins[name] = exact[0] if len(req.specifier) == 1 and exact else (spec or ANY)
-    if companions:
-        for dist in COMPANIONS:
-            pins.setdefault(dist, ANY)
+    added = tuple(d for d in COMPANIONS if d not in pins) if companions else ()
+    for dist in added:
+        pins[dist] = ANY
     digest = hashlib.sha256(repr(sorted(pins.items())).encode()).hexdigest()[:8]
-    return Cell(id=cell_id or f"check-{digest}", python=python, backend=backend, pins=pins)
+    return Cell(id=cell_id or f"check-{digest}", python=python, backend=backend, pins=pins, added=added)
 
 
 def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
     """Human verdict and whether the candidate is safe (no failure of any kind)."""
     where = f" (existing environment, Python {result.python}, {result.backend})" if result.environment != "built" else ""
-    lines = [f"Candidate {result.id}{where}: " + ", ".join(f"{d}=={v}" for d, v in result.versions.items()
-                                                            if d in ECOSYSTEM + ("numpy",))]
+    shown = [d for d in result.versions if d in ECOSYSTEM + ("numpy",)]
+    lines = [f"Candidate {result.id}{where}: " + ", ".join(f"{d}=={result.versions[d]}" for d in shown
+                                                            if d not in result.added)]
+    lines += added_lines(result)
     if result.status != "ok":
         return "\n".join(lines + _did_not_work(result, matrix)), False
     hits: dict[str, list[str]] = {}
@@ -125,9 +127,38 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
     return "\n".join(lines), safe
 
 
+def added_lines(result: CellResult) -> list[str]:
+    """What the suite added to run every case (not the user's pins), and the releases it skipped."""
+    if not result.added:
+        return []
+    have = [f"{d}=={a['version']}" for d, a in result.added.items() if a.get("version")]
+    lines = ["  added by the suite so every case can run (not your pins): " + (", ".join(have) or "none")]
+    for d, a in result.added.items():
+        lines += [f"    - {d} {s['version']} skipped: {s['reason']}" for s in a.get("skipped", [])]
+        if a.get("left_out") and a.get("skipped"):
+            lines.append(f"    - {d} left out: no release imports with your pins; the cases that need it are skipped")
+    return lines
+
+
+def failed_imports(result: CellResult) -> list[str]:
+    """The modules an import-error cell names (``import X failed:`` lines of its message)."""
+    return [ln[len("import "):-len(" failed:")] for ln in result.message.splitlines()
+            if ln.startswith("import ") and ln.endswith(" failed:")]
+
+
 def _did_not_work(result: CellResult, matrix: Matrix) -> list[str]:
-    """The candidate did not resolve, install or import: its status, the known failure, the error's end."""
+    """The candidate did not resolve, install or import: its status, the known failure, the error's end.
+    An import error names the user's pins that failed first; one only in a package the suite added
+    is said to be that, never that the candidate does not work."""
+    failed = failed_imports(result) if result.status == "import-error" else []
+    mine = [m for m in failed if m not in result.added]
     head = f"  ✗ the candidate does not work: {result.status}"
+    if mine:
+        pins = ", ".join(f"{d}=={v}" for d, v in result.versions.items() if d in ECOSYSTEM and d not in result.added)
+        head = f"  ✗ your pins do not work together: import {', '.join(mine)} failed ({pins})"
+    elif failed and result.added:
+        head = (f"  ? not judged: {', '.join(failed)}, added by the suite (not your pins), failed to import; "
+                "this says nothing against your candidate")
     if result.failure:
         f = matrix.failure(result.failure)
         head += f" — known failure {result.failure}"

@@ -67,13 +67,25 @@ class Cell:
     date: str | None = None  # resolution cutoff (YYYY-MM-DD); derived from pins when None
     note: str = ""
     editable: tuple[str, ...] = ()  # local projects installed editable (`check --tests`): "path" or "path[extra]"
+    # The packages the suite added (not the user's): companions a candidate did not name. One of
+    # them never makes the candidate "not work" (jaxcompat/learned.py walks it back or leaves it out).
+    added: tuple[str, ...] = ()
+    # Releases of added packages not to install ("optimistix!=0.0.7"): they do not import with
+    # these pins (observed, or a learned record). An optional package keeps being optional.
+    avoid: tuple[str, ...] = ()
 
     def requirements(self) -> list[str]:
         """PEP 508 strings for the required (non-optional) pins."""
         return [pin_requirement(d, v) for d, v in self.pins.items() if v != ANY]
 
     def optional(self) -> list[str]:
-        return [d for d, v in self.pins.items() if v == ANY]
+        """The optional ("*") pins, each with the releases to avoid ("optimistix!=0.0.7")."""
+        out = []
+        for d, v in self.pins.items():
+            if v == ANY:
+                specs = [a[len(d):] for a in self.avoid if a.startswith(d) and a[len(d):][:2] == "!="]
+                out.append(d + ",".join(specs))
+        return out
 
     def exact_pins(self) -> dict[str, str]:
         return {d: v for d, v in self.pins.items() if is_exact(v)}

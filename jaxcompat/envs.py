@@ -92,7 +92,8 @@ def spec_hash(cell: Cell, python_exe: str, date: str | None, harness: tuple[str,
               extra: str = "") -> str:
     payload = json.dumps({"python": python_exe, "pins": cell.pins, "constraints": cell.constraints,
                           "date": date, "backend": cell.backend, "harness": list(harness),
-                          "extra": extra, "editable": [_project_digest(e) for e in cell.editable]},
+                          "extra": extra, "editable": [_project_digest(e) for e in cell.editable],
+                          **({"avoid": sorted(cell.avoid)} if cell.avoid else {})},
                          sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 

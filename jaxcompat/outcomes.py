@@ -142,6 +142,9 @@ class CellResult:
     # "built": an environment the suite resolved and installed; "existing": one it was pointed at
     # (check --env), whose versions were read, not chosen
     environment: str = "built"
+    # The packages the suite added (not the user's pins), what became of each: {dist: {version,
+    # skipped: [{version, reason, error, frame}], left_out}} (jaxcompat/learned.py)
+    added: dict[str, dict] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
