@@ -116,9 +116,9 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: 
     try:
         unavailable_backend(cell, result)
         cell, python_exe = complete(cell, matrix, result, state_dir)
-        cell = avoid_learned(cell, result, state_dir)
+        cell, applied = avoid_learned(cell, result, state_dir)
         lock_text = locked(cell, python_exe, matrix, result, state_dir, opts)
-        cell, lock_text = settle_added(cell, python_exe, lock_text, matrix, result, state_dir, opts)
+        cell, lock_text = settle_added(cell, python_exe, lock_text, matrix, result, state_dir, opts, applied)
         run = observe(cell, python_exe, lock_text, matrix, result, state_dir, opts)
         judge(result, run, matrix.failures, cell.backend, lock_versions(lock_text))
         explain_skips(result)
@@ -159,19 +159,17 @@ def complete(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path) ->
     return replace(done, date=date), python_exe
 
 
-def avoid_learned(cell: Cell, result: CellResult, state_dir: Path) -> Cell:
+def avoid_learned(cell: Cell, result: CellResult, state_dir: Path) -> tuple[Cell, list]:
     """The releases of added packages that learned records say do not import with these pins."""
     try:
-        done, notes = learned.prepare(cell, learned.known(state_dir))
+        return learned.prepare(cell, learned.known(state_dir))
     except learned.LearnedError as e:
         result.notes.append(f"learned requirements not applied: {e}")
-        return cell
-    result.notes.extend(notes)
-    return done
+        return cell, []
 
 
 def settle_added(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result: CellResult,
-                 state_dir: Path, opts: Options) -> tuple[Cell, str]:
+                 state_dir: Path, opts: Options, applied: list) -> tuple[Cell, str]:
     """Every package the suite added imports with the user's pins, or is walked back, or left
     out (jaxcompat/learned.py): never a reason to call the candidate broken."""
     if not cell.added:
@@ -179,7 +177,7 @@ def settle_added(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, re
     world = learned.real_world(python_exe, matrix.settings.harness, state_dir, opts.compile_bytecode)
     t = time.perf_counter()
     try:
-        s = learned.settle(cell, lock_text, world, lock_versions, ECOSYSTEM)
+        s = learned.settle(cell, lock_text, world, lock_versions, ECOSYSTEM, applied)
     except envs.BuildError as e:
         result.status, result.message = e.status, e.message
         classify_cell_error(result, "resolve", matrix.failures, cell.exact_pins())

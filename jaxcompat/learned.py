@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import io
 import json
 import os
 import re
 import subprocess
+import zipfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -300,7 +302,7 @@ def lacked(tb: str) -> tuple[str, str] | None:
 
 
 def learn(package: str, release: str, tb: str, versions: dict[str, str], dates: dict[str, str],
-          declared: str, user: dict[str, str]) -> Learned | None:
+          declared: str, user: dict[str, str], first: Callable[[str, str, str], str | None] = None) -> Learned | None:
     """The real requirement a failed import shows, or None when it names nothing we can pin.
 
     ``versions``: what was installed; ``dates``: {dist: release date} of the release that failed
@@ -309,12 +311,16 @@ def learn(package: str, release: str, tb: str, versions: dict[str, str], dates: 
     what = lacked(tb)
     if what is None:
         return None
-    dep, _name = what
+    dep, name = what
     if dep == package or dep not in versions:
         return None
     have = versions[dep]
     newer_needed = dates.get(dep, "") <= dates.get(package, "")
     requires = f"{dep}{'>' if newer_needed else '<'}{have}"
+    if newer_needed and first is not None:
+        # the first later release whose code defines the name: "needs equinox>=0.11.3"
+        found = first(dep, name, have)
+        requires = f"{dep}>={found}" if found else requires
     return Learned(package=package, release=release, requires=requires, declares=declared,
                    error=last_line(tb)[:300], frame=frame(tb, package),
                    tried=({"with": dict(sorted(user.items())), "imports": "error"},),
@@ -343,6 +349,8 @@ class World:
     imports: Callable[[Cell, str, list[str]], dict[str, str]]  # install the lock, import these
     dates: Callable[[str], dict[str, str]]  # {version: upload date} of a distribution
     declared: Callable[[str, str, str], str]  # what dist==version declares of another ("" = anything)
+    # the first release of dist after a version whose code defines a name (None: none found)
+    defines: Callable[[str, str, str], str | None] = lambda dist, name, after: None
 
 
 @dataclass
@@ -355,22 +363,27 @@ class Settled:
     user_failed: dict[str, str]  # the user's pins that did not import: {module: traceback}
 
 
-def prepare(cell: Cell, records: list[Learned]) -> tuple[Cell, list[str]]:
-    """The cell with every learned release it must not install avoided (before it is locked)."""
+def prepare(cell: Cell, records: list[Learned]) -> tuple[Cell, list[Learned]]:
+    """The cell with every learned release it must not install avoided (before it is locked),
+    and the records that applied."""
     if not cell.added:
         return cell, []
-    reqs, reasons = constraints(records, cell.exact_pins(), cell.added)
-    new = tuple(r for r in reqs if r not in cell.avoid)
-    if not new:
-        return cell, []
-    return replace(cell, avoid=cell.avoid + new), [f"avoided (learned): {why}" for why in reasons]
+    applied = [r for r in records if r.package in cell.added and r.unmet(cell.exact_pins())
+               and f"{r.package}!={r.release}" not in cell.avoid]
+    new = tuple(dict.fromkeys(f"{r.package}!={r.release}" for r in applied))
+    return (replace(cell, avoid=cell.avoid + new) if new else cell), applied
 
 
 def settle(cell: Cell, lock_text: str, world: World, lock_versions: Callable[[str], dict[str, str]],
-           ecosystem: tuple[str, ...]) -> Settled:
+           ecosystem: tuple[str, ...], applied: list[Learned] = ()) -> Settled:
     """Import the user's pins and every added package; walk each added package that fails back
-    along its releases, newest first, to the newest one that imports (or leave it out)."""
+    along its releases, newest first, to the newest one that imports (or leave it out).
+    ``applied``: the learned records ``prepare`` avoided releases by (reported as skipped)."""
     out = Settled(cell, lock_text, {d: Added() for d in cell.added}, [], [], {})
+    for r in applied:
+        out.added[r.package].skipped.append({"version": r.release, "reason": f"{r.reason()} [learned]",
+                                             "error": r.error, "frame": r.frame})
+        out.notes.append(f"{r.package} {r.release} skipped: {r.reason()} [learned]")
     tries: dict[str, int] = {}
     for _ in range(MAX_TRIES * max(1, len(cell.added)) + 1):
         versions = lock_versions(out.lock_text)
@@ -398,7 +411,7 @@ def settle(cell: Cell, lock_text: str, world: World, lock_versions: Callable[[st
         declared = world.declared(pkg, release, lacking[0]) if lacking else ""
         rec = learn(pkg, release, tb, versions,
                     {pkg: dates.get(release, ""), **({lacking[0]: dep_dates.get(versions[lacking[0]], "")}
-                                                     if dep_dates else {})}, declared, exact)
+                                                     if dep_dates else {})}, declared, exact, world.defines)
         why = rec.reason() if rec else f"{pkg} {release} does not import with your pins (`{last_line(tb)[:200]}`)"
         if rec:
             out.learned.append(rec)
@@ -462,4 +475,56 @@ def real_world(python_exe: str, harness: tuple[str, ...], state_dir: Path, compi
         except Exception:  # noqa: BLE001 - the index could not tell: say nothing rather than guess
             return ""
 
-    return World(lock, imports, dates, declared)
+    def defines(dist: str, name: str, after: str) -> str | None:
+        """Read the wheels of the releases after ``after`` (oldest first) for a definition of
+        ``name`` (``name =``, ``def name``, ``class name``, or an import ``as name``/``name,``)."""
+        memo_path = state_dir / "cache" / "defines.json"
+        try:
+            memo = json.loads(memo_path.read_text()) if memo_path.is_file() else {}
+        except ValueError:
+            memo = {}
+        key = f"{dist}:{name}:{after}"
+        if key not in memo:
+            memo[key] = _first_defining(dist, name, after)
+            write_text(memo_path, json.dumps(memo, indent=0, sort_keys=True))
+        return memo[key]
+
+    def _first_defining(dist: str, name: str, after: str) -> str | None:
+        pattern = re.compile(rf"(^\s*(class|def)\s+{name}\b|\b{name}\s*=|\bas\s+{name}\b|import\s+{name}\b)", re.M)
+        try:
+            later = [v for v in releases.versions(dist, state_dir / "cache") if Version(v) > Version(after)]
+        except releases.IndexError_:
+            return None
+        for v in later[:6]:
+            try:
+                fname, blob = resolution._download(dist, v, state_dir / "cache")
+            except Exception:  # noqa: BLE001 - cannot read the index: no refinement
+                return None
+            if not fname.endswith(".whl"):
+                continue
+            with zipfile.ZipFile(io.BytesIO(blob)) as z:
+                if any(pattern.search(z.read(n).decode("utf-8", "replace")) for n in z.namelist()
+                       if n.endswith(".py") and n.startswith(dist.replace("-", "_") + "/")):
+                    return v
+        return None
+
+    return World(lock, imports, dates, declared, defines)
+
+
+def table(records: list[Learned]) -> str:
+    """The learned requirements, one line each, with their evidence."""
+    if not records:
+        return "no learned requirements"
+    lines = []
+    for r in sorted(records, key=lambda r: (r.package, Version(r.release))):
+        tried = "; ".join(", ".join(f"{d}=={v}" for d, v in t["with"].items()) + f": {t['imports']}" for t in r.tried)
+        lines.append(f"{r.package}=={r.release} needs {r.requires} (declares {canonicalize_name(r.needs.name)}"
+                     f"{r.declares or ' anything'})\n    {r.error}  [{r.frame}]\n    tried with {tried or '-'}")
+    return "\n".join(lines)
+
+
+def save(state_dir: Path, committed: Path = DATA) -> list[Learned]:
+    """Merge what this state observed into the committed file (``python -m jaxcompat learned --save``)."""
+    records = known(state_dir, committed)
+    write_text(committed, dump(records))
+    return records

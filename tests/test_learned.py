@@ -1,10 +1,10 @@
 """Added packages and learned requirements (jaxcompat/learned.py), on recorded metadata and
 import results: no network, no jax.
 
-The recording: jax 0.4.23 with equinox 0.11.2, resolved as of 2023-12-15. The suite adds
-diffrax, optimistix, lineax and chex. optimistix's newest release by then reads an equinox
-attribute that equinox 0.11.2 lacks, although its metadata declares ``equinox>=0.11.0``;
-diffrax imports optimistix, so it fails the same way.
+The recording (a real run, `python -m jaxcompat check jax==0.4.30 equinox==0.11.2`): resolved as
+of 2024-06-19, the suite adds diffrax, optimistix, lineax and chex. optimistix's newest release by
+then, 0.0.7, reads ``eqx.StrictConfig``, which equinox first defines in 0.11.3, although its
+metadata declares ``equinox>=0.11.1``; diffrax imports optimistix, so it fails the same way.
 """
 
 from __future__ import annotations
@@ -23,21 +23,24 @@ from jaxcompat.outcomes import CaseResult, CellResult
 from jaxcompat.packages import ECOSYSTEM
 
 ROOT = Path(__file__).resolve().parents[1]
-USER = {"jax": "0.4.23", "jaxlib": "0.4.23", "equinox": "0.11.2"}
+USER = {"jax": "0.4.30", "jaxlib": "0.4.30", "equinox": "0.11.2"}
 OPTIMISTIX = ["0.0.7", "0.0.6", "0.0.5"]  # newest first, as of the cell's date
-DATES = {"optimistix": {"0.0.5": "2023-10-11", "0.0.6": "2023-11-09", "0.0.7": "2023-12-14"},
-         "equinox": {"0.11.0": "2023-09-27", "0.11.2": "2023-11-23", "0.11.3": "2024-01-05"}}
-TB_OPTX = '''Traceback (most recent call last):
+DATES = {"optimistix": {"0.0.5": "2023-10-13", "0.0.6": "2023-12-27", "0.0.7": "2024-05-12"},
+         "equinox": {"0.11.1": "2023-10-13", "0.11.2": "2023-11-13", "0.11.3": "2024-01-10"}}
+SITE = "<env>/lib/python3.10/site-packages"
+TB_OPTX = f'''Traceback (most recent call last):
   File "<string>", line 6, in <module>
-  File "<env>/lib/python3.10/site-packages/optimistix/__init__.py", line 3, in <module>
-    from . import internal as internal
-  File "<env>/lib/python3.10/site-packages/optimistix/_misc.py", line 41, in <module>
-    eqx.internal.ClosureConvert,
-AttributeError: module 'equinox.internal' has no attribute 'ClosureConvert'
+  File "{SITE}/optimistix/__init__.py", line 3, in <module>
+    from . import compat as compat, internal as internal
+  File "{SITE}/optimistix/_solver/backtracking.py", line 13, in <module>
+    from .._search import AbstractSearch, FunctionInfo
+  File "{SITE}/optimistix/_search.py", line 42, in <module>
+    class FunctionInfo(eqx.Module, strict=eqx.StrictConfig(allow_abstract_name=True)):
+AttributeError: module 'equinox' has no attribute 'StrictConfig'
 '''
 TB_DIFFRAX = TB_OPTX.replace('  File "<string>", line 6, in <module>\n',
-                             '  File "<string>", line 6, in <module>\n  File "<env>/lib/python3.10/site-'
-                             'packages/diffrax/__init__.py", line 1, in <module>\n    import optimistix\n')
+                             f'  File "<string>", line 6, in <module>\n  File "{SITE}/diffrax/_adjoint.py", '
+                             'line 14, in <module>\n    import optimistix.internal as optxi\n')
 
 
 def _lock(optx: str | None, diffrax: str = "0.5.0") -> str:
@@ -76,12 +79,13 @@ class Recorded:
 
     def world(self) -> learned.World:
         return learned.World(self.lock, self.imports, lambda d: DATES.get(d, {}),
-                             lambda d, v, on: ">=0.11.0" if (d, on) == ("optimistix", "equinox") else "")
+                             lambda d, v, on: ">=0.11.1" if (d, on) == ("optimistix", "equinox") else "",
+                             lambda d, name, after: "0.11.3" if (d, name, after) == ("equinox", "StrictConfig", "0.11.2") else None)
 
 
 def _cell():
-    cell = candidate_cell(["jax==0.4.23", "equinox==0.11.2"], python="3.10")
-    return replace(cell, pins={**cell.pins, "jaxlib": "0.4.23"}, date="2023-12-15")
+    cell = candidate_cell(["jax==0.4.30", "equinox==0.11.2"], python="3.10")
+    return replace(cell, pins={**cell.pins, "jaxlib": "0.4.30"}, date="2024-06-19")
 
 
 def test_an_added_package_that_does_not_import_is_walked_back_and_the_verdict_is_the_users():
@@ -99,15 +103,16 @@ def test_an_added_package_that_does_not_import_is_walked_back_and_the_verdict_is
     # what was skipped, and why, in the interpreter's own words
     skipped = s.added["optimistix"].skipped
     assert [x["version"] for x in skipped] == ["0.0.7"]
-    assert skipped[0]["frame"] == "optimistix/_misc.py:41"
-    assert "has no attribute 'ClosureConvert'" in skipped[0]["error"]
+    assert skipped[0]["frame"] == "optimistix/_search.py:42"
+    assert "has no attribute 'StrictConfig'" in skipped[0]["error"]
     assert s.added["optimistix"].version == "0.0.6" and not s.added["optimistix"].left_out
     assert s.added["diffrax"].skipped == []  # diffrax failed only through optimistix's frame
-    # the real requirement: equinox 0.11.2 predates optimistix 0.0.7, so it needs a newer one
+    # the real requirement: equinox 0.11.2 predates optimistix 0.0.7, so it needs a newer one:
+    # the first whose code defines the name
     [rec_] = s.learned
-    assert (rec_.package, rec_.release, rec_.requires, rec_.declares) == ("optimistix", "0.0.7", "equinox>0.11.2", ">=0.11.0")
+    assert (rec_.package, rec_.release, rec_.requires, rec_.declares) == ("optimistix", "0.0.7", "equinox>=0.11.3", ">=0.11.1")
     assert rec_.tried[0] == {"with": USER, "imports": "error"}
-    assert "optimistix 0.0.7 needs equinox>0.11.2" in skipped[0]["reason"] and "declares equinox>=0.11.0" in skipped[0]["reason"]
+    assert "optimistix 0.0.7 needs equinox>=0.11.3" in skipped[0]["reason"] and "declares equinox>=0.11.1" in skipped[0]["reason"]
 
     # the verdict is judged on the user's pins alone: the cases that ran pass, so it is safe
     matrix = load(ROOT / "matrix.toml")
@@ -120,7 +125,7 @@ def test_an_added_package_that_does_not_import_is_walked_back_and_the_verdict_is
     head, added_line, skip_line = text.splitlines()[:3]
     assert "equinox==0.11.2" in head and "optimistix" not in head and "diffrax" not in head
     assert "added by the suite" in added_line and "optimistix==0.0.6" in added_line
-    assert skip_line.strip().startswith("- optimistix 0.0.7 skipped: optimistix 0.0.7 needs equinox>0.11.2")
+    assert skip_line.strip().startswith("- optimistix 0.0.7 skipped: optimistix 0.0.7 needs equinox>=0.11.3")
     # check.json carries the same record
     assert json.loads(json.dumps(result.to_dict()))["added"]["optimistix"]["skipped"][0]["version"] == "0.0.7"
 
@@ -134,16 +139,19 @@ def test_what_is_learned_is_applied_by_the_next_resolution_and_survives_a_round_
     assert [r.release for r in records] == ["0.0.7"]
     # the next cell with the same pins avoids the release before it is locked: nothing to walk
     fresh = _cell()
-    prepared, notes = learned.prepare(fresh, records)
-    assert prepared.avoid == ("optimistix!=0.0.7",) and "needs equinox>0.11.2" in notes[0]
+    prepared, applied = learned.prepare(fresh, records)
+    assert prepared.avoid == ("optimistix!=0.0.7",) and applied == records
     rec2 = Recorded(imports_ok={"0.0.6", "0.0.5"})
-    again = learned.settle(prepared, rec2.lock(prepared), rec2.world(), lock_versions, ECOSYSTEM)
+    again = learned.settle(prepared, rec2.lock(prepared), rec2.world(), lock_versions, ECOSYSTEM, applied)
     assert rec2.probed == ["0.0.6"] and not again.learned
+    # the trap is still named in the verdict, from the record
+    [skip] = again.added["optimistix"].skipped
+    assert skip["version"] == "0.0.7" and "needs equinox>=0.11.3" in skip["reason"] and "[learned]" in skip["reason"]
     # a cell whose equinox meets the real requirement is not constrained
     newer = replace(fresh, pins={**fresh.pins, "equinox": "0.11.3"})
     assert learned.prepare(newer, records) == (newer, [])
     # a user's own pin is never avoided, only packages the suite added
-    named = candidate_cell(["jax==0.4.23", "equinox==0.11.2", "optimistix"], python="3.10")
+    named = candidate_cell(["jax==0.4.30", "equinox==0.11.2", "optimistix"], python="3.10")
     assert learned.prepare(named, records)[0].avoid == ()
 
 
@@ -155,7 +163,7 @@ def test_no_release_imports_the_package_is_left_out_never_a_cell_error():
     assert [x["version"] for x in s.added["optimistix"].skipped] == OPTIMISTIX
     assert s.added["optimistix"].left_out.startswith("no release imports with your pins")
     text = "\n".join(learned.Added(**{**s.added["optimistix"].to_dict()}).skipped[0].values())
-    assert "ClosureConvert" in text
+    assert "StrictConfig" in text
 
 
 def test_when_the_users_own_pins_fail_nothing_is_walked_and_the_verdict_names_them():
@@ -169,7 +177,7 @@ def test_when_the_users_own_pins_fail_nothing_is_walked_and_the_verdict_names_th
                         message=f"import equinox failed:\n{err}\nimport optimistix failed:\n{err}")
     text, safe = verdict(result, load(ROOT / "matrix.toml"))
     assert not safe
-    assert "✗ your pins do not work together: import equinox failed (jax==0.4.23, jaxlib==0.4.23, equinox==0.11.2)" in text
+    assert "✗ your pins do not work together: import equinox failed (jax==0.4.30, jaxlib==0.4.30, equinox==0.11.2)" in text
     # a failure only in an added package is never "the candidate does not work"
     only_added = replace(result, message=f"import optimistix failed:\n{err}")
     text2, _ = verdict(only_added, load(ROOT / "matrix.toml"))
