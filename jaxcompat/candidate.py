@@ -151,7 +151,7 @@ def _did_not_work(result: CellResult, matrix: Matrix) -> list[str]:
     An import error names the user's pins that failed first; one only in a package the suite added
     is said to be that, never that the candidate does not work."""
     failed = failed_imports(result) if result.status == "import-error" else []
-    mine = [m for m in failed if m not in result.added]
+    mine = [m for m in failed if m not in result.added] if result.environment == "built" else []
     head = f"  ✗ the candidate does not work: {result.status}"
     if mine:
         pins = ", ".join(f"{d}=={v}" for d, v in result.versions.items() if d in ECOSYSTEM and d not in result.added)

@@ -116,7 +116,7 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: 
     try:
         unavailable_backend(cell, result)
         cell, python_exe = complete(cell, matrix, result, state_dir)
-        cell, applied = avoid_learned(cell, result, state_dir)
+        cell, applied = avoid_learned(cell, matrix, result, state_dir)
         lock_text = locked(cell, python_exe, matrix, result, state_dir, opts)
         cell, lock_text = settle_added(cell, python_exe, lock_text, matrix, result, state_dir, opts, applied)
         run = observe(cell, python_exe, lock_text, matrix, result, state_dir, opts)
@@ -159,10 +159,10 @@ def complete(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path) ->
     return replace(done, date=date), python_exe
 
 
-def avoid_learned(cell: Cell, result: CellResult, state_dir: Path) -> tuple[Cell, list]:
+def avoid_learned(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path) -> tuple[Cell, list]:
     """The releases of added packages that learned records say do not import with these pins."""
     try:
-        return learned.prepare(cell, learned.known(state_dir))
+        return learned.prepare(cell, learned.known(state_dir, by_hand=matrix.requirements))
     except learned.LearnedError as e:
         result.notes.append(f"learned requirements not applied: {e}")
         return cell, []

@@ -99,6 +99,17 @@ class CaseEntry(NamedTuple):
 
 
 @dataclass(frozen=True)
+class KnownRequirement:
+    """A ``[[requirement]]`` table: what a release of a package really needs, written by hand. It
+    confirms or overrides the learned record of the same release (jaxcompat/learned.py)."""
+
+    package: str
+    release: str
+    requires: str  # PEP 508 with a range, e.g. "equinox>=0.11.3"
+    note: str  # the evidence, in words
+
+
+@dataclass(frozen=True)
 class Failure:
     """A documented upstream failure and where it applies."""
 
@@ -128,6 +139,7 @@ class Matrix:
     failures: tuple[Failure, ...]
     root: Path = field(default=Path("."))
     rules: tuple[Path, ...] = ()  # --rules files merged into the failures
+    requirements: tuple[KnownRequirement, ...] = ()  # [[requirement]]: real requirements, by hand
 
     def cell(self, cell_id: str) -> Cell:
         for c in self.cells:
@@ -165,7 +177,7 @@ _CELL_KEYS = {"id", "python", "backend", "pins", "constraints", "date", "note"}
 _GRID_KEYS = {"id", "python", "backend", "axes", "pins", "constraints", "exclude", "note"}
 _FAILURE_KEYS = {"id", "title", "stage", "cases", "affects", "backend", "error", "match",
                  "upstream", "fix", "workaround", "advisory", "collateral"}
-_TOP_KEYS = {"settings", "cell", "grid", "failure"}
+_TOP_KEYS = {"settings", "cell", "grid", "failure", "requirement"}
 
 
 def load(path: Path | str, rules: Iterable[Path | str] = ()) -> Matrix:
@@ -227,7 +239,33 @@ def parse(data: object, path: Path | str = "matrix.toml", root: Path | None = No
         cells.append(_cell(path, f"cell[{i}]", raw, settings))
     _no_duplicates(path, "cell", [c.id for c in cells])
     failures = _failures(path, data, root, settings)
-    return Matrix(path, settings, tuple(cells), tuple(failures), root)
+    requirements = tuple(_known_requirement(path, f"requirement[{i}]", raw)
+                         for i, raw in enumerate(_table_list(path, "requirement", data.get("requirement", []))))
+    return Matrix(path, settings, tuple(cells), tuple(failures), root, requirements=requirements)
+
+
+def _known_requirement(path: Path, key: str, raw: dict) -> KnownRequirement:
+    """One ``[[requirement]]`` table: package, release, requires, note."""
+    _unknown(path, key, raw, {"package", "release", "requires", "note"})
+    for name in ("package", "release", "requires", "note"):
+        if not isinstance(raw.get(name), str) or not raw[name].strip():
+            raise ConfigError(path, f"{key}.{name}", "missing or not a string",
+                              'e.g. package = "optimistix", release = "0.0.7", requires = "equinox>=0.11.3", '
+                              'note = "reads eqx.StrictConfig, new in equinox 0.11.3"')
+    package = canonicalize_name(raw["package"])
+    try:
+        Version(raw["release"])
+    except InvalidVersion:
+        raise ConfigError(path, f"{key}.release", f"{raw['release']!r} is not a version", 'write e.g. "0.0.7"') from None
+    try:
+        req = Requirement(raw["requires"])
+    except InvalidRequirement as e:
+        raise ConfigError(path, f"{key}.requires", f"{raw['requires']!r} is not a requirement ({e})",
+                          'write a package and a range, e.g. "equinox>=0.11.3"') from None
+    if not req.specifier or req.marker is not None or req.url or canonicalize_name(req.name) == package:
+        raise ConfigError(path, f"{key}.requires", f"{raw['requires']!r} names no range of another package",
+                          'write a package and a range, e.g. "equinox>=0.11.3"')
+    return KnownRequirement(package, raw["release"], str(req), raw["note"])
 
 
 def _failures(path: Path, data: dict, root: Path, settings: Settings) -> list[Failure]:

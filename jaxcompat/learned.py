@@ -195,9 +195,20 @@ def state_file(state_dir: Path) -> Path:
     return state_dir / "learned.json"
 
 
-def known(state_dir: Path, committed: Path = DATA) -> list[Learned]:
-    """The committed records and those this state observed since."""
-    return merge(load(committed), load(state_file(state_dir)))
+def known(state_dir: Path, committed: Path = DATA, by_hand: tuple = ()) -> list[Learned]:
+    """The committed records and those this state observed since; a ``[[requirement]]`` of
+    matrix.toml (``by_hand``) confirms or overrides the record of its release."""
+    records = merge(load(committed), load(state_file(state_dir)))
+    if not by_hand:
+        return records
+    hand = {(k.package, k.release): k for k in by_hand}
+    kept = [r for r in records if (r.package, r.release) not in hand]
+    for k in by_hand:
+        seen = next((r for r in records if (r.package, r.release) == (k.package, k.release)), None)
+        kept.append(Learned(package=k.package, release=k.release, requires=k.requires,
+                            declares=seen.declares if seen else "", error=k.note, frame="matrix.toml [[requirement]]",
+                            tried=seen.tried if seen else (), observed=seen.observed if seen else ""))
+    return kept
 
 
 def record(state_dir: Path, new: list[Learned]) -> None:

@@ -205,3 +205,42 @@ def test_a_bad_learned_file_names_the_file_the_key_and_the_fix(tmp_path, mutate,
 
 def test_the_committed_learned_file_is_valid():
     learned.load(learned.DATA)
+
+
+REQ_TABLE = '''
+[[requirement]]
+package = "optimistix"
+release = "0.0.7"
+requires = "equinox>=0.11.4"
+note = "checked by hand: needs more than StrictConfig"
+'''
+
+
+def test_a_requirement_table_in_matrix_toml_overrides_the_learned_record(tmp_path):
+    from jaxcompat.config import parse
+    import tomllib
+
+    matrix = parse(tomllib.loads(REQ_TABLE), tmp_path / "matrix.toml")
+    [k] = matrix.requirements
+    learned.record(tmp_path, [learned.Learned("optimistix", "0.0.7", "equinox>=0.11.3", ">=0.11.1",
+                                              "AttributeError: x", "optimistix/_search.py:42")])
+    [r] = learned.known(tmp_path, committed=tmp_path / "none.json", by_hand=matrix.requirements)
+    assert (r.requires, r.declares, r.frame) == ("equinox>=0.11.4", ">=0.11.1", "matrix.toml [[requirement]]")
+    # with equinox 0.11.3 the hand-written bound still avoids the release; the learned one would not
+    cell = replace(_cell(), pins={**_cell().pins, "equinox": "0.11.3"})
+    assert learned.prepare(cell, [r])[0].avoid == ("optimistix!=0.0.7",)
+
+
+@pytest.mark.parametrize("edit, key", [
+    (lambda t: t.replace('requires = "equinox>=0.11.4"', 'requires = "equinox"'), "requirement[0].requires"),
+    (lambda t: t.replace('release = "0.0.7"', 'release = "soon"'), "requirement[0].release"),
+    (lambda t: t.replace('note = "checked by hand: needs more than StrictConfig"', ''), "requirement[0].note"),
+    (lambda t: t + 'colour = "red"\n', "requirement[0]"),
+])
+def test_a_bad_requirement_table_names_the_file_the_key_and_the_fix(tmp_path, edit, key):
+    from jaxcompat.config import ConfigError, parse
+    import tomllib
+
+    with pytest.raises(ConfigError) as e:
+        parse(tomllib.loads(edit(REQ_TABLE)), tmp_path / "matrix.toml")
+    assert e.value.key.startswith(key) and e.value.fix and "matrix.toml" in str(e.value)
