@@ -164,7 +164,17 @@ def _did_not_work(result: CellResult, matrix: Matrix) -> list[str]:
         head += f" — known failure {result.failure}"
         if f:
             head += f"\n      fix: {f.fix}\n      upstream: {', '.join(f.upstream)}"
-    return [head, "      " + "\n      ".join(result.message.strip().splitlines()[-6:])]
+    return [head, "      " + "\n      ".join(_import_block(result.message, mine[0] if mine else "").splitlines()[-6:])]
+
+
+def _import_block(message: str, module: str) -> str:
+    """The end of ``import MODULE failed:``'s traceback in a cell's message (else the whole message)."""
+    marker = f"import {module} failed:\n"
+    if not module or marker not in message:
+        return message.strip()
+    block = message.split(marker, 1)[1]
+    end = block.find("\nimport ")
+    return (block[:end] if end >= 0 else block).strip()
 
 
 def _hits(hits: dict[str, list[str]], matrix: Matrix) -> list[str]:

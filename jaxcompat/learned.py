@@ -539,3 +539,18 @@ def save(state_dir: Path, committed: Path = DATA) -> list[Learned]:
     records = known(state_dir, committed)
     write_text(committed, dump(records))
     return records
+
+
+def markdown(records: list[Learned]) -> str:
+    """The compatibility table's section on releases that need more than they declare."""
+    if not records:
+        return ""
+    lines = ["", "## Releases that need more than they declare (learned by importing them)", "",
+             f"Observed by the import probe and kept in `jaxcompat/data/learned.json` (`{SAVE_COMMAND}`); "
+             "a resolution with these pins avoids the release.", "",
+             "| release | needs | declares | error | where |", "|---|---|---|---|---|"]
+    for r in sorted(records, key=lambda r: (r.package, Version(r.release))):
+        dep = canonicalize_name(r.needs.name)
+        lines.append(f"| {r.package} {r.release} | {r.requires} | {dep}{r.declares or ' (anything)'} | "
+                     f"`{r.error.replace('|', '/')}` | {r.frame} |")
+    return "\n".join(lines) + "\n"

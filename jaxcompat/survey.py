@@ -18,7 +18,7 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from . import releases, reports, resolution
+from . import learned, releases, reports, resolution
 from .atomic import write_text
 from .config import ANY, Cell, Matrix
 from .deprecations import names as names_api
@@ -420,5 +420,6 @@ def write(out_dir: Path, reports_dir: Path, summary: dict, obs: list[Observation
                               "wrong": [list(w) for w in o.wrong], "versions": o.cell.versions} for o in obs]}
     write_text(reports_dir / "survey.json", json.dumps(data, indent=1) + "\n")
     write_text(reports_dir / "survey.md", render_md(summary, obs, rows, meta))
-    write_text(reports_dir / "compat.md", "# jax-compat: compatible releases\n\n" + render_compat(rows))
+    write_text(reports_dir / "compat.md", "# jax-compat: compatible releases\n\n" + render_compat(rows)
+               + learned.markdown(learned.load(learned.DATA)))
     write_text(reports_dir / "survey.html", render(sp, obs, rows, matrix_pairs(matrix), summary))

@@ -174,10 +174,11 @@ def test_when_the_users_own_pins_fail_nothing_is_walked_and_the_verdict_names_th
     assert s.user_failed == {"equinox": err} and not s.learned and rec.probed == ["0.0.7"]
     result = CellResult(id=cell.id, python="3.10", backend="cpu", status="import-error",
                         versions={**USER, "optimistix": "0.0.7"}, added={"optimistix": {"version": "0.0.7"}},
-                        message=f"import equinox failed:\n{err}\nimport optimistix failed:\n{err}")
+                        message=f"import equinox failed:\n{err}\nimport optimistix failed:\nTraceback...\nOther: not this one")
     text, safe = verdict(result, load(ROOT / "matrix.toml"))
     assert not safe
     assert "✗ your pins do not work together: import equinox failed (jax==0.4.30, jaxlib==0.4.30, equinox==0.11.2)" in text
+    assert "xla_call_p" in text and "not this one" not in text  # equinox's own error, not the added package's
     # a failure only in an added package is never "the candidate does not work"
     only_added = replace(result, message=f"import optimistix failed:\n{err}")
     text2, _ = verdict(only_added, load(ROOT / "matrix.toml"))
@@ -244,3 +245,11 @@ def test_a_bad_requirement_table_names_the_file_the_key_and_the_fix(tmp_path, ed
     with pytest.raises(ConfigError) as e:
         parse(tomllib.loads(edit(REQ_TABLE)), tmp_path / "matrix.toml")
     assert e.value.key.startswith(key) and e.value.fix and "matrix.toml" in str(e.value)
+
+
+def test_the_compatibility_table_lists_what_was_learned():
+    r = learned.Learned("optimistix", "0.0.7", "equinox>=0.11.3", ">=0.11.1",
+                        "AttributeError: module 'equinox' has no attribute 'StrictConfig'", "optimistix/_search.py:42")
+    text = learned.markdown([r])
+    assert "| optimistix 0.0.7 | equinox>=0.11.3 | equinox>=0.11.1 |" in text and "StrictConfig" in text
+    assert learned.markdown([]) == ""
