@@ -162,6 +162,9 @@ def complete(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path) ->
 def avoid_learned(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path) -> tuple[Cell, list]:
     """The releases of added packages that learned records say do not import with these pins."""
     try:
+        return learned.prepare(cell, learned.known(state_dir, by_hand=matrix.requirements),
+                               lambda d, v: releases.release_date(d, v, state_dir / "cache"))
+    except releases.IndexError_:
         return learned.prepare(cell, learned.known(state_dir, by_hand=matrix.requirements))
     except learned.LearnedError as e:
         result.notes.append(f"learned requirements not applied: {e}")

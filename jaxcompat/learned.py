@@ -374,13 +374,23 @@ class Settled:
     user_failed: dict[str, str]  # the user's pins that did not import: {module: traceback}
 
 
-def prepare(cell: Cell, records: list[Learned]) -> tuple[Cell, list[Learned]]:
+def prepare(cell: Cell, records: list[Learned],
+            released: Callable[[str, str], str] | None = None) -> tuple[Cell, list[Learned]]:
     """The cell with every learned release it must not install avoided (before it is locked),
-    and the records that applied."""
+    and the records that applied: only releases the resolver could pick (uploaded before the
+    cell's date, per ``released``; their declared requirement met by the pins)."""
     if not cell.added:
         return cell, []
-    applied = [r for r in records if r.package in cell.added and r.unmet(cell.exact_pins())
-               and f"{r.package}!={r.release}" not in cell.avoid]
+    pins = cell.exact_pins()
+
+    def could_pick(r: Learned) -> bool:
+        have = pins.get(canonicalize_name(r.needs.name))
+        if have and r.declares and not SpecifierSet(r.declares).contains(Version(have), prereleases=True):
+            return False  # its metadata already rules it out
+        return not (released and cell.date and (released(r.package, r.release) or "") >= cell.date)
+
+    applied = [r for r in records if r.package in cell.added and r.unmet(pins)
+               and f"{r.package}!={r.release}" not in cell.avoid and could_pick(r)]
     new = tuple(dict.fromkeys(f"{r.package}!={r.release}" for r in applied))
     return (replace(cell, avoid=cell.avoid + new) if new else cell), applied
 

@@ -150,6 +150,13 @@ def test_what_is_learned_is_applied_by_the_next_resolution_and_survives_a_round_
     # a cell whose equinox meets the real requirement is not constrained
     newer = replace(fresh, pins={**fresh.pins, "equinox": "0.11.3"})
     assert learned.prepare(newer, records) == (newer, [])
+    # a release the resolver could not pick anyway is not reported: uploaded after the cell's
+    # date, or ruled out by its own metadata (equinox 0.11.0 < its declared >=0.11.1)
+    assert learned.prepare(fresh, records, lambda d, v: DATES[d][v])[0].avoid == ("optimistix!=0.0.7",)
+    earlier = replace(fresh, date="2024-04-04")
+    assert learned.prepare(earlier, records, lambda d, v: DATES[d][v]) == (earlier, [])
+    older = replace(fresh, pins={**fresh.pins, "equinox": "0.11.0"})
+    assert learned.prepare(older, records) == (older, [])
     # a user's own pin is never avoided, only packages the suite added
     named = candidate_cell(["jax==0.4.30", "equinox==0.11.2", "optimistix"], python="3.10")
     assert learned.prepare(named, records)[0].avoid == ()
