@@ -219,7 +219,7 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
 def _check_existing(args, matrix) -> int:
     """``check --env PATH``: the verdict for an environment that already exists (nothing installed)."""
     from .candidate import verdict
-    from .existing import BadEnvironment, check_existing
+    from .existing import BadEnvironment, check_existing, environment_lines
 
     given = [x for x in ("requirements", "requirement_files", "tests", "baseline", "extra", "group", "with_") if getattr(args, x)]
     if given or args.python:
@@ -228,7 +228,8 @@ def _check_existing(args, matrix) -> int:
               file=sys.stderr)
         return EXIT_CONFIG
     reports_dir = Path(args.reports)
-    print(f"checking the existing environment {args.env} (nothing is installed into it)", flush=True)
+    # <env>, as in the report: no folder of the machine on the terminal either
+    print("checking the existing environment <env> given by --env (nothing is installed into it)", flush=True)
     with run_lock(reports_dir):
         try:
             result = check_existing(args.env, matrix, state_dir=Path(args.state), repeat=args.repeat)
@@ -238,7 +239,7 @@ def _check_existing(args, matrix) -> int:
             return EXIT_CONFIG
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
     text, safe = verdict(result, matrix)
-    print(text)
+    print("\n".join(environment_lines(result) + [text]))
     print(f"\nreport: {reports_dir / 'check.json'}")
     return EXIT_OK if safe else EXIT_FAILING
 
@@ -483,7 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
     sv.set_defaults(func=cmd_survey)
     ci = sub.add_parser("ci-plan", parents=[common], help="GitHub Actions job matrix from nox -l --json")
     ci.add_argument("--nox-json", default="-", help="output of `nox -l --json -t cell` (default: stdin)")
-    ci.add_argument("--gpu-runner", default="", help="runner label for cuda12 cells (empty: skip them)")
+    ci.add_argument("--gpu-runner", default="", help="runner label for GPU cells, cuda12 and cuda13 (empty: skip them)")
     ci.set_defaults(func=cmd_ci_plan)
     ck = sub.add_parser("cache-key", parents=[common], help="digest of a cell's inputs (CI result cache key)")
     ck.add_argument("--cell", required=True, help="cell id")

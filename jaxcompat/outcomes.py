@@ -142,6 +142,11 @@ class CellResult:
     # "built": an environment the suite resolved and installed; "existing": one it was pointed at
     # (check --env), whose versions were read, not chosen
     environment: str = "built"
+    # what jax reported about its devices: platform, kind ("NVIDIA H100 80GB HBM3"), count, and
+    # where available platform_version, compute_capability, cuda_runtime, cuda_driver, cudnn
+    device: dict = field(default_factory=dict)
+    # copies of a distribution that `import` does not load: {name, version, site, by_version, by_site}
+    shadowed: list[dict] = field(default_factory=list)
     # The packages the suite added (not the user's pins), what became of each: {dist: {version,
     # skipped: [{version, reason, error, frame}], left_out}} (jaxcompat/learned.py)
     added: dict[str, dict] = field(default_factory=dict)

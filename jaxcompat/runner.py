@@ -46,6 +46,8 @@ class CellRun:
     imports: dict[str, str] = field(default_factory=dict)
     deprecations: list[dict] = field(default_factory=list)
     jax_backend: str | None = None
+    device: dict = field(default_factory=dict)  # what jax reports about its devices (kind, CUDA versions)
+    shadowed: list[dict] = field(default_factory=list)  # later copies of a distribution (jaxcompat.loaded)
     import_failed: bool = False
     log_tail: str = ""
     pytest_s: float = 0.0
@@ -240,6 +242,8 @@ def record(events: list[dict], run: CellRun, done: set[str]) -> str | None:
             run.versions = ev.get("versions", {})
             run.imports = ev.get("imports", {})
             run.jax_backend = ev.get("jax_backend")
+            run.device = ev.get("device") or {}
+            run.shadowed = ev.get("shadowed") or []
         elif kind == "deprecation":
             dep = {k: ev.get(k) for k in ("package", "where", "message", "category", "case")}
             if not any(d["where"] == dep["where"] and d["message"] == dep["message"] for d in run.deprecations):

@@ -55,6 +55,11 @@ TEST_CLASSES = {
 }
 
 
+# A user's suite may crash many times (each crash is one test); past this many restarts the tests
+# not yet run are `absent` in that environment.
+MAX_RESTARTS = 200
+
+
 class TestsError(ValueError):
     """A --tests path that cannot be used (said in one line, no traceback)."""
 
@@ -164,7 +169,7 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
         return Observed(error=message, cause=message.strip().splitlines()[-1] if message.strip() else scratch.status)
     run = run_cases(built.python, target.root, list(nodeids or []), backend=done.backend, imports=[],
                     timeout_s=matrix.settings.case_timeout_s, workdir=state_dir / "runs" / f"{cell.id}-user",
-                    project=True)
+                    project=True, max_restarts=MAX_RESTARTS)
     out = Observed(results={r.case: r for r in run.results},
                    versions={k.lower(): v for k, v in run.versions.items()})
     if not run.results:

@@ -144,3 +144,33 @@ def test_the_cause_of_tests_that_cannot_start_names_addopts_and_the_extra(tmp_pa
 def test_addopts_is_read_from_every_pytest_configuration_file(tmp_path, name, text):
     (tmp_path / name).write_text(text)
     assert testdeps.addopts(tmp_path) == ("-p beartype_plugin", name)
+
+
+def test_a_package_the_project_needs_newer_than_the_date_is_exempted_from_the_cutoff(tmp_path, monkeypatch):
+    """The baseline resolves as of its date, but the user's project is what they run today: when uv
+    says the cutoff hides the only releases of a package the project needs, that package is exempted
+    (and said); a cell without the user's project keeps the cutoff."""
+    import subprocess as sp
+
+    from jaxcompat import envs
+
+    calls = []
+    hint = ("  × No solution found\n  hint: `paramax` was filtered by `exclude-newer` to only include packages "
+            "uploaded before 2025-09-22T00:00:00Z. The latest version satisfying the requirement is v0.0.5")
+
+    def fake_run(argv, **kw):
+        calls.append(argv)
+        ok = any(a.startswith("paramax=") for a in argv)
+        return sp.CompletedProcess(argv, 0 if ok else 1, "paramax==0.0.5\n" if ok else "", "" if ok else hint)
+
+    monkeypatch.setattr(envs, "_run", fake_run)
+    user = Cell(id="u", python="3.11", backend="cpu", pins={"jax": "0.7.2"}, editable=(str(tmp_path),))
+    notes: list[str] = []
+    proc = envs._compile(user, "python3", "2025-09-22", ["jax==0.7.2", f"-e {tmp_path}"], tmp_path, notes)
+    assert proc.returncode == 0 and len(calls) == 2
+    assert "--exclude-newer-package" in calls[1] and any(a.startswith("paramax=") for a in calls[1])
+    assert notes == ["resolved past the date cutoff (2025-09-22) because your project needs newer releases: paramax"]
+    calls.clear()
+    ours = Cell(id="c", python="3.11", backend="cpu", pins={"jax": "0.7.2"})
+    assert envs._compile(ours, "python3", "2025-09-22", ["jax==0.7.2"], tmp_path, []).returncode == 1
+    assert len(calls) == 1

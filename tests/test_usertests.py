@@ -246,3 +246,28 @@ def test_one_uncollectable_module_does_not_stop_the_others(tmp_path):
     assert "ran 4 in the candidate, 4 in the baseline" in out
     assert "1 module(s) could not be collected in the candidate" in out
     assert "1 × AssertionError: broken by the upgrade" in out
+
+
+def test_xdist_in_addopts_runs_in_one_process_and_keeps_every_result(tmp_path):
+    """`-n 2` in the project's addopts: the watched runner reads one event stream, so the tests
+    run in one process, and a failing test is recorded failing (not the controller's 'passed')."""
+    pytest.importorskip("xdist")
+    project = _user_project(tmp_path / "proj", "-n 2", test_a="import os\n\ndef test_ok():\n    assert 'PYTEST_XDIST_WORKER' not in os.environ\n\n"
+                            "def test_no():\n    assert 0\n")
+    proc, data = _check(tmp_path, project, "jax==0.4.33")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert {t["test"]: t["candidate"] for t in data["user_tests"]} == {"tests/test_a.py::test_ok": "passed",
+                                                                      "tests/test_a.py::test_no": "failed"}
+
+
+def test_a_test_that_kills_the_interpreter_is_reported_and_the_rest_still_run(tmp_path):
+    """A segfault (as inside XLA after many compilations): that test is an error with the signal,
+    pytest starts again from the next test, as pytest-xdist replaces a dead worker."""
+    crash = "import os, signal\n\ndef test_1():\n    pass\n\ndef test_crash():\n    os.kill(os.getpid(), signal.SIGSEGV)\n\ndef test_3():\n    pass\n"
+    project = _user_project(tmp_path / "proj", "", test_c=crash)
+    proc, data = _check(tmp_path, project, "jax==0.4.33")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    by = {t["test"].split("::")[1]: t for t in data["user_tests"]}
+    assert by["test_1"]["candidate"] == by["test_3"]["candidate"] == "passed"
+    assert by["test_crash"]["candidate"] == "error" and "SIGSEGV" in by["test_crash"]["message"]
+    assert data["user_tests_run"]["sides"]["candidate"]["ran"] == 3
