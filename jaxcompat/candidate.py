@@ -114,13 +114,14 @@ def candidate_cell(requirements: list[str], *, python: str, cell_id: str | None 
         else:
             pins[name] = exact[0] if len(req.specifier) == 1 and exact else (spec or ANY)
     _check_extra(backend, pins.get("jax", ANY))
-    if companions:
-        for dist in COMPANIONS:
-            pins.setdefault(dist, ANY)
+    added = tuple(d for d in COMPANIONS if d not in pins) if companions else ()
+    for dist in added:
+        pins[dist] = ANY
     # The id names the environment (its folder, its lock): index options make another one.
     key = repr(sorted(pins.items())) + (repr(index.to_dict()) if index else "")
     digest = hashlib.sha256(key.encode()).hexdigest()[:8]
-    return Cell(id=cell_id or f"check-{digest}", python=python, backend=backend, pins=pins, index=index)
+    return Cell(id=cell_id or f"check-{digest}", python=python, backend=backend, pins=pins, index=index,
+                added=added)
 
 
 def _check_extra(backend: str, jax: str) -> None:
@@ -142,9 +143,11 @@ def _check_extra(backend: str, jax: str) -> None:
 def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
     """Human verdict and whether the candidate is safe (no failure of any kind)."""
     where = f" (existing environment, Python {result.python}, {result.backend})" if result.environment != "built" else ""
-    lines = [f"Candidate {result.id}{where}: " + ", ".join(f"{d}=={v}" for d, v in result.versions.items()
-                                                            if d in ECOSYSTEM + ("numpy",))]
+    shown = [d for d in result.versions if d in ECOSYSTEM + ("numpy",)]
+    lines = [f"Candidate {result.id}{where}: " + ", ".join(f"{d}=={result.versions[d]}" for d in shown
+                                                            if d not in result.added)]
     lines += source_lines(result)
+    lines += added_lines(result)
     if result.status != "ok":
         return "\n".join(lines + _did_not_work(result, matrix)), False
     hits: dict[str, list[str]] = {}
@@ -192,17 +195,58 @@ def source_lines(result: CellResult) -> list[str]:
     return lines
 
 
+def added_lines(result: CellResult) -> list[str]:
+    """What the suite added to run every case (not the user's pins), and the releases it skipped."""
+    if not result.added:
+        return []
+    have = [f"{d}=={a['version']}" for d, a in result.added.items() if a.get("version")]
+    lines = ["  added by the suite so every case can run (not your pins): " + (", ".join(have) or "none")]
+    for d, a in result.added.items():
+        lines += [f"    - {d} {s['version']} skipped: {s['reason']}" for s in a.get("skipped", [])]
+        if a.get("left_out") and a.get("skipped"):
+            lines.append(f"    - {d} left out: no release imports with your pins; the cases that need it are skipped")
+    return lines
+
+
+def failed_imports(result: CellResult) -> list[str]:
+    """The modules an import-error cell names (``import X failed:`` lines of its message)."""
+    return [ln[len("import "):-len(" failed:")] for ln in result.message.splitlines()
+            if ln.startswith("import ") and ln.endswith(" failed:")]
+
+
 def _did_not_work(result: CellResult, matrix: Matrix) -> list[str]:
-    """The candidate did not resolve, install or import: its status, the known failure, the error's end."""
+    """The candidate did not resolve, install or import: its status, the known failure, the error's end.
+    An import error names the user's pins that failed first; one only in a package the suite added
+    is said to be that, never that the candidate does not work."""
+    failed = failed_imports(result) if result.status == "import-error" else []
+    mine = [m for m in failed if m not in result.added] if result.environment == "built" else []
     head = f"  ✗ the candidate does not work: {result.status}"
+    if mine:
+        pins = ", ".join(f"{d}=={v}" for d, v in result.versions.items() if d in ECOSYSTEM and d not in result.added)
+        head = f"  ✗ your pins do not work together: import {', '.join(mine)} failed ({pins})"
+    elif failed and result.added:
+        head = (f"  ? not judged: {', '.join(failed)}, added by the suite (not your pins), failed to import; "
+                "this says nothing against your candidate")
     if result.failure:
         f = matrix.failure(result.failure)
         head += f" — known failure {result.failure}"
         if f:
             head += f"\n      fix: {f.fix}\n      upstream: {', '.join(f.upstream)}"
+    if mine or result.status == "import-error":
+        return [head, "      " + "\n      ".join(_import_block(result.message, mine[0] if mine else "").splitlines()[-6:])]
     said = result.message.strip().splitlines()
     said = said if len(said) <= 7 else said[:1] + ["…"] + said[-5:]  # the resolver's first line, and its end
     return [head, "      " + "\n      ".join(said)]
+
+
+def _import_block(message: str, module: str) -> str:
+    """The end of ``import MODULE failed:``'s traceback in a cell's message (else the whole message)."""
+    marker = f"import {module} failed:\n"
+    if not module or marker not in message:
+        return message.strip()
+    block = message.split(marker, 1)[1]
+    end = block.find("\nimport ")
+    return (block[:end] if end >= 0 else block).strip()
 
 
 def _hits(hits: dict[str, list[str]], matrix: Matrix) -> list[str]:

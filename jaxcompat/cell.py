@@ -12,7 +12,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from . import envs, releases, reports, resolution, resultcache, rules, sources
+from . import envs, learned, releases, reports, resolution, resultcache, rules, sources
 from .config import Cell, Matrix
 from .outcomes import FAILING_OUTCOMES, CellResult, check_import_rules, classify, classify_cell_error
 from .backends import backend_of, describe_device
@@ -140,10 +140,13 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: 
     try:
         unavailable_backend(cell, result)
         cell, python_exe = complete(cell, matrix, result, state_dir)
+        cell, applied = avoid_learned(cell, matrix, result, state_dir)
         lock_text = locked(cell, python_exe, matrix, result, state_dir, opts)
+        cell, lock_text = settle_added(cell, python_exe, lock_text, matrix, result, state_dir, opts, applied)
         run = observe(cell, python_exe, lock_text, matrix, result, state_dir, opts)
         judge(result, run, matrix.failures, cell.backend, lock_versions(lock_text))
         record_sources(cell, lock_text, run, result, state_dir)
+        explain_skips(result)
     except Stop:
         return
 
@@ -193,6 +196,51 @@ def complete(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path) ->
         result.notes.append(f"Python {done.python}: the lowest this machine has that every pin supports")
     result.timings["find_python_s"] = round(time.perf_counter() - t, 3)
     return replace(done, date=date), python_exe
+
+
+def avoid_learned(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path) -> tuple[Cell, list]:
+    """The releases of added packages that learned records say do not import with these pins."""
+    try:
+        return learned.prepare(cell, learned.known(state_dir, by_hand=matrix.requirements),
+                               lambda d, v: releases.release_date(d, v, state_dir / "cache"))
+    except releases.IndexError_:
+        return learned.prepare(cell, learned.known(state_dir, by_hand=matrix.requirements))
+    except learned.LearnedError as e:
+        result.notes.append(f"learned requirements not applied: {e}")
+        return cell, []
+
+
+def settle_added(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result: CellResult,
+                 state_dir: Path, opts: Options, applied: list) -> tuple[Cell, str]:
+    """Every package the suite added imports with the user's pins, or is walked back, or left
+    out (jaxcompat/learned.py): never a reason to call the candidate broken."""
+    if not cell.added:
+        return cell, lock_text
+    world = learned.real_world(python_exe, matrix.settings.harness, state_dir, opts.compile_bytecode)
+    t = time.perf_counter()
+    try:
+        s = learned.settle(cell, lock_text, world, lock_versions, ECOSYSTEM, applied)
+    except envs.BuildError as e:
+        result.status, result.message = e.status, e.message
+        classify_cell_error(result, "resolve", matrix.failures, cell.exact_pins())
+        raise Stop from None
+    result.timings["settle_s"] = round(time.perf_counter() - t, 3)
+    result.added = {d: a.to_dict() for d, a in s.added.items()}
+    result.notes.extend(s.notes)
+    learned.record(state_dir, s.learned)
+    if s.lock_text != lock_text:
+        result.versions = key_versions(lock_versions(s.lock_text))
+    return s.cell, s.lock_text
+
+
+def explain_skips(result: CellResult) -> None:
+    """A case skipped because an added package was left out says why it was left out."""
+    for dist, a in result.added.items():
+        if not a.get("left_out"):
+            continue
+        for r in result.results:
+            if r.outcome == "skipped" and f"'{dist}'" in r.message and "left out" not in r.message:
+                r.message = f"{r.message} ({dist} left out: {a['left_out']})"
 
 
 def locked(cell: Cell, python_exe: str, matrix: Matrix, result: CellResult, state_dir: Path,

@@ -437,6 +437,20 @@ def cmd_ci_plan(args) -> int:
     return EXIT_OK
 
 
+def cmd_learned(args) -> int:
+    from . import learned
+
+    try:
+        records = learned.save(Path(args.state)) if args.save else learned.known(Path(args.state))
+    except learned.LearnedError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    print(learned.table(records))
+    if args.save:
+        print(f"\nsaved {len(records)} record(s) to {learned.DATA.relative_to(learned.DATA.parents[2])}")
+    return EXIT_OK
+
+
 def cmd_cells(args) -> int:
     matrix = _load(args)
     print(json.dumps([{"id": c.id, "python": c.python, "backend": c.backend, "pins": c.pins}
@@ -548,6 +562,11 @@ def build_parser() -> argparse.ArgumentParser:
     ck = sub.add_parser("cache-key", parents=[common], help="digest of a cell's inputs (CI result cache key)")
     ck.add_argument("--cell", required=True, help="cell id")
     ck.set_defaults(func=cmd_cache_key)
+    le = sub.add_parser("learned", parents=[common],
+                        help="requirements releases really have (observed by importing them), with their evidence")
+    le.add_argument("--save", action="store_true",
+                    help="merge what --state observed into the committed jaxcompat/data/learned.json")
+    le.set_defaults(func=cmd_learned)
     c = sub.add_parser("cells", parents=[common], help="list the cells of the matrix as JSON")
     c.set_defaults(func=cmd_cells)
     return p

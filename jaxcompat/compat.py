@@ -611,7 +611,10 @@ def generate(matrix: Matrix, reports_dir: Path, cache: Path, evidence: list[Path
     runs = load_runs(paths, matrix)
     rows = table(gather(cache), matrix.failures, runs)
     sources = [_shown(p, reports_dir) for p in paths]
-    write_text(reports_dir / "compat.md", render_md(rows, sources, matrix.failures))
+    from . import learned
+
+    write_text(reports_dir / "compat.md", render_md(rows, sources, matrix.failures)
+               + learned.markdown(learned.load(learned.DATA)))
     write_text(reports_dir / "compat.json", json.dumps(to_json(rows, sources, matrix.failures), indent=1) + "\n")
     return rows
 

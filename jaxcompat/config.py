@@ -71,13 +71,25 @@ class Cell:
     note: str = ""
     editable: tuple[str, ...] = ()  # local projects installed editable (`check --tests`): "path" or "path[extra]"
     index: IndexOptions = IndexOptions()  # other indexes, find-links folders, --pre (sources.py)
+    # The packages the suite added (not the user's): companions a candidate did not name. One of
+    # them never makes the candidate "not work" (jaxcompat/learned.py walks it back or leaves it out).
+    added: tuple[str, ...] = ()
+    # Releases of added packages not to install ("optimistix!=0.0.7"): they do not import with
+    # these pins (observed, or a learned record). An optional package keeps being optional.
+    avoid: tuple[str, ...] = ()
 
     def requirements(self) -> list[str]:
         """PEP 508 strings for the required (non-optional) pins."""
         return [pin_requirement(d, v) for d, v in self.pins.items() if v != ANY]
 
     def optional(self) -> list[str]:
-        return [d for d, v in self.pins.items() if v == ANY]
+        """The optional ("*") pins, each with the releases to avoid ("optimistix!=0.0.7")."""
+        out = []
+        for d, v in self.pins.items():
+            if v == ANY:
+                specs = [a[len(d):] for a in self.avoid if a.startswith(d) and a[len(d):][:2] == "!="]
+                out.append(d + ",".join(specs))
+        return out
 
     def exact_pins(self) -> dict[str, str]:
         return {d: v for d, v in self.pins.items() if is_exact(v)}
@@ -88,6 +100,17 @@ class CaseEntry(NamedTuple):
 
     case: str
     affects: tuple[dict[str, SpecifierSet], ...] | None = None  # None: the failure's own ranges
+
+
+@dataclass(frozen=True)
+class KnownRequirement:
+    """A ``[[requirement]]`` table: what a release of a package really needs, written by hand. It
+    confirms or overrides the learned record of the same release (jaxcompat/learned.py)."""
+
+    package: str
+    release: str
+    requires: str  # PEP 508 with a range, e.g. "equinox>=0.11.3"
+    note: str  # the evidence, in words
 
 
 @dataclass(frozen=True)
@@ -120,6 +143,7 @@ class Matrix:
     failures: tuple[Failure, ...]
     root: Path = field(default=Path("."))
     rules: tuple[Path, ...] = ()  # --rules files merged into the failures
+    requirements: tuple[KnownRequirement, ...] = ()  # [[requirement]]: real requirements, by hand
 
     def cell(self, cell_id: str) -> Cell:
         for c in self.cells:
@@ -159,7 +183,7 @@ _CELL_KEYS = {"id", "python", "backend", "pins", "constraints", "date", "note"}
 _GRID_KEYS = {"id", "python", "backend", "axes", "pins", "constraints", "exclude", "note"}
 _FAILURE_KEYS = {"id", "title", "stage", "cases", "affects", "backend", "error", "match",
                  "upstream", "fix", "workaround", "advisory", "collateral"}
-_TOP_KEYS = {"settings", "cell", "grid", "failure"}
+_TOP_KEYS = {"settings", "cell", "grid", "failure", "requirement"}
 
 
 def load(path: Path | str, rules: Iterable[Path | str] = ()) -> Matrix:
@@ -221,7 +245,33 @@ def parse(data: object, path: Path | str = "matrix.toml", root: Path | None = No
         cells.append(_cell(path, f"cell[{i}]", raw, settings))
     _no_duplicates(path, "cell", [c.id for c in cells])
     failures = _failures(path, data, root, settings)
-    return Matrix(path, settings, tuple(cells), tuple(failures), root)
+    requirements = tuple(_known_requirement(path, f"requirement[{i}]", raw)
+                         for i, raw in enumerate(_table_list(path, "requirement", data.get("requirement", []))))
+    return Matrix(path, settings, tuple(cells), tuple(failures), root, requirements=requirements)
+
+
+def _known_requirement(path: Path, key: str, raw: dict) -> KnownRequirement:
+    """One ``[[requirement]]`` table: package, release, requires, note."""
+    _unknown(path, key, raw, {"package", "release", "requires", "note"})
+    for name in ("package", "release", "requires", "note"):
+        if not isinstance(raw.get(name), str) or not raw[name].strip():
+            raise ConfigError(path, f"{key}.{name}", "missing or not a string",
+                              'e.g. package = "optimistix", release = "0.0.7", requires = "equinox>=0.11.3", '
+                              'note = "reads eqx.StrictConfig, new in equinox 0.11.3"')
+    package = canonicalize_name(raw["package"])
+    try:
+        Version(raw["release"])
+    except InvalidVersion:
+        raise ConfigError(path, f"{key}.release", f"{raw['release']!r} is not a version", 'write e.g. "0.0.7"') from None
+    try:
+        req = Requirement(raw["requires"])
+    except InvalidRequirement as e:
+        raise ConfigError(path, f"{key}.requires", f"{raw['requires']!r} is not a requirement ({e})",
+                          'write a package and a range, e.g. "equinox>=0.11.3"') from None
+    if not req.specifier or req.marker is not None or req.url or canonicalize_name(req.name) == package:
+        raise ConfigError(path, f"{key}.requires", f"{raw['requires']!r} names no range of another package",
+                          'write a package and a range, e.g. "equinox>=0.11.3"')
+    return KnownRequirement(package, raw["release"], str(req), raw["note"])
 
 
 def _failures(path: Path, data: dict, root: Path, settings: Settings) -> list[Failure]:

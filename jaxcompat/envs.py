@@ -113,6 +113,7 @@ def spec_hash(cell: Cell, python_exe: str, date: str | None, harness: tuple[str,
     payload = json.dumps({"python": python_exe, "pins": cell.pins, "constraints": cell.constraints,
                           "date": date, "backend": cell.backend, "harness": list(harness),
                           "extra": extra, "editable": [_project_digest(e) for e in cell.editable],
+                          **({"avoid": sorted(cell.avoid)} if cell.avoid else {}),
                           **({"past_cutoff": 1} if cell.editable else {}),
                           # direct references' content and index options; absent (so the key
                           # stays what it was) for a cell of PyPI releases

@@ -151,6 +151,9 @@ class CellResult:
     # sha256?, prerelease?}} (sources.py); the index options the cell resolved with
     sources: dict[str, dict] = field(default_factory=dict)
     index: dict = field(default_factory=dict)
+    # The packages the suite added (not the user's pins), what became of each: {dist: {version,
+    # skipped: [{version, reason, error, frame}], left_out}} (jaxcompat/learned.py)
+    added: dict[str, dict] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         d = asdict(self)

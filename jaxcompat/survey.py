@@ -45,7 +45,7 @@ class Combo:
     def cell(self) -> Cell:
         pins = {"jax": self.jax, "equinox": self.equinox, **{d: ANY for d in COMPANIONS}}
         return Cell(id=self.id, python=resolution.AUTO, backend="cpu", pins=pins,
-                    note="survey combination")
+                    note="survey combination", added=COMPANIONS)
 
 
 @dataclass
