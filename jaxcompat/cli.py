@@ -463,6 +463,8 @@ def build_parser() -> argparse.ArgumentParser:
     ck.set_defaults(func=cmd_cache_key)
     c = sub.add_parser("cells", parents=[common], help="list the cells of the matrix as JSON")
     c.set_defaults(func=cmd_cells)
+    from .scan import add_parser as add_scan
+    add_scan(sub, [])
     return p
 
 
