@@ -40,7 +40,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-FORMAT = 2  # the per-release columns' format too: bump it when what is read changes
+FORMAT = 3  # the per-release columns' format too: bump it when what is read changes
 FIRST = Version("0.4.13")
 DATA = Path(__file__).resolve().parent / "data" / "jax_api_timeline.json"
 PRESENT, DEPRECATED, REMOVED, GONE = "+", "D", "R", "-"
@@ -109,6 +109,7 @@ class _Reader:
     def __init__(self, sources: dict[str, str]):
         self.sources = sources
         self.cache: dict[str, ModuleApi] = {}
+        self.all_names: dict[str, set[str]] = {}
 
     def api(self, mod: str, depth: int = 0) -> ModuleApi:
         if mod in self.cache:
@@ -145,7 +146,8 @@ class _Reader:
                     visit(st.body)
                 elif isinstance(st, ast.Import):
                     for a in st.names:
-                        defined[a.asname or a.name.split(".")[0]] = None
+                        if a.asname or a.name.split(".")[0] != mod.split(".")[0]:  # `import jax.x` inside jax
+                            defined[a.asname or a.name.split(".")[0]] = None
                 elif isinstance(st, ast.ImportFrom):
                     for a in st.names:
                         if a.name == "*":
@@ -153,8 +155,9 @@ class _Reader:
                             if src in self.sources and depth < 8:
                                 inner = self.api(src, depth + 1)
                                 out.opaque |= inner.opaque
+                                star = self.all_names.get(src)  # `*` honours __all__
                                 for n, s in inner.names.items():
-                                    if s == PRESENT:
+                                    if s == PRESENT and (star is None or n in star):
                                         defined[n] = None
                             else:
                                 out.opaque = True
@@ -194,6 +197,8 @@ class _Reader:
                     out.warns = _warns(st.value, strings)
 
         visit(tree.body)
+        if all_names is not None:
+            self.all_names[mod] = set(all_names)
         for n in list(defined) + list(all_names or []):
             if not n.startswith("_"):
                 out.names[n] = PRESENT

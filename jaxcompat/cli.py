@@ -190,6 +190,8 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     ours, _ = verdict(result, matrix)
     mine = usertests.verdict(cmp.tests, target, cmp.with_baseline, cmp.error)
     extra = usertests.not_exercised(result, cmp.tests)
+    from .apiexplain import verdict_lines
+    mine += "\n" * bool(api := verdict_lines(cmp.tests, target.root, cmp.candidate_versions.get("jax", ""))) + api
     if extra:
         mine += ("\n  i known failures this candidate hits that your tests did not run into (see below): "
                  + ", ".join(extra))

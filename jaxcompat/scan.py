@@ -99,6 +99,7 @@ def resolve(timeline: Timeline, dotted: str, release: str, modules: int = 0) -> 
     if parts[0] != "jax":
         return None
     mod = "jax"
+    warned: Hit | None = None  # a deprecated module on the way: a removed name inside it says more
     for i, p in enumerate(parts[1:], start=2):
         sub = f"{mod}.{p}"
         if timeline.is_module(sub):
@@ -106,18 +107,20 @@ def resolve(timeline: Timeline, dotted: str, release: str, modules: int = 0) -> 
             if st.state == GONE and i > modules:
                 attr = timeline.name(mod, p, release)
                 if attr.state == PRESENT:
-                    return None  # an attribute of its parent now, not a module
+                    return warned  # an attribute of its parent now, not a module
                 if attr.state == DEPRECATED:
                     return Hit(sub, attr, False)
-            if st.state in (GONE, REMOVED, DEPRECATED):
+            if st.state in (GONE, REMOVED):
                 return Hit(sub, st, True)
+            if st.state == DEPRECATED:
+                warned = warned or Hit(sub, st, True)
             mod = sub
             continue
         st = timeline.name(mod, p, release)
         if st.state in (GONE, REMOVED, DEPRECATED):
-            return Hit(sub, st, False)
-        return None  # an ordinary attribute from here on
-    return None
+            return Hit(sub, st, False) if st.state != DEPRECATED or warned is None else warned
+        return warned  # an ordinary attribute from here on
+    return warned
 
 
 def message(hit: Hit, target: Target, timeline: Timeline) -> tuple[str, str]:
@@ -169,15 +172,104 @@ class _File:
         self.aliases: dict[str, str] = {}  # local name -> the jax dotted name it is bound to
         self.reported_aliases: set[str] = set()  # bound to something already reported at its import
         self.imported: set[str] = set()  # modules imported by `import X` anywhere in the file
-        self.guards: list[tuple[int, int]] = []  # line spans where the code guards against absent names
+        self.guards: list[tuple[int, int, str | None]] = []  # (first, last line, only this name or None)
         self.guarded = 0  # hits left out there
+        self.quiet = False
 
     def char_col(self, line: int, byte_col: int) -> int:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
+    def guard(self, node) -> None:
+        """Where the code itself guards against a name being absent: the body of a ``try`` that
+        catches AttributeError/ImportError (or everything); the tested name inside
+        ``if hasattr(X, "n")`` and everything in its ``else``; the branch of a version check
+        (``jax.__version_info__ >= (0, 5)``) that the target does not take, or the whole ``if``
+        when the check cannot be read."""
+        def add(span, name=None):
+            if span:
+                self.guards.append((span[0], span[1], name))
+
+        if isinstance(node, ast.BoolOp):  # hasattr(jax, "pxla") and jax.pxla.X
+            if isinstance(node.op, ast.And):
+                for v in node.values:
+                    name = self.hasattr_name(v)
+                    if name:
+                        add((node.lineno, node.end_lineno or node.lineno), name)
+            return
+        if isinstance(node, (ast.If, ast.IfExp)):
+            body = node.body if isinstance(node, ast.If) else [node.body]
+            orelse = node.orelse if isinstance(node, ast.If) else [node.orelse]
+            for n in ast.walk(node.test):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr" and len(n.args) == 2:
+                    tested = self.dotted(n.args[0])
+                    attr = n.args[1]
+                    if tested and isinstance(attr, ast.Constant) and isinstance(attr.value, str):
+                        add(_span(body), f"{tested}.{attr.value}")
+                    else:
+                        add(_span(body))
+                    add(_span(orelse))
+                    return
+                if (isinstance(n, ast.Attribute) and n.attr in _GUARD_NAMES) or (
+                        isinstance(n, ast.Name) and n.id in _GUARD_NAMES):
+                    taken = self.version_test(node.test)
+                    if taken is None:
+                        add((node.lineno, node.end_lineno or node.lineno))
+                    else:
+                        add(_span(orelse if taken else body))
+                    return
+            return
+        for h in node.handlers:
+            caught = [] if h.type is None else [h.type] if not isinstance(h.type, ast.Tuple) else h.type.elts
+            names = {c.id if isinstance(c, ast.Name) else getattr(c, "attr", "") for c in caught}
+            if h.type is None or names & _GUARD_ERRORS:
+                add(_span(node.body))
+                return
+
+    def hasattr_name(self, n) -> str:
+        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr" and len(n.args) == 2
+                and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)):
+            tested = self.dotted(n.args[0])
+            return f"{tested}.{n.args[1].value}" if tested else ""
+        return ""
+
+    def dotted(self, node) -> str:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and node.id in self.aliases:
+            return ".".join([self.aliases[node.id]] + parts[::-1])
+        return ""
+
+    def version_test(self, test) -> bool | None:
+        """``jax.__version_info__ >= (0, 5, 1)`` at the target, or None when it cannot be read."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return None
+        left, op, right = test.left, test.ops[0], test.comparators[0]
+        if isinstance(left, (ast.Tuple, ast.Constant)):
+            left, right = right, left
+            op = {ast.Gt: ast.Lt(), ast.Lt: ast.Gt(), ast.GtE: ast.LtE(), ast.LtE: ast.GtE()}.get(type(op), op)
+        if not (isinstance(left, ast.Attribute) and left.attr == "__version_info__" and self.dotted(left.value) == "jax"):
+            return None
+        try:
+            want = tuple(ast.literal_eval(right))
+        except (ValueError, TypeError, SyntaxError):
+            return None
+        have = _version_of(self.target.release)
+        ops = {ast.Gt: lambda: have > want, ast.GtE: lambda: have >= want, ast.Lt: lambda: have < want,
+               ast.LtE: lambda: have <= want, ast.Eq: lambda: have == want, ast.NotEq: lambda: have != want}
+        f = ops.get(type(op))
+        return f() if f else None
+
+    def is_guarded(self, line: int, name: str) -> bool:
+        return any(a <= line <= b and (only is None or name == only or name.startswith(only + "."))
+                   for a, b, only in self.guards)
+
     def add(self, node, hit: Hit, edit: tuple | None = None) -> None:
-        if any(a <= node.lineno <= b for a, b in self.guards):
+        if self.quiet:
+            return
+        if self.is_guarded(node.lineno, hit.name):
             self.guarded += 1  # the code already handles the name's absence (try/except, hasattr, version check)
             return
         code, text = message(hit, self.target, self.timeline)
@@ -188,20 +280,21 @@ class _File:
 
     def run(self) -> list[Finding]:
         tree = ast.parse(self.source, filename=self.path)
-        imports, attrs = [], []
-        guards: list[tuple[int, int]] = []
+        imports, attrs, branches = [], [], []
         for node in ast.walk(tree):
             t = type(node)
             if t is ast.Attribute:
                 attrs.append(node)
             elif t is ast.Import or t is ast.ImportFrom:
                 imports.append(node)
-            elif t is ast.Try or t is ast.If or t is ast.IfExp or t.__name__ == "TryStar":
-                span = _guarded(node)
-                if span:
-                    guards.append(span)
-        self.guards = guards
+            elif t is ast.Try or t is ast.If or t is ast.IfExp or t is ast.BoolOp or t.__name__ == "TryStar":
+                branches.append(node)
         imports.sort(key=lambda n: (n.lineno, n.col_offset))
+        for node in imports:
+            self.on_import(node, first=True)
+        for node in branches:
+            self.guard(node)
+        self.findings = []
         for node in imports:
             self.on_import(node)
         if not self.aliases:
@@ -213,7 +306,10 @@ class _File:
         return self.findings
 
     # imports: bind aliases, report what is broken where it is imported
-    def on_import(self, node) -> None:
+    def on_import(self, node, first: bool = False) -> None:
+        """Bind the aliases (``first``: only that, before the guards are known), report what is
+        broken where it is imported."""
+        self.quiet = first
         release = self.target.release
         if isinstance(node, ast.Import):
             for a in node.names:
@@ -311,27 +407,16 @@ class _File:
         return ("split", node, a, f"\n{indent}from {new_mod} import {clause}")
 
 
-_GUARD_CALLS = {"hasattr", "getattr"}
-_GUARD_NAMES = {"__version__", "__version_info__", "version", "_version", "jax_version", "JAX_VERSION"}
+_GUARD_NAMES = {"__version__", "__version_info__"}
 _GUARD_ERRORS = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
 
-def _guarded(node) -> tuple[int, int] | None:
-    """The lines where code guards against a name being absent: a ``try`` that catches
-    AttributeError/ImportError (or everything), an ``if`` (or ``x if … else y``) on ``hasattr``
-    or on a version."""
-    if isinstance(node, (ast.If, ast.IfExp)):
-        for n in ast.walk(node.test):
-            if (isinstance(n, ast.Name) and (n.id in _GUARD_CALLS or n.id in _GUARD_NAMES)) or (
-                    isinstance(n, ast.Attribute) and n.attr in _GUARD_NAMES):
-                return node.lineno, node.end_lineno or node.lineno
-        return None
-    for h in node.handlers:
-        caught = [] if h.type is None else [h.type] if not isinstance(h.type, ast.Tuple) else h.type.elts
-        names = {c.id if isinstance(c, ast.Name) else getattr(c, "attr", "") for c in caught}
-        if h.type is None or names & _GUARD_ERRORS:
-            return node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno
-    return None
+def _span(body: list) -> tuple[int, int] | None:
+    return (body[0].lineno, body[-1].end_lineno or body[-1].lineno) if body else None
+
+
+def _version_of(release: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", release)[:3])
 
 
 def _apply(source: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
@@ -501,7 +586,7 @@ def sarif(report: Report, target: Target, timeline: Timeline) -> dict:
 
 def cmd_scan(args) -> int:
     try:
-        timeline = Timeline.load()
+        timeline = Timeline.load(Path(args.timeline)) if args.timeline else Timeline.load()
         to = args.to or args.jax
         target = Target(timeline.release(to) if to else timeline.newest,
                         timeline.release(args.from_) if args.from_ else "")
@@ -522,4 +607,5 @@ def add_parser(sub, parents) -> None:
     s.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
     s.add_argument("--fix", action="store_true", help="rewrite plain renames in place")
     s.add_argument("--diff", action="store_true", help="print the rewrites --fix would make, write nothing")
+    s.add_argument("--timeline", metavar="FILE", help="a jax API timeline other than the bundled one")
     s.set_defaults(func=cmd_scan)

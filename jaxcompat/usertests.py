@@ -185,6 +185,7 @@ class UserTest:
     baseline: str | None  # the same, or None without --baseline
     cls: str  # see the module's table
     explained_by: str | None = None
+    explained_by_api: str = ""  # no rule explains it, jax's API history does (apiexplain)
     fix: str = ""
     upstream: list[str] = field(default_factory=list)
     message: str = ""
@@ -251,6 +252,9 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
             known = explain(raw, matrix, candidate.versions, backend)
             if known is not None:
                 t.explained_by, t.fix, t.upstream = known.id, known.fix, list(known.upstream)
+            else:
+                from .apiexplain import explain_result
+                t.explained_by_api = explain_result(raw, candidate.versions)
         if flaky and name in flaky:
             t.cls, t.note = "flaky", flaky[name]
         out.append(t)
@@ -286,6 +290,8 @@ def verdict(tests: list[UserTest], target: Target, with_baseline: bool, error: s
             if t.explained_by:
                 lines.append(f"        this looks like {t.explained_by} — fix: {t.fix}")
                 lines.append(f"        upstream: {', '.join(t.upstream)}")
+            elif t.explained_by_api:
+                lines.append(f"        jax's API history: {t.explained_by_api}")
             elif kind.failed:
                 lines.append("        no known failure explains it; where it raised:")
                 lines += ["          " + ln for ln in t.traceback.rstrip().splitlines()[-6:]]
@@ -333,7 +339,7 @@ def markdown(tests: list[UserTest], verdict_text: str, with_baseline: bool) -> s
     rows = ["| class | test | baseline | candidate | explained by | fix |", "|---|---|---|---|---|---|"]
     for t in tests:
         rows.append(f"| {t.cls} | `{t.test}` | {t.baseline if with_baseline else '—'} | {t.candidate} | "
-                    f"{t.explained_by or ('unexplained' if TEST_CLASSES[t.cls].failed else '—')} | "
+                    f"{t.explained_by or t.explained_by_api or ('unexplained' if TEST_CLASSES[t.cls].failed else '—')} | "
                     f"{t.fix or ''} |")
     return "## Your tests\n\n```\n" + verdict_text + "\n```\n\n" + "\n".join(rows) + "\n"
 
