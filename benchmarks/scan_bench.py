@@ -42,11 +42,11 @@ def build_tree(wheel: Path, out: Path, lines: int) -> tuple[int, int]:
 
 
 def timed(cmd: list[str], runs: int) -> list[float]:
-    subprocess.run(cmd, capture_output=True)  # warm-up (page cache, bytecode)
+    subprocess.run(cmd, capture_output=True, cwd=ROOT)  # warm-up (page cache, bytecode)
     out = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        subprocess.run(cmd, capture_output=True)
+        subprocess.run(cmd, capture_output=True, cwd=ROOT)
         out.append(time.perf_counter() - t0)
     return out
 
@@ -58,6 +58,7 @@ def main() -> int:
     p.add_argument("--lines", type=int, default=100_000)
     p.add_argument("--jax", default="0.10.0", help="the release scanned against")
     p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--ruff", default=shutil.which("ruff"), help="the ruff to compare with (default: on PATH)")
     args = p.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="scan-bench-"))
     try:
@@ -76,9 +77,11 @@ def main() -> int:
         scan = [sys.executable, "-m", "jaxcompat", "scan", str(tree), "--jax", args.jax]
         result = {"files": n_files, "lines": n_lines, "jax": args.jax}
         findings = subprocess.run(scan + ["--format", "json"], capture_output=True, text=True, cwd=ROOT)
-        result["findings"] = len(json.loads(findings.stdout)["findings"]) if findings.stdout.startswith("{") else None
+        if findings.returncode not in (0, 1) or not findings.stdout.startswith("{"):
+            sys.exit(f"scan failed (exit {findings.returncode}):\n{findings.stderr[-2000:]}")
+        result["findings"] = len(json.loads(findings.stdout)["findings"])
         result["scan_s"] = statistics.median(timed(scan, args.runs))
-        ruff = shutil.which("ruff")
+        ruff = args.ruff
         if ruff:
             result["ruff_s"] = statistics.median(timed([ruff, "check", "--no-cache", "--quiet", str(tree)], args.runs))
             result["scan_over_ruff"] = round(result["scan_s"] / result["ruff_s"], 2)

@@ -14,6 +14,12 @@ the timeline ``jaxcompat/data/jax_api_timeline.json``:
   ``D`` deprecated: reachable with a warning, ``R`` removed with a message in the table, ``-``
   gone), the deprecation and removal messages, and the ``replacement`` parsed from them.
 
+A module's exports are what it defines or imports at top level (both branches of an ``if`` or
+``try``, not what only type checkers see, not ``if __name__ == "__main__":``), its ``__all__``, its
+``*`` imports from jax (resolved, honouring ``__all__``) and its ``_deprecations`` keys; a name
+imported from outside jax (``import numpy as np``, ``from functools import partial``) is the
+module's tool, not its API, unless re-exported (``X as X``) or listed in ``__all__``.
+
 A name that stays reachable is never called removed: a name that vanishes from a module whose
 exports cannot be read statically (an unresolvable ``*`` import, a hand-written ``__getattr__``)
 is left out, and a name that is also a submodule file stays present.
@@ -40,7 +46,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-FORMAT = 3  # the per-release columns' format too: bump it when what is read changes
+FORMAT = 6  # the per-release columns' format too: bump it when what is read changes
 FIRST = Version("0.4.13")
 DATA = Path(__file__).resolve().parent / "data" / "jax_api_timeline.json"
 PRESENT, DEPRECATED, REMOVED, GONE = "+", "D", "R", "-"
@@ -122,6 +128,9 @@ class _Reader:
             out.opaque = True
             return out
         defined: dict[str, None] = {}
+        wrapped: set[str] = set()
+        getattrs = {"deprecation_getattr"}  # the local names of jax's deprecation_getattr
+        external: set[str] = set()  # bound by importing from outside jax, not re-exported (`X as X`)
         table: dict[str, tuple[str, bool]] = {}
         strings: dict[str, str] = {}
         all_names: list[str] | None = None
@@ -146,8 +155,11 @@ class _Reader:
                     visit(st.body)
                 elif isinstance(st, ast.Import):
                     for a in st.names:
+                        local = a.asname or a.name.split(".")[0]
                         if a.asname or a.name.split(".")[0] != mod.split(".")[0]:  # `import jax.x` inside jax
-                            defined[a.asname or a.name.split(".")[0]] = None
+                            defined[local] = None
+                        if not _is_jax(a.name) and a.asname != a.name:
+                            external.add(local)  # `import numpy as np`: a tool of the module, not its API
                 elif isinstance(st, ast.ImportFrom):
                     for a in st.names:
                         if a.name == "*":
@@ -163,6 +175,12 @@ class _Reader:
                                 out.opaque = True
                         else:
                             defined[a.asname or a.name] = None
+                            if a.name == "deprecation_getattr":
+                                getattrs.add(a.asname or a.name)
+                            if a.name.startswith("_deprecated_") and a.asname and not a.asname.startswith("_"):
+                                wrapped.add(a.asname)  # jax 0.4.13: a wrapper that warns when called
+                            if not st.level and not _is_jax(st.module or "") and a.asname != a.name:
+                                external.add(a.asname or a.name)  # `from functools import partial`
                 elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     if st.name == "__getattr__":
                         out.opaque = True
@@ -183,7 +201,7 @@ class _Reader:
                                     all_names = listed
                             elif n == "_deprecations" and isinstance(value, ast.Dict):
                                 table.update(_table(value, strings))
-                            elif n == "__getattr__" and not _is_deprecation_getattr(value):
+                            elif n == "__getattr__" and not _is_deprecation_getattr(value, getattrs):
                                 out.opaque = True
                             elif value is not None:
                                 s = _string(value, strings)
@@ -199,9 +217,14 @@ class _Reader:
         visit(tree.body)
         if all_names is not None:
             self.all_names[mod] = set(all_names)
+        listed = set(all_names or [])
         for n in list(defined) + list(all_names or []):
-            if not n.startswith("_"):
+            if not n.startswith("_") and (n not in external or n in listed):
                 out.names[n] = PRESENT
+        for n in wrapped:
+            if n in out.names:
+                out.names[n] = DEPRECATED
+                out.messages[n] = ""
         for n, (msg, gone) in table.items():
             if n.startswith("_"):
                 continue
@@ -217,12 +240,19 @@ def _is_type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
+def _is_jax(module: str) -> bool:
+    return module == "jax" or module.startswith("jax.")
+
+
 def _is_main(test: ast.expr) -> bool:
     return isinstance(test, ast.Compare) and "__main__" in ast.unparse(test)
 
 
-def _is_deprecation_getattr(value: ast.expr | None) -> bool:
-    return (isinstance(value, ast.Call) and "deprecation_getattr" in ast.unparse(value.func))
+def _is_deprecation_getattr(value: ast.expr | None, names: set[str]) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    f = value.func
+    return (isinstance(f, ast.Name) and f.id in names) or "deprecation_getattr" in ast.unparse(f)
 
 
 def _absolute(mod: str, is_pkg: bool, target: str | None, level: int) -> str:
@@ -296,6 +326,11 @@ def _warns(call: ast.Call, strings: dict[str, str]) -> str:
 
 
 _USE = re.compile(r"(?:\b[Uu]se|\breplaced by|\bmoved to|\bin favou?r of|\bReplace with)\s+`?(jax(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+
+
+@lru_cache(maxsize=None)
+def _ver(release: str) -> Version:
+    return Version(release)
 
 
 def replacement(message: str) -> str:
@@ -422,10 +457,10 @@ class Timeline:
         return ok[-1]
 
     def _at(self, events: list[list[str]], release: str) -> tuple[str, str]:
-        v = Version(release)
+        v = _ver(release)
         cur = ("", "")
         for r, s in events:
-            if Version(r) <= v:
+            if _ver(r) <= v:
                 cur = (s, r)
             else:
                 break
@@ -441,7 +476,7 @@ class Timeline:
         via_parent = self.names.get(parent, {}).get(leaf, {})  # jax.lib's table may say why it went
         msg = via_parent.get("removed_msg", "") if state == GONE else rec.get("deprecated", ["", ""])[1]
         dep = rec.get("deprecated", [""])[0] or self._first(via_parent.get("events", []), DEPRECATED)
-        if state == PRESENT and rec.get("deprecated") and Version(rec["deprecated"][0]) <= Version(release):
+        if state == PRESENT and rec.get("deprecated") and _ver(rec["deprecated"][0]) <= _ver(release):
             state = DEPRECATED
         return State(state, since, deprecated_in=dep, removed_in=removed, message=msg,
                      replacement=replacement(msg) or via_parent.get("replacement", ""))
@@ -462,9 +497,9 @@ class Timeline:
     @staticmethod
     def _broken_since(events: list[list[str]], release: str) -> str:
         """The first release of the unbroken run of removed/gone states that ``release`` is in."""
-        v, start = Version(release), ""
+        v, start = _ver(release), ""
         for r, s in events:
-            if Version(r) > v:
+            if _ver(r) > v:
                 break
             start = (start or r) if s in (REMOVED, GONE) else ""
         return start
@@ -474,8 +509,8 @@ class Timeline:
         return next((r for r, s in events if s == state), "")
 
     def _first_after(self, events: list[list[str]], release: str, states: tuple[str, ...]) -> str:
-        v = Version(release)
-        return next((r for r, s in events if Version(r) > v and s in states), "")
+        v = _ver(release)
+        return next((r for r, s in events if _ver(r) > v and s in states), "")
 
     def is_module(self, dotted: str) -> bool:
         return dotted in self.modules

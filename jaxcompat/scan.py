@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import ast
 import difflib
+import textwrap
+from bisect import bisect_left, bisect_right
 import json
 import os
 import re
@@ -278,10 +280,11 @@ class _File:
             node.end_lineno or node.lineno, self.char_col(node.end_lineno or node.lineno, node.end_col_offset or 0) + 1,
             code, hit.name, text, hit.state.replacement, fixable=edit is not None, _edit=edit))
 
-    def run(self) -> list[Finding]:
+    def run(self, lines: list[int] | None = None) -> list[Finding]:
+        """``lines``: the only lines that can hold a finding (sorted); None: every line."""
         tree = ast.parse(self.source, filename=self.path)
         imports, attrs, branches = [], [], []
-        for node in ast.walk(tree):
+        for node in (ast.walk(tree) if lines is None else _pruned(tree, lines)):
             t = type(node)
             if t is ast.Attribute:
                 attrs.append(node)
@@ -411,6 +414,106 @@ _GUARD_NAMES = {"__version__", "__version_info__"}
 _GUARD_ERRORS = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
 
+def _pruned(tree: ast.Module, lines: list[int]):
+    """The nodes of ``tree`` whose lines include one of ``lines`` (and their ancestors, which
+    include them too): the statements around a candidate line, never the rest of the file."""
+    stack = list(tree.body)
+    n = len(lines)
+    while stack:
+        node = stack.pop()
+        lo = getattr(node, "lineno", None)
+        if getattr(node, "decorator_list", None):
+            lo = node.decorator_list[0].lineno  # a def's lineno is its `def` line, below them
+        if lo is not None:
+            i = bisect_left(lines, lo)
+            if i == n or lines[i] > (node.end_lineno or lo):
+                continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+_NEWLINE = re.compile("\n")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+jax\b|import[ \t][^#\n]*\bjax\b)", re.M)
+
+
+def candidate_lines(source: str, words: frozenset[str], timeline: Timeline, release: str,
+                    seen: dict[str, bool] | None = None) -> list[int] | None:
+    """The lines that can hold a finding, read from the text before any parsing; None when the
+    file cannot have one (most files: then it is not parsed at all).
+
+    Every finding names its broken part in the source: in a jax import, or in a dotted chain that
+    starts at a name a jax import binds. So: no identifier of the file among the last parts of
+    everything broken at the target (``words``): none. Else the jax imports are read (``ast`` on
+    each statement alone) and looked up, and so is every chain that starts at a name they bind.
+    When an import cannot be read on its own, every line counts."""
+    if words.isdisjoint(_IDENT.findall(source)):
+        return None
+    imports = [m.start() for m in _IMPORT_LINE.finditer(source)]
+    aliases, broken = _read_imports(source, imports, timeline, release)
+    starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
+    if aliases is None:
+        return list(range(1, len(starts) + 1))
+    seen = {} if seen is None else seen
+    keep = []
+    if aliases:
+        chains = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(aliases))) + r")(?:\s*\.\s*[A-Za-z_]\w*)+")
+        for m in chains.finditer(source):
+            parts = _DOT.split(m.group())
+            dotted = ".".join([aliases[parts[0]], *parts[1:]])
+            hit = seen.get(dotted)
+            if hit is None:
+                hit = seen[dotted] = resolve(timeline, dotted, release) is not None
+            if hit:
+                keep.append(m.start())
+    if not keep and not broken:
+        return None
+    return sorted({bisect_right(starts, i) for i in keep + imports})
+
+
+_DOT = re.compile(r"\s*\.\s*")
+
+
+def _read_imports(source: str, imports: list[int], timeline: Timeline, release: str):
+    """The names the jax imports bind ({local: dotted}), and whether one imports something broken;
+    (None, True) when an import cannot be read on its own."""
+    out: dict[str, str] = {}
+    broken = False
+    for start in imports:
+        try:
+            tree = ast.parse(textwrap.dedent(_statement(source, start)))
+        except SyntaxError:
+            return None, True
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name.split(".")[0] == "jax":
+                        out[a.asname or "jax"] = a.name if a.asname else "jax"
+                        broken = broken or bool(resolve(timeline, a.name, release, modules=a.name.count(".") + 1))
+            elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "jax":
+                broken = broken or bool(resolve(timeline, node.module, release, modules=node.module.count(".") + 1))
+                for a in node.names:
+                    out[a.asname or a.name] = f"{node.module}.{a.name}"
+                    broken = broken or (a.name != "*" and bool(resolve(timeline, f"{node.module}.{a.name}", release)))
+    return out, broken
+
+
+def _statement(source: str, start: int) -> str:
+    """The text of the import statement starting at ``start``: to the end of its line, through a
+    parenthesized list or backslash continuations."""
+    end = source.find("\n", start)
+    end = len(source) if end < 0 else end
+    text = source[start:end]
+    if "(" in text and ")" not in text:
+        close = source.find(")", end)
+        return source[start:len(source) if close < 0 else close + 1]
+    while text.rstrip().endswith("\\") and end < len(source):
+        nxt = source.find("\n", end + 1)
+        end = len(source) if nxt < 0 else nxt
+        text = source[start:end]
+    return text
+
+
 def _span(body: list) -> tuple[int, int] | None:
     return (body[0].lineno, body[-1].end_lineno or body[-1].lineno) if body else None
 
@@ -444,10 +547,11 @@ def _apply(source: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
         done.append(f)
     for node, moved, extra in split.values():
         keep = [a for a in node.names if (a.asname or a.name) not in moved]
-        if not keep:
-            continue
-        names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in keep)
-        text = f"from {node.module} import {names}{extra}"
+        if keep:
+            names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in keep)
+            text = f"from {node.module} import {names}{extra}"
+        else:  # every name moves: the new imports stand where the old one stood
+            text = extra.lstrip("\n").lstrip()
         edits.append((offsets[node.lineno - 1] + node.col_offset, offsets[node.end_lineno - 1] + node.end_col_offset,
                       text.encode("utf-8")))
     edits.sort(reverse=True)
@@ -461,6 +565,19 @@ def _apply(source: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
 
 
 # ---------------------------------------------------------------- many files
+
+
+def broken_words(timeline: Timeline, release: str) -> frozenset[str]:
+    """The last part of every module and name that is removed or deprecated at ``release``."""
+    out = set()
+    for mod, names in timeline.names.items():
+        for name in names:
+            if timeline.name(mod, name, release).state in (REMOVED, GONE, DEPRECATED):
+                out.add(name)
+    for mod in timeline.modules:
+        if timeline.module(mod, release).state in (GONE, DEPRECATED):
+            out.add(mod.rsplit(".", 1)[-1])
+    return frozenset(out)
 
 
 def files(paths: list[str]) -> list[Path]:
@@ -493,13 +610,17 @@ class Report:
 
 
 def scan(paths: list[str], target: Target, timeline: Timeline | None = None, fix: bool = False,
-         diff: bool = False) -> Report:
+         diff: bool = False, exhaustive: bool = False) -> Report:
+    """``exhaustive``: parse and walk every file that mentions jax (no reading ahead of the
+    parser: the same findings, slower; the tests hold the two to that)."""
     timeline = timeline or Timeline.load()
     found: list[Finding] = []
     errors: list[str] = []
     fixed: list[Finding] = []
     diffs: list[str] = []
     guarded = 0
+    words = broken_words(timeline, target.release)
+    seen: dict[str, bool] = {}
     listed = files(paths)
     for path in listed:
         try:
@@ -509,9 +630,12 @@ def scan(paths: list[str], target: Target, timeline: Timeline | None = None, fix
             continue
         if "jax" not in source:
             continue
+        lines = None if exhaustive else candidate_lines(source, words, timeline, target.release, seen)
+        if lines is None and not exhaustive:
+            continue
         try:
             one = _File(str(path), source, timeline, target)
-            got = one.run()
+            got = one.run(lines)
             guarded += one.guarded
         except SyntaxError as e:
             errors.append(f"{path}:{e.lineno}: cannot parse ({e.msg})")
@@ -520,7 +644,7 @@ def scan(paths: list[str], target: Target, timeline: Timeline | None = None, fix
             new, done = _apply(source, got)
             if diff:
                 diffs.append("".join(difflib.unified_diff(source.splitlines(keepends=True), new.splitlines(keepends=True),
-                                                          f"a/{path}", f"b/{path}")))
+                                                          str(path), str(path))))
             if fix:
                 path.write_text(new, encoding="utf-8")
                 fixed += done

@@ -416,6 +416,7 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
     prefix = str(target.root) + "/"  # reports name the user's files relative to their project
     for t in tests:
         t.traceback, t.message = t.traceback.replace(prefix, ""), t.message.replace(prefix, "")
+        t.explained_by_api = t.explained_by_api.replace(prefix, "")
     return Comparison(tests, with_baseline=baseline is not None, error=after.error,
                       candidate_versions=after.versions,
                       baseline_versions=before.versions if before else {},

@@ -59,7 +59,7 @@ _deprecations = {
     "jax/lib/__init__.py": "from jax.lib import xla_bridge as xla_bridge\n",
     "jax/lib/xla_bridge.py": "def get_backend(): pass\n",
     "jax/util.py": "def safe_map(f, *xs): pass\n",
-    "jax/sharding.py": "class PmapSharding: pass\n",
+    "jax/sharding.py": "from functools import partial\nfrom numpy import dtype as dtype\nclass PmapSharding: pass\n",
     "jax/experimental/magic.py": "def __getattr__(name): pass\ndef a(): pass\n",
     "jax/tools/script.py": "def main(): pass\nif __name__ == '__main__':\n  app = main()\n",
 }
@@ -155,6 +155,8 @@ def test_the_timeline_never_calls_reachable_names_removed(tl):
     assert "a" not in tl.names.get("jax.experimental.magic", {})  # its own __getattr__: cannot tell
     assert "app" not in json.dumps(tl.names.get("jax.tools.script", {}))  # only under __main__
     assert "_private" not in json.dumps(tl.names) and "np" not in tl.names.get("jax.numpy", {})
+    # a tool imported from outside jax is not API; a re-export (`X as X`) is
+    assert "partial" not in tl.names["jax.sharding"] and tl.names["jax.sharding"]["dtype"]["events"][-1] == ["0.6.0", "-"]
     assert tl.name("jax", "jit", "0.6.0").state == ""  # never changed: no record, never "removed"
 
 
@@ -364,3 +366,50 @@ def test_a_users_failing_test_is_explained_by_jax_api_history(tmp_path):
     lines = verdict_lines([t], tmp_path, "0.10.2")
     assert "1 failing test(s): 0 explained by a known failure, 1 by jax's API history" in lines
     assert "m.py:2: JXC001 jax.tree_map was removed in jax 0.6.0" in lines
+
+
+def test_fix_when_every_name_of_an_import_moves(tmp_path, tl):
+    path = tmp_path / "m.py"
+    path.write_text("from jax import tree_map, tree_map as tm2\nprint(tree_map, tm2)\n")
+    scan([str(tmp_path)], Target("0.6.0"), tl, fix=True)
+    assert path.read_text() == ("from jax.tree import map as tree_map\nfrom jax.tree import map as tm2\n"
+                                "print(tree_map, tm2)\n")
+
+
+READ_AHEAD = '''"""A docstring: jax.tree_map(f, x) here is text, not code.
+>>> from jax import tree_map
+"""
+import functools
+from jax import (
+    numpy as jnp,
+    tree_map,  # a comment
+)
+import jax.lib as jl
+
+
+class A:
+    @functools.partial(jax.tree_map, lambda x: x)
+    @jl.xla_bridge.get_backend
+    def f(self):
+        return jnp.round_(1)  # jax.tree_map in a comment
+
+
+def g(x):
+    return x.round_ + tree_map.y
+'''
+
+
+def test_reading_ahead_of_the_parser_finds_exactly_what_the_parser_finds(tmp_path, tl):
+    """The text pre-pass (which files and lines can hold a finding) never loses one: decorators
+    (a def's lineno is below them), parenthesized multi-line imports, chains from aliases."""
+    (tmp_path / "m.py").write_text(READ_AHEAD.replace("import functools", "import functools\nimport jax"))
+    (tmp_path / "plain.py").write_text("import jax\nx = jax.numpy.ones(3).round_\n")  # not a jax name
+    (tmp_path / "text.py").write_text("# jax.tree_map and jax.lib.xla_bridge, only in text\nimport jax\n")
+    for release in ("0.4.30", "0.6.0"):
+        fast = scan([str(tmp_path)], Target(release), tl)
+        slow = scan([str(tmp_path)], Target(release), tl, exhaustive=True)
+        assert [(f.path, f.line, f.col, f.code) for f in fast.findings] == [
+            (f.path, f.line, f.col, f.code) for f in slow.findings]
+    found = {(Path(f.path).name, f.line, f.name) for f in scan([str(tmp_path)], Target("0.6.0"), tl).findings}
+    assert found == {("m.py", 8, "jax.tree_map"), ("m.py", 14, "jax.tree_map"),
+                     ("m.py", 15, "jax.lib.xla_bridge"), ("m.py", 17, "jax.numpy.round_")}
