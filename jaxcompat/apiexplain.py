@@ -142,3 +142,35 @@ def verdict_lines(tests: list, root: Path | None, jax_version: str) -> str:
             if len(report.findings) > 20:
                 out.append(f"    … {len(report.findings) - 20} more: jax-compat scan {root.name} --jax {jax_version}")
     return "\n".join(out)
+
+
+ECOSYSTEM = ("equinox", "diffrax", "optimistix", "lineax", "chex")
+
+
+def ecosystem_lines(env: Path, jax_version: str, results: list) -> str:
+    """The candidate's own ecosystem read against jax's API history: each use of a name removed
+    at the candidate's jax in the installed equinox/diffrax/optimistix/lineax/chex, beside what
+    our cases observed ("predicted and confirmed" when a failing case's error names it,
+    "predicted, not exercised" otherwise). ``env``: the candidate's environment folder."""
+    from .scan import scan
+
+    roots = [p for name in ECOSYSTEM for p in sorted(env.glob(f"lib/python*/site-packages/{name}"))]
+    if not roots or not jax_version:
+        return ""
+    try:
+        timeline = Timeline.load()
+        report = scan([str(p) for p in roots], Target(timeline.release(jax_version)), timeline)
+    except (OSError, ValueError):
+        return ""
+    removed = report.errors
+    if not removed:
+        return f"  i jax's API history: the installed {', '.join(p.name for p in roots)} use no name removed at jax {jax_version}"
+    failed = [r for r in results if getattr(r, "status", "") in ("failed", "error")]
+    out = [f"  i jax's API history: names removed at jax {jax_version} that the installed ecosystem uses:"]
+    for f in removed:
+        short = f.path.split("site-packages/", 1)[-1]
+        leaf = f.name.rsplit(".", 1)[-1]
+        seen = [r.case for r in failed if re.search(rf"\b{re.escape(leaf)}\b", getattr(r, "message", ""))]
+        verdict = f"predicted and confirmed by {seen[0]}" if seen else "predicted, not exercised by our cases"
+        out.append(f"    - {short}:{f.line}: {f.message} — {verdict}")
+    return "\n".join(out)

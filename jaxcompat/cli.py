@@ -171,6 +171,9 @@ def cmd_check(args) -> int:
         if target is not None:
             return _check_user_tests(result, cell, baseline, target, matrix, reports_dir, args)
     text, safe = verdict(result, matrix)
+    from .apiexplain import ecosystem_lines
+    text += "\n" * bool(eco := ecosystem_lines(Path(args.state) / "envs" / cell.id, result.versions.get("jax", ""),
+                                                   result.results)) + eco
     print(text)
     if reports.reuse_line([result]):
         print(reports.reuse_line([result]))

@@ -413,3 +413,21 @@ def test_reading_ahead_of_the_parser_finds_exactly_what_the_parser_finds(tmp_pat
     found = {(Path(f.path).name, f.line, f.name) for f in scan([str(tmp_path)], Target("0.6.0"), tl).findings}
     assert found == {("m.py", 8, "jax.tree_map"), ("m.py", 14, "jax.tree_map"),
                      ("m.py", 15, "jax.lib.xla_bridge"), ("m.py", 17, "jax.numpy.round_")}
+
+
+def test_the_candidates_ecosystem_read_against_the_history(tmp_path):
+    from types import SimpleNamespace
+
+    from jaxcompat.apiexplain import ecosystem_lines
+
+    pkg = tmp_path / "lib" / "python3.11" / "site-packages" / "equinox"
+    pkg.mkdir(parents=True)
+    (pkg / "_a.py").write_text("import jax\n\ndef f(x):\n    return jax.tree_map(abs, x), jax.lib.xla_bridge\n")
+    seen = SimpleNamespace(case="cases/test_x.py::test_y", status="failed",
+                           message="AttributeError: module 'jax' has no attribute 'tree_map'")
+    text = ecosystem_lines(tmp_path, "0.10.2", [seen])
+    assert ("equinox/_a.py:4: jax.tree_map was removed in jax 0.6.0 (deprecated in 0.4.26): use jax.tree.map"
+            " — predicted and confirmed by cases/test_x.py::test_y") in text
+    assert "equinox/_a.py:4: module jax.lib.xla_bridge was removed in jax 0.9.0 — predicted, not exercised" in text
+    assert "use no name removed" in ecosystem_lines(tmp_path, "0.4.30", [seen])
+    assert ecosystem_lines(tmp_path / "nothing-here", "0.10.2", []) == ""
