@@ -25,7 +25,7 @@ nox.options.sessions = ["tests"]
 nox.options.error_on_missing_interpreters = False
 
 # The tests also build the wheel (offline), with the build backend pyproject.toml names.
-TEST_DEPS = ["pytest>=8", "hypothesis>=6", "packaging>=22", "check-jsonschema>=0.29", "nox>=2024.4.15",
+TEST_DEPS = ["pytest>=8", "pytest-xdist>=3", "hypothesis>=6", "packaging>=22", "check-jsonschema>=0.29", "nox>=2024.4.15",
              *tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["build-system"]["requires"]]
 
 
@@ -37,6 +37,12 @@ def _jaxcompat(session: nox.Session, *args: str) -> None:
 def matrix(session: nox.Session) -> None:
     """Run every cell of matrix.toml in parallel and write reports/ (matrix.json, matrix.md)."""
     _jaxcompat(session, "matrix")
+
+
+@nox.session(python=False)
+def gpu(session: nox.Session) -> None:
+    """The GPU cells of matrix.toml (cuda12, cuda13) into reports/gpu/; backend-missing without a GPU."""
+    _jaxcompat(session, "matrix", "--cell", "*-cuda12", "--cell", "*-cuda13", "--reports", "reports/gpu")
 
 
 @nox.session(python=False)

@@ -17,6 +17,11 @@ default argument, evaluated at import, creates a device array. The harness has a
 imported these packages in this process, so each check runs in a child interpreter.
 
 Fix: upgrade optimistix to >= 0.1.0.
+
+Any backend: the child counts CPU devices (``jax.devices("cpu")``, not the default backend's
+``jax.device_count()``: one GPU on the 2026-11-24 H100 run) and runs with JAX_PLATFORMS=cpu, so
+it neither shares the parent's GPU nor depends on one: the bug is the import initialising
+whatever backend there is, which the CPU shows as well as any.
 """
 
 import pytest
@@ -25,14 +30,14 @@ _PROBE = """
 import jax
 {imports}
 jax.config.update("jax_num_cpu_devices", 2)
-print(jax.device_count())
+print(len(jax.devices("cpu")))
 """
 
 
 def _run(child, imports):
     if not hasattr(__import__("jax").config, "jax_num_cpu_devices"):
         pytest.skip("this jax has no jax_num_cpu_devices config")
-    run = child(_PROBE.format(imports=imports), timeout=240)
+    run = child(_PROBE.format(imports=imports), env={"JAX_PLATFORMS": "cpu"}, timeout=240)
     if run.returncode != 0:
         name, message = run.exception
         if name == "RuntimeError":

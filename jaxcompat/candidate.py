@@ -14,6 +14,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from .backends import JAX_EXTRAS
 from .config import ANY, Cell, Matrix
 from .deprecations import forecast
 from .layout import command
@@ -78,16 +79,34 @@ def candidate_cell(requirements: list[str], *, python: str, cell_id: str | None 
         name = canonicalize_name(req.name)
         if name in pins:
             raise CandidateError(f"{name} is given twice")
-        if "cuda12" in req.extras or "cuda12_pip" in req.extras:
-            backend = "cuda12"
+        for line in ("cuda12", "cuda13"):  # jax[cuda13], jax[cuda12], jax[cuda12_pip], jax[cuda12_local]
+            if any(e == line or e.startswith(line + "_") for e in req.extras):
+                backend = line
         spec = str(req.specifier)
         exact = [s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
         pins[name] = exact[0] if len(req.specifier) == 1 and exact else (spec or ANY)
+    _check_extra(backend, pins.get("jax", ANY))
     if companions:
         for dist in COMPANIONS:
             pins.setdefault(dist, ANY)
     digest = hashlib.sha256(repr(sorted(pins.items())).encode()).hexdigest()[:8]
     return Cell(id=cell_id or f"check-{digest}", python=python, backend=backend, pins=pins)
+
+
+def _check_extra(backend: str, jax: str) -> None:
+    """jax[cuda13] on a jax that never declared it would install a CPU jax without a word."""
+    from packaging.version import InvalidVersion, Version
+
+    if backend not in JAX_EXTRAS or not jax[:1].isdigit():
+        return
+    extra, since = JAX_EXTRAS[backend]
+    try:
+        too_old = Version(jax) < Version(since)
+    except InvalidVersion:
+        return
+    if too_old:
+        raise CandidateError(f"jax {jax} does not declare the {extra} extra (jax[{extra}] exists from jax {since}): "
+                             f"pin jax >= {since} for {backend}, or drop [{extra}] to check it on the CPU")
 
 
 def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:

@@ -15,7 +15,9 @@ from packaging.utils import canonicalize_name
 from . import envs, releases, reports, resolution, resultcache, rules
 from .config import Cell, Matrix
 from .outcomes import FAILING_OUTCOMES, CellResult, check_import_rules, classify, classify_cell_error
-from .packages import ECOSYSTEM, JAX_PLATFORM_BACKENDS, KEY_DISTS
+from .backends import backend_of, describe_device
+from .loaded import describe_shadowed
+from .packages import ECOSYSTEM, KEY_DISTS
 from .pythons import PythonMissing, find_python
 from .resultcache import ResultCache
 from .runner import CellRun, Interrupted, run_repeated
@@ -26,18 +28,35 @@ _LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==([^\s;]+)"
 def backend_missing(backend: str) -> str:
     """Why this machine cannot run ``backend`` ("" when it can). Checked before installing, so
     a CPU-only machine never downloads gigabytes of CUDA wheels for a cell it must skip."""
-    if backend == "cuda12":
+    if backend.startswith("cuda"):
         exe = shutil.which("nvidia-smi")
         if exe is None:
-            return "no NVIDIA GPU here (nvidia-smi not found): the cuda12 cell is skipped"
+            return f"no NVIDIA GPU here (nvidia-smi not found): the {backend} cell is skipped"
         try:
             out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=30)
         except (OSError, subprocess.SubprocessError) as e:
-            return f"nvidia-smi failed ({e}): the cuda12 cell is skipped"
+            return f"nvidia-smi failed ({e}): the {backend} cell is skipped"
         if out.returncode != 0 or "GPU" not in out.stdout:
-            return f"nvidia-smi lists no GPU ({out.stderr.strip() or out.stdout.strip()}): the cuda12 cell is skipped"
+            return f"nvidia-smi lists no GPU ({out.stderr.strip() or out.stdout.strip()}): the {backend} cell is skipped"
+        return _driver_too_old(exe, backend)
+    if backend == "rocm" and not Path("/dev/kfd").exists():
+        return "no AMD GPU here (/dev/kfd not found): the rocm cell is skipped"
     if backend == "tpu" and not Path("/dev/accel0").exists() and not Path("/dev/vfio").exists():
         return "no TPU device here: the tpu cell is skipped"
+    return ""
+
+
+def _driver_too_old(nvidia_smi: str, backend: str) -> str:
+    """A CUDA 13 cell on a driver that supports only CUDA 12 cannot run (and the reverse is fine:
+    drivers are backward compatible). nvidia-smi's header says "CUDA Version: 12.4"."""
+    try:
+        out = subprocess.run([nvidia_smi], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    m = re.search(r"CUDA Version:\s*(\d+)\.(\d+)", out.stdout)
+    if m and int(m.group(1)) < int(backend[len("cuda"):] or 0):
+        return (f"the NVIDIA driver supports CUDA {m.group(1)}.{m.group(2)} only (nvidia-smi): the {backend} "
+                "cell is skipped; it needs a driver for CUDA 13 (580 or newer)")
     return ""
 
 
@@ -245,7 +264,7 @@ def _store(cache: ResultCache, env: str, keys: dict[str, str], run: CellRun, nar
     cache.store_env(env, resultcache.EnvEntry(
         versions=run.versions, imports=run.imports, jax_backend=run.jax_backend,
         import_failed=run.import_failed, deprecations=[d for d in run.deprecations if not d.get("case")],
-        observed_at=at))
+        observed_at=at, device=run.device, shadowed=run.shadowed))
     if run.import_failed or narrow:
         return  # a narrowed run (node ids) is not a whole module's results
     for module, key in keys.items():
@@ -287,7 +306,8 @@ def _from_cache(env_entry, hits: dict, result: CellResult) -> CellRun:
     result.notes.append(f"nothing ran: every result re-used from the result cache "
                         f"(environment observed {env_entry.observed_at})")
     run = CellRun(versions=env_entry.versions, imports=env_entry.imports, jax_backend=env_entry.jax_backend,
-                  import_failed=env_entry.import_failed, deprecations=list(env_entry.deprecations))
+                  import_failed=env_entry.import_failed, deprecations=list(env_entry.deprecations),
+                  device=dict(env_entry.device), shadowed=list(env_entry.shadowed))
     return _merge(run, hits, result, announce=False)
 
 
@@ -315,9 +335,16 @@ def judge(result: CellResult, run: CellRun, failures, backend: str, fallback_ver
     installed = {canonicalize_name(k): v for k, v in (run.versions or fallback_versions).items()}
     result.versions = key_versions(installed)
     result.deprecations = list(run.deprecations)
+    if result.environment == "built":  # check --env read both from its own probe (and pytest may come from a temp folder)
+        result.device, result.shadowed = dict(run.device), list(run.shadowed)
+        result.notes += [f"{describe_shadowed(s)}: the report has what `import` loads" for s in run.shadowed
+                         if s.get("name") in KEY_DISTS]
+        result.notes += [f"devices: {describe_device(run.device)}"] if run.device else []
     if run.jax_backend:
         result.notes.append(f"jax default backend: {run.jax_backend}")
-        actual = JAX_PLATFORM_BACKENDS.get(run.jax_backend, run.jax_backend)
+        actual = backend_of(run.jax_backend, installed, str(run.device.get("platform_version", "")))
+        if backend.startswith(("cuda", "rocm")) and actual == "gpu":
+            actual = backend  # jax says "gpu" and no wheel names the line: the cell's own
         if not run.jax_backend.startswith("error:") and actual != backend:
             # a result's backend is the platform jax used (a GPU cell whose jax fell back to CPU)
             result.notes.append(f"asked for {backend}, the cases ran on {actual}: judged by the latter")

@@ -1,7 +1,9 @@
 """Turn ``nox -l --json -t cell`` into a GitHub Actions job matrix: one job per cell.
 
-GPU cells (backend cuda12) run on the runner label named by the GPU_RUNNER_LABEL repository
-variable; where it is unset they are left out of the job matrix and listed as skipped.
+GPU cells (backend cuda12 or cuda13) run on the runner label named by the GPU_RUNNER_LABEL
+repository variable; where it is unset they are left out of the job matrix and listed as skipped.
+A cuda13 cell needs a runner whose NVIDIA driver supports CUDA 13 (580 or newer); elsewhere the
+cell reports ``backend-missing`` from its own check.
 """
 
 from __future__ import annotations

@@ -152,8 +152,10 @@ def cmd_check(args) -> int:
         base_reqs = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)])
         if base_reqs and not args.tests:
             raise CandidateError("--baseline compares your own tests: give --tests PATH too")
+        if (args.extra or args.group or args.with_) and not args.tests:
+            raise CandidateError("--extra, --group and --with choose your tests' dependencies: give --tests PATH too")
         if args.tests:
-            target = usertests.locate(args.tests)
+            target = usertests.locate(args.tests, args.extra, args.group, args.with_)
             cell = target.cell(cell)
             if base_reqs:
                 baseline = target.cell(candidate_cell(base_reqs, python=args.python or AUTO))
@@ -164,6 +166,8 @@ def cmd_check(args) -> int:
     where = "the lowest Python that every pin supports" if cell.python == AUTO else f"Python {cell.python}"
     rules = f"; rules from {matrix.path.name} and {', '.join(str(r) for r in matrix.rules)}" if matrix.rules else ""
     print(f"checking {' '.join(reqs)} on {where} ({cell.id}{rules})", flush=True)
+    if target is not None and target.deps_line(cell):
+        print(target.deps_line(cell), flush=True)
     with run_lock(reports_dir):
         result = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, repeat=args.repeat,
                           use_cache=not args.no_cache)
@@ -191,16 +195,17 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
 
     cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state))
     ours, _ = verdict(result, matrix)
-    mine = usertests.verdict(cmp.tests, target, cmp.with_baseline, cmp.error)
+    mine = usertests.verdict(cmp, target)
     extra = usertests.not_exercised(result, cmp.tests)
     from .apiexplain import verdict_lines
     mine += "\n" * bool(api := verdict_lines(cmp.tests, target.root, cmp.candidate_versions.get("jax", ""))) + api
     if extra:
         mine += ("\n  i known failures this candidate hits that your tests did not run into (see below): "
                  + ", ".join(extra))
-    if cmp.baseline_error:
-        mine += f"\n  ! your tests could not run in the baseline: {cmp.baseline_error.strip().splitlines()[-1]}"
     data = {**result.to_dict(), "user_tests": cmp.to_dict(), "user_tests_target": target.root.name,
+            "user_tests_run": {**cmp.summary(), "cells": {"candidate": cell.id, **({"baseline": baseline.id} if baseline else {})},
+                               "test_dependencies": list(target.deps.sources),
+                               "test_dependencies_left_out": list(target.deps.for_candidate(target.pinned(cell))[1])},
             "user_tests_versions": {"candidate": cmp.candidate_versions, "baseline": cmp.baseline_versions}}
     write_text(reports_dir / "check.json", json.dumps(data, indent=2) + "\n")
     write_text(reports_dir / "check-tests.xml", usertests.junit(cmp.tests, f"{target.root.name} on {result.id}"))
@@ -211,22 +216,25 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
         title=esc(result.id), verdict=esc(text), section=usertests.html_section(cmp.tests, cmp.with_baseline)))
     print(text)
     print(f"\nreports: {reports_dir / 'check.json'} (user_tests), check-tests.xml, check.md, check.html")
+    if cmp.unjudged:
+        return EXIT_CONFIG
     return EXIT_FAILING if cmp.failed else EXIT_OK
 
 
 def _check_existing(args, matrix) -> int:
     """``check --env PATH``: the verdict for an environment that already exists (nothing installed)."""
     from .candidate import verdict
-    from .existing import BadEnvironment, check_existing
+    from .existing import BadEnvironment, check_existing, environment_lines
 
-    given = [x for x in ("requirements", "requirement_files", "tests", "baseline") if getattr(args, x)]
+    given = [x for x in ("requirements", "requirement_files", "tests", "baseline", "extra", "group", "with_") if getattr(args, x)]
     if given or args.python:
         print("error: --env checks what is installed in that environment; leave out the requirements, "
               "-r, --python, --tests and --baseline (or drop --env to build a new environment for them)",
               file=sys.stderr)
         return EXIT_CONFIG
     reports_dir = Path(args.reports)
-    print(f"checking the existing environment {args.env} (nothing is installed into it)", flush=True)
+    # <env>, as in the report: no folder of the machine on the terminal either
+    print("checking the existing environment <env> given by --env (nothing is installed into it)", flush=True)
     with run_lock(reports_dir):
         try:
             result = check_existing(args.env, matrix, state_dir=Path(args.state), repeat=args.repeat)
@@ -236,7 +244,7 @@ def _check_existing(args, matrix) -> int:
             return EXIT_CONFIG
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
     text, safe = verdict(result, matrix)
-    print(text)
+    print("\n".join(environment_lines(result) + [text]))
     print(f"\nreport: {reports_dir / 'check.json'}")
     return EXIT_OK if safe else EXIT_FAILING
 
@@ -428,6 +436,12 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--repeat", type=int, default=1)
     k.add_argument("--tests", metavar="PATH",
                    help="your project (installed editable; its own pytest configuration) or a folder of tests")
+    k.add_argument("--extra", action="append", default=[], metavar="NAME",
+                   help="with --tests: install your project with this extra (repeatable; default: test/tests/testing, else dev)")
+    k.add_argument("--group", action="append", default=[], metavar="NAME",
+                   help="with --tests: install this PEP 735 dependency group (repeatable; default: test/tests/testing, else dev)")
+    k.add_argument("--with", dest="with_", action="append", default=[], metavar="REQ",
+                   help="with --tests: also install this requirement for your tests (repeatable)")
     k.add_argument("--baseline", action="append", default=[], metavar="REQ",
                    help="with --tests: the combination you run today (repeatable); each test is then "
                         "pass / broken / fixed / fails-both / flaky")
@@ -461,7 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
     sv.set_defaults(func=cmd_survey)
     ci = sub.add_parser("ci-plan", parents=[common], help="GitHub Actions job matrix from nox -l --json")
     ci.add_argument("--nox-json", default="-", help="output of `nox -l --json -t cell` (default: stdin)")
-    ci.add_argument("--gpu-runner", default="", help="runner label for cuda12 cells (empty: skip them)")
+    ci.add_argument("--gpu-runner", default="", help="runner label for GPU cells, cuda12 and cuda13 (empty: skip them)")
     ci.set_defaults(func=cmd_ci_plan)
     ck = sub.add_parser("cache-key", parents=[common], help="digest of a cell's inputs (CI result cache key)")
     ck.add_argument("--cell", required=True, help="cell id")

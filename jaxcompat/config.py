@@ -26,7 +26,8 @@ try:  # Python >= 3.11
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10 hosts
     import tomli as tomllib  # type: ignore[no-redef]
 
-BACKENDS = ("cpu", "cuda12", "tpu")
+from .backends import BACKENDS, JAX_EXTRAS
+
 STAGES = ("resolve", "import", "case")
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 PYTHON_RE = re.compile(r"^3\.\d{1,2}$")
@@ -376,12 +377,34 @@ def _cell(path: Path, where: str, raw: dict, settings: Settings) -> Cell:
     return Cell(
         id=_cell_id(path, f"{where}.id", raw["id"]),
         python=_python(path, f"{where}.python", raw.get("python", settings.python)),
-        backend=_backend(path, f"{where}.backend", raw.get("backend", settings.backend)),
+        backend=_cell_backend(path, where, raw, settings),
         pins=_pins(path, f"{where}.pins", raw["pins"]),
         constraints=constraints,
         date=_date(path, f"{where}.date", raw.get("date")),
         note=_str(path, f"{where}.note", raw.get("note", ""), required=False),
     )
+
+
+def _cell_backend(path: Path, where: str, raw: dict, settings: Settings) -> str:
+    """A built cell's backend must be one its jax can install: the jax extra (jax[cuda12],
+    jax[cuda13]) is declared from a jax release on; rocm has no extra at all."""
+    key = f"{where}.backend" if "backend" in raw else "settings.backend"
+    backend = _backend(path, key, raw.get("backend", settings.backend))
+    if backend == "rocm":
+        raise ConfigError(path, key, "jax declares no rocm extra, so a built cell cannot install ROCm",
+                          "check a ROCm environment where it already exists: jax-compat check --env PATH/bin/python")
+    jax = raw.get("pins", {}).get("jax") if isinstance(raw.get("pins"), dict) else None
+    if backend in JAX_EXTRAS and isinstance(jax, str) and jax[:1].isdigit():
+        extra, since = JAX_EXTRAS[backend]
+        try:
+            too_old = Version(jax) < Version(since)
+        except InvalidVersion:
+            too_old = False  # the pin's own check reports it
+        if too_old:
+            raise ConfigError(path, key, f"jax {jax} does not declare the {extra} extra (jax[{extra}] exists from "
+                              f"jax {since}), so backend = {backend!r} cannot be installed with it",
+                              f"pin jax >= {since} for backend = {backend!r}, or use another backend")
+    return backend
 
 
 def _grid(path: Path, where: str, raw: dict, settings: Settings) -> list[Cell]:

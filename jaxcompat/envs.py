@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .atomic import write_text
+from .backends import JAX_EXTRAS
 from .config import ANY, LATEST, Cell
 from .uvbin import uv_bin
 
@@ -69,30 +70,49 @@ def _clean(stderr: str) -> str:
     return "\n".join(lines).strip() or stderr.strip()
 
 
-def resolve_args(cell: Cell, python: str, date: str | None, requirements_file: Path) -> list[str]:
+def resolve_args(cell: Cell, python: str, date: str | None, requirements_file: Path,
+                 exempt: tuple[str, ...] = ()) -> list[str]:
     argv = [uv_bin(), "pip", "compile", str(requirements_file), "--python", python, "--quiet",
             "--no-header", "--no-annotate", "--no-python-downloads"]
     if date is not None:
         argv += ["--exclude-newer", date]
         # Exact pins are exempt from the cutoff: a re-uploaded wheel (jaxlib 0.4.13) must not
-        # hide the release the cell asks for.
-        for dist in sorted(cell.exact_pins()):
+        # hide the release the cell asks for; so are what a user's project needs newer than the date.
+        for dist in sorted(set(cell.exact_pins()) | set(exempt)):
             argv += ["--exclude-newer-package", f"{dist}={FAR_FUTURE}"]
     return argv
 
 
+# uv's hint when the date cutoff hides the only releases that satisfy a requirement.
+PAST_CUTOFF = re.compile(r"`([A-Za-z0-9][\w.-]*)` was filtered by `exclude-newer`")
+
+
 def _compile(cell: Cell, python: str, date: str | None, requirements: list[str],
-             workdir: Path) -> subprocess.CompletedProcess:
+             workdir: Path, notes: list[str] | None = None) -> subprocess.CompletedProcess:
+    """``uv pip compile``. A user's project (an editable) is what the user runs today: a package
+    it needs in a release newer than the cell's date is exempted from the cutoff (said in ``notes``)
+    rather than making its tests unrunnable."""
     req_file = workdir / "requirements.in"
     write_text(req_file, "\n".join(requirements) + "\n")
-    return _run(resolve_args(cell, python, date, req_file))
+    exempt: tuple[str, ...] = ()
+    while True:
+        proc = _run(resolve_args(cell, python, date, req_file, exempt))
+        newer = [n for n in PAST_CUTOFF.findall(proc.stderr) if n not in exempt]
+        if proc.returncode == 0 or not cell.editable or not newer or len(exempt) >= 20:
+            break
+        exempt += tuple(newer)
+    if exempt and proc.returncode == 0 and notes is not None:
+        notes.append(f"resolved past the date cutoff ({date}) because your project needs newer releases: "
+                     + ", ".join(exempt))
+    return proc
 
 
 def spec_hash(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...],
               extra: str = "") -> str:
     payload = json.dumps({"python": python_exe, "pins": cell.pins, "constraints": cell.constraints,
                           "date": date, "backend": cell.backend, "harness": list(harness),
-                          "extra": extra, "editable": [_project_digest(e) for e in cell.editable]},
+                          "extra": extra, "editable": [_project_digest(e) for e in cell.editable],
+                          **({"past_cutoff": 1} if cell.editable else {})},
                          sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
@@ -109,11 +129,12 @@ def _project_digest(editable: str) -> str:
 
 
 def backend_requirements(cell: Cell) -> list[str]:
-    """jax extras for accelerator cells (the wheels that bring CUDA)."""
-    if cell.backend == "cuda12" and "jax" in cell.pins:
+    """jax extras for accelerator cells (the wheels that bring CUDA 12 or 13)."""
+    if cell.backend in JAX_EXTRAS and "jax" in cell.pins:
+        extra, _since = JAX_EXTRAS[cell.backend]
         value = cell.pins["jax"]
         spec = "" if value in (ANY, LATEST) else (f"=={value}" if value[0].isdigit() else value)
-        return [f"jax[cuda12]{spec}"]
+        return [f"jax[{extra}]{spec}"]
     return []
 
 
@@ -136,8 +157,8 @@ def resolve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, .
     base = (cell.requirements() + backend_requirements(cell) + list(cell.constraints) + list(harness)
             + [f"-e {e}" for e in cell.editable])
     optional = cell.optional()
-    proc = _compile(cell, python_exe, date, base + optional, workdir)
     notes: list[str] = []
+    proc = _compile(cell, python_exe, date, base + optional, workdir, notes)
     if proc.returncode != 0 and optional and UNRESOLVABLE.search(proc.stderr):
         # Keep the required pins; add each optional package only if it co-installs.
         proc = _compile(cell, python_exe, date, base, workdir)

@@ -1,9 +1,13 @@
 """Check an environment that already exists (``check --env PATH``): a cluster module, a CUDA
 container, a conda env, a shared virtualenv. Nothing is resolved or installed into it.
 
-The versions are read from the interpreter itself (``importlib.metadata``, in a subprocess), the
-backend is the platform its jax reports, and the cases run in the watched runner exactly as in a
-built cell: the same plugin, the same rules, the same reports. pytest and the plugin reach that
+The versions are read from the interpreter itself, in a subprocess, as its import system loads them
+(``jaxcompat.loaded.scan``: the first distribution of a name on its ``sys.path``; a copy behind it
+is reported as shadowed); the backend is read from what is installed and what its jax reports
+(``jaxcompat.backends``), with the device's kind and CUDA versions; and the cases run in the watched
+runner exactly as in a built cell: the same plugin, the same rules, the same reports. Every folder
+on its ``sys.path`` that holds distributions is scrubbed from the reports (``<site-N>`` when it is
+outside the environment's own prefix), not only the prefix. pytest and the plugin reach that
 interpreter through ``PYTHONPATH`` only — a copy of the plugin's two modules and, if the
 environment has no pytest, a pytest installed into a temporary folder — so the environment is
 left as it was found.
@@ -22,11 +26,12 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from . import envs
+from . import backends, envs, loaded
+from .backends import backend_of, describe_device
 from .cell import judge, key_versions, scrub_paths
 from .config import Matrix
 from .outcomes import CellResult
-from .packages import ECOSYSTEM, JAX_PLATFORM_BACKENDS
+from .packages import ECOSYSTEM, KEY_DISTS
 from .runner import CellRun, Interrupted, run_repeated
 from .uvbin import uv_bin
 
@@ -34,21 +39,28 @@ ENVIRONMENT = "existing"
 PROBE_TIMEOUT_S = 120.0
 # Nothing is written into the environment: no bytecode next to its modules.
 _NO_WRITES = {"PYTHONDONTWRITEBYTECODE": "1"}
-# What the interpreter says about itself. Runs on any Python 3.8+: stdlib only.
-_PROBE = r"""
+# What the interpreter says about itself: the one reader of versions (jaxcompat/loaded.py, whose
+# source runs there as a script), then a summary. Runs on any Python 3.8+: stdlib only.
+_PROBE = (Path(loaded.__file__).read_text(encoding="utf-8") + r"""
 import importlib.util, json, sys
-from importlib import metadata
-dists = {}
-for d in metadata.distributions():
-    name = (d.metadata["Name"] or "").lower().replace("_", "-").replace(".", "-")
-    if name and name not in dists:
-        dists[name] = d.version
+found = scan()
 print(json.dumps({"version": "%d.%d.%d" % sys.version_info[:3], "prefix": sys.prefix,
                   "base_prefix": getattr(sys, "base_prefix", sys.prefix), "executable": sys.executable,
-                  "distributions": dists, "pytest": importlib.util.find_spec("pytest") is not None,
+                  "distributions": found["distributions"], "shadowed": found["shadowed"],
+                  "sites": found["sites"], "path": [p for p in sys.path if p],
+                  "pytest": importlib.util.find_spec("pytest") is not None,
                   "jax": importlib.util.find_spec("jax") is not None}))
-"""
-_BACKEND_PROBE = "import jax; print('JAXCOMPAT-BACKEND=' + jax.default_backend())"
+""")
+# What its jax reports: the platform and the devices (jaxcompat/backends.py, run there as a script).
+_BACKEND_PROBE = (Path(backends.__file__).read_text(encoding="utf-8") + r"""
+import json
+import jax
+print("JAXCOMPAT-BACKEND=" + jax.default_backend())
+try:
+    print("JAXCOMPAT-DEVICE=" + json.dumps(device_info()))
+except Exception as e:
+    print("JAXCOMPAT-DEVICE=" + json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
+""")
 
 
 class BadEnvironment(Exception):
@@ -66,11 +78,15 @@ class Probe:
     prefix: str
     base_prefix: str
     executable: str
-    distributions: dict[str, str]
+    distributions: dict[str, str]  # what `import` loads: the first distribution of each name
     has_pytest: bool
     has_jax: bool
+    shadowed: list[dict] = field(default_factory=list)  # the copies behind them (jaxcompat.loaded)
+    sites: list[str] = field(default_factory=list)  # site dir N is sites[N-1]
+    path: list[str] = field(default_factory=list)  # its sys.path
     platform: str | None = None  # what jax.default_backend() said, None if jax did not import
     platform_error: str = ""
+    device: dict = field(default_factory=dict)  # backends.device_info() there
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -116,7 +132,8 @@ def probe(python: str, cwd: Path) -> Probe:
     found = Probe(python=python, version=info["version"], prefix=info["prefix"], base_prefix=info["base_prefix"],
                   executable=info["executable"],
                   distributions={canonicalize_name(k): v for k, v in info["distributions"].items()},
-                  has_pytest=info["pytest"], has_jax=info["jax"])
+                  has_pytest=info["pytest"], has_jax=info["jax"], shadowed=info.get("shadowed", []),
+                  sites=info.get("sites", []), path=info.get("path", []))
     found.timings["probe_s"] = round(time.perf_counter() - t, 3)
     if found.has_jax:
         t = time.perf_counter()
@@ -124,6 +141,12 @@ def probe(python: str, cwd: Path) -> Probe:
             out = subprocess.run([python, "-c", _BACKEND_PROBE], capture_output=True, text=True, cwd=cwd,
                                  timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL, env={**os.environ, **_NO_WRITES})
             said = [ln for ln in out.stdout.splitlines() if ln.startswith("JAXCOMPAT-BACKEND=")]
+            device = [ln for ln in out.stdout.splitlines() if ln.startswith("JAXCOMPAT-DEVICE=")]
+            if device:
+                try:
+                    found.device = json.loads(device[-1].split("=", 1)[1])
+                except ValueError:
+                    pass
             if said:
                 found.platform = said[-1].split("=", 1)[1].strip()
             else:
@@ -132,20 +155,6 @@ def probe(python: str, cwd: Path) -> Probe:
             found.platform_error = f"importing jax took over {PROBE_TIMEOUT_S:g} s"
         found.timings["backend_probe_s"] = round(time.perf_counter() - t, 3)
     return found
-
-
-def installed_backend(distributions: dict[str, str]) -> str:
-    """The backend the installed wheels are for (when jax itself cannot say)."""
-    if any(d.startswith(("jax-cuda12", "jax-cuda13")) for d in distributions) or "+cuda" in distributions.get(
-            "jaxlib", ""):
-        return "cuda12"
-    if any(d.startswith("libtpu") for d in distributions):
-        return "tpu"
-    return "cpu"
-
-
-def cell_backend(platform: str) -> str:
-    return JAX_PLATFORM_BACKENDS.get(platform, platform)
 
 
 def _provide_pytest(found: Probe, harness: tuple[str, ...], dest: Path) -> str:
@@ -175,6 +184,18 @@ def check_existing(path: str, matrix: Matrix, *, state_dir: Path, repeat: int = 
             replacements[tmp] = "<tmp>"
             scrub_paths(result, {k: v for k, v in replacements.items() if k and k != os.sep})
     return result
+
+
+def environment_lines(result: CellResult) -> list[str]:
+    """What the terminal says about the environment before the verdict: its devices and every
+    ecosystem distribution that `import` does not load (a copy behind another on sys.path)."""
+    lines = [f"  devices: {describe_device(result.device)} (backend {result.backend})"] if result.device else []
+    for s in result.shadowed:
+        if s.get("name") in KEY_DISTS:
+            lines.append(f"  ! {loaded.describe_shadowed(s)}: {s['name']} {s['by_version']} is what `import` "
+                         "loads, and what is reported and judged")
+    sites = next((n for n in result.notes if n.startswith("site dirs on its sys.path")), "")
+    return lines + ([f"    ({sites})"] if sites and lines[-1:] and lines[-1].startswith("  !") else [])
 
 
 def _bad(result: CellResult, status: str, outcome: str, message: str) -> BadEnvironment:
@@ -214,9 +235,16 @@ def _identify(path: str, result: CellResult, tmp: Path, replacements: dict[str, 
             replacements[p] = "<base-python>"
     for p in (python, found.executable):
         replacements[p] = "<python>"
+    replacements.update(site_replacements(found))
     result.versions = key_versions(found.distributions)
+    result.shadowed = list(found.shadowed)
     result.notes.append(f"existing environment <env> (Python {found.version}, run as <python>): "
-                        "versions read from it, nothing resolved or installed")
+                        "versions read from it as its import system loads them, nothing resolved or installed")
+    if found.shadowed or len(found.sites) > 1:
+        result.notes.append("site dirs on its sys.path, in order: " + "; ".join(
+            f"{n} = {_scrubbed(site, replacements)}" for n, site in enumerate(found.sites, 1)))
+    result.notes += [f"{loaded.describe_shadowed(s)}: reported and judged as {s['by_version']}, "
+                     "the version `import` loads" for s in found.shadowed if s["name"] in KEY_DISTS]
     if not found.has_jax:
         raise _bad(result, "import-error", "cell-error",
                    f"--env {path}: jax is not installed in that environment (Python {found.version} at "
@@ -224,12 +252,47 @@ def _identify(path: str, result: CellResult, tmp: Path, replacements: dict[str, 
     return python, found
 
 
+def site_replacements(found: Probe) -> dict[str, str]:
+    """Every folder on its sys.path, as reports show it: inside its prefix (or its base Python's)
+    the prefix is scrubbed already; any other folder holding distributions is <site-N> (its site
+    dir number), any other folder <path-N> (its place on sys.path)."""
+    inside = [p for p in (found.prefix, found.base_prefix) if p]
+    out: dict[str, str] = {}
+    for i, entry in enumerate(found.path, 1):
+        for p in {entry, os.path.realpath(entry)}:
+            if p in (os.sep, "") or any(p == q or p.startswith(q.rstrip(os.sep) + os.sep)
+                                        for q in inside + [os.path.realpath(q) for q in inside]):
+                continue
+            n = next((k for k, s in enumerate(found.sites, 1) if os.path.realpath(s) == os.path.realpath(entry)), 0)
+            out[p] = f"<site-{n}>" if n else f"<path-{i}>"
+    return out
+
+
+def _scrubbed(text: str, replacements: dict[str, str]) -> str:
+    for old, new in sorted(replacements.items(), key=lambda kv: -len(kv[0])):
+        if old and old != os.sep:
+            text = text.replace(old, new)
+    return text
+
+
 def _backend(result: CellResult, found: Probe) -> None:
-    """The platform its jax reports; if jax cannot be imported, what its wheels are for."""
-    result.backend = cell_backend(found.platform) if found.platform else installed_backend(found.distributions)
+    """The backend from what is installed and what its jax reports (``backends.backend_of``); if jax
+    cannot be imported, what its wheels are for. The devices jax reports go into the report."""
+    if found.platform:
+        result.backend = backend_of(found.platform, found.distributions,
+                                    str(found.device.get("platform_version", "")))
+    else:
+        result.backend = backends.installed_backend(found.distributions)
+    wheels = backends.installed_backend(found.distributions)
+    result.device = {k: v for k, v in found.device.items() if k != "error"}
+    if result.device:
+        result.notes.append(f"devices: {describe_device(result.device)}")
     if found.platform is None:
         result.notes.append(f"jax did not import in a probe ({found.platform_error}); backend "
                             f"{result.backend} from the installed wheels")
+    elif wheels != "cpu" and result.backend != wheels:
+        result.notes.append(f"the installed wheels are for {wheels}, but jax runs on {found.platform} here "
+                            f"(no device, or JAX_PLATFORMS): judged as {result.backend}")
 
 
 def _run_env(path: str, found: Probe, harness: tuple[str, ...], result: CellResult, tmp: Path) -> dict[str, str]:

@@ -15,6 +15,7 @@ import html as _html
 from pathlib import Path
 
 from .atomic import write_text
+from .backends import describe_device
 from .outcomes import CELL_OUTCOMES, CELL_STATUSES, OUTCOMES, CaseResult, CellResult, cell_label, parse_cells
 from .reports import case_ids, overview, summary
 from .text import short_case
@@ -149,6 +150,7 @@ def _col_head(i: int, c: CellResult, failing: bool, side: str) -> str:
                    f"{esc(CELL_OUTCOMES.get(outcome, ''))}"),
         ("known failure", f"<code>{esc(c.failure)}</code>" if c.failure else ""),
         ("python / backend", meta),
+        ("devices", esc(describe_device(c.device or {}))),
         ("resolution date", esc(c.date) if c.date else ""),
         ("requested", requested),
         ("environment", "built by the suite" if environment == "built"

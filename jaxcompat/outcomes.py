@@ -142,6 +142,11 @@ class CellResult:
     # "built": an environment the suite resolved and installed; "existing": one it was pointed at
     # (check --env), whose versions were read, not chosen
     environment: str = "built"
+    # what jax reported about its devices: platform, kind ("NVIDIA H100 80GB HBM3"), count, and
+    # where available platform_version, compute_capability, cuda_runtime, cuda_driver, cudnn
+    device: dict = field(default_factory=dict)
+    # copies of a distribution that `import` does not load: {name, version, site, by_version, by_site}
+    shadowed: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)

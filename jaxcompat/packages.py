@@ -8,5 +8,3 @@ COMPANIONS = ("diffrax", "optimistix", "lineax", "chex")
 WATCHED = ("equinox", "diffrax", "optimistix", "lineax", "chex", "jaxtyping")
 # Versions a report records for each cell.
 KEY_DISTS = ECOSYSTEM + ("jaxtyping", "numpy", "scipy", "ml-dtypes", "pytest")
-# The cell backend for the platform jax reports (``jax.default_backend()``); others keep their name.
-JAX_PLATFORM_BACKENDS = {"cpu": "cpu", "gpu": "cuda12", "cuda": "cuda12", "tpu": "tpu"}

@@ -4,7 +4,8 @@ Only the standard library and pytest are used here — it runs on every cell's P
 When ``JAXCOMPAT_RESULTS`` names a file, one JSON line is appended per event, flushed at once,
 so a case that hangs or kills the interpreter leaves behind everything recorded before it:
     {"event": "collected", "cases": [...]}
-    {"event": "env", "versions": {...}, "imports": {...}, "jax_backend": "cpu"}
+    {"event": "env", "versions": {...}, "shadowed": [...], "imports": {...}, "jax_backend": "cpu",
+     "device": {"platform": "cpu", "kind": "cpu", "count": 1, ...}}
     {"event": "start", "case": id, "t": time}
     {"event": "result", "case": id, "status": ..., "error_types": [...], "message": ..., ...}
     {"event": "deprecation", "package": "equinox", "where": "equinox/_x.py:12", "message": ..., "case": id}
@@ -23,8 +24,9 @@ import warnings
 
 import pytest
 
-BACKEND_MARKERS = {"cpu": "cpu", "cuda12": "gpu", "gpu": "gpu", "tpu": "tpu"}
-from jaxcompat.packages import JAX_PLATFORM_BACKENDS, WATCHED  # noqa: E402 - stdlib-only module
+from jaxcompat.backends import MARKERS, backend_of, device_info, marker  # stdlib-only modules
+from jaxcompat.loaded import scan
+from jaxcompat.packages import WATCHED
 
 _WHERE = re.compile(r"[/\\](" + "|".join(WATCHED) + r")[/\\](.*)$")
 _seen_warnings: set[tuple[str, str]] = set()
@@ -60,34 +62,32 @@ def _emit(event: dict) -> None:
         f.flush()
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
+    if os.environ.get("JAXCOMPAT_OWN_FRAMES") and getattr(config.option, "numprocesses", None):
+        # A user's `-n auto` (pytest-xdist) in addopts: the runner here is the one that restarts
+        # a dead process from the next test, and it reads one stream of events, so run in one.
+        config.option.numprocesses = 0
+        config.option.dist = "no"
     for name, what in (("cpu", "runs only on the CPU backend"),
-                       ("gpu", "runs only on a GPU backend (cuda12 cells)"),
+                       ("gpu", "runs only on a GPU backend (cuda12, cuda13, rocm)"),
                        ("tpu", "runs only on a TPU backend")):
         config.addinivalue_line("markers", f"{name}: {what}; reported skipped elsewhere")
 
 
-def _installed_versions() -> dict[str, str]:
-    from importlib import metadata
-
-    out = {}
-    for dist in metadata.distributions():
-        name = (dist.metadata["Name"] or "").lower().replace("_", "-").replace(".", "-")
-        if name:
-            out[name] = dist.version
-    return out
-
-
 def _current_backend() -> str:
-    """The cell's backend: what the runner says (a built cell's, or the platform an existing
-    environment's jax reported to ``check --env``); without it, what jax reports here."""
+    """The cell's backend: what the runner says (a built cell's, or the backend ``check --env``
+    found); without it, what jax reports here together with what is installed (jax says "gpu"
+    for CUDA 12, CUDA 13 and ROCm alike; the plugin wheels say which)."""
     backend = os.environ.get("JAXCOMPAT_BACKEND")
     if backend:
         return backend
     try:
         import jax
 
-        return JAX_PLATFORM_BACKENDS.get(jax.default_backend(), jax.default_backend())
+        platform = jax.default_backend()
+        version = str(getattr(jax.devices()[0].client, "platform_version", ""))
+        return backend_of(platform, scan()["distributions"], version)
     except Exception:  # noqa: BLE001 - without jax, nothing backend-specific can run anyway
         return "cpu"
 
@@ -111,25 +111,27 @@ def pytest_sessionstart(session):
                 imports[module] = "".join(tb[-6:])[-3000:]
         for w in caught:
             _record_warning(w, None)
-    jax_backend = None
+    jax_backend, device = None, {}
     if not failed and "jax" in imports:
         try:
             import jax
 
             jax_backend = jax.default_backend()
+            device = device_info()
         except Exception as e:  # noqa: BLE001
-            jax_backend = f"error: {type(e).__name__}: {e}"
-    _emit({"event": "env", "versions": _installed_versions(), "imports": imports,
-           "jax_backend": jax_backend})
+            jax_backend = jax_backend or f"error: {type(e).__name__}: {e}"
+    loaded = scan()  # what `import` loads: the first distribution of each name on sys.path
+    _emit({"event": "env", "versions": loaded["distributions"], "shadowed": loaded["shadowed"],
+           "imports": imports, "jax_backend": jax_backend, "device": device})
     if failed:
         pytest.exit("a cell package failed to import; see the cell report", returncode=3)
 
 
 def pytest_collection_modifyitems(config, items):
     backend = _current_backend()
-    wanted = BACKEND_MARKERS.get(backend, backend)
+    wanted = marker(backend)
     for item in items:
-        marks = {m.name for m in item.iter_markers()} & {"cpu", "gpu", "tpu"}
+        marks = {m.name for m in item.iter_markers()} & set(MARKERS)
         if marks and wanted not in marks:
             item.add_marker(pytest.mark.skip(
                 reason=f"needs backend {'/'.join(sorted(marks))}; this cell runs on {backend}"))
@@ -146,9 +148,33 @@ def pytest_collectreport(report):
         return
     text = str(report.longrepr)
     types = _ERROR_LINE.findall(text)
-    _emit({"event": "result", "case": report.nodeid, "status": "failed",
-           "error_types": [types[-1].rsplit(".", 1)[-1]] if types else [],
-           "message": "[collect] " + _clip(text), "duration_s": 0.0, "traceback": ""})
+    error = [ln[1:].strip() for ln in text.splitlines() if ln.startswith("E ")]
+    message = "\n".join(error) or next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), "")
+    _emit({"event": "result", "case": report.nodeid or ".", "status": "failed",
+           "error_types": _builtin_mro(types[-1].rsplit(".", 1)[-1]) if types else [],
+           "message": "[collect] " + _clip(message), "duration_s": 0.0,
+           "traceback": _clip(_own_frames_first(text), 2000, 6000)})
+
+
+def _own_frames_first(longrepr: str) -> str:
+    """A collection error's text from the first frame that is not the import machinery (pytest's
+    own `importlib/__init__.py` frame names the machine's Python, and says nothing)."""
+    lines = longrepr.splitlines()
+    frames = [i for i, ln in enumerate(lines) if re.match(r"^\S.*:\d+: in ", ln)]
+    own = next((i for i in frames if not os.path.isabs(lines[i].split(":", 1)[0])), None)
+    if own is None or own == (frames[0] if frames else None):
+        return longrepr
+    return "\n".join(lines[:frames[0]] + lines[own:])
+
+
+def _builtin_mro(name: str) -> list[str]:
+    """``ModuleNotFoundError`` -> its classes up to BaseException (a rule naming ImportError matches)."""
+    import builtins
+
+    cls = getattr(builtins, name, None)
+    if isinstance(cls, type) and issubclass(cls, BaseException):
+        return [c.__name__ for c in cls.__mro__ if c is not object]
+    return [name]
 
 
 def pytest_runtest_logstart(nodeid, location):

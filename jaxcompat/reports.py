@@ -150,7 +150,9 @@ def markdown(cells: list[CellResult], meta: dict) -> str:
                          ("jax", "equinox", "diffrax", "optimistix", "lineax", "chex", "numpy"))
         if c.environment != "built":
             vers = f"({c.environment} environment) {vers}"
-        lines.append(f"| {i} | `{c.id}` | {c.python} | {c.backend} | {c.date or ''} | "
+        backend = c.backend + (f" ({c.device['kind']})" if c.device.get("kind") and c.device.get("platform") != "cpu"
+                               else "")
+        lines.append(f"| {i} | `{c.id}` | {c.python} | {backend} | {c.date or ''} | "
                      f"{cell_label(c)} | {vers} |")
     lines += ["", "## Grid (cases × cells)", "",
               "| case | " + " | ".join(str(i) for i in range(1, len(cells) + 1)) + " |",

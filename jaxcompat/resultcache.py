@@ -111,6 +111,8 @@ class EnvEntry:
     import_failed: bool
     deprecations: list[dict] = field(default_factory=list)  # raised at import (no case)
     observed_at: str = ""
+    device: dict = field(default_factory=dict)
+    shadowed: list[dict] = field(default_factory=list)
 
 
 @dataclass

@@ -46,6 +46,8 @@ class CellRun:
     imports: dict[str, str] = field(default_factory=dict)
     deprecations: list[dict] = field(default_factory=list)
     jax_backend: str | None = None
+    device: dict = field(default_factory=dict)  # what jax reports about its devices (kind, CUDA versions)
+    shadowed: list[dict] = field(default_factory=list)  # later copies of a distribution (jaxcompat.loaded)
     import_failed: bool = False
     log_tail: str = ""
     pytest_s: float = 0.0
@@ -86,10 +88,13 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 def pytest_command(env_python: str, root: Path, args: list[str], project: bool) -> list[str]:
     """Our cases run with our configuration; a user's project with its own (rootdir, ini,
-    conftest), the plugin loaded by name."""
+    conftest), the plugin loaded by name, and every test run: a module that cannot be collected
+    never stops the others, and an ``-x``/``--maxfail`` in the project's ``addopts`` does not
+    stop the run at the first failure (options given here come after ``addopts``)."""
     base = [env_python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rN"]
     if project:
-        return [*base, "-p", "jaxcompat.pytest_plugin", "--rootdir", str(root), *args]
+        return [*base, "-p", "jaxcompat.pytest_plugin", "--rootdir", str(root),
+                "--continue-on-collection-errors", f"--maxfail={2**31 - 1}", *args]
     return [*base, "--rootdir", str(root), "-c", str(root / "pyproject.toml"), *args]
 
 
@@ -237,6 +242,8 @@ def record(events: list[dict], run: CellRun, done: set[str]) -> str | None:
             run.versions = ev.get("versions", {})
             run.imports = ev.get("imports", {})
             run.jax_backend = ev.get("jax_backend")
+            run.device = ev.get("device") or {}
+            run.shadowed = ev.get("shadowed") or []
         elif kind == "deprecation":
             dep = {k: ev.get(k) for k in ("package", "where", "message", "category", "case")}
             if not any(d["where"] == dep["where"] and d["message"] == dep["message"] for d in run.deprecations):

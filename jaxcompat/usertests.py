@@ -20,16 +20,12 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
-from .config import Cell, Matrix, tomllib
+from .config import ANY, Cell, Matrix
 from .outcomes import CellResult, RawResult, error_matches
 from .rules import applies
 from .runner import run_cases
-from .text import first_line
-
-TEST_EXTRAS = ("test", "tests", "testing")
-TEST_REQUIREMENTS = ("requirements-test.txt", "requirements_test.txt", "test-requirements.txt",
-                     "requirements/requirements-test.txt", "requirements/test.txt", "requirements-dev.txt")
-
+from .testdeps import TestDeps, TestDepsError, choose, diagnose, normalise
+from .text import first_line, last_line
 
 class UserTestClass(NamedTuple):
     """What a class of user test means, and what follows from it."""
@@ -59,86 +55,75 @@ TEST_CLASSES = {
 }
 
 
+# A user's suite may crash many times (each crash is one test); past this many restarts the tests
+# not yet run are `absent` in that environment.
+MAX_RESTARTS = 200
+
+
 class TestsError(ValueError):
     """A --tests path that cannot be used (said in one line, no traceback)."""
 
 
 @dataclass(frozen=True)
 class Target:
-    """What --tests names: a project (installed editable, its own pytest configuration) or a
-    folder of tests."""
+    """What --tests names: a project (installed editable with its test dependencies, run with its
+    own pytest configuration) or a folder of tests."""
 
     root: Path
     project: bool
-    extras: tuple[str, ...] = ()
-    test_requirements: tuple[str, ...] = ()  # from the project's test requirements file, if any
-    source: str = ""  # that file
+    deps: TestDeps = field(default_factory=TestDeps)
 
     def describe(self) -> str:
         if not self.project:
             return f"the tests in {self.root.name}/"
-        extra = f" with its test extra [{','.join(self.extras)}]" if self.extras else ""
-        extra += f" and the test requirements in {self.source}" if self.source else ""
-        return f"{self.root.name}, installed editable{extra}, run with its own pytest configuration"
+        return f"{self.root.name}, installed editable, run with its own pytest configuration"
 
     def editable(self) -> str:
-        return str(self.root) + (f"[{','.join(self.extras)}]" if self.extras else "")
+        return str(self.root) + (f"[{','.join(self.deps.extras)}]" if self.deps.extras else "")
+
+    def pinned(self, cell: Cell) -> set[str]:
+        """The packages the candidate pins (their versions are what is judged)."""
+        names = {normalise(d) for d, v in cell.pins.items() if v != ANY}
+        return names | ({"jaxlib"} if "jax" in names else set())
 
     def cell(self, cell: Cell) -> Cell:
-        """The candidate with the project installed in it (its own environment, so a plain
-        `check` of the same pins keeps its own)."""
-        if not self.project:
+        """The candidate with the project and its test dependencies installed in it (its own
+        environment, so a plain `check` of the same pins keeps its own)."""
+        reqs, _ = self.deps.for_candidate(self.pinned(cell))
+        if not self.project and not reqs:
             return cell
-        tag = hashlib.sha256(str(self.root).encode()).hexdigest()[:6]
-        return replace(cell, id=f"{cell.id}-tests-{tag}", editable=(self.editable(),),
-                       constraints=tuple(cell.constraints) + self.test_requirements)
+        tag = hashlib.sha256(f"{self.root}|{self.deps.extras}|{reqs}".encode()).hexdigest()[:6]
+        return replace(cell, id=f"{cell.id}-tests-{tag}",
+                       editable=(self.editable(),) if self.project else (),
+                       constraints=tuple(cell.constraints) + reqs)
+
+    def deps_line(self, cell: Cell) -> str:
+        """What the run installs for the tests, said before it runs."""
+        _, dropped = self.deps.for_candidate(self.pinned(cell))
+        line = self.deps.describe() if self.project or self.deps.sources else ""
+        if dropped:
+            line += f" (left out, the candidate pins them: {', '.join(dropped)})"
+        return line
 
 
-def locate(path: str) -> Target:
+def locate(path: str, extras: list[str] | None = None, groups: list[str] | None = None,
+           with_: list[str] | None = None) -> Target:
     root = Path(path).expanduser().resolve()
     if not root.exists():
         raise TestsError(f"--tests {path}: no such file or directory")
     if not root.is_dir():
         raise TestsError(f"--tests {path}: not a directory (name a project root or a folder of tests)")
-    if (root / "pyproject.toml").is_file() or (root / "setup.py").is_file():
-        reqs, source = _test_requirements(root)
-        return Target(root, project=True, extras=_test_extras(root), test_requirements=reqs, source=source)
-    if not any(root.rglob("test_*.py")) and not any(root.rglob("*_test.py")):
+    project = (root / "pyproject.toml").is_file() or (root / "setup.py").is_file()
+    if not project and (extras or groups):
+        raise TestsError(f"--tests {path}: --extra/--group need a project (pyproject.toml or setup.py); "
+                         "give a folder of tests its dependencies with --with REQ")
+    if not project and not any(root.rglob("test_*.py")) and not any(root.rglob("*_test.py")):
         raise TestsError(f"--tests {path}: no pyproject.toml or setup.py, and no test_*.py files under it")
-    return Target(root, project=False)
-
-
-def _test_requirements(root: Path) -> tuple[tuple[str, ...], str]:
-    """A project without a test extra often lists its test dependencies in a requirements file."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    for name in TEST_REQUIREMENTS:
-        path = root / name
-        if path.is_file():
-            out = []
-            for line in path.read_text(encoding="utf-8").splitlines():
-                line = line.split("#")[0].strip()
-                if not line or line.startswith("-"):
-                    continue  # options and nested files are not followed
-                try:
-                    Requirement(line)
-                except InvalidRequirement as e:
-                    raise TestsError(f"{path}: {line!r} is not a PEP 508 requirement ({e})") from None
-                out.append(line)
-            return tuple(out), name
-    return (), ""
-
-
-def _test_extras(root: Path) -> tuple[str, ...]:
-    """The project's own test extra, if it declares one (pytest plugins, hypothesis …)."""
-    path = root / "pyproject.toml"
-    if not path.is_file():
-        return ()
     try:
-        extras = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {}).get("optional-dependencies", {})
-    except ValueError as e:
-        raise TestsError(f"{path}: not valid TOML ({e})") from None
-    return tuple(e for e in TEST_EXTRAS if e in extras)[:1]
+        deps = choose(root, extras, groups, with_)
+    except TestDepsError as e:
+        raise TestsError(str(e)) from None
+    return Target(root, project=project, deps=deps)
 
 
 # ---------------------------------------------------------------- running
@@ -150,7 +135,23 @@ class Observed:
 
     results: dict[str, RawResult] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
-    error: str = ""  # why the tests could not run there (install, collection …)
+    error: str = ""  # why the tests could not start there (install, resolution, pytest itself)
+    cause: str = ""  # when no test ran: the one-line cause and how to provide what is missing
+
+    @property
+    def ran(self) -> int:
+        """Tests that started (passed, failed, crashed or hung): skips and modules that could not
+        be collected are not runs."""
+        return sum(1 for r in self.results.values() if r.status != "skipped" and not _collect_error(r))
+
+    @property
+    def uncollectable(self) -> list[str]:
+        """Modules (or the session, ".") that could not be collected."""
+        return [k for k, r in self.results.items() if _collect_error(r)]
+
+
+def _collect_error(raw: RawResult) -> bool:
+    return raw.message.startswith("[collect]")
 
 
 def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
@@ -164,14 +165,21 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
         lock_text = cells.locked(done, python_exe, matrix, scratch, state_dir, cells.Options())
         built = cells.install(done, python_exe, lock_text, matrix, scratch, state_dir, cells.Options())
     except cells.Stop:
-        return Observed(error=f"{scratch.status}: {scratch.message}")
+        message = f"{scratch.status}: {scratch.message}"
+        return Observed(error=message, cause=message.strip().splitlines()[-1] if message.strip() else scratch.status)
     run = run_cases(built.python, target.root, list(nodeids or []), backend=done.backend, imports=[],
                     timeout_s=matrix.settings.case_timeout_s, workdir=state_dir / "runs" / f"{cell.id}-user",
-                    project=True)
+                    project=True, max_restarts=MAX_RESTARTS)
     out = Observed(results={r.case: r for r in run.results},
                    versions={k.lower(): v for k, v in run.versions.items()})
     if not run.results:
         out.error = f"pytest exited with code {run.rc} before running any test:\n{run.log_tail[-1500:]}"
+    skipped = [r for r in out.results.values() if r.status == "skipped"]
+    if out.ran == 0 and nodeids is None and skipped and len(skipped) == len(out.results):
+        out.cause = f"all {len(skipped)} collected tests were skipped (e.g. {first_line(skipped[0].message, 200)})"
+    elif out.ran == 0 and nodeids is None:
+        evidence = "\n".join(f"{r.traceback}\n{r.message}" for r in out.results.values() if _collect_error(r))
+        out.cause = diagnose(f"{run.log_tail}\n{evidence}", target.root, target.deps)
     return out
 
 
@@ -273,29 +281,52 @@ def failing(tests: list[UserTest], with_baseline: bool) -> list[UserTest]:
 # ---------------------------------------------------------------- reporting
 
 
-def verdict(tests: list[UserTest], target: Target, with_baseline: bool, error: str = "") -> str:
-    """One screen: what the upgrade broke (and the fix), then the rest by class."""
-    lines = [f"Your tests ({target.describe()}): "
-             + (", ".join(f"{c} {n}" for c, n in _counts(tests).items()) if tests else "none ran")]
-    if error:
-        lines.append("  ✗ your tests could not run in the candidate: " + "\n      ".join(error.strip().splitlines()[-8:]))
+def verdict(cmp: "Comparison", target: Target) -> str:
+    """One screen: whether the tests ran at all (first, with the cause, when they did not), what
+    the upgrade broke (and the fix), then the rest by class, failures grouped by their error."""
+    tests, with_baseline = cmp.tests, cmp.with_baseline
+    lines = []
+    if cmp.unjudged:
+        lines.append(f"✗ cannot judge the upgrade: {cmp.unjudged}")
+    ran = f"ran {cmp.ran['candidate']} in the candidate" + (f", {cmp.ran['baseline']} in the baseline"
+                                                          if with_baseline else "")
+    lines.append(f"Your tests ({target.describe()}; {ran}): "
+                 + (", ".join(f"{c} {n}" for c, n in _counts(tests).items()) if tests else "none ran"))
+    if cmp.error:
+        lines.append("  ✗ your tests could not run in the candidate: " + (cmp.candidate_cause or last_line(cmp.error)))
+    for side, modules in cmp.uncollectable.items():
+        if modules:
+            lines.append(f"  ! {len(modules)} module(s) could not be collected in the {side}; "
+                         f"their tests did not run there: {', '.join(modules[:6])}" + (" …" if len(modules) > 6 else ""))
     for cls, kind in TEST_CLASSES.items():
         group = [t for t in tests if t.cls == cls]
         if not group or not kind.heading:
             continue
         head = "✗ failing" if cls == "fails" and not with_baseline else kind.heading
-        lines.append(f"  {head}:")
-        for t in group:
-            lines.append(f"    - {t.test}" + (f": {t.message}" if t.message else "") + (f" ({t.note})" if t.note else ""))
-            if t.explained_by:
-                lines.append(f"        this looks like {t.explained_by} — fix: {t.fix}")
+        lines.append(f"  {head}: {len(group)}")
+        for (explained_by, message), same in _by_error(group).items():
+            t = same[0]
+            lines.append(f"    {len(same)} × {message or '(no message)'}" + (f" ({t.note})" if t.note and len(same) == 1 else ""))
+            if explained_by:
+                lines.append(f"        this looks like {explained_by} — fix: {t.fix}")
                 lines.append(f"        upstream: {', '.join(t.upstream)}")
             elif t.explained_by_api:
                 lines.append(f"        jax's API history: {t.explained_by_api}")
             elif kind.failed:
-                lines.append("        no known failure explains it; where it raised:")
-                lines += ["          " + ln for ln in t.traceback.rstrip().splitlines()[-6:]]
+                where = t.traceback.rstrip().splitlines()[-6:]
+                lines.append("        no known failure explains it; " + ("where it raised:" if where else "no traceback was recorded"))
+                lines += ["          " + ln for ln in where]
+            names = [x.test for x in same]
+            lines.append("        " + ", ".join(names[:8]) + (f" … and {len(names) - 8} more (check.md lists them all)"
+                                                            if len(names) > 8 else ""))
     return "\n".join(lines)
+
+
+def _by_error(group: list[UserTest]) -> dict[tuple[str | None, str], list[UserTest]]:
+    out: dict[tuple[str | None, str], list[UserTest]] = {}
+    for t in group:
+        out.setdefault((t.explained_by, t.message), []).append(t)
+    return dict(sorted(out.items(), key=lambda kv: -len(kv[1])))
 
 
 def _counts(tests: list[UserTest]) -> dict[str, int]:
@@ -378,17 +409,40 @@ text-align:left;vertical-align:top}} .c-broken td:first-child,.c-fails td:first-
 class Comparison:
     tests: list[UserTest]
     with_baseline: bool
-    error: str = ""  # the tests could not run in the candidate
+    error: str = ""  # the tests could not start in the candidate
     candidate_versions: dict[str, str] = field(default_factory=dict)
     baseline_versions: dict[str, str] = field(default_factory=dict)
     baseline_error: str = ""
+    ran: dict[str, int] = field(default_factory=dict)  # tests that ran, per side
+    uncollectable: dict[str, list[str]] = field(default_factory=dict)  # modules, per side
+    candidate_cause: str = ""
+    baseline_cause: str = ""
+
+    @property
+    def unjudged(self) -> str:
+        """Why no verdict on the upgrade can be given ("" when one can): the tests did not run in
+        the baseline (nothing to compare with), or, without a baseline, not in the candidate."""
+        if self.with_baseline and not self.ran.get("baseline"):
+            both = " nor in the candidate" if not self.ran.get("candidate") else ""
+            return f"your tests did not run in the baseline{both}: {self.baseline_cause or last_line(self.baseline_error)}"
+        if not self.with_baseline and not self.ran.get("candidate"):
+            return f"your tests did not run in the candidate: {self.candidate_cause or last_line(self.error)}"
+        return ""
 
     @property
     def failed(self) -> bool:
-        return bool(self.error) or bool(failing(self.tests, self.with_baseline))
+        return bool(self.error) or bool(failing(self.tests, self.with_baseline)) or not self.ran.get("candidate")
 
     def to_dict(self) -> list[dict]:
         return [t.to_dict() for t in self.tests]
+
+    def summary(self) -> dict:
+        """What check.json says about the run as a whole (beside the per-test records)."""
+        sides = ["candidate"] + (["baseline"] if self.with_baseline else [])
+        causes = {"candidate": self.candidate_cause, "baseline": self.baseline_cause}
+        return {"judged": not self.unjudged, "unjudged": self.unjudged, "classes": _counts(self.tests),
+                "sides": {side: {"ran": self.ran.get(side, 0), "uncollectable": self.uncollectable.get(side, []),
+                                 "cause": causes[side]} for side in sides}}
 
 
 def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matrix, state_dir: Path,
@@ -417,7 +471,13 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
     for t in tests:
         t.traceback, t.message = t.traceback.replace(prefix, ""), t.message.replace(prefix, "")
         t.explained_by_api = t.explained_by_api.replace(prefix, "")
+    for side in filter(None, (after, before)):
+        side.cause = side.cause.replace(prefix, "")
+    sides = {"candidate": after, **({"baseline": before} if before else {})}
     return Comparison(tests, with_baseline=baseline is not None, error=after.error,
                       candidate_versions=after.versions,
                       baseline_versions=before.versions if before else {},
-                      baseline_error=before.error if before else "")
+                      baseline_error=before.error if before else "",
+                      ran={k: o.ran for k, o in sides.items()},
+                      uncollectable={k: o.uncollectable for k, o in sides.items()},
+                      candidate_cause=after.cause, baseline_cause=before.cause if before else "")

@@ -65,13 +65,13 @@ def _dist(site: Path, name: str, version: str, module: str) -> None:
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
 
 
-def make_venv(path: Path, *, jax: str | None = FAKE_JAX, pytest_too: bool = True) -> Path:
+def make_venv(path: Path, *, jax: str | None = FAKE_JAX, pytest_too: bool = True, equinox: str = "0.11.6") -> Path:
     """A real virtualenv with a fake jax 0.4.35 and equinox 0.11.6; pytest (this one) via a .pth."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=120)
     (site,) = (path / "lib").glob("python3*/site-packages")
     if jax is not None:
         _dist(site, "jax", "0.4.35", jax)
-        _dist(site, "equinox", "0.11.6", "")
+        _dist(site, "equinox", equinox, f'__version__ = "{equinox}"\n')
     if pytest_too:
         (site / "harness.pth").write_text(str(Path(pytest.__file__).resolve().parent.parent) + "\n")
     return path
@@ -118,20 +118,89 @@ def test_an_existing_env_is_judged_like_a_cell(tmp_path, tree, capsys):
     assert str(tmp_path) not in text and str(Path.home()) not in text
 
 
-def test_the_backend_is_the_platform_jax_reports(tmp_path, tree, capsys, monkeypatch):
+@pytest.mark.parametrize("plugin, backend", [("jax_cuda12_plugin", "cuda12"), ("jax_cuda13_plugin", "cuda13"),
+                                             ("jax_rocm7_plugin", "rocm"), (None, "gpu")])
+def test_the_backend_is_what_is_installed_and_what_jax_reports(tmp_path, tree, capsys, monkeypatch, plugin, backend):
+    """jax says "gpu" for CUDA 12, CUDA 13 and ROCm alike: the plugin wheels say which (the GPU run
+    of 2026-11-24 reported cuda12 for a CUDA 13 container). Nothing naming the line: "gpu"."""
     monkeypatch.setenv("FAKE_JAX_PLATFORM", "gpu")
     venv = make_venv(tmp_path / "venv")
+    if plugin:
+        (site,) = (venv / "lib").glob("python3*/site-packages")
+        _dist(site, plugin, "0.11.2", "")
     rc, out, err, text = _check(tmp_path, tree, venv / "bin" / "python", capsys)
     data = json.loads(text)
-    assert data["backend"] == "cuda12", data["notes"]
+    assert data["backend"] == backend, data["notes"]
     outcomes = _outcomes(data)
-    assert outcomes["test_on_gpu"] == ("pass", None)  # gpu-marked cases run where jax has a GPU
+    assert outcomes["test_on_gpu"] == ("pass", None)  # gpu-marked cases run on every CUDA/ROCm line
     assert outcomes["test_on_cpu"] == ("skipped", None)
     skip = next(r for r in data["results"] if r["case"].endswith("test_on_cpu"))
-    assert "needs backend cpu; this cell runs on cuda12" in skip["message"]
+    assert f"needs backend cpu; this cell runs on {backend}" in skip["message"]
     assert "jax default backend: gpu" in data["notes"]
     bug = next(r for r in data["results"] if r["case"].endswith("test_bug"))
     assert "broken in <env> by <python>" in bug["message"] and str(tmp_path) not in text
+
+
+LAYERED_CASES = {"test_demo.py": "def test_bug():\n    pass\n", "test_layered.py": '''
+import sys
+
+
+def test_equinox_as_loaded():
+    import equinox
+    import jax
+    if equinox.__version__ == "0.13.2":  # the fake old copy has the bug
+        raise AttributeError(f"jax.core.get_aval was removed ({jax.__file__}, {sys.prefix})")
+'''}
+LAYERED_RULE = '''
+[[failure]]
+id = "aval-removed"
+cases = ["cases/test_layered.py::test_equinox_as_loaded"]
+affects = { equinox = "<0.13.3" }
+error = "AttributeError"
+match = "get_aval"
+upstream = ["https://github.com/patrick-kidger/equinox/issues/1169"]
+fix = "upgrade equinox to >=0.13.3"
+'''
+
+
+def test_a_layered_environment_is_reported_as_import_loads_it(tmp_path, capsys):
+    """The recipe of the GPU and layered-environments issue, in small: venv `base` with jax and
+    equinox 0.13.5, venv `over` whose .pth line adds base's site-packages, equinox 0.13.2 installed
+    into `over`. `import equinox` there gives 0.13.2: the report says 0.13.2, the failure is the
+    rule's (not "no known explanation"), the shadowed 0.13.5 is named, and neither venv's folder
+    appears in check.json or on the terminal."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    make_tree(root, MINIMAL + LAYERED_RULE, LAYERED_CASES)
+    (root / "conftest.py").write_text('pytest_plugins = ("jaxcompat.pytest_plugin",)\n')
+    (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    base = make_venv(tmp_path / "base", equinox="0.13.5")
+    over = make_venv(tmp_path / "over", jax=None)
+    (base_site,) = (base / "lib").glob("python3*/site-packages")
+    (over_site,) = (over / "lib").glob("python3*/site-packages")
+    (over_site / "base.pth").write_text(str(base_site) + "\n")
+    _dist(over_site, "equinox", "0.13.2", '__version__ = "0.13.2"\n')
+    loads = subprocess.run([str(over / "bin" / "python"), "-c", "import equinox; print(equinox.__version__)"],
+                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert loads.stdout.strip() == "0.13.2"  # the ground truth: what `import` gives in `over`
+
+    rc, out, err, text = _check(tmp_path, root, over / "bin" / "python", capsys)
+    data = json.loads(text)
+    assert data["versions"]["equinox"] == "0.13.2" and data["versions"]["jax"] == "0.4.35"
+    assert _outcomes(data)["test_equinox_as_loaded"] == ("reproduced", "aval-removed")
+    assert data["shadowed"] == [{"name": "equinox", "version": "0.13.5", "site": 2, "by_version": "0.13.2",
+                                 "by_site": 1}]
+    said = "equinox 0.13.5 in site dir 2 is shadowed by 0.13.2 in site dir 1"
+    assert any(n.startswith(said) for n in data["notes"]) and said in out
+    assert "site dirs on its sys.path, in order: 1 = <env>/lib/" in "\n".join(data["notes"])
+    assert "2 = <site-2>" in "\n".join(data["notes"])
+    assert "no known explanation" not in out and "aval-removed" in out
+    for folder in (base, over, base_site, over_site):
+        assert str(folder) not in text and str(folder) not in out + err
+    # the fake jax lives in base's site-packages: shown as <site-2>, over's prefix as <env>
+    hit = next(r for r in data["results"] if r["case"].endswith("test_equinox_as_loaded"))
+    assert "(<site-2>/jax/__init__.py, <env>)" in hit["message"], hit["message"]
+    assert rc == 1 and _outcomes(data)["test_bug"] == ("pass", None)
 
 
 def test_a_jax_that_fails_to_import_is_an_import_error_judged_by_the_rules(tmp_path, tree, capsys):

@@ -360,7 +360,8 @@ def test_a_users_failing_test_is_explained_by_jax_api_history(tmp_path):
                                   "used at chex/_src/fake.py:72")
     from jaxcompat.apiexplain import verdict_lines
 
-    text = usertests.verdict([t], usertests.Target(tmp_path, project=False), True)
+    cmp = usertests.Comparison([t], with_baseline=True, ran={"candidate": 1, "baseline": 1})
+    text = usertests.verdict(cmp, usertests.Target(tmp_path, project=False))
     assert "jax's API history: jax.tree_map was removed in jax 0.6.0" in text
     (tmp_path / "m.py").write_text("import jax\njax.tree_map(abs, 1)\n")
     lines = verdict_lines([t], tmp_path, "0.10.2")

@@ -76,12 +76,13 @@ def test_bad_tests_paths_get_one_line_errors(tmp_path):
     proj.mkdir()
     (proj / "pyproject.toml").write_text('[project]\nname = "p"\n[project.optional-dependencies]\ntest = ["pytest"]\n')
     target = usertests.locate(str(proj))
-    assert target.project and target.extras == ("test",) and target.editable().endswith("proj[test]")
+    assert target.project and target.deps.extras == ("test",) and target.editable().endswith("proj[test]")
+    (proj / "pyproject.toml").write_text('[project]\nname = "p"\n')
     (proj / "requirements").mkdir()
     (proj / "requirements" / "requirements-test.txt").write_text("# tests\ncloudpickle==2.2.0\n-r other.txt\ndm-tree>=0.1.5\n")
     target = usertests.locate(str(proj))
-    assert target.test_requirements == ("cloudpickle==2.2.0", "dm-tree>=0.1.5")
-    assert "requirements/requirements-test.txt" in target.describe()
+    assert target.deps.requirements == ("cloudpickle==2.2.0", "dm-tree>=0.1.5")
+    assert "requirements/requirements-test.txt" in target.deps.describe()
     (proj / "requirements" / "requirements-test.txt").write_text("not a requirement!\n")
     with pytest.raises(usertests.TestsError, match="not a PEP 508 requirement"):
         usertests.locate(str(proj))
@@ -164,3 +165,109 @@ def test_the_test_classes_are_defined_once_and_documented():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert all(f"`{cls}`" in readme for cls in usertests.TEST_CLASSES)
     assert [c for c, k in usertests.TEST_CLASSES.items() if k.fails_check] == ["broken", "fails"]
+
+
+def _check(tmp_path, project: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
+    make_tree(tmp_path, RULE.replace('pins = { jax = "0.4.33", equinox = "0.11.7" }', 'pins = { jax = "0.4.33" }'))
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.pytest_plugin",)\n')
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    proc = subprocess.run([sys.executable, str(DRIVER), "check", "--matrix", str(tmp_path / "matrix.toml"),
+                           "--reports", str(tmp_path / "reports"), "--state", str(tmp_path / "state"),
+                           "--tests", str(project), "--no-verify-escapes", *args],
+                          capture_output=True, text=True, timeout=300)
+    path = tmp_path / "reports" / "check.json"
+    return proc, json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _user_project(root: Path, addopts: str, **modules: str) -> Path:
+    (root / "tests").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(f'[project]\nname = "userproj"\nversion = "1"\n'
+                                         f'[project.optional-dependencies]\ndev = ["missingdep_xyz"]\n'
+                                         f'[tool.pytest.ini_options]\ntestpaths = ["tests"]\naddopts = "{addopts}"\n')
+    for name, text in modules.items():
+        (root / "tests" / f"{name}.py").write_text(text)
+    return root
+
+
+def test_a_suite_that_cannot_be_collected_is_never_safe(tmp_path):
+    """Every module needs a package named in addopts that is not installed: both sides collect
+    nothing, so the upgrade cannot be judged: exit 2, the cause (and how to provide it) first."""
+    needs = "import missingdep_xyz\n\ndef test_a():\n    pass\n"
+    project = _user_project(tmp_path / "proj", "-W ignore:::missingdep_xyz", test_one=needs, test_two=needs)
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "--extra", "dev", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2, out
+    verdict = next(ln for ln in out.splitlines() if "cannot judge" in ln)
+    assert out.index("cannot judge") < out.index("Your tests")
+    assert ("your tests did not run in the baseline nor in the candidate: ModuleNotFoundError: No module named "
+            "'missingdep_xyz', needed by `addopts` in pyproject.toml; add it with --with missingdep_xyz") in verdict
+    run = data["user_tests_run"]
+    assert run["judged"] is False and run["sides"]["baseline"]["ran"] == 0 and run["sides"]["candidate"]["ran"] == 0
+    assert sorted(run["sides"]["candidate"]["uncollectable"]) == ["tests/test_one.py", "tests/test_two.py"]
+    assert run["test_dependencies"] == ["extra `dev`"]
+    tb = {t["test"]: t for t in data["user_tests"]}["tests/test_one.py"]["traceback"]
+    assert "import missingdep_xyz" in tb and "ModuleNotFoundError" in tb  # the collection error keeps its traceback
+    assert "importlib" not in tb and "Our cases in the candidate" in out
+    # without a baseline: the candidate ran nothing, so nothing can be said either
+    proc, data = _check(tmp_path, project, "jax==0.4.33")
+    assert proc.returncode == 2 and "your tests did not run in the candidate: ModuleNotFoundError" in proc.stdout
+
+
+ONE_BROKEN = '''import os
+
+def test_same():
+    pass
+
+def test_upgrade_breaks_me():
+    # the candidate's run fails, the baseline's passes (every side is this interpreter in the fake)
+    assert "CANDIDATE" not in os.environ["JAXCOMPAT_RESULTS"], "broken by the upgrade"
+'''
+
+
+def test_one_uncollectable_module_does_not_stop_the_others(tmp_path):
+    """pytest alone stops the session at a collection error; here every other module runs and is
+    classified, the bad module is reported with its error, and what the upgrade broke fails the check."""
+    from jaxcompat.candidate import candidate_cell
+
+    candidate = candidate_cell(["jax==0.4.33"], python="auto").id
+    project = _user_project(tmp_path / "proj", "-x", test_bad="import missingdep_xyz\n",
+                            test_good=ONE_BROKEN.replace("CANDIDATE", candidate),
+                            test_more="def test_1():\n    pass\n\ndef test_2():\n    assert False, 'both sides'\n")
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    classes = {t["test"]: t["class"] for t in data["user_tests"]}
+    assert classes == {"tests/test_bad.py": "fails-both", "tests/test_good.py::test_same": "pass",
+                       "tests/test_good.py::test_upgrade_breaks_me": "broken",
+                       "tests/test_more.py::test_1": "pass", "tests/test_more.py::test_2": "fails-both"}
+    sides = data["user_tests_run"]["sides"]
+    assert sides["candidate"]["ran"] == sides["baseline"]["ran"] == 4  # -x in addopts did not stop the run
+    assert sides["candidate"]["uncollectable"] == ["tests/test_bad.py"]
+    assert "ran 4 in the candidate, 4 in the baseline" in out
+    assert "1 module(s) could not be collected in the candidate" in out
+    assert "1 × AssertionError: broken by the upgrade" in out
+
+
+def test_xdist_in_addopts_runs_in_one_process_and_keeps_every_result(tmp_path):
+    """`-n 2` in the project's addopts: the watched runner reads one event stream, so the tests
+    run in one process, and a failing test is recorded failing (not the controller's 'passed')."""
+    pytest.importorskip("xdist")
+    project = _user_project(tmp_path / "proj", "-n 2", test_a="import os\n\ndef test_ok():\n    assert 'PYTEST_XDIST_WORKER' not in os.environ\n\n"
+                            "def test_no():\n    assert 0\n")
+    proc, data = _check(tmp_path, project, "jax==0.4.33")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert {t["test"]: t["candidate"] for t in data["user_tests"]} == {"tests/test_a.py::test_ok": "passed",
+                                                                      "tests/test_a.py::test_no": "failed"}
+
+
+def test_a_test_that_kills_the_interpreter_is_reported_and_the_rest_still_run(tmp_path):
+    """A segfault (as inside XLA after many compilations): that test is an error with the signal,
+    pytest starts again from the next test, as pytest-xdist replaces a dead worker."""
+    crash = "import os, signal\n\ndef test_1():\n    pass\n\ndef test_crash():\n    os.kill(os.getpid(), signal.SIGSEGV)\n\ndef test_3():\n    pass\n"
+    project = _user_project(tmp_path / "proj", "", test_c=crash)
+    proc, data = _check(tmp_path, project, "jax==0.4.33")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    by = {t["test"].split("::")[1]: t for t in data["user_tests"]}
+    assert by["test_1"]["candidate"] == by["test_3"]["candidate"] == "passed"
+    assert by["test_crash"]["candidate"] == "error" and "SIGSEGV" in by["test_crash"]["message"]
+    assert data["user_tests_run"]["sides"]["candidate"]["ran"] == 3

@@ -1,0 +1,168 @@
+"""The ground truth for `check --tests`: plain pytest in the same two environments, test by test.
+
+After `jax-compat check --tests PROJECT --baseline … CANDIDATE` has built the two environments,
+this runs the project's tests there with nothing of ours (no plugin, no watchdog, no re-runs):
+`python -m pytest -p no:cacheprovider --continue-on-collection-errors --junitxml=…` from the
+project root, with the project's own configuration. Each test's outcome on each side gives its
+plain class (broken, fixed, fails-both, fails, pass, skipped), which is compared with the class
+`check.json` gave it. Writes a Markdown table of the figures and every disagreement.
+
+    python benchmarks/plain_pytest.py --check-json reports/check.json --project ../flowjax \
+        --state .jaxcompat --out reports/usertests-vs-pytest/flowjax.md
+
+A test that only we call `flaky` (run twice, outcome changed) is listed apart, not as a mismatch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+
+def run_plain(python: str, project: Path, xml: Path, timeout_s: int) -> tuple[int, float]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
+    env.setdefault("JAX_PLATFORMS", "cpu")
+    t0 = time.perf_counter()
+    proc = subprocess.run([python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--continue-on-collection-errors",
+                           f"--junitxml={xml}", "-o", "junit_family=xunit1"], cwd=project, env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout_s)
+    return proc.returncode, round(time.perf_counter() - t0, 1)
+
+
+def outcomes(xml: Path) -> dict[str, str]:
+    """junit (classname, name) -> passed | failed | error | skipped."""
+    out: dict[str, str] = {}
+    if not xml.is_file():
+        return out
+    for case in ET.parse(xml).getroot().iter("testcase"):
+        key = f"{case.get('classname', '')}::{case.get('name', '')}"
+        kinds = {child.tag for child in case}
+        status = ("failed" if "failure" in kinds else "error" if "error" in kinds
+                  else "skipped" if "skipped" in kinds else "passed")
+        # a test failing in call and erroring in teardown appears once per report: keep the worst
+        if out.get(key) not in ("failed", "error"):
+            out[key] = status
+    return out
+
+
+def junit_key(nodeid: str) -> str:
+    """tests/test_x.py::TestC::test_a[p] -> tests.test_x.TestC::test_a[p]; a module alone -> its
+    collection-error record (classname empty, name the dotted module)."""
+    parts = nodeid.split("::")
+    module = parts[0].removesuffix(".py").replace("/", ".")
+    if len(parts) == 1:
+        return f"::{module}"
+    return ".".join([module, *parts[1:-1]]) + "::" + parts[-1]
+
+
+def plain_class(before: str | None, after: str | None) -> str:
+    bad = ("failed", "error")
+    if after == "skipped":
+        return "skipped"
+    if after is None:
+        return "broken" if before == "passed" else "skipped"
+    if before in (None, "skipped"):
+        return "fails" if after in bad else "pass"
+    if after in bad:
+        return "broken" if before == "passed" else "fails-both"
+    return "fixed" if before in bad else "pass"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check-json", required=True)
+    ap.add_argument("--project", required=True)
+    ap.add_argument("--state", required=True, help="the --state folder of the check (its envs/)")
+    ap.add_argument("--candidate-cell", help="default: from check.json")
+    ap.add_argument("--baseline-cell", help="default: from check.json")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--timeout", type=int, default=3600)
+    ap.add_argument("--reuse", action="store_true", help="re-use the plain runs' junit files of an earlier call")
+    args = ap.parse_args(argv)
+    data = json.loads(Path(args.check_json).read_text())
+    cells = data.get("user_tests_run", {}).get("cells", {})
+    sides = {"candidate": args.candidate_cell or cells.get("candidate") or data["id"],
+             "baseline": args.baseline_cell or cells.get("baseline")}
+    project = Path(args.project).resolve()
+    work = Path(args.out).with_suffix(".work")
+    work.mkdir(parents=True, exist_ok=True)
+    plain, timing = {}, {}
+    for side, cell in sides.items():
+        python = str(Path(args.state).resolve() / "envs" / cell / "bin" / "python")
+        xml = work / f"{side}.xml"
+        meta = work / f"{side}.json"
+        if args.reuse and xml.is_file() and meta.is_file():
+            rc, secs = json.loads(meta.read_text())
+        else:
+            rc, secs = run_plain(python, project, xml, args.timeout)
+            meta.write_text(json.dumps([rc, secs]))
+        plain[side], timing[side] = outcomes(xml), (rc, secs)
+        print(f"{side}: pytest exit {rc} in {secs} s, {len(plain[side])} results", file=sys.stderr)
+    ours = {t["test"]: t for t in data["user_tests"]}
+    keys = set(plain["candidate"]) | set(plain["baseline"])
+    by_key = {junit_key(k): v for k, v in ours.items()}
+    rows, mismatches, flaky, counts = [], [], [], {}
+    for key in sorted(keys | set(by_key)):
+        before, after = plain["baseline"].get(key), plain["candidate"].get(key)
+        if before is None and after is None:
+            # ours only: a module's tests that were absent from one side carry the module's error
+            continue
+        cls = plain_class(before, after)
+        counts[cls] = counts.get(cls, 0) + 1
+        mine = by_key.get(key)
+        got = mine["class"] if mine else "(absent)"
+        if got == "flaky":
+            flaky.append((key, cls))
+        elif got != cls:
+            mismatches.append((key, before, after, cls, got))
+    agree = sum(counts.values()) - len(mismatches) - len(flaky)
+    lines = [f"# check --tests vs plain pytest: {project.name}", "",
+             f"Plain pytest (`-p no:cacheprovider --continue-on-collection-errors`, the project's own configuration) "
+             f"in the two environments that `check --tests` built: baseline `{sides['baseline']}` "
+             f"({', '.join(f'{k}={v}' for k, v in sorted(data.get('user_tests_versions', {}).get('baseline', {}).items()) if k in ('jax', 'jaxlib', 'equinox'))}), "
+             f"candidate `{sides['candidate']}` "
+             f"({', '.join(f'{k}={v}' for k, v in sorted(data.get('user_tests_versions', {}).get('candidate', {}).items()) if k in ('jax', 'jaxlib', 'equinox'))}).",
+             "",
+             f"- plain pytest: baseline exit {timing['baseline'][0]} ({timing['baseline'][1]} s), "
+             f"{_tally(plain['baseline'])}; candidate exit {timing['candidate'][0]} ({timing['candidate'][1]} s), "
+             f"{_tally(plain['candidate'])}",
+             f"- plain classes: {', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}",
+             f"- check --tests classes: {', '.join(f'{k} {v}' for k, v in sorted(_classes(ours).items()))}; "
+             f"ran {data.get('user_tests_run', {}).get('sides', {}).get('candidate', {}).get('ran', '?')} in the candidate, "
+             f"{data.get('user_tests_run', {}).get('sides', {}).get('baseline', {}).get('ran', '?')} in the baseline",
+             f"- **agree on {agree} of {sum(counts.values())} tests**; flaky by our re-run: {len(flaky)}; "
+             f"disagree: {len(mismatches)}", ""]
+    if mismatches:
+        lines += ["| test | plain baseline | plain candidate | plain class | check --tests |", "|---|---|---|---|---|"]
+        lines += [f"| `{k}` | {b} | {a} | {c} | {g} |" for k, b, a, c, g in mismatches[:200]]
+    if flaky:
+        lines += ["", "Flaky by our re-run (plain class in brackets): "
+                  + ", ".join(f"`{k}` ({c})" for k, c in flaky[:50])]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0 if not mismatches else 1
+
+
+def _tally(results: dict[str, str]) -> str:
+    out: dict[str, int] = {}
+    for v in results.values():
+        out[v] = out.get(v, 0) + 1
+    return ", ".join(f"{k} {v}" for k, v in sorted(out.items())) or "nothing"
+
+
+def _classes(ours: dict) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for t in ours.values():
+        out[t["class"]] = out.get(t["class"], 0) + 1
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
