@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import io
 import json
 import re
 import subprocess
@@ -303,7 +302,7 @@ def _string_list(node: ast.expr) -> list[str] | None:
 
 def _table(node: ast.Dict, strings: dict[str, str]) -> dict[str, tuple[str, bool]]:
     out = {}
-    for k, v in zip(node.keys, node.values):
+    for k, v in zip(node.keys, node.values, strict=True):
         if not (isinstance(k, ast.Constant) and isinstance(k.value, str)) or not isinstance(v, ast.Tuple) or not v.elts:
             continue
         msg = _string(v.elts[0], strings) or ""

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import ast
 import difflib
-import textwrap
-from bisect import bisect_left, bisect_right
 import json
 import os
 import re
 import sys
+import textwrap
+from bisect import bisect_left, bisect_right
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 

@@ -286,8 +286,9 @@ def test_output_formats(tmp_path, tl):
 
 def test_the_command_line_exit_status(tmp_path, timeline_file):
     (tmp_path / "m.py").write_text(USER)
-    run = lambda *a: subprocess.run([sys.executable, "-m", "jaxcompat", "scan", "--timeline", str(timeline_file), *a],
-                                    capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "jaxcompat", "scan", "--timeline", str(timeline_file), *a],
+                              capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
     assert run(str(tmp_path), "--jax", "0.6.0").returncode == 1
     assert run(str(tmp_path), "--jax", "0.4.30").returncode == 0  # deprecations are warnings
     upgrade = run(str(tmp_path), "--from", "0.4.30", "--to", "0.6.0")
