@@ -100,6 +100,24 @@ def bench(session: nox.Session) -> None:
     session.run(sys.executable, str(ROOT / "benchmarks" / "bench.py"), *session.posargs, external=True)
 
 
+@nox.session(python=False)
+def scan(session: nox.Session) -> None:
+    """Your code against jax's API history: nox -s scan -- PATH --jax 0.10.0 [--fix | --diff | --format sarif]."""
+    _jaxcompat(session, "scan")
+
+
+@nox.session(python=False)
+def timeline(session: nox.Session) -> None:
+    """Regenerate jaxcompat/data/jax_api_timeline.json from every jax release's wheel (each read once, cached)."""
+    session.run(sys.executable, "-m", "jaxcompat.apitimeline", *session.posargs, external=True)
+
+
+@nox.session(python=False)
+def scan_bench(session: nox.Session) -> None:
+    """Benchmark: scan of 100k lines of real jax code, beside ruff check when installed."""
+    session.run(sys.executable, str(ROOT / "benchmarks" / "scan_bench.py"), *session.posargs, external=True)
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
     """Ruff over the harness, the cases and the tests."""

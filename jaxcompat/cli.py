@@ -183,6 +183,9 @@ def cmd_check(args) -> int:
         if target is not None:
             return _check_user_tests(result, cell, baseline, target, matrix, reports_dir, args)
     text, safe = verdict(result, matrix)
+    from .apiexplain import ecosystem_lines
+    text += "\n" * bool(eco := ecosystem_lines(Path(args.state) / "envs" / cell.id, result.versions.get("jax", ""),
+                                                   result.results)) + eco
     print(text)
     if reports.reuse_line([result]):
         print(reports.reuse_line([result]))
@@ -209,6 +212,8 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     ours, _ = verdict(result, matrix)
     mine = usertests.verdict(cmp, target)
     extra = usertests.not_exercised(result, cmp.tests)
+    from .apiexplain import verdict_lines
+    mine += "\n" * bool(api := verdict_lines(cmp.tests, target.root, cmp.candidate_versions.get("jax", ""))) + api
     if extra:
         mine += ("\n  i known failures this candidate hits that your tests did not run into (see below): "
                  + ", ".join(extra))
@@ -569,6 +574,8 @@ def build_parser() -> argparse.ArgumentParser:
     le.set_defaults(func=cmd_learned)
     c = sub.add_parser("cells", parents=[common], help="list the cells of the matrix as JSON")
     c.set_defaults(func=cmd_cells)
+    from .scan import add_parser as add_scan
+    add_scan(sub, [])
     return p
 
 

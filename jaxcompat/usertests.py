@@ -217,6 +217,7 @@ class UserTest:
     baseline: str | None  # the same, or None without --baseline
     cls: str  # see the module's table
     explained_by: str | None = None
+    explained_by_api: str = ""  # no rule explains it, jax's API history does (apiexplain)
     fix: str = ""
     upstream: list[str] = field(default_factory=list)
     message: str = ""
@@ -289,6 +290,9 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
             known = explain(raw, matrix, candidate.versions, backend)
             if known is not None:
                 t.explained_by, t.fix, t.upstream = known.id, known.fix, list(known.upstream)
+            else:
+                from .apiexplain import explain_result
+                t.explained_by_api = explain_result(raw, candidate.versions)
         if flaky and name in flaky:
             t.cls, t.note = "flaky", flaky[name]
         out.append(t)
@@ -336,6 +340,8 @@ def verdict(cmp: "Comparison", target: Target) -> str:
             if explained_by:
                 lines.append(f"        this looks like {explained_by} — fix: {t.fix}")
                 lines.append(f"        upstream: {', '.join(t.upstream)}")
+            elif t.explained_by_api:
+                lines.append(f"        jax's API history: {t.explained_by_api}")
             elif kind.failed:
                 where = t.traceback.rstrip().splitlines()[-6:]
                 lines.append("        no known failure explains it; " + ("where it raised:" if where else "no traceback was recorded"))
@@ -394,7 +400,7 @@ def markdown(tests: list[UserTest], verdict_text: str, with_baseline: bool) -> s
     rows = ["| class | test | baseline | candidate | explained by | fix |", "|---|---|---|---|---|---|"]
     for t in tests:
         rows.append(f"| {t.cls} | `{t.test}` | {t.baseline if with_baseline else '—'} | {t.candidate} | "
-                    f"{t.explained_by or ('unexplained' if TEST_CLASSES[t.cls].failed else '—')} | "
+                    f"{t.explained_by or t.explained_by_api or ('unexplained' if TEST_CLASSES[t.cls].failed else '—')} | "
                     f"{t.fix or ''} |")
     return "## Your tests\n\n```\n" + verdict_text + "\n```\n\n" + "\n".join(rows) + "\n"
 
@@ -494,6 +500,7 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
     prefix = str(target.root) + "/"  # reports name the user's files relative to their project
     for t in tests:
         t.traceback, t.message = t.traceback.replace(prefix, ""), t.message.replace(prefix, "")
+        t.explained_by_api = t.explained_by_api.replace(prefix, "")
     for side in filter(None, (after, before)):
         side.cause = side.cause.replace(prefix, "")
     sides = {"candidate": after, **({"baseline": before} if before else {})}
