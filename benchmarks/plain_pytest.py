@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     ours = {t["test"]: t for t in data["user_tests"]}
     keys = set(plain["candidate"]) | set(plain["baseline"])
     by_key = {junit_key(k): v for k, v in ours.items()}
-    rows, mismatches, flaky, counts = [], [], [], {}
+    mismatches, flaky, counts = [], [], {}
     for key in sorted(keys | set(by_key)):
         before, after = plain["baseline"].get(key), plain["candidate"].get(key)
         if before is None and after is None:

@@ -13,10 +13,10 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from . import envs, learned, releases, reports, resolution, resultcache, rules, sources
-from .config import Cell, Matrix
-from .outcomes import FAILING_OUTCOMES, CellResult, check_import_rules, classify, classify_cell_error
 from .backends import backend_of, describe_device
+from .config import Cell, Matrix
 from .loaded import describe_shadowed
+from .outcomes import FAILING_OUTCOMES, CellResult, check_import_rules, classify, classify_cell_error
 from .packages import ECOSYSTEM, KEY_DISTS
 from .pythons import PythonMissing, find_python
 from .resultcache import ResultCache

@@ -20,14 +20,15 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
+from packaging.specifiers import SpecifierSet
+
 from .config import ANY, Cell, Matrix
 from .outcomes import CellResult, RawResult, error_matches
 from .rules import applies
 from .runner import run_cases
-from packaging.specifiers import SpecifierSet
-
 from .testdeps import TestDeps, TestDepsError, choose, diagnose, normalise
 from .text import first_line, last_line
+
 
 class UserTestClass(NamedTuple):
     """What a class of user test means, and what follows from it."""

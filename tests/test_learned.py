@@ -225,8 +225,9 @@ note = "checked by hand: needs more than StrictConfig"
 
 
 def test_a_requirement_table_in_matrix_toml_overrides_the_learned_record(tmp_path):
-    from jaxcompat.config import parse
     import tomllib
+
+    from jaxcompat.config import parse
 
     matrix = parse(tomllib.loads(REQ_TABLE), tmp_path / "matrix.toml")
     [k] = matrix.requirements
@@ -246,8 +247,9 @@ def test_a_requirement_table_in_matrix_toml_overrides_the_learned_record(tmp_pat
     (lambda t: t + 'colour = "red"\n', "requirement[0]"),
 ])
 def test_a_bad_requirement_table_names_the_file_the_key_and_the_fix(tmp_path, edit, key):
-    from jaxcompat.config import ConfigError, parse
     import tomllib
+
+    from jaxcompat.config import ConfigError, parse
 
     with pytest.raises(ConfigError) as e:
         parse(tomllib.loads(edit(REQ_TABLE)), tmp_path / "matrix.toml")
