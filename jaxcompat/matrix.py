@@ -17,6 +17,7 @@ from pathlib import Path
 from . import reports
 from .cell import run_cell
 from .config import Cell, Matrix
+from .matrixreport import write_matrix
 from .outcomes import CellResult, cell_label
 from .runner import STOP, stop_all
 
@@ -97,5 +98,5 @@ def write_consolidated(matrix: Matrix, results: list[CellResult], reports_dir: P
                        name: str = "matrix", extra_meta: dict | None = None) -> dict:
     meta = {"matrix_file": str(matrix.path.name), "python_host": sys.version.split()[0],
             **({"rules_files": [str(r) for r in matrix.rules]} if matrix.rules else {}), **(extra_meta or {})}
-    reports.write_matrix(results, reports_dir, meta, name=name)
+    write_matrix(results, reports_dir, meta, name=name)
     return reports.summary(results)

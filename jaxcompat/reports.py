@@ -108,15 +108,6 @@ def matrix_dict(cells: list[CellResult], meta: dict) -> dict:
             **meta, "summary": summary(cells), "cells": [c.to_dict() for c in cells]}
 
 
-def write_matrix(cells: list[CellResult], reports_dir: Path, meta: dict, name: str = "matrix") -> None:
-    from . import html
-
-    data = matrix_dict(cells, meta)
-    write_text(reports_dir / f"{name}.json", json.dumps(data, indent=2) + "\n")
-    write_text(reports_dir / f"{name}.md", markdown(cells, meta))
-    html.write(data, reports_dir / f"{name}.html")
-
-
 def case_ids(cells: list[CellResult]) -> list[str]:
     """Every case seen in any cell, in the order first seen."""
     seen: dict[str, None] = {}

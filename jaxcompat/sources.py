@@ -220,7 +220,10 @@ def _name_of(path: Path, given: str) -> str:
 
 def project_name(folder: Path) -> str:
     """A project folder's distribution name, from pyproject.toml or setup.cfg ("" if neither says)."""
-    from .config import tomllib
+    try:  # Python >= 3.11
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python 3.10 hosts
+        import tomli as tomllib  # type: ignore[no-redef]
 
     try:
         data = tomllib.loads((folder / "pyproject.toml").read_text(encoding="utf-8"))

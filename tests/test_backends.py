@@ -159,8 +159,9 @@ def test_a_cuda13_cell_needs_a_driver_for_cuda13(monkeypatch, header, backend, m
 
 
 def test_the_reports_name_the_device(tmp_path):
+    from jaxcompat.matrixreport import write_matrix
     from jaxcompat.outcomes import CellResult
-    from jaxcompat.reports import markdown, write_matrix
+    from jaxcompat.reports import markdown
 
     gpu = CellResult(id="g", python="3.12", backend="cuda13", status="ok",
                      device={"platform": "gpu", "kind": "NVIDIA H100 80GB HBM3", "count": 1, "cuda_runtime": "13.0"})

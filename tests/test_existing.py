@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from jaxcompat.cli import main
+from jaxcompat.matrixreport import write_matrix
 from jaxcompat.outcomes import CellResult
-from jaxcompat.reports import markdown, write_matrix
+from jaxcompat.reports import markdown
 from tests.helpers import MINIMAL, make_tree
 
 CASES = {"test_demo.py": '''

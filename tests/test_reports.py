@@ -6,6 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 
 from jaxcompat import reports
+from jaxcompat.matrixreport import write_matrix
 from jaxcompat.outcomes import CaseResult, CellResult
 
 
@@ -31,7 +32,7 @@ def _cells():
 
 def test_matrix_json_schema(tmp_path):
     cells = _cells()
-    reports.write_matrix(cells, tmp_path, {"matrix_file": "matrix.toml"})
+    write_matrix(cells, tmp_path, {"matrix_file": "matrix.toml"})
     data = json.loads((tmp_path / "matrix.json").read_text())
     assert data["summary"]["ok"] is False
     assert data["summary"]["failing_cells"] == ["jax0.4.33-eqx0.11.7"]
@@ -92,7 +93,7 @@ def test_overview_leads_with_failures_by_cell_in_every_format(tmp_path):
     assert term.index("numpy2-import") < term.index("FAILING the run (1)") and max(map(len, term.splitlines())) < 120
     md = reports.markdown(cells, {"matrix_file": "matrix.toml"})
     assert md.index("## Overview: known failures × cells") < md.index("inline::nested` | REGR!")
-    reports.write_matrix(cells, tmp_path, {"matrix_file": "matrix.toml"})
+    write_matrix(cells, tmp_path, {"matrix_file": "matrix.toml"})
     page = html.render(json.loads((tmp_path / "matrix.json").read_text()))
     overview = page[page.index('<section class="overview">'):page.index("All cases × cells")]
     marks = overview[:overview.index('class="ovkey"')]  # the table, not its key
