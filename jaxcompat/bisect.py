@@ -1,16 +1,20 @@
-"""Where a documented failure starts and stops along one package's releases.
+"""Where a failure starts and stops along one package's releases.
 
-Candidates are the package's releases that co-install with the other pins by their own metadata
-(yanked ones only when named). Each step is an ordinary cell (resolved as of its date, cached) and
-is judged *documented failure present / absent*: present when a target case fails with the rule's
-error, absent when every target case passes; anything else (cannot install, import error, all
-skipped, another failure) cannot say and is skipped, like ``git bisect skip``. From one present
-release, binary searches find the lowest and highest releases that can say, then the start and the
-end of the affected range: O(log n) environments per boundary.
+The failure is a *target*: a documented one (a rule id, or a case a rule covers), or one no rule
+knows, named by its error signature (``signature.py``) and the cases that showed it. Candidates
+are the package's releases that co-install with the other pins by their own metadata (yanked ones
+only when named). Each step is an ordinary cell (resolved as of its date, cached) and is judged
+*failure present / absent*: present when a target case fails with the target's error, absent when
+every target case passes; anything else (cannot install, import error, all skipped, another
+failure) cannot say and is skipped, like ``git bisect skip``. From one present release, binary
+searches find the lowest and highest releases that can say, then the start and the end of the
+affected range: O(log n) environments per boundary. ``region.py`` runs this along several
+packages and draws the rectangle.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -21,8 +25,9 @@ from . import releases, resolution, rules
 from .candidate import candidate_cell, parse_requirement
 from .cell import run_cell
 from .config import Failure, Matrix
-from .outcomes import CellResult, error_matches
+from .outcomes import CellResult, RawResult, error_matches
 from .packages import ECOSYSTEM
+from .signature import Signature
 from .text import first_line, last_line
 
 
@@ -43,6 +48,25 @@ class Step:
     state: str = UNKNOWN  # present | absent | cannot say
 
 
+@dataclass(frozen=True)
+class Target:
+    """What a step looks for: the cases to run and how to tell the failure when it shows."""
+
+    id: str  # a rule id, or a signature's key
+    cases: tuple[str, ...]
+    matches: Callable[[RawResult], bool] = field(compare=False, repr=False)
+    # where to look first: a rule's `affects`, or the combination where the failure was seen
+    hints: tuple[dict, ...] = ()
+    signature: Signature | None = None  # set when no rule knows it
+
+    @classmethod
+    def of_signature(cls, sig: Signature, cases, seen: dict[str, str] | None = None) -> Target:
+        from packaging.specifiers import SpecifierSet
+
+        hint = {d: SpecifierSet(f"=={v}") for d, v in (seen or {}).items()}
+        return cls(sig.key, tuple(cases), sig.matches, (hint,) if hint else (), sig)
+
+
 @dataclass
 class BisectResult:
     package: str
@@ -57,6 +81,9 @@ class BisectResult:
     last_affected: str | None = None
     skipped: list[str] = field(default_factory=list)
     message: str = ""
+    candidates: list[str] = field(default_factory=list)  # the releases walked, oldest first
+    # every cell observed, as recorded (replayed by the tests without installing anything)
+    observations: list[dict] = field(default_factory=list)
 
     @property
     def environments(self) -> int:
@@ -85,12 +112,18 @@ def target_cases(target: str, matrix: Matrix) -> list[str]:
     return target_failure(target, matrix)[1]
 
 
-def judge(result: CellResult, failure: Failure) -> tuple[str, str, str]:
-    """(state, signature, detail): is the documented failure present in this step?"""
+def rule_target(target: str, matrix: Matrix) -> Target:
+    f, cases = target_failure(target, matrix)
+    return Target(f.id, tuple(cases), lambda r: r.status == "failed" and error_matches(f, r.error_types, r.message),
+                  tuple(f.affects))
+
+
+def judge(result: CellResult, target: Target) -> tuple[str, str, str]:
+    """(state, signature, detail): is the failure present in this step?"""
     if result.status != "ok":
         return UNKNOWN, f"cell:{result.status}", last_line(result.message)
     raws = [r.raw() for r in result.results]
-    hit = next((r for r in raws if r.status == "failed" and error_matches(failure, r.error_types, r.message)), None)
+    hit = next((r for r in raws if target.matches(r)), None)
     failing = sorted({r.error_types[0] if r.error_types else r.status for r in raws
                       if r.status not in ("passed", "skipped")})
     sig = ("fail: " + ", ".join(failing)) if failing else (
@@ -124,18 +157,34 @@ def co_installable(package: str, versions: list[str], pins: list[str], cache: Pa
     return out
 
 
-def bisect(matrix: Matrix, target: str, package: str, *, good: str | None, bad: str | None,
+Observe = Callable[[list[str], str, list[str]], CellResult]  # (requirements, cell id, cases) -> result
+
+
+def observer(matrix: Matrix, *, python: str, state_dir: Path, use_cache: bool = True) -> Observe:
+    """Steps as real cells: resolved as of their date, installed, run, cached."""
+    def observe(reqs: list[str], cell_id: str, cases: list[str]) -> CellResult:
+        cell = candidate_cell(reqs, python=python, cell_id=cell_id)
+        return run_cell(cell, matrix, state_dir=state_dir, reports_dir=None, case_args=cases,
+                        compile_bytecode=False, use_cache=use_cache)  # a step runs once
+    return observe
+
+
+def bisect(matrix: Matrix, target: str | Target, package: str, *, good: str | None, bad: str | None,
            pins: list[str], python: str, state_dir: Path, use_cache: bool = True,
-           progress=print) -> BisectResult:
+           progress=print, observe: Observe | None = None, candidates: list[str] | None = None) -> BisectResult:
+    """``candidates`` (oldest first) and ``observe`` replace the package index and real cells
+    (a replay of recorded observations)."""
     package = canonicalize_name(package)
-    failure, cases = target_failure(target, matrix)
-    candidates = _candidates(package, good, bad, pins, state_dir / "cache")
-    result = BisectResult(package=package, target=target, cases=cases)
-    run = _Steps(result, candidates, failure, matrix, pins, python, state_dir, use_cache, progress)
-    p = _find_present(candidates, failure, package, run)
+    tgt = target if isinstance(target, Target) else rule_target(target, matrix)
+    if candidates is None:
+        candidates = _candidates(package, good, bad, pins, state_dir / "cache")
+    result = BisectResult(package=package, target=tgt.id, cases=list(tgt.cases), candidates=list(candidates))
+    observe = observe or observer(matrix, python=python, state_dir=state_dir, use_cache=use_cache)
+    run = _Steps(result, candidates, tgt, pins, observe, progress)
+    p = _find_present(candidates, tgt, package, run)
     if p is None:
         judged = [s for s in result.steps if s.state != UNKNOWN]
-        result.message = (f"no change: the documented failure {failure.id} is absent from every {package} release "
+        result.message = (f"no change: {tgt.id} is absent from every {package} release "
                           f"tried ({', '.join(s.version for s in judged) or 'none could say'})")
     else:
         _bound(result, candidates, p, run)
@@ -164,10 +213,10 @@ def _candidates(package: str, good: str | None, bad: str | None, pins: list[str]
 class _Steps:
     """Runs the k-th candidate once (a step is memoised) and judges whether the failure is there."""
 
-    def __init__(self, result: BisectResult, candidates: list[str], failure: Failure, matrix: Matrix,
-                 pins: list[str], python: str, state_dir: Path, use_cache: bool, progress):
-        self.result, self.candidates, self.failure, self.matrix = result, candidates, failure, matrix
-        self.pins, self.python, self.state_dir, self.use_cache, self.progress = pins, python, state_dir, use_cache, progress
+    def __init__(self, result: BisectResult, candidates: list[str], target: Target, pins: list[str],
+                 observe: Observe, progress):
+        self.result, self.candidates, self.target = result, candidates, target
+        self.pins, self.observe, self.progress = pins, observe, progress
         self.memo: dict[int, Step] = {}
 
     def __call__(self, k: int) -> Step:
@@ -176,10 +225,9 @@ class _Steps:
         package, version = self.result.package, self.candidates[k]
         reqs = [p for p in self.pins if canonicalize_name(parse_requirement(p).name) != package]
         reqs.append(f"{package}=={version}")
-        cell = candidate_cell(reqs, python=self.python, cell_id=f"bisect-{package}-{version}")
-        res = run_cell(cell, self.matrix, state_dir=self.state_dir, reports_dir=None, case_args=self.result.cases,
-                       compile_bytecode=False, use_cache=self.use_cache)  # a step runs once
-        state, sig, detail = judge(res, self.failure)
+        res = self.observe(reqs, f"bisect-{package}-{version}", self.result.cases)
+        self.result.observations.append(record(reqs, res))
+        state, sig, detail = judge(res, self.target)
         step = Step(version=version, signature=sig, versions=res.versions, state=state, detail=detail,
                     installable=res.status not in ("unresolvable", "install-error", "python-missing"))
         self.memo[k] = step
@@ -211,13 +259,45 @@ def _bound(result: BisectResult, candidates: list[str], p: int, run: _Steps) -> 
              f"present from {result.first_bad}, the oldest {package} release that can say")
     fix = (f"fixed in {result.fixed} (last affected {result.last_affected})" if result.fixed else
            f"not fixed up to {candidates[high]}, the newest {package} release that can say")
-    result.message = f"{run.failure.id} along {package}: {intro}; {fix}"
+    result.message = f"{run.target.id} along {package}: {intro}; {fix}"
 
 
-def _find_present(candidates: list[str], failure: Failure, package: str, run) -> int | None:
-    """A release where the failure shows: first where the rule says it starts, then a coarse scan."""
+def record(reqs: list[str], res: CellResult) -> dict:
+    """One observation as kept in a report: the requirements asked for and the cell as seen."""
+    d = res.to_dict()
+    keep = ("id", "python", "backend", "status", "versions", "requested", "date", "message")
+    return {"requirements": list(reqs), **{k: d[k] for k in keep if k in d},
+            "results": [asdict(r.raw()) for r in res.results]}
+
+
+def replay(observations: list[dict]) -> Observe:
+    """An ``Observe`` that answers from recorded observations (by the requirements asked for)."""
+    seen = {tuple(sorted(o["requirements"])): o for o in observations}
+
+    def observe(reqs: list[str], cell_id: str, cases: list[str]) -> CellResult:
+        o = seen.get(tuple(sorted(reqs)))
+        if o is None:
+            return CellResult(id=cell_id, python="", backend="cpu", status="not-run",
+                              message=f"not recorded: {' '.join(sorted(reqs))}")
+        return observed_cell(o, cases)
+    return observe
+
+
+def observed_cell(rec: dict, cases: list[str] | None = None) -> CellResult:
+    """A recorded observation as a cell, its results judged by no rule (``reclassify`` applies them)."""
+    from .outcomes import classify
+
+    cell = CellResult.from_dict({k: v for k, v in rec.items() if k not in ("requirements", "results")})
+    cell.results = [classify(RawResult.from_dict(r), (), cell.versions, cell.backend) for r in rec["results"]
+                    if not cases or any(rules.names(c, r["case"]) for c in cases)]
+    return cell
+
+
+def _find_present(candidates: list[str], failure: Target, package: str, run) -> int | None:
+    """A release where the failure shows: first where the target says it was (a rule's bounds,
+    the combination where it was seen), then a coarse scan."""
     order: list[int] = []
-    for clause in failure.affects:
+    for clause in failure.hints:
         spec = clause.get(package)
         if spec is None:
             continue

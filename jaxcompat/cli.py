@@ -140,7 +140,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from . import usertests
+    from . import drafts, usertests
     from .candidate import CandidateError, candidate_cell, read_requirements, verdict
 
     matrix = _load(args)
@@ -189,6 +189,9 @@ def cmd_check(args) -> int:
     print(text)
     if reports.reuse_line([result]):
         print(reports.reuse_line([result]))
+    if drafted := drafts.after_run([result], matrix, reports_dir, f"check {' '.join(reqs)}",
+                                   str(reports_dir / "check.json")):
+        print(drafted)
     if not safe and result.status == "ok" and not args.no_verify_escapes:
         _verify_escapes(result, matrix, reqs, args)
     print(f"\nreport: {reports_dir / 'check.json'}")
@@ -317,26 +320,9 @@ def cmd_latest(args) -> int:
 
 
 def cmd_bisect(args) -> int:
-    from .bisect import BisectError, bisect, render
-    from .candidate import CandidateError, parse_requirement
+    from . import bisect_command
 
-    matrix = _load(args)
-    try:
-        for p in args.pins:
-            parse_requirement(p)
-        result = bisect(matrix, args.target, args.package, good=args.good, bad=args.bad, pins=args.pins,
-                        python=args.python or AUTO, state_dir=Path(args.state),
-                        use_cache=not args.no_cache)
-    except (BisectError, CandidateError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_CONFIG
-    text = render(result)
-    print(text)
-    reports_dir = Path(args.reports)
-    name = f"bisect-{result.package}-{args.target.replace('/', '_').replace(':', '_')}"
-    write_text(reports_dir / f"{name}.json", json.dumps(result.to_dict(), indent=2) + "\n")
-    print(f"report: {reports_dir / (name + '.json')}")
-    return EXIT_OK if result.first_bad else EXIT_FAILING
+    return bisect_command.run(args, _load(args))
 
 
 def cmd_survey(args) -> int:
@@ -348,6 +334,8 @@ def cmd_survey(args) -> int:
     out_dir = reports_dir / "survey"
     cache = state_dir / "cache"
     sp = survey.space(cache)
+    if args.edges:
+        return _survey_edges(args, matrix, sp)
     combos = survey.sample(matrix, sp, limit=args.limit, seed=args.seed)
     if args.case:  # new cases over what was already observed, whatever sample it came from
         combos = [o.combo for o in survey.load_observations(matrix, out_dir) if o.cell.status == "ok"]
@@ -387,6 +375,45 @@ def cmd_survey(args) -> int:
         print(f"  wrong: {w['case']} {w['outcome']} {w['error_type']} x{len(w['combinations'])}")
     print(f"reports: {reports_dir / 'survey.md'}, survey.json, survey.html, compat.md")
     return EXIT_INTERRUPTED if interrupted else EXIT_OK
+
+
+def _survey_edges(args, matrix, sp) -> int:
+    """survey --edges: the search for edges (edges.py), then the same scoring and reports."""
+    from . import compat, edges, survey
+
+    reports_dir, state_dir = Path(args.reports), Path(args.state)
+    out_dir = reports_dir / "survey"
+    try:
+        plan = edges.Plan(edges.columns(sp, equinox=args.equinox, jax=args.jax, shard=args.shard),
+                          stride=args.stride)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    scope = " ".join(x for x in (args.equinox and f"equinox {args.equinox}", args.jax and f"jax {args.jax}",
+                                 args.shard and f"shard {args.shard}") if x) or "all"
+    print(f"edges: {len(plan.columns)} equinox columns, {sum(len(c.jax) for c in plan.columns)} pairs ({scope})")
+    with run_lock(out_dir):
+        cost = {"rounds": 0, "environments": 0, "seconds": 0.0, "interrupted": False}
+        if not args.report_only:
+            cost = edges.search(matrix, plan, jobs=args.jobs, state_dir=state_dir, out_dir=out_dir,
+                                budget=args.budget, use_cache=not args.no_cache)
+        else:
+            edges.observe_stored(plan, out_dir)
+            cost.update(left=len(plan.next_steps()), **plan.coverage())
+        taken = survey.matrix_pairs(matrix)
+        obs = [o for o in survey.load_observations(matrix, out_dir) if (o.combo.jax, o.combo.equinox) not in taken]
+        summary = survey.score(obs)
+        rows = survey.compat_rows(matrix, sp, obs, state_dir / "cache")
+        meta = {"mode": "edges", "scope": scope, "stride": args.stride, "search": cost,
+                "coverage_md": edges.render(cost, plan, {"scope": scope, "cost": edges.cost_line(cost, args.jobs)})}
+        survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix, meta)
+        compat.generate(matrix, reports_dir, state_dir / "cache")
+        drafted = edges.draft_unexplained(matrix, obs, reports_dir)
+    print(edges.render(cost, plan, {"scope": scope, "cost": edges.cost_line(cost, args.jobs)}))
+    if drafted:
+        print(drafted)
+    print(f"reports: {reports_dir / 'survey.md'}, survey.json, survey.html, compat.md")
+    return EXIT_INTERRUPTED if cost.get("interrupted") else EXIT_OK
 
 
 def cmd_compat(args) -> int:
@@ -530,9 +557,16 @@ def build_parser() -> argparse.ArgumentParser:
     lt.add_argument("--baseline", help="baseline file (default: reports/baseline.json)")
     lt.add_argument("--update-baseline", action="store_true", help="store tonight's result as the baseline")
     lt.set_defaults(func=cmd_latest)
-    b = sub.add_parser("bisect", parents=[common], help="first release of a package where a case changes")
-    b.add_argument("target", help="a failure id or a case (path or node id)")
-    b.add_argument("--package", required=True, help="the distribution to bisect (e.g. equinox, jax)")
+    b = sub.add_parser("bisect", parents=[common],
+                       help="where a failure starts and stops: along one package, or its region; unknown ones too")
+    b.add_argument("target", nargs="?", help="a failure id or a case (path or node id)")
+    b.add_argument("--package", help="bisect along this distribution only (default: the region along jax, "
+                                     "equinox and the package that raised)")
+    b.add_argument("--axis", action="append", default=[], help="with no --package: the packages to bound (repeatable)")
+    b.add_argument("--from", dest="from_report", metavar="REPORT",
+                   help="a check.json or cell report: bound every failure no rule explains there and draft its rule")
+    b.add_argument("--signature", metavar="KEY",
+                   help="an error signature instead of a rule: 'Type: message [@ path.py:function]'")
     b.add_argument("--good", help="oldest release to consider (its outcome is 'good')")
     b.add_argument("--bad", help="newest release to consider")
     b.add_argument("--python", help="Python version (default: per step, the lowest that every pin supports)")
@@ -548,6 +582,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run only these cases (repeatable) and lay their results over the stored observations")
     sv.add_argument("--jax", metavar="SPEC", help="only the sampled combinations whose jax matches SPEC (e.g. '>=0.6')")
     sv.add_argument("--report-only", action="store_true", help="score the stored observations (merge shards)")
+    sv.add_argument("--edges", action="store_true",
+                    help="search every equinox release's jax column for where outcomes change (no random sample)")
+    sv.add_argument("--equinox", metavar="SPEC", help="with --edges: only these equinox columns (e.g. '>=0.11,<0.12')")
+    sv.add_argument("--stride", type=int, default=6, help="with --edges: seed every N-th jax of a column (default 6)")
+    sv.add_argument("--budget", type=int, default=10**6, help="with --edges: at most N new environments this run")
     sv.set_defaults(func=cmd_survey)
     cp = sub.add_parser("compat", parents=[common], help="rebuild compat.md/json: which releases work with which jax")
     cp.add_argument("--evidence", action="append", default=[], metavar="FILE",

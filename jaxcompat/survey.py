@@ -334,13 +334,17 @@ def _mark(o: Observation | None, advisory: set[str] = frozenset()) -> str:
 
 def render_md(summary: dict, obs: list[Observation], rows: list[dict], meta: dict) -> str:
     s = summary
+    how = (f"edge search, {meta.get('scope', 'all')}" if meta.get("mode") == "edges"
+           else f"seed {meta.get('seed')}, limit {meta.get('limit')}")
     lines = ["# jax-compat survey", "",
-             f"{s['combinations']} combinations off the matrix (seed {meta['seed']}, limit {meta['limit']}), "
+             f"{s['combinations']} combinations off the matrix ({how}), "
              f"{s['installable']} installable.", "",
              f"- case verdicts right (pass/reproduced, or a cell error a rule explains): "
              f"**{s['right']}/{s['verdicts']} = {100 * s['right_share']:.2f}%**",
              f"- combinations with no wrong verdict: **{s['clean_combinations']}/{s['combinations']} = "
              f"{100 * s['clean_share']:.1f}%**", ""]
+    if meta.get("coverage_md"):
+        lines += [meta["coverage_md"]]
     if s["wrong"]:
         lines += ["## Wrong verdicts, by cause", "", "| case / stage | outcome | error | combinations |",
                   "|---|---|---|---|"]

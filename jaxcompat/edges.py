@@ -1,0 +1,199 @@
+"""The survey as a search for edges: leave no region of the jax x equinox space unseen.
+
+Instead of sampling ~100 pairs at random, walk every equinox release's column of jax releases
+(those its metadata accepts) and find where anything changes. A combination's *outcome
+signature* is what the cases did, with no rule applied: each failing case and its error
+signature (``signature.py``), or the cell's status and error when it stopped early. A column is
+observed at its two ends and at seeds (every ``stride``-th jax, and both sides of every edge
+found in a neighbouring column, so a failure region seen in one column is followed into the
+next equinox releases, as far as it goes); between two
+neighbouring observations with different signatures, bisection finds the edge: O(log n)
+environments per edge. Between two neighbours with one signature nothing is run: the pairs there
+are *implied* by the edges on both sides. Rounds of steps run in parallel; every observation is
+a stored survey cell, so the search is resumable, shardable by column, and a cached observation
+costs nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from . import signature
+from .config import Matrix
+from .outcomes import CellResult
+from .survey import Combo, Space, _load, run
+
+STRIDE = 6
+
+
+def outcome_signature(cell: CellResult) -> str:
+    """What a combination showed, rule-free: ``clean``, the failing cases with their error
+    signatures, or the cell's status (and its error, for an import error)."""
+    if cell.status == "import-error":
+        return f"<import-error> {signature.of_cell(cell.status, cell.message).key}"
+    if cell.status != "ok":
+        return f"<{cell.status}>"
+    parts = sorted(f"{r.case} {signature.of(r.raw()).key}" for r in cell.results
+                   if r.raw().status not in ("passed", "skipped"))
+    return "\n".join(parts) or "clean"
+
+
+@dataclass
+class Column:
+    equinox: str
+    jax: list[str]  # the jax releases equinox's metadata accepts, oldest first
+    seen: dict[str, str] = field(default_factory=dict)  # jax -> outcome signature
+
+    def edges(self) -> list[tuple[str, str]]:
+        """Neighbouring jax releases (in this column) with different signatures."""
+        pos = [j for j in self.jax if j in self.seen]
+        return [(a, b) for a, b in zip(pos, pos[1:], strict=False)
+                if self.seen[a] != self.seen[b] and self.jax.index(b) - self.jax.index(a) == 1]
+
+    def open(self) -> list[tuple[str, str]]:
+        """Observed neighbours with different signatures and releases between them: not yet bisected."""
+        pos = [j for j in self.jax if j in self.seen]
+        return [(a, b) for a, b in zip(pos, pos[1:], strict=False)
+                if self.seen[a] != self.seen[b] and self.jax.index(b) - self.jax.index(a) > 1]
+
+    def implied(self) -> list[str]:
+        """Unobserved releases between two observations with one signature."""
+        pos = [j for j in self.jax if j in self.seen]
+        out = []
+        for a, b in zip(pos, pos[1:], strict=False):
+            if self.seen[a] == self.seen[b]:
+                out += self.jax[self.jax.index(a) + 1:self.jax.index(b)]
+        return out
+
+
+@dataclass
+class Plan:
+    columns: list[Column]
+    stride: int = STRIDE
+
+    def next_steps(self) -> list[Combo]:
+        """The combinations the search needs next: ends and seeds not yet observed, then the middle
+        of every open interval."""
+        need: list[Combo] = []
+        for i, c in enumerate(self.columns):
+            if not c.jax:
+                continue
+            # both sides of every edge found in the neighbouring columns (regions span neighbours)
+            near = {j for n in self.columns[max(i - 1, 0):i + 2] if n is not c for a, b in n.edges() for j in (a, b)}
+            seeds = [c.jax[0], c.jax[-1], *c.jax[::self.stride], *[j for j in c.jax if j in near]]
+            fresh = [j for j in dict.fromkeys(seeds) if j not in c.seen]
+            if fresh:
+                need += [Combo(j, c.equinox) for j in fresh]
+                continue
+            for a, b in c.open():
+                i, k = c.jax.index(a), c.jax.index(b)
+                need.append(Combo(c.jax[(i + k) // 2], c.equinox))
+        return need
+
+    def coverage(self) -> dict:
+        pairs = sum(len(c.jax) for c in self.columns)
+        observed = sum(len([j for j in c.jax if j in c.seen]) for c in self.columns)
+        implied = sum(len(c.implied()) for c in self.columns)
+        unseen = pairs - observed - implied
+        return {"pairs": pairs, "observed": observed, "implied": implied, "unseen": unseen,
+                "edges": sum(len(c.edges()) for c in self.columns),
+                "open": sum(len(c.open()) for c in self.columns),
+                "columns": len(self.columns),
+                "columns_done": sum(1 for c in self.columns if c.jax and not c.open()
+                                    and c.jax[0] in c.seen and c.jax[-1] in c.seen)}
+
+
+def columns(sp: Space, *, equinox: str | None = None, jax: str | None = None,
+            shard: str | None = None) -> list[Column]:
+    eq = [e for e in sp.equinox if not equinox or SpecifierSet(equinox).contains(Version(e), prereleases=True)]
+    if shard:
+        i, n = (int(x) for x in shard.split("/"))
+        if not 1 <= i <= n:
+            raise ValueError(f"--shard {shard}: write i/n with 1 <= i <= n")
+        eq = eq[i - 1::n]
+    jspec = SpecifierSet(jax) if jax else None
+    return [Column(e, [j for j in sp.jax_for(e) if jspec is None or jspec.contains(Version(j), prereleases=True)])
+            for e in eq]
+
+
+def observe_stored(plan: Plan, out_dir: Path) -> None:
+    """Fill every column with what is stored (any earlier survey's observations count)."""
+    for c in plan.columns:
+        for j in c.jax:
+            if j in c.seen:
+                continue
+            cell = _load(out_dir / "cells" / f"{Combo(j, c.equinox).id}.json")
+            if cell is not None:
+                c.seen[j] = outcome_signature(cell)
+
+
+def search(matrix: Matrix, plan: Plan, *, jobs: int, state_dir: Path, out_dir: Path, budget: int,
+           use_cache: bool = True, progress=print) -> dict:
+    """Rounds until no column has an open interval, or ``budget`` new environments are spent."""
+    spent, rounds, t0, interrupted = 0, 0, time.monotonic(), False
+    observe_stored(plan, out_dir)
+    while True:
+        todo = plan.next_steps()
+        if not todo or spent >= budget:
+            break
+        todo = todo[:budget - spent]
+        rounds += 1
+        progress(f"edges: round {rounds}: {len(todo)} combination(s) ({spent} run so far, budget {budget})")
+        _, interrupted = run(matrix, todo, jobs=jobs, state_dir=state_dir, out_dir=out_dir, use_cache=use_cache,
+                             progress=progress)
+        spent += len(todo)
+        before = sum(len(c.seen) for c in plan.columns)
+        observe_stored(plan, out_dir)
+        if interrupted or sum(len(c.seen) for c in plan.columns) == before:
+            break  # nothing new could be stored: do not spin
+    return {"rounds": rounds, "environments": spent, "seconds": round(time.monotonic() - t0, 1),
+            "interrupted": interrupted, "left": len(plan.next_steps()), **plan.coverage()}
+
+
+def render(cost: dict, plan: Plan, meta: dict) -> str:
+    c = cost
+    share = (lambda n: f"{100 * n / c['pairs']:.1f}%") if c["pairs"] else (lambda n: "-")
+    lines = ["## Coverage (edge search)", "",
+             f"Columns: {c['columns']} equinox releases ({meta.get('scope', 'all')}); "
+             f"{c['columns_done']} searched to the end.", "",
+             "| installable pairs (by metadata) | observed | implied by edges on both sides | unseen |",
+             "|---|---|---|---|",
+             f"| {c['pairs']} | {c['observed']} ({share(c['observed'])}) | {c['implied']} ({share(c['implied'])}) | "
+             f"{c['unseen']} ({share(c['unseen'])}) |", "",
+             f"{c['edges']} edges found (neighbouring releases whose outcome signatures differ); "
+             f"{c['open']} intervals still open; {c['left']} combinations are the next steps.", ""]
+    if meta.get("cost"):
+        lines += [meta["cost"], ""]
+    return "\n".join(lines)
+
+
+def cost_line(cost: dict, jobs: int) -> str:
+    """What this run cost, and what the rest would cost at the same pace (here, and in CI shards)."""
+    n, secs = cost.get("environments", 0), cost.get("seconds", 0.0)
+    if not n:
+        return f"This run built no environment ({cost.get('left', 0)} next steps known)."
+    per = secs / n
+    left = cost.get("left", 0) + cost.get("open", 0) * 4  # an open interval costs ~log2(gap) more
+    return (f"Cost: {n} environments in {secs / 60:.0f} min with {jobs} job(s) ({per:.0f} s each, wall); "
+            f"about {left} more steps to close every column: ~{left * per / 3600:.1f} h here, "
+            f"~{left * per * jobs / 8 / 3600:.1f} h on the 8 CI shards (`.github/workflows/survey.yml`).")
+
+
+def draft_unexplained(matrix: Matrix, obs, reports_dir: Path) -> str:
+    """Draft a rule for every signature no rule explains among the survey's observations."""
+    from . import drafts
+
+    cells = [o.cell for o in obs]
+    groups = drafts.unexplained(cells)
+    if not groups:
+        return ""
+    made = [drafts.draft(g, drafts.box(g, cells), "the survey's observations") for g in groups.values()]
+    path = drafts.write(reports_dir / drafts.FILE, made, matrix)
+    report = drafts.verify(cells, matrix, path)
+    return (f"drafted {len(made)} rule(s) for signatures no rule explains: {path}; verified: "
+            f"{report['turned_reproduced']} results become reproduced, {len(report['other_changes'])} other changes")
