@@ -24,8 +24,16 @@ EXIT_OK, EXIT_FAILING, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def _load(args):
-    """The matrix file with every ``--rules`` file merged in (all validated before anything runs)."""
-    return load(args.matrix, rules=args.rules)
+    """The matrix file with every ``--rules`` file merged in (all validated before anything runs),
+    less the rules ``--without-rule`` takes out (to see what the tool finds without them)."""
+    from dataclasses import replace
+
+    matrix = load(args.matrix, rules=args.rules)
+    for rid in args.without_rule:
+        if matrix.failure(rid) is None:
+            raise ConfigError(matrix.path, "failure", f"--without-rule {rid}: no such rule",
+                              f"use one of: {', '.join(f.id for f in matrix.failures)}")
+    return replace(matrix, failures=tuple(f for f in matrix.failures if f.id not in args.without_rule))
 
 
 @contextlib.contextmanager
@@ -379,7 +387,7 @@ def cmd_survey(args) -> int:
 
 def _survey_edges(args, matrix, sp) -> int:
     """survey --edges: the search for edges (edges.py), then the same scoring and reports."""
-    from . import compat, edges, survey
+    from . import edges, survey
 
     reports_dir, state_dir = Path(args.reports), Path(args.state)
     out_dir = reports_dir / "survey"
@@ -406,13 +414,12 @@ def _survey_edges(args, matrix, sp) -> int:
         rows = survey.compat_rows(matrix, sp, obs, state_dir / "cache")
         meta = {"mode": "edges", "scope": scope, "stride": args.stride, "search": cost,
                 "coverage_md": edges.render(cost, plan, {"scope": scope, "cost": edges.cost_line(cost, args.jobs)})}
-        survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix, meta)
-        compat.generate(matrix, reports_dir, state_dir / "cache")
+        survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix, meta, stem="survey-edges")
         drafted = edges.draft_unexplained(matrix, obs, reports_dir)
     print(edges.render(cost, plan, {"scope": scope, "cost": edges.cost_line(cost, args.jobs)}))
     if drafted:
         print(drafted)
-    print(f"reports: {reports_dir / 'survey.md'}, survey.json, survey.html, compat.md")
+    print(f"reports: {reports_dir / 'survey-edges.md'}, survey-edges.json, survey-edges.html")
     return EXIT_INTERRUPTED if cost.get("interrupted") else EXIT_OK
 
 
@@ -497,6 +504,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"matrix file (default: {'the bundled' if where.bundled else 'the checkout'}'s matrix.toml)")
     common.add_argument("--rules", action="append", default=[], metavar="FILE",
                         help="a TOML file of [[failure]] tables to add to the matrix's (repeatable)")
+    common.add_argument("--without-rule", action="append", default=[], metavar="ID",
+                        help="leave this [[failure]] rule out (repeatable): what would the tool find without it?")
     common.add_argument("--reports", default=str(where.reports), help=f"reports folder (default: {where.reports})")
     common.add_argument("--state", default=str(where.state),
                         help=f"environments, locks and caches (default: {where.state}; ${STATE_ENV} overrides)")

@@ -79,7 +79,8 @@ def normalise(message: str, error: str = "") -> str:
         line = re.sub(r"^[\w.]+(?:Error|Exception|Warning|Failed): ", "", line)
     for placeholder, rx, _ in _VOLATILE:
         line = rx.sub(placeholder, line)
-    return line[:MESSAGE_CHARS].rstrip()
+    # "...provided:" (details follow) in one release, "...provided." in another: one message
+    return line[:MESSAGE_CHARS].rstrip().rstrip(".:;,").rstrip()
 
 
 def frame(traceback: str) -> str:

@@ -400,13 +400,14 @@ def render_forecasts(obs: list[Observation]) -> str:
 
 
 def write(out_dir: Path, reports_dir: Path, summary: dict, obs: list[Observation], rows: list[dict],
-          sp: Space, matrix: Matrix, meta: dict) -> None:
+          sp: Space, matrix: Matrix, meta: dict, stem: str = "survey") -> None:
+    """``stem``.md/.json/.html (``survey-edges`` for the edge search, beside the sampled survey)."""
     from .survey_html import render
 
     data = {"schema": 1, **meta, "summary": summary, "compat": rows,
             "combinations": [{"jax": o.combo.jax, "equinox": o.combo.equinox, "python": o.cell.python,
                               "status": o.cell.status, "outcome": o.cell.outcome, "failures": o.failures,
                               "wrong": [list(w) for w in o.wrong], "versions": o.cell.versions} for o in obs]}
-    write_text(reports_dir / "survey.json", json.dumps(data, indent=1) + "\n")
-    write_text(reports_dir / "survey.md", render_md(summary, obs, rows, meta))
-    write_text(reports_dir / "survey.html", render(sp, obs, rows, matrix_pairs(matrix), summary))
+    write_text(reports_dir / f"{stem}.json", json.dumps(data, indent=1) + "\n")
+    write_text(reports_dir / f"{stem}.md", render_md(summary, obs, rows, meta))
+    write_text(reports_dir / f"{stem}.html", render(sp, obs, rows, matrix_pairs(matrix), summary))
