@@ -21,10 +21,9 @@ from .atomic import write_text
 from .bisect import BisectError, Target, bisect, observed_cell, observer, render, rule_target
 from .candidate import CandidateError, parse_requirement
 from .config import Matrix
+from .exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
 from .outcomes import CellResult, reclassify
 from .resolution import AUTO
-
-EXIT_OK, EXIT_FAILING, EXIT_CONFIG = 0, 1, 2
 
 
 def run(args, matrix: Matrix) -> int:

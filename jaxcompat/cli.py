@@ -15,12 +15,11 @@ from . import reports
 from .atomic import write_text
 from .cell import run_cell
 from .config import ConfigError, load
+from .exits import EXIT_CONFIG, EXIT_FAILING, EXIT_INTERRUPTED, EXIT_OK
 from .layout import STATE_ENV, command, layout
 from .matrix import default_jobs, run_cells, write_consolidated
 from .resolution import AUTO
 from .sources import SourceError
-
-EXIT_OK, EXIT_FAILING, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def _load(args):
@@ -343,7 +342,9 @@ def cmd_survey(args) -> int:
     cache = state_dir / "cache"
     sp = survey.space(cache)
     if args.edges:
-        return _survey_edges(args, matrix, sp)
+        from .edges import command as edges_command
+
+        return edges_command(args, matrix, sp, run_lock)
     combos = survey.sample(matrix, sp, limit=args.limit, seed=args.seed)
     if args.case:  # new cases over what was already observed, whatever sample it came from
         combos = [o.combo for o in survey.load_observations(matrix, out_dir) if o.cell.status == "ok"]
@@ -383,44 +384,6 @@ def cmd_survey(args) -> int:
         print(f"  wrong: {w['case']} {w['outcome']} {w['error_type']} x{len(w['combinations'])}")
     print(f"reports: {reports_dir / 'survey.md'}, survey.json, survey.html, compat.md")
     return EXIT_INTERRUPTED if interrupted else EXIT_OK
-
-
-def _survey_edges(args, matrix, sp) -> int:
-    """survey --edges: the search for edges (edges.py), then the same scoring and reports."""
-    from . import edges, survey
-
-    reports_dir, state_dir = Path(args.reports), Path(args.state)
-    out_dir = reports_dir / "survey"
-    try:
-        plan = edges.Plan(edges.columns(sp, equinox=args.equinox, jax=args.jax, shard=args.shard),
-                          stride=args.stride)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_CONFIG
-    scope = " ".join(x for x in (args.equinox and f"equinox {args.equinox}", args.jax and f"jax {args.jax}",
-                                 args.shard and f"shard {args.shard}") if x) or "all"
-    print(f"edges: {len(plan.columns)} equinox columns, {sum(len(c.jax) for c in plan.columns)} pairs ({scope})")
-    with run_lock(out_dir):
-        cost = {"rounds": 0, "environments": 0, "seconds": 0.0, "interrupted": False}
-        if not args.report_only:
-            cost = edges.search(matrix, plan, jobs=args.jobs, state_dir=state_dir, out_dir=out_dir,
-                                budget=args.budget, use_cache=not args.no_cache)
-        else:
-            edges.observe_stored(plan, out_dir)
-            cost.update(left=len(plan.next_steps()), **plan.coverage())
-        taken = survey.matrix_pairs(matrix)
-        obs = [o for o in survey.load_observations(matrix, out_dir) if (o.combo.jax, o.combo.equinox) not in taken]
-        summary = survey.score(obs)
-        rows = survey.compat_rows(matrix, sp, obs, state_dir / "cache")
-        meta = {"mode": "edges", "scope": scope, "stride": args.stride, "search": cost,
-                "coverage_md": edges.render(cost, plan, {"scope": scope, "cost": edges.cost_line(cost, args.jobs)})}
-        survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix, meta, stem="survey-edges")
-        drafted = edges.draft_unexplained(matrix, obs, reports_dir)
-    print(edges.render(cost, plan, {"scope": scope, "cost": edges.cost_line(cost, args.jobs)}))
-    if drafted:
-        print(drafted)
-    print(f"reports: {reports_dir / 'survey-edges.md'}, survey-edges.json, survey-edges.html")
-    return EXIT_INTERRUPTED if cost.get("interrupted") else EXIT_OK
 
 
 def cmd_compat(args) -> int:

@@ -16,6 +16,7 @@ costs nothing.
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from packaging.version import Version
 
 from . import signature
 from .config import Matrix
+from .exits import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_OK
 from .outcomes import CellResult
 from .survey import Combo, Space, _load, run
 
@@ -197,3 +199,40 @@ def draft_unexplained(matrix: Matrix, obs, reports_dir: Path) -> str:
     report = drafts.verify(cells, matrix, path)
     return (f"drafted {len(made)} rule(s) for signatures no rule explains: {path}; verified: "
             f"{report['turned_reproduced']} results become reproduced, {len(report['other_changes'])} other changes")
+
+
+def command(args, matrix: Matrix, sp: Space, run_lock) -> int:
+    """``survey --edges``: the search, then the survey's own scoring and reports, and the drafts."""
+    from . import survey
+
+    reports_dir, state_dir = Path(args.reports), Path(args.state)
+    out_dir = reports_dir / "survey"
+    try:
+        plan = Plan(columns(sp, equinox=args.equinox, jax=args.jax, shard=args.shard), stride=args.stride)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    scope = " ".join(x for x in (args.equinox and f"equinox {args.equinox}", args.jax and f"jax {args.jax}",
+                                 args.shard and f"shard {args.shard}") if x) or "all"
+    print(f"edges: {len(plan.columns)} equinox columns, {sum(len(c.jax) for c in plan.columns)} pairs ({scope})")
+    with run_lock(out_dir):
+        cost = {"rounds": 0, "environments": 0, "seconds": 0.0, "interrupted": False}
+        if not args.report_only:
+            cost = search(matrix, plan, jobs=args.jobs, state_dir=state_dir, out_dir=out_dir,
+                          budget=args.budget, use_cache=not args.no_cache)
+        else:
+            observe_stored(plan, out_dir)
+            cost.update(left=len(plan.next_steps()), **plan.coverage())
+        taken = survey.matrix_pairs(matrix)
+        obs = [o for o in survey.load_observations(matrix, out_dir) if (o.combo.jax, o.combo.equinox) not in taken]
+        summary = survey.score(obs)
+        rows = survey.compat_rows(matrix, sp, obs, state_dir / "cache")
+        meta = {"mode": "edges", "scope": scope, "stride": args.stride, "search": cost,
+                "coverage_md": render(cost, plan, {"scope": scope, "cost": cost_line(cost, args.jobs)})}
+        survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix, meta, stem="survey-edges")
+        drafted = draft_unexplained(matrix, obs, reports_dir)
+    print(render(cost, plan, {"scope": scope, "cost": cost_line(cost, args.jobs)}))
+    if drafted:
+        print(drafted)
+    print(f"reports: {reports_dir / 'survey-edges.md'}, survey-edges.json, survey-edges.html")
+    return EXIT_INTERRUPTED if cost.get("interrupted") else EXIT_OK

@@ -241,3 +241,33 @@ def test_an_island_between_seeds_that_no_column_lands_in_stays_unseen_and_is_cou
     js = [f"0.4.{i}" for i in range(13, 45)]
     plan, _ = _search(lambda j, e: "island" if j == "0.4.27" else "clean", {"0.11.0": js}, stride=6)
     assert plan.columns[0].edges() == [] and plan.coverage()["implied"] == len(js) - plan.coverage()["observed"]
+
+
+# -- the command line -------------------------------------------------------------------------
+
+def test_bisect_from_a_report_without_unexplained_failures_says_so(tmp_path, capsys):
+    from jaxcompat.cli import main
+
+    full, _ = _matrix_without("weak-type-closure")
+    cell = _cell("0.4.33", "0.11.6", True, matrix=full)  # explained: the rule is there
+    report = tmp_path / "check.json"
+    report.write_text(__import__("json").dumps(cell.to_dict()))
+    assert main(["bisect", "--from", str(report), "--reports", str(tmp_path)]) == 0
+    assert "nothing to bound" in capsys.readouterr().out
+
+
+def test_bisect_from_something_that_is_not_a_report_is_a_clear_error(tmp_path, capsys):
+    from jaxcompat.cli import main
+
+    bad = tmp_path / "x.json"
+    bad.write_text('{"cells": []}')
+    assert main(["bisect", "--from", str(bad), "--reports", str(tmp_path)]) == 2
+    assert "not a cell report" in capsys.readouterr().err
+
+
+def test_without_rule_names_an_unknown_rule_clearly(tmp_path, capsys):
+    from jaxcompat.cli import main
+
+    assert main(["bisect", "--without-rule", "no-such-rule", "--from", "x", "--reports", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "no-such-rule" in err and "weak-type-closure" in err
