@@ -130,6 +130,9 @@ def _draft_and_verify(args, matrix: Matrix, pairs, cells: list[CellResult]) -> i
           f"become reproduced; other changes: {len(report['other_changes'])}")
     for line in report["other_changes"][:10]:
         print(f"  ! {line}")
+    if report["relabelled"]:
+        print(f"  {len(report['relabelled'])} failing result(s) where the region could not say (another error) "
+              "are now `mismatch` instead of `regression`: the draft's range covers them; narrow it if that is wrong")
     return EXIT_OK if not report["other_changes"] else EXIT_FAILING
 
 

@@ -100,7 +100,7 @@ def test_a_draft_is_a_valid_rule_that_turns_exactly_its_regressions_into_reprodu
     merged = config.merge_rules(without, path)  # --rules works at once
     assert merged.failure(g.id).errors == ("ValueError",)
     report = drafts.verify(cells, without, path)
-    assert report == {"drafts": [g.id], "turned_reproduced": 2, "other_changes": []}
+    assert report == {"drafts": [g.id], "turned_reproduced": 2, "other_changes": [], "relabelled": []}
 
 
 def test_a_box_contradicted_by_a_clean_observation_falls_back_to_the_combinations():
