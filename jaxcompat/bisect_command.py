@@ -89,7 +89,8 @@ def _bound(args, matrix: Matrix, target: Target, seen: dict[str, str], axes: lis
     reg = region.bound(matrix, target, seen, axes=axes, python=args.python or AUTO, state_dir=Path(args.state),
                        observe=observe)
     print(region.render(reg))
-    path = Path(args.reports) / "bisect" / f"region-{_slug(target.id)}.json"
+    name = drafts.Group(target.signature, "case").id if target.signature else target.id
+    path = Path(args.reports) / "bisect" / f"region-{_slug(name)}.json"
     write_text(path, json.dumps(reg.to_dict(), indent=1) + "\n")
     print(f"report: {path}")
     return reg
