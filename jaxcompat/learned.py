@@ -87,8 +87,9 @@ class Learned:
     def reason(self) -> str:
         """``optimistix 0.0.7 needs equinox>0.11.2 (`module 'equinox' has no attribute 'X'`), declares equinox>=0.11.0``"""
         dep = canonicalize_name(self.needs.name)
-        return (f"{self.package} {self.release} needs {self.requires} (`{self.error}`), "
-                f"declares {dep}{self.declares or ' (anything)'}")
+        by_hand = self.frame == "matrix.toml [[requirement]]" and not self.declares  # not read from metadata
+        return (f"{self.package} {self.release} needs {self.requires} (`{self.error}`)"
+                + ("" if by_hand else f", declares {dep}{self.declares or ' (anything)'}"))
 
 
 def _is_version(v: object) -> bool:
