@@ -38,6 +38,9 @@ class Bound:
     newest_tried: str = ""
     dates: dict[str, str] = field(default_factory=dict)
     environments: int = 0
+    # releases between a bound's two sides that could not say (another failure, not importable):
+    # the bound is as tight as the observations allow, no tighter
+    unsure: list[str] = field(default_factory=list)
 
     @property
     def spec(self) -> str:
@@ -54,7 +57,8 @@ class Bound:
               if self.last_good else f"from {self.oldest_tried} or older (the oldest release that can say)")
         hi = (f"to {self.last_affected} ({d.get(self.last_affected, '?')}; fixed {self.fixed}, {d.get(self.fixed, '?')})"
               if self.fixed else f"to {self.newest_tried} or newer (the newest release that can say)")
-        return f"{self.package} {self.spec or '(any)'}: {lo} {hi}"
+        gap = f"; {', '.join(self.unsure)} could not say" if self.unsure else ""
+        return f"{self.package} {self.spec or '(any)'}: {lo} {hi}{gap}"
 
 
 @dataclass
@@ -127,10 +131,14 @@ def _dates(package: str, state_dir: Path) -> dict[str, str]:
 def _bound_of(r: BisectResult, dates: dict[str, str]) -> Bound:
     judged = sorted((s.version for s in r.steps if s.state != UNKNOWN), key=Version)
     used = {v for v in (r.first_bad, r.last_good, r.last_affected, r.fixed) if v}
+    between = []
+    for lo, hi in ((r.last_good, r.first_bad), (r.last_affected, r.fixed)):
+        if lo and hi and lo in r.candidates and hi in r.candidates:
+            between += r.candidates[r.candidates.index(lo) + 1:r.candidates.index(hi)]
     return Bound(r.package, r.first_bad, r.last_good, r.last_affected, r.fixed,
                  oldest_tried=judged[0] if judged else "", newest_tried=judged[-1] if judged else "",
                  dates={v: dates[v][:10] for v in used | set(judged[:1] + judged[-1:]) if v in dates},
-                 environments=r.environments)
+                 environments=r.environments, unsure=between)
 
 
 def _extent(b: Bound, lowest: bool) -> str:

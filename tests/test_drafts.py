@@ -133,7 +133,7 @@ EQX = ["0.10.6", "0.11.0", "0.11.4", "0.11.5", "0.11.6", "0.11.7", "0.11.8", "0.
 def _oracle(present, importable=lambda j, e: True, log=None):
     def observe(reqs, cell_id, cases):
         pins = dict(r.split("==") for r in reqs)
-        j, e = pins["jax"], pins["equinox"]
+        j, e = pins["jax"], pins.get("equinox", "0.11.6")
         if log is not None:
             log.append((j, e))
         if not importable(j, e):
@@ -176,6 +176,18 @@ def test_a_region_that_is_not_a_rectangle_says_so(tmp_path):
                        python="3.11", state_dir=tmp_path, observe=_oracle(cross),
                        candidates={"jax": JAX, "equinox": EQX}, dates={"jax": {}, "equinox": {}}, progress=lambda m: None)
     assert reg.shape == "not a rectangle"
+
+
+def test_a_bound_names_the_releases_between_its_sides_that_could_not_say(tmp_path):
+    present = lambda j, e: Version(j) < Version("0.4.33")  # noqa: E731
+    importable = lambda j, e: j not in ("0.4.33",)  # noqa: E731 - cannot say just above the bound
+    _, without = _matrix_without("weak-type-closure")
+    reg = region.bound(without, _target(), {"jax": "0.4.30", "equinox": "0.11.6"}, axes=["jax"], python="3.11",
+                       state_dir=tmp_path, observe=_oracle(present, importable), candidates={"jax": JAX},
+                       dates={"jax": {}}, progress=lambda m: None)
+    (b,) = reg.bounds
+    assert (b.last_affected, b.fixed, b.unsure) == ("0.4.31", "0.4.35", ["0.4.33"])
+    assert "0.4.33 could not say" in b.describe()
 
 
 def test_release_granularity_equality():
