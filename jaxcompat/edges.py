@@ -97,6 +97,15 @@ class Plan:
                 need.append(Combo(c.jax[(i + k) // 2], c.equinox))
         return need
 
+    def steps_left(self) -> int:
+        """Environments still needed: seeds not observed, and ~log2(gap) per open interval."""
+        import math
+
+        seeds = len(self.next_steps()) if any(not c.jax or c.jax[0] not in c.seen or c.jax[-1] not in c.seen
+                                              for c in self.columns) else 0
+        return seeds + sum(math.ceil(math.log2(c.jax.index(b) - c.jax.index(a)))
+                           for c in self.columns for a, b in c.open())
+
     def coverage(self) -> dict:
         pairs = sum(len(c.jax) for c in self.columns)
         observed = sum(len([j for j in c.jax if j in c.seen]) for c in self.columns)
@@ -153,8 +162,32 @@ def search(matrix: Matrix, plan: Plan, *, jobs: int, state_dir: Path, out_dir: P
         observe_stored(plan, out_dir)
         if interrupted or sum(len(c.seen) for c in plan.columns) == before:
             break  # nothing new could be stored: do not spin
-    return {"rounds": rounds, "environments": spent, "seconds": round(time.monotonic() - t0, 1),
-            "interrupted": interrupted, "left": len(plan.next_steps()), **plan.coverage()}
+    cost = {"rounds": rounds, "environments": spent, "seconds": round(time.monotonic() - t0, 1),
+            "interrupted": interrupted, "left": plan.steps_left(), **plan.coverage()}
+    if spent:
+        _ledger(out_dir, {"date": time.strftime("%Y-%m-%d"), "jobs": jobs, "environments": spent,
+                          "seconds": cost["seconds"]})
+    return cost
+
+
+LEDGER = "edges-cost.json"
+
+
+def _ledger(out_dir: Path, run: dict | None = None) -> list[dict]:
+    """Every search run's cost, kept beside the observations (a resumed search adds to it)."""
+    import json
+
+    from .atomic import write_text
+
+    path = out_dir / LEDGER
+    try:
+        runs = json.loads(path.read_text())
+    except (OSError, ValueError):
+        runs = []
+    if run is not None:
+        runs.append(run)
+        write_text(path, json.dumps(runs, indent=1) + "\n")
+    return runs
 
 
 def render(cost: dict, plan: Plan, meta: dict) -> str:
@@ -168,22 +201,33 @@ def render(cost: dict, plan: Plan, meta: dict) -> str:
              f"| {c['pairs']} | {c['observed']} ({share(c['observed'])}) | {c['implied']} ({share(c['implied'])}) | "
              f"{c['unseen']} ({share(c['unseen'])}) |", "",
              f"{c['edges']} edges found (neighbouring releases whose outcome signatures differ); "
-             f"{c['open']} intervals still open; {c['left']} combinations are the next steps.", ""]
+             f"{c['open']} intervals still open.", ""]
     if meta.get("cost"):
         lines += [meta["cost"], ""]
     return "\n".join(lines)
 
 
-def cost_line(cost: dict, jobs: int) -> str:
-    """What this run cost, and what the rest would cost at the same pace (here, and in CI shards)."""
-    n, secs = cost.get("environments", 0), cost.get("seconds", 0.0)
+def cost_line(cost: dict, jobs: int, out_dir: Path | None = None, space_pairs: int = 0) -> str:
+    """What the search cost so far (every run in the ledger), and what the rest would cost at the
+    same pace: this scope, the whole space, here and on the 8 CI shards."""
+    runs = _ledger(out_dir) if out_dir is not None else [cost]
+    n, secs = sum(r.get("environments", 0) for r in runs), sum(r.get("seconds", 0.0) for r in runs)
     if not n:
-        return f"This run built no environment ({cost.get('left', 0)} next steps known)."
+        return f"No environment built yet ({cost.get('left', 0)} steps known to be needed)."
     per = secs / n
-    left = cost.get("left", 0) + cost.get("open", 0) * 4  # an open interval costs ~log2(gap) more
-    return (f"Cost: {n} environments in {secs / 60:.0f} min with {jobs} job(s) ({per:.0f} s each, wall); "
-            f"about {left} more steps to close every column: ~{left * per / 3600:.1f} h here, "
-            f"~{left * per * jobs / 8 / 3600:.1f} h on the 8 CI shards (`.github/workflows/survey.yml`).")
+    jobs = max((r.get("jobs", jobs) for r in runs), default=jobs)
+    left = cost.get("left", 0)
+    lines = [f"Cost so far: {n} environments in {secs / 60:.0f} min over {len(runs)} run(s), {jobs} job(s) on "
+             f"2 cores ({per:.0f} s of wall time each). To close this scope: ~{left} more "
+             f"(~{left * per / 60:.0f} min here)."]
+    if space_pairs and cost.get("pairs"):
+        rate = (cost["observed"] + left) / cost["pairs"]
+        total = round(rate * space_pairs)
+        lines.append(f"The whole space ({space_pairs} jax x equinox pairs) at this scope's rate of "
+                     f"{rate:.2f} environments per pair: ~{total} environments, ~{total * per / 3600:.1f} h here, "
+                     f"~{total * per / 8 / 3600:.1f} h on the 8 CI shards (`.github/workflows/survey.yml`, "
+                     "one job each); cached observations cost nothing on a re-run.")
+    return " ".join(lines)
 
 
 def draft_unexplained(matrix: Matrix, obs, reports_dir: Path) -> str:
@@ -222,16 +266,17 @@ def command(args, matrix: Matrix, sp: Space, run_lock) -> int:
                           budget=args.budget, use_cache=not args.no_cache)
         else:
             observe_stored(plan, out_dir)
-            cost.update(left=len(plan.next_steps()), **plan.coverage())
+            cost.update(left=plan.steps_left(), **plan.coverage())
         taken = survey.matrix_pairs(matrix)
         obs = [o for o in survey.load_observations(matrix, out_dir) if (o.combo.jax, o.combo.equinox) not in taken]
         summary = survey.score(obs)
         rows = survey.compat_rows(matrix, sp, obs, state_dir / "cache")
+        money = cost_line(cost, args.jobs, out_dir, len(sp.pairs))
         meta = {"mode": "edges", "scope": scope, "stride": args.stride, "search": cost,
-                "coverage_md": render(cost, plan, {"scope": scope, "cost": cost_line(cost, args.jobs)})}
+                "coverage_md": render(cost, plan, {"scope": scope, "cost": money})}
         survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix, meta, stem="survey-edges")
         drafted = draft_unexplained(matrix, obs, reports_dir)
-    print(render(cost, plan, {"scope": scope, "cost": cost_line(cost, args.jobs)}))
+    print(render(cost, plan, {"scope": scope, "cost": money}))
     if drafted:
         print(drafted)
     print(f"reports: {reports_dir / 'survey-edges.md'}, survey-edges.json, survey-edges.html")

@@ -283,3 +283,13 @@ def test_without_rule_names_an_unknown_rule_clearly(tmp_path, capsys):
     assert main(["bisect", "--without-rule", "no-such-rule", "--from", "x", "--reports", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "no-such-rule" in err and "weak-type-closure" in err
+
+
+def test_the_cost_of_the_search_adds_up_over_runs_and_projects_the_rest(tmp_path):
+    edges._ledger(tmp_path, {"date": "2026-11-25", "jobs": 2, "environments": 80, "seconds": 2400.0})
+    edges._ledger(tmp_path, {"date": "2026-11-26", "jobs": 2, "environments": 20, "seconds": 600.0})
+    cost = {"left": 10, "pairs": 120, "observed": 80}
+    line = edges.cost_line(cost, 2, tmp_path, space_pairs=1200)
+    assert "100 environments in 50 min over 2 run(s)" in line
+    assert "~10 more (~5 min here)" in line
+    assert "0.75 environments per pair: ~900 environments, ~7.5 h here, ~0.9 h on the 8 CI shards" in line
