@@ -60,14 +60,20 @@ def _driver_too_old(nvidia_smi: str, backend: str) -> str:
     return ""
 
 
-def scrub_paths(result: CellResult, replacements: dict[str, str]) -> None:
+def scrub_paths(result: CellResult, replacements: dict[str, str], envs_dir: Path | None = None) -> None:
     """Reports carry no machine-specific paths: the cell's environment, the checkout and the home
-    folder become <env>, <root> and ~ in every message (longest first)."""
+    folder become <env>, <root> and ~ in every message (longest first). With ``envs_dir``, any
+    environment under it is <env> too: a result re-used from the cache names the environment
+    where it was first observed."""
     order = sorted(replacements.items(), key=lambda kv: -len(kv[0]))
+    others = [re.compile(re.escape(str(d)) + r"/[^/\s\"']+") for d in
+              dict.fromkeys((envs_dir.resolve(), envs_dir))] if envs_dir is not None else []
 
     def clean(text: str) -> str:
         for old, new in order:
             text = text.replace(old, new)
+        for rx in others:
+            text = rx.sub("<env>", text)
         return text
 
     result.message = clean(result.message)
@@ -125,7 +131,8 @@ def run_cell(cell: Cell, matrix: Matrix, *, state_dir: Path, reports_dir: Path |
         result.timings["total_s"] = round(time.perf_counter() - t0, 3)
         scrub_paths(result, {str((state_dir / "envs" / cell.id).resolve()): "<env>",
                              str(state_dir / "envs" / cell.id): "<env>",
-                             str(matrix.root.resolve()): "<root>", str(Path.home()): "~"})
+                             str(matrix.root.resolve()): "<root>", str(Path.home()): "~"},
+                    envs_dir=state_dir / "envs")
         if reports_dir is not None:
             reports.write_cell(result, reports_dir)
     return result

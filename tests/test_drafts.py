@@ -293,3 +293,15 @@ def test_the_cost_of_the_search_adds_up_over_runs_and_projects_the_rest(tmp_path
     assert "100 environments in 50 min over 2 run(s)" in line
     assert "~10 more (~5 min here)" in line
     assert "0.75 environments per pair: ~900 environments, ~7.5 h here, ~0.9 h on the 8 CI shards" in line
+
+
+def test_a_result_reused_from_another_environment_names_no_machine_path():
+    from jaxcompat.cell import scrub_paths
+    from jaxcompat.outcomes import CaseResult
+
+    tb = 'File "/state/envs/survey-jax0.4.22-eqx0.11.4/lib/python3.10/site-packages/x.py", line 1'
+    cell = CellResult(id="bisect-jax-0.4.22", python="3.10", backend="cpu", status="ok",
+                      results=[CaseResult(case="c", failure=None, expected="pass", outcome="regression",
+                                          duration_s=0.0, message="", traceback=tb)])
+    scrub_paths(cell, {"/state/envs/bisect-jax-0.4.22": "<env>"}, envs_dir=Path("/state/envs"))
+    assert cell.results[0].traceback == 'File "<env>/lib/python3.10/site-packages/x.py", line 1'
