@@ -18,7 +18,7 @@ from . import reports
 from .cell import run_cell
 from .config import Cell, Matrix
 from .matrixreport import write_matrix
-from .outcomes import CellResult, cell_label
+from .outcomes import HARNESS_ERROR, CellResult, cell_label
 from .runner import STOP, stop_all
 
 
@@ -60,7 +60,7 @@ def run_cells(matrix: Matrix, cells: list[Cell], *, jobs: int, state_dir: Path, 
                 except Exception as e:  # noqa: BLE001 - a harness bug in one cell must not lose the rest
                     res = CellResult(id=cell.id, python=cell.python, backend=cell.backend,
                                      status="run-error", outcome="cell-error", requested=dict(cell.pins),
-                                     message=f"harness error: {type(e).__name__}: {e}")
+                                     message=f"{HARNESS_ERROR} {type(e).__name__}: {e}")
                     reports.write_cell(res, reports_dir)
                 results[cell.id] = res
                 progress(f"[{len(results)}/{len(cells)}] {_line(res)}")

@@ -55,6 +55,9 @@ CELL_STATUSES: dict[str, CellStatus] = {
     "not-run": CellStatus("notrun", "not run", "the run was interrupted before this cell finished"),
 }
 CELL_ERRORS = tuple(CELL_STATUSES)
+# A run-error whose message starts so is an exception of the harness's own (uv missing, a bug of
+# ours), not something the releases did: the survey does not count it as an observation.
+HARNESS_ERROR = "harness error:"
 # A cell's outcome: a cell error the rules predicted is "expected"; one they did not is "cell-error".
 CELL_OUTCOMES = {
     "ok": "ran; see its squares",

@@ -184,7 +184,8 @@ def pytest_env(root: Path, workdir: Path, backend: str, imports: list[str],
     pytest options."""
     env = {**os.environ, **(extra_env or {}), "JAXCOMPAT_BACKEND": backend,
            "JAXCOMPAT_IMPORTS": ",".join(imports), "PYTHONUNBUFFERED": "1"}
-    env.pop("PYTEST_ADDOPTS", None)
+    for name in [k for k in env if k == "PYTEST_ADDOPTS" or k.startswith(("PYTEST_XDIST_", "PYTEST_CURRENT_"))]:
+        del env[name]  # a caller that is itself an xdist worker (or a test) must not leak into the run
     shim = plugin_path(root, workdir)
     if shim is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(shim), env.get("PYTHONPATH")]))

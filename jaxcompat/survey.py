@@ -24,7 +24,7 @@ from .config import ANY, Cell, Matrix
 from .deprecations import names as names_api
 from .deprecations import parse as parse_deprecations
 from .matrix import run_cells
-from .outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, CellResult, reclassify
+from .outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, HARNESS_ERROR, CellResult, reclassify
 from .packages import COMPANIONS
 from .rules import applies
 
@@ -184,9 +184,16 @@ def run(matrix: Matrix, combos: list[Combo], *, jobs: int, state_dir: Path, out_
 
 def _unfinished(path: Path) -> bool:
     try:
-        return reports.load_cell(path).status == "not-run"
+        cell = reports.load_cell(path)
     except (OSError, ValueError, TypeError, KeyError):
         return True
+    return cell.status == "not-run" or harness_failed(cell)
+
+
+def harness_failed(cell: CellResult) -> bool:
+    """The tool failed before it could look at the combination (uv missing, a bug of ours): that
+    says nothing about the releases, so it is not an observation and is run again next time."""
+    return cell.status == "run-error" and cell.message.startswith(HARNESS_ERROR)
 
 
 # -- scoring ----------------------------------------------------------------------------------
@@ -228,7 +235,7 @@ def _load(path: Path) -> CellResult | None:
         cell = reports.load_cell(path)
     except (OSError, ValueError, TypeError, KeyError):
         return None
-    return None if cell.status == "not-run" else cell
+    return None if cell.status == "not-run" or harness_failed(cell) else cell
 
 
 def overlay(base: CellResult, extra: CellResult) -> CellResult:

@@ -118,3 +118,24 @@ def test_a_crash_explained_by_a_rule_stays_a_crash_when_judged_again(tmp_path):
                     failures, versions, "cpu")
     assert seen.outcome == "reproduced"
     assert classify(seen.raw(), failures, versions, "cpu").outcome == "reproduced"
+
+
+def test_a_harness_error_is_not_an_observation_and_runs_again(tmp_path):
+    """uv missing (or a bug of ours) stopped the tool before it looked at the releases: the
+    survey and the edge search must not count it as what the combination does."""
+    from jaxcompat import edges, reports
+    from jaxcompat.outcomes import HARNESS_ERROR
+
+    ours = _cell("0.4.31", "0.11.7", status="run-error",
+                 message=f"{HARNESS_ERROR} RuntimeError: uv not found: install it with `python3 -m pip install uv`")
+    theirs = _cell("0.4.33", "0.11.7", status="run-error", message="pytest exited with code 3 before running any case")
+    for c in (ours, theirs):
+        reports.write_cell(c, tmp_path)
+    assert survey._unfinished(tmp_path / "cells" / f"{ours.id}.json")
+    assert not survey._unfinished(tmp_path / "cells" / f"{theirs.id}.json")
+    (tmp_path / "tree").mkdir()
+    matrix = load(make_tree(tmp_path / "tree"))
+    assert [o.combo for o in survey.load_observations(matrix, tmp_path)] == [survey.Combo("0.4.33", "0.11.7")]
+    plan = edges.Plan([edges.Column("0.11.7", ["0.4.31", "0.4.33"])])
+    edges.observe_stored(plan, tmp_path)
+    assert set(plan.columns[0].seen) == {"0.4.33"}
