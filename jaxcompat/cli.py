@@ -334,7 +334,7 @@ def cmd_bisect(args) -> int:
 
 def cmd_survey(args) -> int:
     """Sample the release space off the matrix, run what is not yet observed, score, render."""
-    from . import compat, survey
+    from . import compat, edges, survey
 
     matrix = _load(args)
     reports_dir, state_dir = Path(args.reports), Path(args.state)
@@ -371,10 +371,16 @@ def cmd_survey(args) -> int:
         taken = survey.matrix_pairs(matrix)
         obs = [o for o in survey.load_observations(matrix, out_dir)
                if (o.combo.jax, o.combo.equinox) not in taken]
+        if not obs and args.report_only:
+            print(f"error: survey --report-only: no stored observation in {out_dir / 'cells'} (a fresh clone "
+                  "keeps none); run the survey (or copy the shards' reports/survey/ there) first. "
+                  "The committed reports are left as they are.", file=sys.stderr)
+            return EXIT_CONFIG
         summary = survey.score(obs)
         rows = survey.compat_rows(matrix, sp, obs, cache)
         survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix,
-                     {"seed": args.seed, "limit": args.limit, "sampled": len(combos)})
+                     {"seed": args.seed, "limit": args.limit, "sampled": len(combos),
+                      "coverage_md": edges.stored_coverage(reports_dir)})
         compat.generate(matrix, reports_dir, cache)
     print(f"\nsurvey: {summary['combinations']} combinations observed; case verdicts right "
           f"{summary['right']}/{summary['verdicts']} ({100 * summary['right_share']:.2f}%); combinations "

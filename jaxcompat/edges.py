@@ -193,7 +193,7 @@ def _ledger(out_dir: Path, run: dict | None = None) -> list[dict]:
 def render(cost: dict, plan: Plan, meta: dict) -> str:
     c = cost
     share = (lambda n: f"{100 * n / c['pairs']:.1f}%") if c["pairs"] else (lambda n: "-")
-    lines = ["## Coverage (edge search)", "",
+    lines = [COVERAGE_HEADING, "",
              f"Columns: {c['columns']} equinox releases ({meta.get('scope', 'all')}); "
              f"{c['columns_done']} searched to the end.", "",
              "| installable pairs (by metadata) | observed | implied by edges on both sides | unseen |",
@@ -205,6 +205,39 @@ def render(cost: dict, plan: Plan, meta: dict) -> str:
     if meta.get("cost"):
         lines += [meta["cost"], ""]
     return "\n".join(lines)
+
+
+COVERAGE_HEADING = "## Coverage (edge search)"
+
+
+def splice_coverage(survey_md: Path, coverage_md: str) -> bool:
+    """Put the edge search's coverage and cost into the survey's own report (``survey.md``): the
+    section replaces an earlier one, or goes before the first section. False if there is no report."""
+    from .atomic import write_text
+
+    try:
+        text = survey_md.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    lines = text.splitlines()
+    if COVERAGE_HEADING in lines:
+        start = lines.index(COVERAGE_HEADING)
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    else:
+        start = end = next((i for i, ln in enumerate(lines) if ln.startswith("## ")), len(lines))
+    block = coverage_md.rstrip("\n").splitlines() + [""]
+    write_text(survey_md, "\n".join(lines[:start] + block + lines[end:]) + "\n")
+    return True
+
+
+def stored_coverage(reports_dir: Path) -> str:
+    """The coverage section of the last edge search (``survey-edges.json``), for ``survey.md``."""
+    import json
+
+    try:
+        return json.loads((reports_dir / "survey-edges.json").read_text(encoding="utf-8")).get("coverage_md", "")
+    except (OSError, ValueError, AttributeError):
+        return ""
 
 
 def cost_line(cost: dict, jobs: int, out_dir: Path | None = None, space_pairs: int = 0) -> str:
@@ -269,12 +302,18 @@ def command(args, matrix: Matrix, sp: Space, run_lock) -> int:
             cost.update(left=plan.steps_left(), **plan.coverage())
         taken = survey.matrix_pairs(matrix)
         obs = [o for o in survey.load_observations(matrix, out_dir) if (o.combo.jax, o.combo.equinox) not in taken]
+        if not obs and args.report_only:
+            print(f"error: survey --edges --report-only: no stored observation in {out_dir / 'cells'}; run the "
+                  "search (or copy the shards' reports/survey/ there) first. The committed reports are left as "
+                  "they are.", file=sys.stderr)
+            return EXIT_CONFIG
         summary = survey.score(obs)
         rows = survey.compat_rows(matrix, sp, obs, state_dir / "cache")
         money = cost_line(cost, args.jobs, out_dir, len(sp.pairs))
         meta = {"mode": "edges", "scope": scope, "stride": args.stride, "search": cost,
                 "coverage_md": render(cost, plan, {"scope": scope, "cost": money})}
         survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix, meta, stem="survey-edges")
+        splice_coverage(reports_dir / "survey.md", meta["coverage_md"])
         drafted = draft_unexplained(matrix, obs, reports_dir)
     print(render(cost, plan, {"scope": scope, "cost": money}))
     if drafted:

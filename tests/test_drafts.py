@@ -305,3 +305,16 @@ def test_a_result_reused_from_another_environment_names_no_machine_path():
                                           duration_s=0.0, message="", traceback=tb)])
     scrub_paths(cell, {"/state/envs/bisect-jax-0.4.22": "<env>"}, envs_dir=Path("/state/envs"))
     assert cell.results[0].traceback == 'File "<env>/lib/python3.10/site-packages/x.py", line 1'
+
+
+def test_the_coverage_and_cost_go_into_survey_md_and_replace_an_earlier_section(tmp_path):
+    md = tmp_path / "survey.md"
+    assert not edges.splice_coverage(md, "## Coverage (edge search)\n\nfirst\n")  # no report: nothing written
+    md.write_text("# jax-compat survey\n\n- right: 3/3\n\n## What each combination showed\n\n| a |\n")
+    assert edges.splice_coverage(md, "## Coverage (edge search)\n\nfirst\n")
+    assert edges.splice_coverage(md, "## Coverage (edge search)\n\n598 pairs, second\n")
+    text = md.read_text()
+    assert text.count(edges.COVERAGE_HEADING) == 1 and "second" in text and "first" not in text
+    assert text.index("second") < text.index("## What each combination showed") and text.endswith("| a |\n")
+    (tmp_path / "survey-edges.json").write_text('{"coverage_md": "## Coverage (edge search)\\n\\nx"}')
+    assert edges.stored_coverage(tmp_path).endswith("x") and edges.stored_coverage(tmp_path / "none") == ""
