@@ -372,10 +372,7 @@ def cmd_survey(args) -> int:
         obs = [o for o in survey.load_observations(matrix, out_dir)
                if (o.combo.jax, o.combo.equinox) not in taken]
         if not obs and args.report_only:
-            print(f"error: survey --report-only: no stored observation in {out_dir / 'cells'} (a fresh clone "
-                  "keeps none); run the survey (or copy the shards' reports/survey/ there) first. "
-                  "The committed reports are left as they are.", file=sys.stderr)
-            return EXIT_CONFIG
+            return survey.refuse_empty_report(out_dir, "survey")
         summary = survey.score(obs)
         rows = survey.compat_rows(matrix, sp, obs, cache)
         survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix,

@@ -303,10 +303,7 @@ def command(args, matrix: Matrix, sp: Space, run_lock) -> int:
         taken = survey.matrix_pairs(matrix)
         obs = [o for o in survey.load_observations(matrix, out_dir) if (o.combo.jax, o.combo.equinox) not in taken]
         if not obs and args.report_only:
-            print(f"error: survey --edges --report-only: no stored observation in {out_dir / 'cells'}; run the "
-                  "search (or copy the shards' reports/survey/ there) first. The committed reports are left as "
-                  "they are.", file=sys.stderr)
-            return EXIT_CONFIG
+            return survey.refuse_empty_report(out_dir, "survey --edges")
         summary = survey.score(obs)
         rows = survey.compat_rows(matrix, sp, obs, state_dir / "cache")
         money = cost_line(cost, args.jobs, out_dir, len(sp.pairs))

@@ -238,6 +238,18 @@ def _load(path: Path) -> CellResult | None:
     return None if cell.status == "not-run" or harness_failed(cell) else cell
 
 
+def refuse_empty_report(out_dir: Path, command: str) -> int:
+    """``--report-only`` with nothing stored (a fresh clone keeps no observation): say so, write nothing."""
+    import sys
+
+    from .exits import EXIT_CONFIG
+
+    print(f"error: {command} --report-only: no stored observation in {out_dir / 'cells'} (a fresh clone keeps "
+          "none); run it first, or copy the shards' reports/survey/ there. The committed reports are left as "
+          "they are.", file=sys.stderr)
+    return EXIT_CONFIG
+
+
 def overlay(base: CellResult, extra: CellResult) -> CellResult:
     """``base`` with the results of a later partial run (same environment) laid over it."""
     if base.status != "ok" or extra.status != "ok":

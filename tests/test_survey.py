@@ -139,3 +139,9 @@ def test_a_harness_error_is_not_an_observation_and_runs_again(tmp_path):
     plan = edges.Plan([edges.Column("0.11.7", ["0.4.31", "0.4.33"])])
     edges.observe_stored(plan, tmp_path)
     assert set(plan.columns[0].seen) == {"0.4.33"}
+
+
+def test_report_only_with_nothing_stored_refuses_and_names_the_folder(tmp_path, capsys):
+    assert survey.refuse_empty_report(tmp_path / "survey", "survey") == 2
+    err = capsys.readouterr().err
+    assert str(tmp_path / "survey" / "cells") in err and "left as they are" in err
