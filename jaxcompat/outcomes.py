@@ -69,6 +69,7 @@ CELL_OUTCOMES = {
 }
 FAILING_CELL_OUTCOMES = frozenset({"cell-error", "stale"})
 MESSAGE_LIMIT = 2000
+CLIP_MARK = "\n[…]\n"  # where a stored message was cut (both ends kept)
 
 
 @dataclass
@@ -194,7 +195,7 @@ def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     half = limit // 2
-    return f"{text[:half]}\n[…]\n{text[-half:]}"
+    return f"{text[:half]}{CLIP_MARK}{text[-half:]}"
 
 
 def error_matches(failure: Failure, error_types: list[str], message: str) -> bool:
@@ -274,8 +275,25 @@ def reclassify(cell: CellResult, failures) -> CellResult:
     if cell.status != CELL_OK:
         return out
     check_import_rules(out, failures, cell.versions)
-    out.results = [classify(r.raw(), failures, cell.versions, cell.backend) for r in cell.results]
+    out.results = [_rejudge(r, failures, cell.versions, cell.backend) for r in cell.results]
     return out
+
+
+def _rejudge(stored: CaseResult, failures, versions: dict[str, str], backend: str) -> CaseResult:
+    """One stored result judged by today's rules. A stored message is clipped to ``MESSAGE_LIMIT``
+    from both ends; a rule whose ``match`` met the full text when the case ran may not find it in
+    what was kept. Such a result stays ``reproduced`` by that rule while the rule still applies to
+    the case and its error types still fit: the clipped text is not new evidence against it."""
+    new = classify(stored.raw(), failures, versions, backend)
+    if (new.outcome in ("mismatch", "regression") and stored.outcome == "reproduced" and stored.failure
+            and CLIP_MARK in stored.message):
+        for f in case_failures(failures, stored.case, versions, backend) + collateral_failures(
+                failures, stored.case, versions, backend):
+            if f.id == stored.failure and set(f.errors) & set(stored.error_types):
+                from dataclasses import replace
+
+                return replace(new, failure=f.id, outcome="reproduced", fix=f.fix, upstream=list(f.upstream))
+    return new
 
 
 def cell_label(cell: CellResult) -> str:

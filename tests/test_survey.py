@@ -145,3 +145,24 @@ def test_report_only_with_nothing_stored_refuses_and_names_the_folder(tmp_path, 
     assert survey.refuse_empty_report(tmp_path / "survey", "survey") == 2
     err = capsys.readouterr().err
     assert str(tmp_path / "survey" / "cells") in err and "left as they are" in err
+
+
+def test_a_match_lost_in_the_clipped_middle_of_a_stored_message_stays_reproduced(tmp_path):
+    """Seen on the edge search (jax 0.4.33 + equinox 0.11.5): the rule's pattern met the full
+    message when the case ran, the stored copy keeps only both ends, and judging it again had
+    called it unexplained and drafted a rule for it. A different error type still is a mismatch."""
+    from jaxcompat.outcomes import CLIP_MARK, MESSAGE_LIMIT, RawResult, classify
+
+    failures = load(make_tree(tmp_path)).failures  # demo-bug: XlaRuntimeError matching "Unfortunately"
+    versions = {"jax": "0.4.33", "equinox": "0.11.7"}
+    full = "XlaRuntimeError: head\n" + "x" * MESSAGE_LIMIT + "\nUnfortunately …\n" + "y" * MESSAGE_LIMIT
+    seen = classify(RawResult("cases/test_demo.py::test_bug", "failed", message=full,
+                              error_types=["XlaRuntimeError"]), failures, versions, "cpu")
+    assert seen.outcome == "reproduced" and CLIP_MARK in seen.message and "Unfortunately" not in seen.message
+    again = reclassify(CellResult(id="c", python="3.11", backend="cpu", status="ok", versions=versions,
+                                  results=[seen]), failures)
+    assert (again.results[0].outcome, again.results[0].failure) == ("reproduced", "demo-bug")
+    other = classify(RawResult("cases/test_demo.py::test_bug", "failed", message=full,
+                               error_types=["ValueError"]), failures, versions, "cpu")
+    assert reclassify(CellResult(id="c", python="3.11", backend="cpu", status="ok", versions=versions,
+                                 results=[other]), failures).results[0].outcome == "mismatch"
