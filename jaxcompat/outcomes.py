@@ -284,16 +284,18 @@ def _rejudge(stored: CaseResult, failures, versions: dict[str, str], backend: st
     from both ends; a rule whose ``match`` met the full text when the case ran may not find it in
     what was kept. Such a result stays ``reproduced`` by that rule while the rule still applies to
     the case and its error types still fit: the clipped text is not new evidence against it."""
-    new = classify(stored.raw(), failures, versions, backend)
-    if (new.outcome in ("mismatch", "regression") and stored.outcome == "reproduced" and stored.failure
-            and CLIP_MARK in stored.message):
-        for f in case_failures(failures, stored.case, versions, backend) + collateral_failures(
-                failures, stored.case, versions, backend):
-            if f.id == stored.failure and set(f.errors) & set(stored.error_types):
-                from dataclasses import replace
+    from dataclasses import replace
 
-                return replace(new, failure=f.id, outcome="reproduced", fix=f.fix, upstream=list(f.upstream))
-    return new
+    new = classify(stored.raw(), failures, versions, backend)
+    if new.outcome not in ("mismatch", "regression") or stored.outcome != "reproduced" \
+            or CLIP_MARK not in stored.message:
+        return new
+    applying = {f.id: f for f in case_failures(failures, stored.case, versions, backend)
+                + collateral_failures(failures, stored.case, versions, backend)}
+    f = applying.get(stored.failure or "")
+    if f is None or not set(f.errors) & set(stored.error_types):
+        return new
+    return replace(new, failure=f.id, outcome="reproduced", fix=f.fix, upstream=list(f.upstream))
 
 
 def cell_label(cell: CellResult) -> str:

@@ -183,11 +183,8 @@ def run(matrix: Matrix, combos: list[Combo], *, jobs: int, state_dir: Path, out_
 
 
 def _unfinished(path: Path) -> bool:
-    try:
-        cell = reports.load_cell(path)
-    except (OSError, ValueError, TypeError, KeyError):
-        return True
-    return cell.status == "not-run" or harness_failed(cell)
+    """Not an observation yet: unreadable, interrupted, or stopped by the harness itself."""
+    return _load(path) is None
 
 
 def harness_failed(cell: CellResult) -> bool:
