@@ -3,4 +3,4 @@
 It must stay importable without jax: the harness's own tests load it too.
 """
 
-pytest_plugins = ("jaxcompat.pytest_plugin",)
+pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)

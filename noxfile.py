@@ -109,7 +109,7 @@ def scan(session: nox.Session) -> None:
 @nox.session(python=False)
 def timeline(session: nox.Session) -> None:
     """Regenerate jaxcompat/data/jax_api_timeline.json from every jax release's wheel (each read once, cached)."""
-    session.run(sys.executable, "-m", "jaxcompat.apitimeline", *session.posargs, external=True)
+    session.run(sys.executable, "-m", "jaxcompat.apihistory.apitimeline", *session.posargs, external=True)
 
 
 @nox.session(python=False)
@@ -127,7 +127,7 @@ def lint(session: nox.Session) -> None:
 
 def _cell_ids() -> list[str]:
     try:
-        from jaxcompat.config import load
+        from jaxcompat.knowledge.config import load
 
         return [c.id for c in load(ROOT / "matrix.toml").cells]
     except Exception:  # noqa: BLE001 - a broken matrix.toml is reported by the matrix session

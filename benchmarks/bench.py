@@ -32,8 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from jaxcompat.atomic import write_text  # noqa: E402
-from jaxcompat.config import load  # noqa: E402
+from jaxcompat._util.atomic import write_text  # noqa: E402
+from jaxcompat.knowledge.config import load  # noqa: E402
 
 
 def sh(argv, env=None, cwd=ROOT, timeout=3600) -> tuple[float, subprocess.CompletedProcess]:
@@ -95,7 +95,7 @@ def naive(matrix, state: Path, cell_ids: list[str], workdir: Path, no_cache: boo
     """virtualenv + pip + pytest, sequentially, nothing reused between cells (with ``no_cache``
     not even pip's wheel cache). Installs the cell's resolved lock — no resolution, the same
     environment — so this baseline is, if anything, generous to the naive way."""
-    from jaxcompat.pythons import find_python
+    from jaxcompat.env.pythons import find_python
 
     per = {}
     for cid in cell_ids:

@@ -14,8 +14,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ["PYTHONPATH"] = str(REPO)
 
-from jaxcompat import cell, envs, releases  # noqa: E402
-from jaxcompat.cli import main  # noqa: E402
+from jaxcompat.commands import main  # noqa: E402
+from jaxcompat.env import envs, releases  # noqa: E402
+from jaxcompat.run import cell  # noqa: E402
 
 FAKE_LOCK = "pytest==8.0.0\n"
 

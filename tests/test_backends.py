@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat import cell, envs
-from jaxcompat.backends import BACKENDS, backend_of, describe_device, installed_backend, marker
-from jaxcompat.candidate import CandidateError, candidate_cell
-from jaxcompat.ci import job_matrix
-from jaxcompat.config import ConfigError, load, parse
+from jaxcompat.env import envs
+from jaxcompat.env.candidate import CandidateError, candidate_cell
+from jaxcompat.knowledge.config import ConfigError, load, parse
+from jaxcompat.operations.ci import job_matrix
+from jaxcompat.plugin.backends import BACKENDS, backend_of, describe_device, installed_backend, marker
+from jaxcompat.run import cell
 from tests.helpers import MINIMAL, make_tree
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -159,9 +160,9 @@ def test_a_cuda13_cell_needs_a_driver_for_cuda13(monkeypatch, header, backend, m
 
 
 def test_the_reports_name_the_device(tmp_path):
-    from jaxcompat.matrixreport import write_matrix
-    from jaxcompat.outcomes import CellResult
-    from jaxcompat.reports import markdown
+    from jaxcompat.knowledge.outcomes import CellResult
+    from jaxcompat.report.matrixreport import write_matrix
+    from jaxcompat.report.reports import markdown
 
     gpu = CellResult(id="g", python="3.12", backend="cuda13", status="ok",
                      device={"platform": "gpu", "kind": "NVIDIA H100 80GB HBM3", "count": 1, "cuda_runtime": "13.0"})

@@ -5,10 +5,10 @@ import json
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from jaxcompat import compat
-from jaxcompat.cli import main
-from jaxcompat.compat import Release, Releases, Run
-from jaxcompat.config import load
+from jaxcompat.commands import main
+from jaxcompat.knowledge import compat
+from jaxcompat.knowledge.compat import Release, Releases, Run
+from jaxcompat.knowledge.config import load
 from tests.helpers import MINIMAL, failure_toml, make_tree
 
 CASE = "cases/test_demo.py::test_bug"
@@ -173,7 +173,7 @@ def _write_compat(matrix, tmp_path, runs):
 
 
 def test_pins_prints_a_verified_set_a_requirements_reader_accepts(matrix, tmp_path, capsys):
-    from jaxcompat.candidate import read_requirements
+    from jaxcompat.env.candidate import read_requirements
 
     path = _write_compat(matrix, tmp_path, [run("0.4.33", "0.12.1")])
     out = tmp_path / "req.txt"
@@ -268,8 +268,8 @@ def test_inferred_pins_name_the_rules_that_depend_on_what_is_left_unpinned(matri
 
 
 def test_the_survey_maps_range_ends_ignore_advisory_failures():
-    from jaxcompat import survey
-    from jaxcompat.outcomes import CaseResult, CellResult
+    from jaxcompat.knowledge.outcomes import CaseResult, CellResult
+    from jaxcompat.operations import survey
 
     seen = CaseResult(case=CASE, failure="usage", expected="fail", outcome="reproduced", duration_s=0.1, message="")
     cell = CellResult(id="survey-jax0.6.2-eqx0.12.2", python="3.10", backend="cpu", status="ok",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from jaxcompat.config import ConfigError, load, parse
-from jaxcompat.rules import covers
+from jaxcompat.knowledge.config import ConfigError, load, parse
+from jaxcompat.knowledge.rules import covers
 from tests.helpers import MINIMAL, make_tree
 
 
@@ -13,7 +13,7 @@ def test_minimal_file_loads(tmp_path):
     m = load(make_tree(tmp_path))
     assert [c.id for c in m.cells] == ["a"]
     cell = m.cells[0]
-    # jaxlib is left to run time: the one jax's own metadata asks for (jaxcompat.resolution)
+    # jaxlib is left to run time: the one jax's own metadata asks for (jaxcompat.env.resolution)
     assert cell.pins == {"jax": "0.4.33", "equinox": "0.11.7"}
     assert cell.requirements() == ["jax==0.4.33", "equinox==0.11.7"]
     (f,) = m.failures

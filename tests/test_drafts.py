@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from jaxcompat import config, drafts, edges, region, signature
-from jaxcompat.bisect import Target
-from jaxcompat.outcomes import CellResult, RawResult, classify
+from jaxcompat.knowledge import config, drafts, signature
+from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
+from jaxcompat.operations import edges, region
+from jaxcompat.operations.bisect import Target
 
 ROOT = Path(__file__).resolve().parents[1]
 TB = ('  File "<root>/cases/test_weak_type_closure.py", line 40, in test_x\n    f(x)\n'
@@ -258,7 +259,7 @@ def test_an_island_between_seeds_that_no_column_lands_in_stays_unseen_and_is_cou
 # -- the command line -------------------------------------------------------------------------
 
 def test_bisect_from_a_report_without_unexplained_failures_says_so(tmp_path, capsys):
-    from jaxcompat.cli import main
+    from jaxcompat.commands import main
 
     full, _ = _matrix_without("weak-type-closure")
     cell = _cell("0.4.33", "0.11.6", True, matrix=full)  # explained: the rule is there
@@ -269,7 +270,7 @@ def test_bisect_from_a_report_without_unexplained_failures_says_so(tmp_path, cap
 
 
 def test_bisect_from_something_that_is_not_a_report_is_a_clear_error(tmp_path, capsys):
-    from jaxcompat.cli import main
+    from jaxcompat.commands import main
 
     bad = tmp_path / "x.json"
     bad.write_text('{"cells": []}')
@@ -278,7 +279,7 @@ def test_bisect_from_something_that_is_not_a_report_is_a_clear_error(tmp_path, c
 
 
 def test_without_rule_names_an_unknown_rule_clearly(tmp_path, capsys):
-    from jaxcompat.cli import main
+    from jaxcompat.commands import main
 
     assert main(["bisect", "--without-rule", "no-such-rule", "--from", "x", "--reports", str(tmp_path)]) == 2
     err = capsys.readouterr().err
@@ -296,8 +297,8 @@ def test_the_cost_of_the_search_adds_up_over_runs_and_projects_the_rest(tmp_path
 
 
 def test_a_result_reused_from_another_environment_names_no_machine_path():
-    from jaxcompat.cell import scrub_paths
-    from jaxcompat.outcomes import CaseResult
+    from jaxcompat.knowledge.outcomes import CaseResult
+    from jaxcompat.report.scrub import scrub_paths
 
     tb = 'File "/state/envs/survey-jax0.4.22-eqx0.11.4/lib/python3.10/site-packages/x.py", line 1'
     cell = CellResult(id="bisect-jax-0.4.22", python="3.10", backend="cpu", status="ok",

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat.cli import main
-from jaxcompat.matrixreport import write_matrix
-from jaxcompat.outcomes import CellResult
-from jaxcompat.reports import markdown
+from jaxcompat.commands import main
+from jaxcompat.knowledge.outcomes import CellResult
+from jaxcompat.report.matrixreport import write_matrix
+from jaxcompat.report.reports import markdown
 from tests.helpers import MINIMAL, make_tree
 
 CASES = {"test_demo.py": '''
@@ -83,7 +83,7 @@ def tree(tmp_path):
     root = tmp_path / "tree"
     root.mkdir()
     make_tree(root, MINIMAL, CASES)
-    (root / "conftest.py").write_text('pytest_plugins = ("jaxcompat.pytest_plugin",)\n')
+    (root / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
     (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     return root
 
@@ -173,7 +173,7 @@ def test_a_layered_environment_is_reported_as_import_loads_it(tmp_path, capsys):
     root = tmp_path / "tree"
     root.mkdir()
     make_tree(root, MINIMAL + LAYERED_RULE, LAYERED_CASES)
-    (root / "conftest.py").write_text('pytest_plugins = ("jaxcompat.pytest_plugin",)\n')
+    (root / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
     (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     base = make_venv(tmp_path / "base", equinox="0.13.5")
     over = make_venv(tmp_path / "over", jax=None)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from html.parser import HTMLParser
 
-from jaxcompat import html, reports
-from jaxcompat.outcomes import CaseResult, CellResult
+from jaxcompat.knowledge.outcomes import CaseResult, CellResult
+from jaxcompat.model.vocab import Outcome
+from jaxcompat.report import html, reports
 
 XSS = "<script>alert(1)</script>"
 ISSUE = "https://github.com/patrick-kidger/diffrax/issues/506"
@@ -155,8 +156,8 @@ def test_every_square_carries_its_outcome():
     assert seen["py3.14"] == ["python-missing"]
     # each outcome has a visible text label, not only a colour
     page = html.render(data)
-    for label, _, _ in html.OUTCOMES.values():
-        assert f'<span class="lbl">{label}</span>' in page
+    for o in Outcome:
+        assert f'<span class="lbl">{o.label}</span>' in page
 
 
 def test_band_shows_status_and_known_failure():

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat.layout import PACKAGE, layout
-from jaxcompat.runner import plugin_path, run_cases
+from jaxcompat._util.layout import PACKAGE, layout
+from jaxcompat.run.runner import plugin_path, run_cases
 from tests.helpers import failure_toml
 
 REPO = Path(__file__).resolve().parent.parent
@@ -92,14 +92,14 @@ def test_the_wheel_carries_the_mechanism_the_data_and_the_console_script(wheel):
         bundled_pyproject = z.read("jaxcompat/bundle/pyproject.toml").decode()
     cases = {p.name for p in (REPO / "cases").glob("*.py")}
     assert cases and {n.rsplit("/", 1)[1] for n in names if n.startswith("jaxcompat/bundle/cases/")} == cases
-    assert {"jaxcompat/bundle/matrix.toml", "jaxcompat/bundle/conftest.py", "jaxcompat/cli.py",
-            "jaxcompat/pytest_plugin.py", "jaxcompat/layout.py"} <= names
+    assert {"jaxcompat/bundle/matrix.toml", "jaxcompat/bundle/conftest.py", "jaxcompat/commands/__init__.py",
+            "jaxcompat/plugin/pytest_plugin.py", "jaxcompat/_util/layout.py"} <= names
     assert bundled_pyproject == (REPO / "pyproject.toml").read_text()  # the pytest config, as is
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     # nothing outside the package: a conftest.py or matrix.toml at the top of site-packages would be a mess
     assert {n.split("/")[0] for n in names} == {"jaxcompat", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1]
                                                 + ".dist-info"}
-    assert "jax-compat = jaxcompat.cli:main" in entry_points
+    assert "jax-compat = jaxcompat.commands:main" in entry_points
 
 
 def test_the_unpacked_wheel_run_elsewhere_uses_its_bundle_the_cwd_and_the_user_cache(wheel, tmp_path):

@@ -1,4 +1,4 @@
-"""Added packages and learned requirements (jaxcompat/learned.py), on recorded metadata and
+"""Added packages and learned requirements (jaxcompat/knowledge/learned.py), on recorded metadata and
 import results: no network, no jax.
 
 The recording (a real run, `python -m jaxcompat check jax==0.4.30 equinox==0.11.2`): resolved as
@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat import learned
-from jaxcompat.candidate import candidate_cell, verdict
-from jaxcompat.cell import lock_versions
-from jaxcompat.config import load
-from jaxcompat.outcomes import CaseResult, CellResult
-from jaxcompat.packages import ECOSYSTEM
+from jaxcompat.env.candidate import candidate_cell, verdict
+from jaxcompat.knowledge import learned
+from jaxcompat.knowledge.config import load
+from jaxcompat.knowledge.outcomes import CaseResult, CellResult
+from jaxcompat.plugin.packages import ECOSYSTEM
+from jaxcompat.run.cell import lock_versions
 
 ROOT = Path(__file__).resolve().parents[1]
 USER = {"jax": "0.4.30", "jaxlib": "0.4.30", "equinox": "0.11.2"}
@@ -31,7 +31,8 @@ SITE = "<env>/lib/python3.10/site-packages"
 TB_OPTX = f'''Traceback (most recent call last):
   File "<string>", line 6, in <module>
   File "{SITE}/optimistix/__init__.py", line 3, in <module>
-    from . import compat as compat, internal as internal
+    from jaxcompat.knowledge import compat as compat
+    from jaxcompat import internal as internal
   File "{SITE}/optimistix/_solver/backtracking.py", line 13, in <module>
     from .._search import AbstractSearch, FunctionInfo
   File "{SITE}/optimistix/_search.py", line 42, in <module>
@@ -227,7 +228,7 @@ note = "checked by hand: needs more than StrictConfig"
 def test_a_requirement_table_in_matrix_toml_overrides_the_learned_record(tmp_path):
     import tomllib
 
-    from jaxcompat.config import parse
+    from jaxcompat.knowledge.config import parse
 
     matrix = parse(tomllib.loads(REQ_TABLE), tmp_path / "matrix.toml")
     [k] = matrix.requirements
@@ -249,7 +250,7 @@ def test_a_requirement_table_in_matrix_toml_overrides_the_learned_record(tmp_pat
 def test_a_bad_requirement_table_names_the_file_the_key_and_the_fix(tmp_path, edit, key):
     import tomllib
 
-    from jaxcompat.config import ConfigError, parse
+    from jaxcompat.knowledge.config import ConfigError, parse
 
     with pytest.raises(ConfigError) as e:
         parse(tomllib.loads(edit(REQ_TABLE)), tmp_path / "matrix.toml")

@@ -1,4 +1,4 @@
-"""Versions as the import system loads them (``jaxcompat.loaded.scan``): the first distribution of
+"""Versions as the import system loads them (``jaxcompat.plugin.loaded.scan``): the first distribution of
 a name on sys.path, with the copies behind it named. Small fake distributions, no jax."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jaxcompat.loaded import canonical, describe_shadowed, scan
+from jaxcompat.plugin.loaded import canonical, describe_shadowed, scan
 
 
 def dist(site: Path, name: str, version: str, module: str | None = None) -> Path:
@@ -54,7 +54,7 @@ def test_scan_agrees_with_import_in_a_layered_interpreter(tmp_path):
     base = dist(tmp_path / "base", "equinox", "0.13.5", module="equinox")
     (over / "zz-base.pth").write_text(str(base) + "\n")
     code = ("import site, sys, json; site.addsitedir(sys.argv[1]); sys.path.insert(0, sys.argv[2]);"
-            "import equinox; from jaxcompat.loaded import scan;"
+            "import equinox; from jaxcompat.plugin.loaded import scan;"
             "print(json.dumps([equinox.__version__, scan()['distributions']['equinox'], scan()['shadowed']]))")
     root = Path(__file__).resolve().parent.parent
     out = subprocess.run([sys.executable, "-S", "-c", code, str(over), str(root)], capture_output=True, text=True,
@@ -78,7 +78,7 @@ def test_the_plugin_inside_a_cell_records_what_import_loads(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "JAXCOMPAT_RESULTS": str(events), "JAXCOMPAT_IMPORTS": "equinox",
            "JAXCOMPAT_BACKEND": "cpu", "PYTHONPATH": os.pathsep.join([str(over), str(base), str(root)]),
            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "jaxcompat.pytest_plugin", "-p", "no:cacheprovider",
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "jaxcompat.plugin.pytest_plugin", "-p", "no:cacheprovider",
                           str(tests)], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stdout + out.stderr
     (env_event,) = [e for e in map(json.loads, events.read_text().splitlines()) if e["event"] == "env"]

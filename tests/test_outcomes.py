@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from jaxcompat.config import load
-from jaxcompat.outcomes import CellResult, RawResult, check_import_rules, classify, classify_cell_error
-from jaxcompat.rules import applies, covers
+from jaxcompat.knowledge.config import load
+from jaxcompat.knowledge.outcomes import CellResult, RawResult, check_import_rules, classify, classify_cell_error
+from jaxcompat.knowledge.rules import applies, covers
 from tests.helpers import MINIMAL, make_tree
 
 BUG = "cases/test_demo.py::test_bug"
@@ -137,7 +137,7 @@ def test_python_missing_does_not_fail_the_run():
 def test_resolution_date_ignores_reuploaded_jaxlib(tmp_path):
     import json
 
-    from jaxcompat import releases
+    from jaxcompat.env import releases
 
     (tmp_path / "releases-jax.json").write_text(json.dumps({"0.4.13": {"date": "2023-06-23", "yanked": False}}))
     (tmp_path / "releases-jaxlib.json").write_text(json.dumps({"0.4.13": {"date": "2025-12-05", "yanked": False}}))
@@ -177,8 +177,8 @@ def test_collateral_cases_reproduce_when_they_fail_and_pass_when_they_pass(tmp_p
 
 
 def test_a_rule_can_document_a_crash(tmp_path):
-    from jaxcompat.config import load
-    from jaxcompat.outcomes import RawResult, classify
+    from jaxcompat.knowledge.config import load
+    from jaxcompat.knowledge.outcomes import RawResult, classify
     from tests.helpers import CRASH_RULE, make_tree
 
     failures = load(make_tree(tmp_path, CRASH_RULE)).failures
@@ -189,11 +189,11 @@ def test_a_rule_can_document_a_crash(tmp_path):
 
 
 def test_the_readme_outcome_table_is_the_one_in_outcomes_py():
-    """The README documents OUTCOMES (jaxcompat/outcomes.py); it cannot import it, so it is checked."""
+    """The README documents Outcome (jaxcompat/model/vocab.py); it cannot import it, so it is checked."""
     import re
     from pathlib import Path
 
-    from jaxcompat.outcomes import OUTCOMES
+    from jaxcompat.model.vocab import Outcome
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     table = readme[readme.index("## Outcomes"):readme.index("## Report schema")]
@@ -201,4 +201,4 @@ def test_the_readme_outcome_table_is_the_one_in_outcomes_py():
     for names, fails in re.findall(r"^\| (`[^|]+`) \| [^|]+ \| (yes|no) \|$", table, re.M):
         for name in re.findall(r"`([a-z-]+)`", names):
             documented[name] = fails == "yes"
-    assert documented == {name: o.fails for name, o in OUTCOMES.items()}
+    assert documented == {o.value: o.fails for o in Outcome}

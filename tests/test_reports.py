@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from jaxcompat import reports
-from jaxcompat.matrixreport import write_matrix
-from jaxcompat.outcomes import CaseResult, CellResult
+from jaxcompat.knowledge.outcomes import CaseResult, CellResult
+from jaxcompat.report import reports
+from jaxcompat.report.matrixreport import write_matrix
 
 
 def _cells():
@@ -82,7 +82,7 @@ def test_terminal_grid():
 
 
 def test_overview_leads_with_failures_by_cell_in_every_format(tmp_path):
-    from jaxcompat import html
+    from jaxcompat.report import html
 
     cells = _cells()
     ov = reports.overview(cells)

@@ -7,8 +7,8 @@ import tarfile
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from jaxcompat import resolution
-from jaxcompat.config import Cell
+from jaxcompat.env import resolution
+from jaxcompat.knowledge.config import Cell
 
 
 def _file(name, date="2024-01-01", requires="", yanked=False):

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat import cell, envs, resultcache, runner
-from jaxcompat.config import load
+from jaxcompat.env import envs
+from jaxcompat.knowledge.config import load
+from jaxcompat.run import cell, resultcache, runner
 from tests.helpers import MINIMAL, failure_toml, make_tree
 
 REPO = Path(__file__).resolve().parent.parent
@@ -29,7 +30,7 @@ def tree(tmp_path, monkeypatch):
     """A two-module case tree and fakes for everything that would touch the network."""
     make_tree(tmp_path, MINIMAL, {"test_demo.py": "def test_bug():\n    pass\n\ndef test_control_ok():\n    pass\n",
                                   "test_other.py": OTHER})
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.pytest_plugin",)\n')
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     lock = {"text": "pytest==8.0.0\n"}

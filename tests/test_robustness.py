@@ -15,8 +15,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jaxcompat.cell import run_cell
-from jaxcompat.config import ConfigError, load, parse
+from jaxcompat.knowledge.config import ConfigError, load, parse
+from jaxcompat.run.cell import run_cell
 from tests.helpers import MINIMAL, make_tree
 
 REPO = Path(__file__).resolve().parent.parent
@@ -38,7 +38,7 @@ def _fake_tree(tmp_path: Path, cells: int, sleep: float) -> Path:
     for i in range(cells):
         text += f'\n[[cell]]\nid = "c{i}"\npins = {{ jax = "0.4.33" }}\n'
     path = make_tree(tmp_path, text, {"test_slow.py": SLOW_CASES.format(sleep=sleep)})
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.pytest_plugin",)\n')
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     return path
 
@@ -103,7 +103,7 @@ def test_steady():
     pass
 '''
     path = make_tree(tmp_path, '[[cell]]\nid = "c0"\npins = { jax = "0.4.33" }\n', {"test_flaky.py": flaky})
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.pytest_plugin",)\n')
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     env = {**os.environ, "FLIP_FILE": str(tmp_path / "flip")}
     out = subprocess.run(_cli(tmp_path, "--repeat", "3"), capture_output=True, text=True, env=env, timeout=120)
@@ -120,7 +120,7 @@ def test_unreachable_index_is_an_install_error_with_uv_message(tmp_path, monkeyp
     monkeypatch.setenv("UV_INDEX_URL", "http://127.0.0.1:9/simple")
     monkeypatch.setenv("UV_NO_CACHE", "1")
     monkeypatch.setenv("UV_HTTP_RETRIES", "0")
-    monkeypatch.setattr("jaxcompat.envs.time.sleep", lambda s: None)
+    monkeypatch.setattr("jaxcompat.env.envs.time.sleep", lambda s: None)
     result = run_cell(matrix.cells[0], matrix, state_dir=tmp_path / "state", reports_dir=tmp_path / "reports")
     assert result.status == "install-error", result.message
     assert "127.0.0.1:9" in result.message
@@ -186,7 +186,7 @@ def test_random_values_in_a_valid_file(tmp_path, junk, where):
 
 
 def test_a_version_missing_from_the_index_is_unresolvable(tmp_path, monkeypatch):
-    from jaxcompat import releases
+    from jaxcompat.env import releases
 
     matrix = load(make_tree(tmp_path, '[[cell]]\nid = "c"\npins = { jax = "0.4.33", jaxlib = "0.4.33", equinox = "9.9.9" }\n'))
     monkeypatch.setattr(releases, "_fetch", lambda dist, attempts=3: {"releases": {
@@ -198,7 +198,7 @@ def test_a_version_missing_from_the_index_is_unresolvable(tmp_path, monkeypatch)
 
 
 def test_resolver_conflict_is_unresolvable_with_uv_message(tmp_path, monkeypatch):
-    from jaxcompat import envs
+    from jaxcompat.env import envs
 
     uv_says = ("  x No solution found when resolving dependencies:\n"
                "  `-> Because jax==0.4.33 depends on Python>=3.10 and you require jax==0.4.33, we can conclude "

@@ -7,9 +7,10 @@ import textwrap
 
 import pytest
 
-from jaxcompat.cli import EXIT_CONFIG, main
-from jaxcompat.config import ConfigError, load
-from jaxcompat.outcomes import RawResult, classify
+from jaxcompat._util.exits import EXIT_CONFIG
+from jaxcompat.commands import main
+from jaxcompat.knowledge.config import ConfigError, load
+from jaxcompat.knowledge.outcomes import RawResult, classify
 from tests.helpers import MINIMAL, failure_toml, make_tree
 
 # A second rule on the tree's case file (make_tree's cases/test_demo.py).

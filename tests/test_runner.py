@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat.runner import run_cases
+from jaxcompat.run.runner import run_cases
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -47,7 +47,7 @@ def _tree(tmp_path: Path, cases=CASES) -> Path:
     (tmp_path / "cases").mkdir()
     for name, body in cases.items():
         (tmp_path / "cases" / name).write_text(textwrap.dedent(body))
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.pytest_plugin",)\n')
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
     (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "--strict-markers"\n')
     return tmp_path
 

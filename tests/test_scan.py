@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat import apitimeline, usertests
-from jaxcompat.apiexplain import explain_removed, where
-from jaxcompat.apitimeline import Timeline, regenerate
-from jaxcompat.outcomes import RawResult
-from jaxcompat.scan import Target, render, scan
+from jaxcompat.apihistory import apitimeline
+from jaxcompat.apihistory.apiexplain import explain_removed, where
+from jaxcompat.apihistory.apitimeline import Timeline, regenerate
+from jaxcompat.apihistory.scan import Target, render, scan
+from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.operations import usertests
 
 TABLE_TAIL = '''
 import typing as _typing
@@ -346,7 +347,7 @@ def test_the_committed_timeline_holds_the_real_facts():
 
 
 def test_a_users_failing_test_is_explained_by_jax_api_history(tmp_path):
-    from jaxcompat.config import load
+    from jaxcompat.knowledge.config import load
     from tests.helpers import MINIMAL, make_tree
 
     matrix = load(make_tree(tmp_path, MINIMAL))
@@ -359,7 +360,7 @@ def test_a_users_failing_test_is_explained_by_jax_api_history(tmp_path):
     assert t.cls == "broken" and t.explained_by is None
     assert t.explained_by_api == ("jax.tree_map was removed in jax 0.6.0 (deprecated in 0.4.26): use jax.tree.map, "
                                   "used at chex/_src/fake.py:72")
-    from jaxcompat.apiexplain import verdict_lines
+    from jaxcompat.apihistory.apiexplain import verdict_lines
 
     cmp = usertests.Comparison([t], with_baseline=True, ran={"candidate": 1, "baseline": 1})
     text = usertests.verdict(cmp, usertests.Target(tmp_path, project=False))
@@ -420,7 +421,7 @@ def test_reading_ahead_of_the_parser_finds_exactly_what_the_parser_finds(tmp_pat
 def test_the_candidates_ecosystem_read_against_the_history(tmp_path):
     from types import SimpleNamespace
 
-    from jaxcompat.apiexplain import ecosystem_lines
+    from jaxcompat.apihistory.apiexplain import ecosystem_lines
 
     pkg = tmp_path / "lib" / "python3.11" / "site-packages" / "equinox"
     pkg.mkdir(parents=True)

@@ -16,15 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat import envs, resolution, resultcache, sources
-from jaxcompat.candidate import CandidateError, candidate_cell, parse_requirement, read_requirements, verdict
-from jaxcompat.cell import record_sources, scrub_paths
-from jaxcompat.cli import main
-from jaxcompat.config import Cell
-from jaxcompat.outcomes import CellResult
-from jaxcompat.runner import CellRun
-from jaxcompat.sources import NO_INDEX, IndexOptions, SourceError, index_options
-from jaxcompat.uvbin import uv_bin
+from jaxcompat._util.uvbin import uv_bin
+from jaxcompat.commands import main
+from jaxcompat.env import envs, resolution, sources
+from jaxcompat.env.candidate import CandidateError, candidate_cell, parse_requirement, read_requirements, verdict
+from jaxcompat.knowledge.config import Cell
+from jaxcompat.knowledge.outcomes import CellResult
+from jaxcompat.model.index import NO_INDEX, IndexOptions, SourceError, index_options
+from jaxcompat.report.scrub import scrub_paths
+from jaxcompat.run import resultcache
+from jaxcompat.run.cell import record_sources
+from jaxcompat.run.runner import CellRun
 
 GIT = "git+https://github.com/patrick-kidger/equinox@main"
 
@@ -312,8 +314,8 @@ def test_the_cell_reports_its_sources_scrubbed(tmp_path, links):
     data = result.to_dict()
     assert data["sources"] and str(tmp_path) not in json.dumps(data)
     assert "sources" not in CellResult(id="c", python="3.11", backend="cpu", status="ok").to_dict()
-    from jaxcompat.config import Matrix as M
-    from jaxcompat.config import Settings
+    from jaxcompat.knowledge.config import Matrix as M
+    from jaxcompat.knowledge.config import Settings
 
     text, _ = verdict(result, M(path=Path("m.toml"), settings=Settings(), cells=(), failures=()))
     first = text.splitlines()[:3]
@@ -375,7 +377,7 @@ def test_a_project_folder_is_identified_by_its_files_not_its_build_output(tmp_pa
 
 
 def test_latest_takes_the_index_options(tmp_path, links):
-    from jaxcompat.latest import latest_cell
+    from jaxcompat.operations.latest import latest_cell
 
     opts = index_options(find_links=[str(links)], pre=True)
     cell = latest_cell("3.12", opts)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat import testdeps, usertests
-from jaxcompat.config import Cell
+from jaxcompat.env import testdeps
+from jaxcompat.knowledge.config import Cell
+from jaxcompat.operations import usertests
 
 
 def _project(root: Path, pyproject: str, **files: str) -> Path:
@@ -152,7 +153,7 @@ def test_a_package_the_project_needs_newer_than_the_date_is_exempted_from_the_cu
     (and said); a cell without the user's project keeps the cutoff."""
     import subprocess as sp
 
-    from jaxcompat import envs
+    from jaxcompat.env import envs
 
     calls = []
     hint = ("  × No solution found\n  hint: `paramax` was filtered by `exclude-newer` to only include packages "
@@ -179,7 +180,7 @@ def test_a_package_the_project_needs_newer_than_the_date_is_exempted_from_the_cu
 def test_baseline_and_candidate_share_one_python_that_the_project_accepts(tmp_path, monkeypatch):
     """jax 0.6.2 runs on 3.10 and jax 0.10.1 only from 3.11: both sides run on 3.11 (a test module
     with 3.11 syntax would otherwise fail in the baseline for the interpreter's sake, not jax's)."""
-    from jaxcompat import resolution
+    from jaxcompat.env import resolution
 
     def fits(version, pins, cache_dir):
         return "needs 3.11" if pins.get("jax") == "0.10.1" and version == "3.10" else ""

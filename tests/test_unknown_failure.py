@@ -22,9 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat import config, drafts, region
-from jaxcompat.bisect import Target, observed_cell, replay
-from jaxcompat.outcomes import CellResult, reclassify
+from jaxcompat.knowledge import config, drafts
+from jaxcompat.knowledge.outcomes import CellResult, reclassify
+from jaxcompat.operations import region
+from jaxcompat.operations.bisect import Target, observed_cell, replay
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "unknown"

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from jaxcompat import bisect as bisect_mod
-from jaxcompat.candidate import CandidateError, candidate_cell, read_requirements, verdict
-from jaxcompat.compare import compare, render
-from jaxcompat.config import load
-from jaxcompat.latest import report_latest, update_baseline
-from jaxcompat.outcomes import CaseResult, CellResult, parse_cells
+from jaxcompat.env.candidate import CandidateError, candidate_cell, read_requirements, verdict
+from jaxcompat.knowledge.config import load
+from jaxcompat.knowledge.outcomes import CaseResult, CellResult, parse_cells
+from jaxcompat.operations import bisect as bisect_mod
+from jaxcompat.operations.latest import report_latest, update_baseline
+from jaxcompat.report.compare import compare, render
 from tests.helpers import MINIMAL, make_tree
 
 # -- check -------------------------------------------------------------------------------------
@@ -233,7 +233,7 @@ def test_latest_report_writes_diff_and_issue_body(tmp_path):
 
 
 def test_every_outcome_that_fails_the_run_reaches_the_nightly_issue_body(tmp_path):
-    from jaxcompat.outcomes import FAILING_OUTCOMES
+    from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES
 
     result = CellResult(id="latest", python="3.12", backend="cpu", status="ok", versions={"jax": "0.10.2"})
     result.results = [CaseResult(f"cases/a.py::test_{o}", None, "pass", o, 0.1, f"E: {o} here")
@@ -244,10 +244,10 @@ def test_every_outcome_that_fails_the_run_reaches_the_nightly_issue_body(tmp_pat
     assert all(f"`cases/a.py::test_{o}` | {o} |" in body for o in FAILING_OUTCOMES)
 
 def test_resolver_trap_suggests_the_nearest_release_outside_the_range(monkeypatch, tmp_path):
-    from jaxcompat.candidate import escape_pins
+    from jaxcompat.env.candidate import escape_pins
 
     matrix = load(make_tree(tmp_path))  # demo-bug: jax >= 0.4.32, equinox < 0.11.8
-    monkeypatch.setattr("jaxcompat.releases.versions",
+    monkeypatch.setattr("jaxcompat.env.releases.versions",
                         lambda dist, cache, **kw: {"equinox": VERSIONS, "jax": ["0.4.31", "0.4.33", "0.4.35"]}[dist])
     res = CellResult(id="c", python="3.11", backend="cpu", status="ok",
                      versions={"jax": "0.4.33", "equinox": "0.11.6"},

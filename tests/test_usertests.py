@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat import usertests
-from jaxcompat.config import load
-from jaxcompat.outcomes import RawResult
+from jaxcompat.knowledge.config import load
+from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.operations import usertests
 from tests.helpers import MINIMAL, failure_toml, make_tree
 
 REPO = Path(__file__).resolve().parent.parent
@@ -111,7 +111,7 @@ def test_flaky(tmp_path_factory):
 def test_check_with_tests_end_to_end(tmp_path):
     """A folder of tests through the real CLI: classes, explanation, reports, exit status 1."""
     make_tree(tmp_path, RULE.replace('pins = { jax = "0.4.33", equinox = "0.11.7" }', 'pins = { jax = "0.4.33" }'))
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.pytest_plugin",)\n')
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     user = tmp_path / "user"
     user.mkdir()
@@ -169,7 +169,7 @@ def test_the_test_classes_are_defined_once_and_documented():
 
 def _check(tmp_path, project: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
     make_tree(tmp_path, RULE.replace('pins = { jax = "0.4.33", equinox = "0.11.7" }', 'pins = { jax = "0.4.33" }'))
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.pytest_plugin",)\n')
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     proc = subprocess.run([sys.executable, str(DRIVER), "check", "--matrix", str(tmp_path / "matrix.toml"),
                            "--reports", str(tmp_path / "reports"), "--state", str(tmp_path / "state"),
@@ -227,7 +227,7 @@ def test_upgrade_breaks_me():
 def test_one_uncollectable_module_does_not_stop_the_others(tmp_path):
     """pytest alone stops the session at a collection error; here every other module runs and is
     classified, the bad module is reported with its error, and what the upgrade broke fails the check."""
-    from jaxcompat.candidate import candidate_cell
+    from jaxcompat.env.candidate import candidate_cell
 
     candidate = candidate_cell(["jax==0.4.33"], python="auto").id
     project = _user_project(tmp_path / "proj", "-x", test_bad="import missingdep_xyz\n",

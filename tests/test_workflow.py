@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat.ci import job_matrix
-from jaxcompat.config import load, parse
+from jaxcompat.knowledge.config import load, parse
+from jaxcompat.operations.ci import job_matrix
 from tests.helpers import check_jsonschema
 
 REPO = Path(__file__).resolve().parent.parent

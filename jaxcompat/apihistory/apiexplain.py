@@ -1,0 +1,176 @@
+"""A failing test explained by jax's API history: the name it used is removed at the installed jax.
+
+Most of what breaks on a jax upgrade is jax removing names. A test that fails with
+``AttributeError: module 'jax' has no attribute 'tree_map'``, ``No module named
+'jax.lib.xla_bridge'``, ``cannot import name 'safe_map' from 'jax.util'`` or with the message of
+a ``_deprecations`` entry whose object is ``None`` is matched against the timeline
+(:mod:`jaxcompat.apihistory.apitimeline`) at the installed jax: "jax.tree_map was removed in jax 0.6.0
+(deprecated in 0.4.26): use jax.tree.map, used at chex/_src/asserts.py:932". The frame named is
+the last one outside jax itself: the user's code or the dependency that used the name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from jaxcompat.apihistory.apitimeline import Timeline
+from jaxcompat.apihistory.scan import Hit, Target, resolve
+
+_NO_ATTR = re.compile(r"module '(jax(?:\.\w+)*)' has no attribute '(\w+)'")
+_NO_NAME = re.compile(r"cannot import name '(\w+)' from '(jax(?:\.\w+)*)'")
+_NO_MODULE = re.compile(r"No module named '(jax(?:\.\w+)+)'")
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_ERRORS = ("AttributeError", "ImportError", "ModuleNotFoundError")
+
+
+@dataclass(frozen=True)
+class Explanation:
+    name: str  # the jax name, e.g. jax.lib.xla_bridge
+    removed_in: str
+    deprecated_in: str
+    replacement: str
+    where: str  # file:line of the frame that used it ("" when the traceback does not say)
+
+    def text(self) -> str:
+        dep = f" (deprecated in {self.deprecated_in})" if self.deprecated_in and self.deprecated_in != self.removed_in else ""
+        use = f": use {self.replacement}" if self.replacement else ""
+        at = f", used at {self.where}" if self.where else ""
+        return f"{self.name} was removed in jax {self.removed_in}{dep}{use}{at}"
+
+
+@lru_cache(maxsize=2)
+def _by_message(timeline: Timeline) -> dict[str, str]:
+    """The removal messages of the ``_deprecations`` tables -> the dotted name they are about."""
+    out = {}
+    for mod, names in timeline.names.items():
+        for name, rec in names.items():
+            for key in ("removed_msg", "deprecated_msg"):
+                if rec.get(key):
+                    out.setdefault(rec[key], f"{mod}.{name}")
+    return out
+
+
+def _named(error_type: str, message: str, timeline: Timeline) -> tuple[str, int] | None:
+    """The dotted jax name an error is about, and how many leading parts must be modules."""
+    m = _NO_MODULE.search(message)
+    if m and error_type in ("ModuleNotFoundError", "ImportError"):
+        return m.group(1), m.group(1).count(".") + 1
+    m = _NO_NAME.search(message)
+    if m:
+        return f"{m.group(2)}.{m.group(1)}", m.group(2).count(".") + 1
+    m = _NO_ATTR.search(message)
+    if m:
+        return f"{m.group(1)}.{m.group(2)}", 0
+    text = " ".join((message.split(": ", 1)[1] if message.startswith(_ERRORS) else message).split())
+    for msg, name in _by_message(timeline).items():  # the table's own message (deprecation_getattr raises it)
+        if text.strip().startswith(msg[:120]):
+            return name, 0
+    return None
+
+
+def where(traceback: str) -> str:
+    """file:line of the last frame outside jax itself (site-packages paths shortened)."""
+    frames = _FRAME.findall(traceback or "")
+    for path, line in reversed(frames):
+        p = path.replace("\\", "/")
+        short = p.split("site-packages/", 1)[-1]
+        if short.startswith(("jax/", "jaxlib/")) or short.startswith("<"):
+            continue
+        return f"{short}:{line}"
+    return ""
+
+
+def explain_removed(error_type: str, message: str, traceback: str, jax_version: str,
+                    timeline: Timeline | None = None) -> Explanation | None:
+    """Why a test failed, if the reason is a jax name removed at ``jax_version`` (else None)."""
+    if error_type not in _ERRORS or not jax_version:
+        return None
+    timeline = timeline or Timeline.load()
+    message = re.sub(r"^\[(setup|teardown|collect|call)\]\s*", "", message or "")
+    found = _named(error_type, message, timeline)
+    if found is None:
+        return None
+    try:
+        release = timeline.release(jax_version)
+    except ValueError:
+        return None
+    hit: Hit | None = resolve(timeline, found[0], release, modules=found[1])
+    if hit is None or not hit.state.broken:
+        return None
+    st = hit.state
+    return Explanation(hit.name, st.removed_in, st.deprecated_in, st.replacement, where(traceback))
+
+
+def explain_result(raw, versions: dict[str, str]) -> str:
+    """For usertests.classify: the explanation of a failing RawResult, or ""."""
+    types = list(getattr(raw, "error_types", []) or [])
+    error_type = next((t for t in types if t in _ERRORS), types[0] if types else "")
+    try:
+        got = explain_removed(error_type, raw.message, raw.traceback, versions.get("jax", ""))
+    except (OSError, ValueError):
+        return ""  # no timeline: nothing to say, never a crash of the check
+    return got.text() if got else ""
+
+
+def verdict_lines(tests: list, root: Path | None, jax_version: str) -> str:
+    """The verdict's lines: how many failures jax's API history explains (apart from the rules),
+    and the project's own uses of names the candidate's jax deprecates or removed."""
+    failing = [t for t in tests if t.candidate in ("failed", "error")]
+    by_api = [t for t in failing if getattr(t, "explained_by_api", "")]
+    by_rule = [t for t in failing if t.explained_by]
+    out = []
+    if failing:
+        out.append(f"  i of {len(failing)} failing test(s): {len(by_rule)} explained by a known failure, "
+                   f"{len(by_api)} by jax's API history (a name jax removed), "
+                   f"{len(failing) - len(by_rule) - len(by_api)} unexplained")
+    if root is not None and jax_version:
+        from jaxcompat.apihistory.scan import scan
+
+        try:
+            timeline = Timeline.load()
+            report = scan([str(root)], Target(timeline.release(jax_version)), timeline)
+        except (OSError, ValueError):
+            return "\n".join(out)
+        if report.findings:
+            out.append(f"  i your code's uses of jax names at jax {jax_version} (jax-compat scan):")
+            prefix = str(root) + "/"
+            for f in report.findings[:20]:
+                out.append(f"    - {f.path.replace(prefix, '')}:{f.line}: {f.code} {f.message}")
+            if len(report.findings) > 20:
+                out.append(f"    … {len(report.findings) - 20} more: jax-compat scan {root.name} --jax {jax_version}")
+    return "\n".join(out)
+
+
+ECOSYSTEM = ("equinox", "diffrax", "optimistix", "lineax", "chex")
+
+
+def ecosystem_lines(env: Path, jax_version: str, results: list) -> str:
+    """The candidate's own ecosystem read against jax's API history: each use of a name removed
+    at the candidate's jax in the installed equinox/diffrax/optimistix/lineax/chex, beside what
+    our cases observed ("predicted and confirmed" when a failing case's error names it,
+    "predicted, not exercised" otherwise). ``env``: the candidate's environment folder."""
+    from jaxcompat.apihistory.scan import scan
+
+    roots = [p for name in ECOSYSTEM for p in sorted(env.glob(f"lib/python*/site-packages/{name}"))]
+    if not roots or not jax_version:
+        return ""
+    try:
+        timeline = Timeline.load()
+        report = scan([str(p) for p in roots], Target(timeline.release(jax_version)), timeline)
+    except (OSError, ValueError):
+        return ""
+    removed = report.errors
+    if not removed:
+        return f"  i jax's API history: the installed {', '.join(p.name for p in roots)} use no name removed at jax {jax_version}"
+    failed = [r for r in results if getattr(r, "status", "") in ("failed", "error")]
+    out = [f"  i jax's API history: names removed at jax {jax_version} that the installed ecosystem uses:"]
+    for f in removed:
+        short = f.path.split("site-packages/", 1)[-1]
+        leaf = f.name.rsplit(".", 1)[-1]
+        seen = [r.case for r in failed if re.search(rf"\b{re.escape(leaf)}\b", getattr(r, "message", ""))]
+        verdict = f"predicted and confirmed by {seen[0]}" if seen else "predicted, not exercised by our cases"
+        out.append(f"    - {short}:{f.line}: {f.message} — {verdict}")
+    return "\n".join(out)

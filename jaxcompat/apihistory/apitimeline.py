@@ -1,0 +1,606 @@
+"""jax's own API history, read from its released wheels: what each public name was, release by release.
+
+jax says what it deprecates and removes in its own source: a module keeps a ``_deprecations``
+table (``{name: (message, object or None)}``; ``None``: removed, the message names the
+replacement) served by ``__getattr__ = deprecation_getattr(__name__, _deprecations)``, and names
+and whole modules that disappear can be seen by comparing releases. This module reads every jax
+release from 0.4.13 on with ``ast`` (nothing is imported; the wheels are pure Python) and writes
+the timeline ``jaxcompat/data/jax_api_timeline.json``:
+
+- ``modules``: every public module (no ``_``-prefixed part) with its events, e.g.
+  ``[["0.4.13", "+"], ["0.9.0", "-"]]`` (``+`` present, ``-`` gone), and a module-level
+  deprecation message where the module warns on import;
+- ``names``: per module, every public name whose state ever changed: ``events`` (``+`` present,
+  ``D`` deprecated: reachable with a warning, ``R`` removed with a message in the table, ``-``
+  gone), the deprecation and removal messages, and the ``replacement`` parsed from them.
+
+A module's exports are what it defines or imports at top level (both branches of an ``if`` or
+``try``, not what only type checkers see, not ``if __name__ == "__main__":``), its ``__all__``, its
+``*`` imports from jax (resolved, honouring ``__all__``) and its ``_deprecations`` keys; a name
+imported from outside jax (``import numpy as np``, ``from functools import partial``) is the
+module's tool, not its API, unless re-exported (``X as X``) or listed in ``__all__``.
+
+A name that stays reachable is never called removed: a name that vanishes from a module whose
+exports cannot be read statically (an unresolvable ``*`` import, a hand-written ``__getattr__``)
+is left out, and a name that is also a submodule file stays present.
+
+Regenerate with ``nox -s timeline`` (``python -m jaxcompat.apihistory.apitimeline``): each release is read
+once and cached (``--cache DIR``), so a new jax release only adds its column.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import subprocess
+import sys
+import tarfile
+import time
+import zipfile
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+FORMAT = 6  # the per-release columns' format too: bump it when what is read changes
+FIRST = Version("0.4.13")
+DATA = Path(__file__).resolve().parents[1] / "data" / "jax_api_timeline.json"
+PRESENT, DEPRECATED, REMOVED, GONE = "+", "D", "R", "-"
+SKIP_PARTS = {"tests", "examples"}
+
+
+# ---------------------------------------------------------------- one release
+
+
+@dataclass
+class ModuleApi:
+    """What one module of one release exports, as far as its source shows."""
+
+    names: dict[str, str] = field(default_factory=dict)  # public name -> PRESENT | DEPRECATED | REMOVED
+    messages: dict[str, str] = field(default_factory=dict)  # name -> its _deprecations message
+    opaque: bool = False  # some exports cannot be read statically: vanished names are not "gone"
+    warns: str = ""  # the module warns (DeprecationWarning) on import: the message
+
+    def to_dict(self) -> dict:
+        return {"names": self.names, "messages": self.messages, "opaque": self.opaque, "warns": self.warns}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ModuleApi:
+        return cls(dict(d["names"]), dict(d["messages"]), bool(d["opaque"]), d.get("warns", ""))
+
+
+def read_sources(archive: Path) -> dict[str, str]:
+    """``{"jax/lib/xla_bridge.py": source}`` for every .py under jax/ in a wheel or an sdist."""
+    out: dict[str, str] = {}
+    if archive.name.endswith(".whl") or archive.suffix == ".zip":
+        with zipfile.ZipFile(archive) as z:
+            for name in z.namelist():
+                if name.startswith("jax/") and name.endswith(".py"):
+                    out[name] = z.read(name).decode("utf-8", "replace")
+    elif archive.name.endswith((".tar.gz", ".tgz")):
+        with tarfile.open(archive) as t:
+            for m in t.getmembers():
+                parts = m.name.split("/", 1)  # jax-0.4.13/jax/...
+                if m.isfile() and len(parts) == 2 and parts[1].startswith("jax/") and parts[1].endswith(".py"):
+                    f = t.extractfile(m)
+                    if f is not None:
+                        out[parts[1]] = f.read().decode("utf-8", "replace")
+    else:
+        raise ValueError(f"{archive}: not a wheel (.whl) or an sdist (.tar.gz)")
+    return out
+
+
+def module_name(path: str) -> str:
+    mod = path.removesuffix(".py").replace("/", ".")
+    return mod.removesuffix(".__init__")
+
+
+def is_public(mod: str) -> bool:
+    parts = mod.split(".")
+    return parts[0] == "jax" and not any(p.startswith("_") or p in SKIP_PARTS for p in parts)
+
+
+def read_release(archive: Path) -> dict[str, ModuleApi]:
+    """Every public module of one jax release and what it exports."""
+    sources = {module_name(p): s for p, s in read_sources(archive).items()}
+    reader = _Reader(sources)
+    return {mod: reader.api(mod) for mod in sorted(sources) if is_public(mod)}
+
+
+class _Reader:
+    def __init__(self, sources: dict[str, str]):
+        self.sources = sources
+        self.cache: dict[str, ModuleApi] = {}
+        self.all_names: dict[str, set[str]] = {}
+
+    def api(self, mod: str, depth: int = 0) -> ModuleApi:
+        if mod in self.cache:
+            return self.cache[mod]
+        out = ModuleApi()
+        self.cache[mod] = out  # a cycle of * imports ends here
+        try:
+            tree = ast.parse(self.sources[mod])
+        except SyntaxError:
+            out.opaque = True
+            return out
+        defined: dict[str, None] = {}
+        wrapped: set[str] = set()
+        getattrs = {"deprecation_getattr"}  # the local names of jax's deprecation_getattr
+        external: set[str] = set()  # bound by importing from outside jax, not re-exported (`X as X`)
+        table: dict[str, tuple[str, bool]] = {}
+        strings: dict[str, str] = {}
+        all_names: list[str] | None = None
+        is_pkg = any(k.startswith(mod + ".") for k in self.sources)
+
+        def visit(body: list[ast.stmt]) -> None:
+            nonlocal all_names
+            for st in body:
+                if isinstance(st, ast.If):
+                    if _is_main(st.test):
+                        continue  # runs only as a script
+                    if not _is_type_checking(st.test):  # only type checkers see that branch
+                        visit(st.body)
+                    visit(st.orelse)
+                elif isinstance(st, ast.Try) or type(st).__name__ == "TryStar":
+                    visit(st.body)
+                    for h in st.handlers:
+                        visit(h.body)
+                    visit(st.orelse)
+                    visit(st.finalbody)
+                elif isinstance(st, ast.With):
+                    visit(st.body)
+                elif isinstance(st, ast.Import):
+                    for a in st.names:
+                        local = a.asname or a.name.split(".")[0]
+                        if a.asname or a.name.split(".")[0] != mod.split(".")[0]:  # `import jax.x` inside jax
+                            defined[local] = None
+                        if not _is_jax(a.name) and a.asname != a.name:
+                            external.add(local)  # `import numpy as np`: a tool of the module, not its API
+                elif isinstance(st, ast.ImportFrom):
+                    for a in st.names:
+                        if a.name == "*":
+                            src = _absolute(mod, is_pkg, st.module, st.level)
+                            if src in self.sources and depth < 8:
+                                inner = self.api(src, depth + 1)
+                                out.opaque |= inner.opaque
+                                star = self.all_names.get(src)  # `*` honours __all__
+                                for n, s in inner.names.items():
+                                    if s == PRESENT and (star is None or n in star):
+                                        defined[n] = None
+                            else:
+                                out.opaque = True
+                        else:
+                            defined[a.asname or a.name] = None
+                            if a.name == "deprecation_getattr":
+                                getattrs.add(a.asname or a.name)
+                            if a.name.startswith("_deprecated_") and a.asname and not a.asname.startswith("_"):
+                                wrapped.add(a.asname)  # jax 0.4.13: a wrapper that warns when called
+                            if not st.level and not _is_jax(st.module or "") and a.asname != a.name:
+                                external.add(a.asname or a.name)  # `from functools import partial`
+                elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    if st.name == "__getattr__":
+                        out.opaque = True
+                    defined[st.name] = None
+                elif isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                    value = st.value
+                    for t in targets:
+                        for n in _target_names(t):
+                            defined[n] = None
+                            if n == "__all__" and value is not None:
+                                listed = _string_list(value)
+                                if listed is None:
+                                    out.opaque = True
+                                elif isinstance(st, ast.AugAssign):
+                                    all_names = (all_names or []) + listed
+                                else:
+                                    all_names = listed
+                            elif n == "_deprecations" and isinstance(value, ast.Dict):
+                                table.update(_table(value, strings))
+                            elif n == "__getattr__" and not _is_deprecation_getattr(value, getattrs):
+                                out.opaque = True
+                            elif value is not None:
+                                s = _string(value, strings)
+                                if s is not None:
+                                    strings[n] = s
+                elif isinstance(st, ast.Delete):
+                    for t in st.targets:
+                        for n in _target_names(t):
+                            defined.pop(n, None)
+                elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and not out.warns:
+                    out.warns = _warns(st.value, strings)
+
+        visit(tree.body)
+        if all_names is not None:
+            self.all_names[mod] = set(all_names)
+        listed = set(all_names or [])
+        for n in list(defined) + list(all_names or []):
+            if not n.startswith("_") and (n not in external or n in listed):
+                out.names[n] = PRESENT
+        for n in wrapped:
+            if n in out.names:
+                out.names[n] = DEPRECATED
+                out.messages[n] = ""
+        for n, (msg, gone) in table.items():
+            if n.startswith("_"):
+                continue
+            if n in defined and gone:
+                continue  # a real attribute wins over __getattr__: still reachable
+            out.names[n] = REMOVED if gone else DEPRECATED
+            out.messages[n] = msg
+        return out
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _is_jax(module: str) -> bool:
+    return module == "jax" or module.startswith("jax.")
+
+
+def _is_main(test: ast.expr) -> bool:
+    return isinstance(test, ast.Compare) and "__main__" in ast.unparse(test)
+
+
+def _is_deprecation_getattr(value: ast.expr | None, names: set[str]) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    f = value.func
+    return (isinstance(f, ast.Name) and f.id in names) or "deprecation_getattr" in ast.unparse(f)
+
+
+def _absolute(mod: str, is_pkg: bool, target: str | None, level: int) -> str:
+    if not level:
+        return target or ""
+    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
+    base = base[: len(base) - (level - 1)] if level > 1 else base
+    return ".".join(base + ([target] if target else []))
+
+
+def _target_names(t: ast.expr) -> list[str]:
+    if isinstance(t, ast.Name):
+        return [t.id]
+    if isinstance(t, (ast.Tuple, ast.List)):
+        return [n for e in t.elts for n in _target_names(e)]
+    if isinstance(t, ast.Starred):
+        return _target_names(t.value)
+    return []
+
+
+def _string(node: ast.expr, strings: dict[str, str]) -> str | None:
+    """A string expression's text: literals, f-strings (``{…}`` kept), ``+``, ``%``-less names."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            elif isinstance(v, ast.FormattedValue):
+                inner = _string(v.value, strings)
+                parts.append(inner if inner is not None else "{" + ast.unparse(v.value) + "}")
+        return "".join(parts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        a, b = _string(node.left, strings), _string(node.right, strings)
+        return a + b if a is not None and b is not None else None
+    if isinstance(node, ast.Name):
+        return strings.get(node.id)
+    return None
+
+
+def _string_list(node: ast.expr) -> list[str] | None:
+    if isinstance(node, (ast.List, ast.Tuple)) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return [e.value for e in node.elts]  # type: ignore[attr-defined]
+    return None
+
+
+def _table(node: ast.Dict, strings: dict[str, str]) -> dict[str, tuple[str, bool]]:
+    out = {}
+    for k, v in zip(node.keys, node.values, strict=True):
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str)) or not isinstance(v, ast.Tuple) or not v.elts:
+            continue
+        msg = _string(v.elts[0], strings) or ""
+        obj = v.elts[-1]
+        out[k.value] = (" ".join(msg.split()), isinstance(obj, ast.Constant) and obj.value is None)
+    return out
+
+
+def _warns(call: ast.Call, strings: dict[str, str]) -> str:
+    f = call.func
+    if not (isinstance(f, ast.Attribute) and f.attr == "warn") or not call.args:
+        return ""
+    cats = [ast.unparse(a) for a in call.args[1:2]] + [ast.unparse(k.value) for k in call.keywords if k.arg == "category"]
+    if not any("Deprecation" in c or "FutureWarning" in c for c in cats):
+        return ""
+    return " ".join((_string(call.args[0], strings) or "").split())
+
+
+# ---------------------------------------------------------------- the timeline
+
+
+_USE = re.compile(r"(?:\b[Uu]se|\breplaced by|\bmoved to|\bin favou?r of|\bReplace with)\s+`?(jax(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+
+
+@lru_cache(maxsize=None)
+def _ver(release: str) -> Version:
+    return Version(release)
+
+
+def replacement(message: str) -> str:
+    """The jax name a deprecation message tells you to use instead, or ""."""
+    m = _USE.search(message)
+    return m.group(1) if m else ""
+
+
+def build(columns: dict[str, dict[str, ModuleApi]]) -> dict:
+    """The timeline from per-release exports (``{version: {module: ModuleApi}}``)."""
+    releases = sorted(columns, key=Version)
+    all_mods = sorted({m for col in columns.values() for m in col})
+    modules: dict[str, dict] = {}
+    names: dict[str, dict] = {}
+    ever_gone = {m for m in all_mods if any(m not in columns[r] for r in releases)}
+    for mod in all_mods:
+        events = _compress([(r, PRESENT if mod in columns[r] else GONE) for r in releases])
+        rec: dict = {"events": events}
+        warns = [(r, columns[r][mod].warns) for r in releases if mod in columns[r] and columns[r][mod].warns]
+        if warns:
+            rec["deprecated"] = [warns[0][0], warns[-1][1]]
+        modules[mod] = rec
+        every = sorted({n for r in releases if mod in columns[r] for n in columns[r][mod].names})
+        for n in every:
+            seq = []
+            for r in releases:
+                api = columns[r].get(mod)
+                if api is None:
+                    continue  # the module's own events say it
+                state = api.names.get(n)
+                if state is None:
+                    if f"{mod}.{n}" in columns[r]:
+                        state = PRESENT  # a submodule: reachable by importing it
+                    elif api.opaque:
+                        state = None  # cannot tell: never call it gone
+                    else:
+                        state = GONE
+                if state is not None:
+                    seq.append((r, state))
+            if {s for _, s in seq} <= {PRESENT} and f"{mod}.{n}" not in ever_gone:
+                continue  # never changed (a module that goes keeps its record: is it still an attribute?)
+            rec = {"events": _compress(seq)}
+            dep = [(r, columns[r][mod].messages[n]) for r, s in seq if s == DEPRECATED]
+            rem = [(r, columns[r][mod].messages[n]) for r, s in seq if s == REMOVED]
+            if dep:
+                rec["deprecated_msg"] = dep[-1][1]
+            if rem:
+                rec["removed_msg"] = rem[-1][1]
+            repl = replacement(rec.get("removed_msg", "")) or replacement(rec.get("deprecated_msg", ""))
+            if repl:
+                rec["replacement"] = repl
+            names.setdefault(mod, {})[n] = rec
+    return {"format": FORMAT, "releases": releases, "modules": modules, "names": names}
+
+
+def _compress(seq: list[tuple[str, str]]) -> list[list[str]]:
+    out: list[list[str]] = []
+    for r, s in seq:
+        if not out or out[-1][1] != s:
+            out.append([r, s])
+    return out
+
+
+# ---------------------------------------------------------------- reading it back
+
+
+@dataclass(frozen=True)
+class State:
+    """A module or name at one release."""
+
+    state: str  # PRESENT | DEPRECATED | REMOVED | GONE | "" (not known: never changed, or never seen)
+    since: str = ""  # the release it entered this state
+    deprecated_in: str = ""
+    removed_in: str = ""  # the first release (after ``since``) where it is removed or gone, if any
+    message: str = ""
+    replacement: str = ""
+
+    @property
+    def broken(self) -> bool:
+        return self.state in (REMOVED, GONE)
+
+
+class Timeline:
+    def __init__(self, data: dict):
+        if data.get("format") != FORMAT:
+            raise ValueError(f"jax API timeline: format {data.get('format')!r}, expected {FORMAT} "
+                             "(fix: regenerate it with `nox -s timeline`)")
+        self.releases: list[str] = data["releases"]
+        self.modules: dict[str, dict] = data["modules"]
+        self.names: dict[str, dict[str, dict]] = data["names"]
+        self._v = [Version(r) for r in self.releases]
+
+    @classmethod
+    @lru_cache(maxsize=4)
+    def load(cls, path: Path = DATA) -> Timeline:
+        return cls(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    @property
+    def newest(self) -> str:
+        return self.releases[-1]
+
+    def release(self, spec: str) -> str:
+        """The release a ``--jax`` value names: ``0.10.0``, ``jax==0.10.0``, ``>=0.9,<0.10``, ``latest``."""
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+        s = spec.strip().removeprefix("jax").strip()
+        if s in ("", "latest"):
+            return self.newest
+        try:
+            Version(s)
+            s = "==" + s
+        except InvalidVersion:
+            pass
+        try:
+            spec_set = SpecifierSet(s)
+        except InvalidSpecifier:
+            raise ValueError(f"--jax {spec!r}: not a jax version or specifier (e.g. 0.10.0, '>=0.9')") from None
+        ok = [r for r in self.releases if Version(r) in spec_set]
+        if not ok:
+            if s.startswith("==") and Version(s[2:]) > self._v[-1]:
+                raise ValueError(f"--jax {spec}: newer than the timeline's newest release {self.newest} "
+                                 "(fix: regenerate it with `nox -s timeline`)")
+            raise ValueError(f"--jax {spec}: no jax release from {self.releases[0]} to {self.newest} matches")
+        return ok[-1]
+
+    def _at(self, events: list[list[str]], release: str) -> tuple[str, str]:
+        v = _ver(release)
+        cur = ("", "")
+        for r, s in events:
+            if _ver(r) <= v:
+                cur = (s, r)
+            else:
+                break
+        return cur
+
+    def module(self, mod: str, release: str) -> State:
+        rec = self.modules.get(mod)
+        if rec is None:
+            return State("")
+        state, since = self._at(rec["events"], release)
+        removed = self._first_after(rec["events"], release, (GONE,)) if state != GONE else since
+        parent, _, leaf = mod.rpartition(".")
+        via_parent = self.names.get(parent, {}).get(leaf, {})  # jax.lib's table may say why it went
+        msg = via_parent.get("removed_msg", "") if state == GONE else rec.get("deprecated", ["", ""])[1]
+        dep = rec.get("deprecated", [""])[0] or self._first(via_parent.get("events", []), DEPRECATED)
+        if state == PRESENT and rec.get("deprecated") and _ver(rec["deprecated"][0]) <= _ver(release):
+            state = DEPRECATED
+        return State(state, since, deprecated_in=dep, removed_in=removed, message=msg,
+                     replacement=replacement(msg) or via_parent.get("replacement", ""))
+
+    def name(self, mod: str, name: str, release: str) -> State:
+        rec = self.names.get(mod, {}).get(name)
+        if rec is None:
+            return State("")
+        state, since = self._at(rec["events"], release)
+        if not state:
+            return State("")
+        removed = (self._broken_since(rec["events"], release) if state in (REMOVED, GONE)
+                   else self._first_after(rec["events"], release, (REMOVED, GONE)))
+        msg = rec.get("removed_msg", "") if state in (REMOVED, GONE) else rec.get("deprecated_msg", "")
+        return State(state, since, deprecated_in=self._first(rec["events"], DEPRECATED), removed_in=removed,
+                     message=msg or rec.get("deprecated_msg", ""), replacement=rec.get("replacement", ""))
+
+    @staticmethod
+    def _broken_since(events: list[list[str]], release: str) -> str:
+        """The first release of the unbroken run of removed/gone states that ``release`` is in."""
+        v, start = _ver(release), ""
+        for r, s in events:
+            if _ver(r) > v:
+                break
+            start = (start or r) if s in (REMOVED, GONE) else ""
+        return start
+
+    @staticmethod
+    def _first(events: list[list[str]], state: str) -> str:
+        return next((r for r, s in events if s == state), "")
+
+    def _first_after(self, events: list[list[str]], release: str, states: tuple[str, ...]) -> str:
+        v = _ver(release)
+        return next((r for r, s in events if _ver(r) > v and s in states), "")
+
+    def is_module(self, dotted: str) -> bool:
+        return dotted in self.modules
+
+    def split(self, dotted: str) -> tuple[str, list[str]]:
+        """The longest known module prefix of a dotted name, and the rest."""
+        parts = dotted.split(".")
+        for i in range(len(parts), 0, -1):
+            mod = ".".join(parts[:i])
+            if mod in self.modules:
+                return mod, parts[i:]
+        return "", parts
+
+
+# ---------------------------------------------------------------- regenerating
+
+
+def pypi_releases(first: Version = FIRST) -> list[str]:
+    """Every final jax release from ``first`` on, as pip lists them."""
+    out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "jax"], capture_output=True,
+                         text=True, check=True).stdout
+    line = next((ln for ln in out.splitlines() if ln.startswith("Available versions:")), "")
+    vs = []
+    for v in line.split(":", 1)[-1].split(","):
+        try:
+            ver = Version(v.strip())
+        except InvalidVersion:
+            continue
+        if ver >= first and not ver.is_prerelease and not ver.is_devrelease:
+            vs.append(str(ver))
+    return sorted(vs, key=Version)
+
+
+def archive_for(version: str, wheels: Path) -> Path:
+    """The release's wheel (or, for a release without one, its sdist), downloaded once."""
+    def found() -> Path | None:
+        for pat in (f"jax-{version}-py3-none-any.whl", f"jax-{version}.tar.gz"):
+            hits = list(wheels.glob(pat))
+            if hits:
+                return hits[0]
+        return None
+
+    hit = found()
+    if hit is None:
+        wheels.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"jax=={version}",
+                        "-d", str(wheels)], check=True)
+        hit = found()
+        if hit is None:
+            raise RuntimeError(f"pip downloaded no jax {version} wheel or sdist into {wheels}")
+    return hit
+
+
+def column(version: str, cache: Path) -> dict[str, ModuleApi]:
+    """One release's exports, read once and kept as JSON beside the wheels."""
+    path = cache / "columns" / f"{version}-f{FORMAT}.json"
+    if path.is_file():
+        return {m: ModuleApi.from_dict(d) for m, d in json.loads(path.read_text(encoding="utf-8")).items()}
+    col = read_release(archive_for(version, cache / "wheels"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({m: a.to_dict() for m, a in col.items()}, sort_keys=True), encoding="utf-8")
+    return col
+
+
+def regenerate(cache: Path, out: Path = DATA, releases: list[str] | None = None, progress=print) -> dict:
+    from jaxcompat._util.atomic import write_text
+
+    t0 = time.perf_counter()
+    releases = releases or pypi_releases()
+    columns = {}
+    for r in releases:
+        columns[r] = column(r, cache)
+    data = build(columns)
+    text = json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
+    write_text(out, text)
+    n_names = sum(len(v) for v in data["names"].values())
+    progress(f"{out.name}: {len(releases)} releases ({releases[0]}–{releases[-1]}), {len(data['modules'])} modules, "
+             f"{n_names} changed names, {len(text) / 1024:.0f} KiB, in {time.perf_counter() - t0:.1f}s")
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m jaxcompat.apihistory.apitimeline", description=__doc__.split("\n")[0])
+    p.add_argument("--cache", default=str(Path.home() / ".cache" / "jax-compat" / "jax-api"),
+                   help="where wheels and per-release columns are kept (default: %(default)s)")
+    p.add_argument("--out", default=str(DATA), help="the timeline file (default: the package's)")
+    p.add_argument("--release", action="append", help="only these releases (default: every one from 0.4.13 on PyPI)")
+    args = p.parse_args(argv)
+    regenerate(Path(args.cache), Path(args.out), args.release)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,707 @@
+"""``jax-compat scan``: the user's code read against jax's own API history, ruff-style.
+
+Static (no jax installed, nothing imported): every ``.py`` file under the given paths is parsed,
+its jax imports resolved (``import jax.numpy as jnp``, ``from jax import lax``,
+``from jax.X import Y``, ``import jax.X``) and every attribute chain rooted at one of them
+(``jax.lib.xla_bridge.get_backend``, ``jnp.something``) looked up in the timeline
+(:mod:`jaxcompat.apihistory.apitimeline`) at the target release:
+
+- ``JXC001`` (error): removed at the target: gone from its module, ``None`` in its
+  ``_deprecations`` table, or its whole module gone;
+- ``JXC002`` (warning): deprecated at the target (reachable, with a warning), with the release
+  that removes it where the timeline or jax's message says.
+
+``--fix`` rewrites a finding whose replacement is a plain rename (the same object under a new
+name, e.g. ``jax.tree_map`` → ``jax.tree.map``) and exists at the target; ``--diff`` prints
+the rewrite instead. Exit status: 1 when something in use is removed at the target (after
+fixing), else 0; 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import os
+import re
+import textwrap
+from bisect import bisect_left, bisect_right
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from jaxcompat.apihistory.apitimeline import DEPRECATED, GONE, PRESENT, REMOVED, State, Timeline
+
+REMOVED_CODE, DEPRECATED_CODE = "JXC001", "JXC002"
+RULES = {
+    REMOVED_CODE: ("jax-api-removed", "A jax name in use is removed at the target jax release."),
+    DEPRECATED_CODE: ("jax-api-deprecated", "A jax name in use is deprecated at the target jax release."),
+}
+SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "__pycache__", "node_modules",
+             "site-packages", "build", "dist", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".jaxcompat"}
+_REMOVAL = re.compile(r"(?i)(?:will be removed|removed)\s+(?:in|with|from)\s+(?:JAX\s+)?v?(\d+\.\d+(?:\.\d+)*)")
+_MUST_IMPORT = re.compile(r"import (jax(?:\.\w+)+)` explicitly")
+
+
+class ScanError(ValueError):
+    """Bad input to scan (said in one line)."""
+
+
+@dataclass
+class Finding:
+    path: str
+    line: int  # 1-based
+    col: int  # 1-based, in characters
+    end_line: int
+    end_col: int
+    code: str
+    name: str  # the jax name (module.name) in use
+    message: str
+    replacement: str = ""
+    fixable: bool = False
+    _edit: tuple | None = field(default=None, repr=False, compare=False)  # (l0, c0, l1, c1, text), 0-based byte cols
+
+    @property
+    def level(self) -> str:
+        return "error" if self.code == REMOVED_CODE else "warning"
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("_edit")
+        d["level"] = self.level
+        return d
+
+    def text(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}" + (" [*]" if self.fixable else "")
+
+
+@dataclass(frozen=True)
+class Target:
+    release: str  # the jax release scanned against
+    before: str = ""  # --from: the release the user runs today
+
+
+# ---------------------------------------------------------------- resolving one dotted name
+
+
+@dataclass(frozen=True)
+class Hit:
+    name: str  # the dotted name that is removed/deprecated
+    state: State
+    is_module: bool
+
+
+def resolve(timeline: Timeline, dotted: str, release: str, modules: int = 0) -> Hit | None:
+    """The first part of ``dotted`` that is removed or deprecated at ``release``, walking from ``jax``.
+
+    The first ``modules`` parts must be modules (``import jax.X``, ``from jax.X import``); after
+    them a module that is gone may live on as an attribute (``jax.config``: the module went in
+    0.4.29, ``jax.config.update`` works on)."""
+    parts = dotted.split(".")
+    if parts[0] != "jax":
+        return None
+    mod = "jax"
+    warned: Hit | None = None  # a deprecated module on the way: a removed name inside it says more
+    for i, p in enumerate(parts[1:], start=2):
+        sub = f"{mod}.{p}"
+        if timeline.is_module(sub):
+            st = timeline.module(sub, release)
+            if st.state == GONE and i > modules:
+                attr = timeline.name(mod, p, release)
+                if attr.state == PRESENT:
+                    return warned  # an attribute of its parent now, not a module
+                if attr.state == DEPRECATED:
+                    return Hit(sub, attr, False)
+            if st.state in (GONE, REMOVED):
+                return Hit(sub, st, True)
+            if st.state == DEPRECATED:
+                warned = warned or Hit(sub, st, True)
+            mod = sub
+            continue
+        st = timeline.name(mod, p, release)
+        if st.state in (GONE, REMOVED, DEPRECATED):
+            return Hit(sub, st, False) if st.state != DEPRECATED or warned is None else warned
+        return warned  # an ordinary attribute from here on
+    return warned
+
+
+def message(hit: Hit, target: Target, timeline: Timeline) -> tuple[str, str]:
+    """(code, message) of a hit, with the real figures from the timeline."""
+    st = hit.state
+    kind = "module " if hit.is_module else ""
+    use = f": use {st.replacement}" if st.replacement else ""
+    if st.broken:
+        dep = f" (deprecated in {st.deprecated_in})" if st.deprecated_in and st.deprecated_in != st.removed_in else ""
+        how = "" if st.state == GONE else " (jax's table says: " + _clip(st.message) + ")" if not st.replacement and st.message else ""
+        text = f"{kind}{hit.name} was removed in jax {st.removed_in}{dep}{use}{how}"
+        if target.before:
+            before = _before(hit, target.before, timeline)
+            if before.broken:
+                text += f" (already removed in jax {target.before})"
+        return REMOVED_CODE, text
+    removal = st.removed_in
+    said = _REMOVAL.search(st.message)
+    when = (f"; removed in jax {removal}" if removal else
+            f"; jax says it will be removed in {said.group(1)}" if said else "; no removal scheduled yet")
+    return DEPRECATED_CODE, f"{kind}{hit.name} is deprecated since jax {st.deprecated_in or st.since}{when}{use}"
+
+
+def _before(hit: Hit, release: str, timeline: Timeline) -> State:
+    if hit.is_module:
+        return timeline.module(hit.name, release)
+    mod, _, leaf = hit.name.rpartition(".")
+    return timeline.name(mod, leaf, release)
+
+
+def _clip(s: str, n: int = 160) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def is_rename(old: str, new: str) -> bool:
+    """The replacement is the same object under a new name (e.g. jax.tree_map → jax.tree.map)."""
+    o, parts = old.rsplit(".", 1)[-1], new.split(".")
+    return o == parts[-1] or o.rstrip("_") == parts[-1] or (len(parts) > 1 and o == "_".join(parts[-2:]))
+
+
+# ---------------------------------------------------------------- one file
+
+
+class _File:
+    def __init__(self, path: str, source: str, timeline: Timeline, target: Target):
+        self.path, self.source, self.timeline, self.target = path, source, timeline, target
+        self.lines = source.splitlines(keepends=True)
+        self.findings: list[Finding] = []
+        self.aliases: dict[str, str] = {}  # local name -> the jax dotted name it is bound to
+        self.reported_aliases: set[str] = set()  # bound to something already reported at its import
+        self.imported: set[str] = set()  # modules imported by `import X` anywhere in the file
+        self.guards: list[tuple[int, int, str | None]] = []  # (first, last line, only this name or None)
+        self.guarded = 0  # hits left out there
+        self.quiet = False
+
+    def char_col(self, line: int, byte_col: int) -> int:
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+
+    def guard(self, node) -> None:
+        """Where the code itself guards against a name being absent: the body of a ``try`` that
+        catches AttributeError/ImportError (or everything); the tested name inside
+        ``if hasattr(X, "n")`` and everything in its ``else``; the branch of a version check
+        (``jax.__version_info__ >= (0, 5)``) that the target does not take, or the whole ``if``
+        when the check cannot be read."""
+        def add(span, name=None):
+            if span:
+                self.guards.append((span[0], span[1], name))
+
+        if isinstance(node, ast.BoolOp):  # hasattr(jax, "pxla") and jax.pxla.X
+            if isinstance(node.op, ast.And):
+                for v in node.values:
+                    name = self.hasattr_name(v)
+                    if name:
+                        add((node.lineno, node.end_lineno or node.lineno), name)
+            return
+        if isinstance(node, (ast.If, ast.IfExp)):
+            body = node.body if isinstance(node, ast.If) else [node.body]
+            orelse = node.orelse if isinstance(node, ast.If) else [node.orelse]
+            for n in ast.walk(node.test):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr" and len(n.args) == 2:
+                    tested = self.dotted(n.args[0])
+                    attr = n.args[1]
+                    if tested and isinstance(attr, ast.Constant) and isinstance(attr.value, str):
+                        add(_span(body), f"{tested}.{attr.value}")
+                    else:
+                        add(_span(body))
+                    add(_span(orelse))
+                    return
+                if (isinstance(n, ast.Attribute) and n.attr in _GUARD_NAMES) or (
+                        isinstance(n, ast.Name) and n.id in _GUARD_NAMES):
+                    taken = self.version_test(node.test)
+                    if taken is None:
+                        add((node.lineno, node.end_lineno or node.lineno))
+                    else:
+                        add(_span(orelse if taken else body))
+                    return
+            return
+        for h in node.handlers:
+            caught = [] if h.type is None else [h.type] if not isinstance(h.type, ast.Tuple) else h.type.elts
+            names = {c.id if isinstance(c, ast.Name) else getattr(c, "attr", "") for c in caught}
+            if h.type is None or names & _GUARD_ERRORS:
+                add(_span(node.body))
+                return
+
+    def hasattr_name(self, n) -> str:
+        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr" and len(n.args) == 2
+                and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)):
+            tested = self.dotted(n.args[0])
+            return f"{tested}.{n.args[1].value}" if tested else ""
+        return ""
+
+    def dotted(self, node) -> str:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and node.id in self.aliases:
+            return ".".join([self.aliases[node.id]] + parts[::-1])
+        return ""
+
+    def version_test(self, test) -> bool | None:
+        """``jax.__version_info__ >= (0, 5, 1)`` at the target, or None when it cannot be read."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return None
+        left, op, right = test.left, test.ops[0], test.comparators[0]
+        if isinstance(left, (ast.Tuple, ast.Constant)):
+            left, right = right, left
+            op = {ast.Gt: ast.Lt(), ast.Lt: ast.Gt(), ast.GtE: ast.LtE(), ast.LtE: ast.GtE()}.get(type(op), op)
+        if not (isinstance(left, ast.Attribute) and left.attr == "__version_info__" and self.dotted(left.value) == "jax"):
+            return None
+        try:
+            want = tuple(ast.literal_eval(right))
+        except (ValueError, TypeError, SyntaxError):
+            return None
+        have = _version_of(self.target.release)
+        ops = {ast.Gt: lambda: have > want, ast.GtE: lambda: have >= want, ast.Lt: lambda: have < want,
+               ast.LtE: lambda: have <= want, ast.Eq: lambda: have == want, ast.NotEq: lambda: have != want}
+        f = ops.get(type(op))
+        return f() if f else None
+
+    def is_guarded(self, line: int, name: str) -> bool:
+        return any(a <= line <= b and (only is None or name == only or name.startswith(only + "."))
+                   for a, b, only in self.guards)
+
+    def add(self, node, hit: Hit, edit: tuple | None = None) -> None:
+        if self.quiet:
+            return
+        if self.is_guarded(node.lineno, hit.name):
+            self.guarded += 1  # the code already handles the name's absence (try/except, hasattr, version check)
+            return
+        code, text = message(hit, self.target, self.timeline)
+        self.findings.append(Finding(
+            self.path, node.lineno, self.char_col(node.lineno, node.col_offset) + 1,
+            node.end_lineno or node.lineno, self.char_col(node.end_lineno or node.lineno, node.end_col_offset or 0) + 1,
+            code, hit.name, text, hit.state.replacement, fixable=edit is not None, _edit=edit))
+
+    def run(self, lines: list[int] | None = None) -> list[Finding]:
+        """``lines``: the only lines that can hold a finding (sorted); None: every line."""
+        tree = ast.parse(self.source, filename=self.path)
+        imports, attrs, branches = [], [], []
+        for node in (ast.walk(tree) if lines is None else _pruned(tree, lines)):
+            t = type(node)
+            if t is ast.Attribute:
+                attrs.append(node)
+            elif t is ast.Import or t is ast.ImportFrom:
+                imports.append(node)
+            elif t is ast.Try or t is ast.If or t is ast.IfExp or t is ast.BoolOp or t.__name__ == "TryStar":
+                branches.append(node)
+        imports.sort(key=lambda n: (n.lineno, n.col_offset))
+        for node in imports:
+            self.on_import(node, first=True)
+        for node in branches:
+            self.guard(node)
+        self.findings = []
+        for node in imports:
+            self.on_import(node)
+        if not self.aliases:
+            return self.findings
+        inner = {id(a.value) for a in attrs if type(a.value) is ast.Attribute}
+        for node in attrs:
+            if id(node) not in inner:
+                self.on_chain(node)
+        return self.findings
+
+    # imports: bind aliases, report what is broken where it is imported
+    def on_import(self, node, first: bool = False) -> None:
+        """Bind the aliases (``first``: only that, before the guards are known), report what is
+        broken where it is imported."""
+        self.quiet = first
+        release = self.target.release
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name != "jax" and not a.name.startswith("jax."):
+                    continue
+                self.imported.add(a.name)
+                local = a.asname or "jax"
+                bound = a.name if a.asname else "jax"
+                self.aliases[local] = bound
+                hit = resolve(self.timeline, a.name, release, modules=a.name.count(".") + 1)
+                if hit:
+                    self.add(a, hit)
+                    if a.asname:
+                        self.reported_aliases.add(local)
+            return
+        if node.level or not node.module or not (node.module == "jax" or node.module.startswith("jax.")):
+            return
+        mod_hit = resolve(self.timeline, node.module, release, modules=node.module.count(".") + 1)
+        if mod_hit:
+            self.add(node, mod_hit)
+        for a in node.names:
+            if a.name == "*":
+                continue
+            full = f"{node.module}.{a.name}"
+            local = a.asname or a.name
+            self.aliases[local] = full
+            if mod_hit:
+                self.reported_aliases.add(local)
+                continue
+            hit = resolve(self.timeline, full, release)
+            if hit:
+                self.add(a, hit, self.import_edit(node, a, hit))
+                self.reported_aliases.add(local)
+
+    def on_chain(self, node: ast.Attribute) -> None:
+        parts = []
+        cur = node
+        while type(cur) is ast.Attribute:
+            parts.append(cur.attr)
+            cur = cur.value
+        if type(cur) is not ast.Name or cur.id not in self.aliases:
+            return
+        root = self.aliases[cur.id]
+        dotted = ".".join([root] + parts[::-1])
+        hit = resolve(self.timeline, dotted, self.target.release)
+        if hit is None or (cur.id in self.reported_aliases and len(hit.name) <= len(root)):
+            return  # nothing, or what its import already reported
+        # the sub-chain that ends at the broken name: its span is what a rename rewrites
+        depth = len(hit.name.split(".")) - len(root.split("."))
+        sub = node
+        for _ in range(len(parts) - depth):
+            sub = sub.value
+        self.add(sub, hit, self.chain_edit(sub, cur.id, root, hit))
+
+    # --fix: plain renames only, and only to names present at the target
+    def usable(self, hit: Hit) -> str:
+        new = hit.state.replacement
+        if not new or not is_rename(hit.name, new) or resolve(self.timeline, new, self.target.release):
+            return ""
+        must = _MUST_IMPORT.search(hit.state.message)
+        if must and must.group(1) not in self.imported:
+            return ""  # jax says the new home must be imported explicitly: left to the user
+        new_mod, _ = self.timeline.split(new)
+        if not new_mod or self.timeline.module(new_mod, self.target.release).broken:
+            return ""
+        return new
+
+    def chain_edit(self, node, root_local: str, root: str, hit: Hit) -> tuple | None:
+        new = self.usable(hit)
+        if not new:
+            return None
+        if new.startswith(root + "."):
+            text = root_local + new[len(root):]
+        else:
+            jax_local = next((k for k, v in self.aliases.items() if v == "jax"), None)
+            if jax_local is None:
+                return None
+            text = jax_local + new[len("jax"):]
+        return (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, text)
+
+    def import_edit(self, node: ast.ImportFrom, a: ast.alias, hit: Hit) -> tuple | None:
+        new = self.usable(hit)
+        if not new or node.lineno != node.end_lineno:
+            return None
+        new_mod, rest = self.timeline.split(new)
+        if len(rest) != 1 or new_mod == "jax" and rest[0] in ("numpy",):
+            return None
+        local = a.asname or a.name
+        clause = rest[0] if local == rest[0] else f"{rest[0]} as {local}"
+        if len(node.names) == 1:
+            return (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, f"from {new_mod} import {clause}")
+        # several names on one line: this one moves to a line of its own below
+        line = self.lines[node.lineno - 1]
+        indent = line[: len(line) - len(line.lstrip())]
+        return ("split", node, a, f"\n{indent}from {new_mod} import {clause}")
+
+
+_GUARD_NAMES = {"__version__", "__version_info__"}
+_GUARD_ERRORS = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+
+def _pruned(tree: ast.Module, lines: list[int]):
+    """The nodes of ``tree`` whose lines include one of ``lines`` (and their ancestors, which
+    include them too): the statements around a candidate line, never the rest of the file."""
+    stack = list(tree.body)
+    n = len(lines)
+    while stack:
+        node = stack.pop()
+        lo = getattr(node, "lineno", None)
+        if getattr(node, "decorator_list", None):
+            lo = node.decorator_list[0].lineno  # a def's lineno is its `def` line, below them
+        if lo is not None:
+            i = bisect_left(lines, lo)
+            if i == n or lines[i] > (node.end_lineno or lo):
+                continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+_NEWLINE = re.compile("\n")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+jax\b|import[ \t][^#\n]*\bjax\b)", re.M)
+
+
+def candidate_lines(source: str, words: frozenset[str], timeline: Timeline, release: str,
+                    seen: dict[str, bool] | None = None) -> list[int] | None:
+    """The lines that can hold a finding, read from the text before any parsing; None when the
+    file cannot have one (most files: then it is not parsed at all).
+
+    Every finding names its broken part in the source: in a jax import, or in a dotted chain that
+    starts at a name a jax import binds. So: no identifier of the file among the last parts of
+    everything broken at the target (``words``): none. Else the jax imports are read (``ast`` on
+    each statement alone) and looked up, and so is every chain that starts at a name they bind.
+    When an import cannot be read on its own, every line counts."""
+    if words.isdisjoint(_IDENT.findall(source)):
+        return None
+    imports = [m.start() for m in _IMPORT_LINE.finditer(source)]
+    aliases, broken = _read_imports(source, imports, timeline, release)
+    starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
+    if aliases is None:
+        return list(range(1, len(starts) + 1))
+    seen = {} if seen is None else seen
+    keep = []
+    if aliases:
+        chains = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(aliases))) + r")(?:\s*\.\s*[A-Za-z_]\w*)+")
+        for m in chains.finditer(source):
+            parts = _DOT.split(m.group())
+            dotted = ".".join([aliases[parts[0]], *parts[1:]])
+            hit = seen.get(dotted)
+            if hit is None:
+                hit = seen[dotted] = resolve(timeline, dotted, release) is not None
+            if hit:
+                keep.append(m.start())
+    if not keep and not broken:
+        return None
+    return sorted({bisect_right(starts, i) for i in keep + imports})
+
+
+_DOT = re.compile(r"\s*\.\s*")
+
+
+def _read_imports(source: str, imports: list[int], timeline: Timeline, release: str):
+    """The names the jax imports bind ({local: dotted}), and whether one imports something broken;
+    (None, True) when an import cannot be read on its own."""
+    out: dict[str, str] = {}
+    broken = False
+    for start in imports:
+        try:
+            tree = ast.parse(textwrap.dedent(_statement(source, start)))
+        except SyntaxError:
+            return None, True
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name.split(".")[0] == "jax":
+                        out[a.asname or "jax"] = a.name if a.asname else "jax"
+                        broken = broken or bool(resolve(timeline, a.name, release, modules=a.name.count(".") + 1))
+            elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "jax":
+                broken = broken or bool(resolve(timeline, node.module, release, modules=node.module.count(".") + 1))
+                for a in node.names:
+                    out[a.asname or a.name] = f"{node.module}.{a.name}"
+                    broken = broken or (a.name != "*" and bool(resolve(timeline, f"{node.module}.{a.name}", release)))
+    return out, broken
+
+
+def _statement(source: str, start: int) -> str:
+    """The text of the import statement starting at ``start``: to the end of its line, through a
+    parenthesized list or backslash continuations."""
+    end = source.find("\n", start)
+    end = len(source) if end < 0 else end
+    text = source[start:end]
+    if "(" in text and ")" not in text:
+        close = source.find(")", end)
+        return source[start:len(source) if close < 0 else close + 1]
+    while text.rstrip().endswith("\\") and end < len(source):
+        nxt = source.find("\n", end + 1)
+        end = len(source) if nxt < 0 else nxt
+        text = source[start:end]
+    return text
+
+
+def _span(body: list) -> tuple[int, int] | None:
+    return (body[0].lineno, body[-1].end_lineno or body[-1].lineno) if body else None
+
+
+def _version_of(release: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", release)[:3])
+
+
+def _apply(source: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
+    """The source with every fixable finding's edit made (non-overlapping), and the fixed ones."""
+    lines = source.splitlines(keepends=True)
+    enc = [ln.encode("utf-8") for ln in lines]
+    offsets = [0]
+    for b in enc:
+        offsets.append(offsets[-1] + len(b))
+    data = b"".join(enc)
+    edits, done = [], []
+    split: dict[int, list] = {}
+    for f in findings:
+        if not f.fixable or f._edit is None:
+            continue
+        if f._edit[0] == "split":
+            _, node, a, text = f._edit
+            split.setdefault(id(node), [node, [], ""])
+            split[id(node)][1].append(a.name if not a.asname else a.asname)
+            split[id(node)][2] += text
+            done.append(f)
+            continue
+        l0, c0, l1, c1, text = f._edit
+        edits.append((offsets[l0 - 1] + c0, offsets[l1 - 1] + c1, text.encode("utf-8")))
+        done.append(f)
+    for node, moved, extra in split.values():
+        keep = [a for a in node.names if (a.asname or a.name) not in moved]
+        if keep:
+            names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in keep)
+            text = f"from {node.module} import {names}{extra}"
+        else:  # every name moves: the new imports stand where the old one stood
+            text = extra.lstrip("\n").lstrip()
+        edits.append((offsets[node.lineno - 1] + node.col_offset, offsets[node.end_lineno - 1] + node.end_col_offset,
+                      text.encode("utf-8")))
+    edits.sort(reverse=True)
+    last = len(data) + 1
+    for a, b, text in edits:
+        if b > last:
+            continue  # overlapping: left for the next run
+        data = data[:a] + text + data[b:]
+        last = a
+    return data.decode("utf-8"), done
+
+
+# ---------------------------------------------------------------- many files
+
+
+def broken_words(timeline: Timeline, release: str) -> frozenset[str]:
+    """The last part of every module and name that is removed or deprecated at ``release``."""
+    out = set()
+    for mod, names in timeline.names.items():
+        for name in names:
+            if timeline.name(mod, name, release).state in (REMOVED, GONE, DEPRECATED):
+                out.add(name)
+    for mod in timeline.modules:
+        if timeline.module(mod, release).state in (GONE, DEPRECATED):
+            out.add(mod.rsplit(".", 1)[-1])
+    return frozenset(out)
+
+
+def files(paths: list[str]) -> list[Path]:
+    out: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_file():
+            out.append(path)
+        elif path.is_dir():
+            for d, dirs, names in os.walk(path):
+                dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not x.endswith(".egg-info"))
+                out.extend(Path(d) / n for n in sorted(names) if n.endswith(".py"))
+        else:
+            raise ScanError(f"scan {p}: no such file or directory")
+    return out
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    files: int
+    parse_errors: list[str]
+    fixed: list[Finding] = field(default_factory=list)
+    diffs: list[str] = field(default_factory=list)
+    guarded: int = 0  # uses inside try/except AttributeError, `if hasattr(...)`, version checks: not reported
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.code == REMOVED_CODE]
+
+
+def scan(paths: list[str], target: Target, timeline: Timeline | None = None, fix: bool = False,
+         diff: bool = False, exhaustive: bool = False) -> Report:
+    """``exhaustive``: parse and walk every file that mentions jax (no reading ahead of the
+    parser: the same findings, slower; the tests hold the two to that)."""
+    timeline = timeline or Timeline.load()
+    found: list[Finding] = []
+    errors: list[str] = []
+    fixed: list[Finding] = []
+    diffs: list[str] = []
+    guarded = 0
+    words = broken_words(timeline, target.release)
+    seen: dict[str, bool] = {}
+    listed = files(paths)
+    for path in listed:
+        try:
+            source = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            errors.append(f"{path}: cannot read ({e})")
+            continue
+        if "jax" not in source:
+            continue
+        lines = None if exhaustive else candidate_lines(source, words, timeline, target.release, seen)
+        if lines is None and not exhaustive:
+            continue
+        try:
+            one = _File(str(path), source, timeline, target)
+            got = one.run(lines)
+            guarded += one.guarded
+        except SyntaxError as e:
+            errors.append(f"{path}:{e.lineno}: cannot parse ({e.msg})")
+            continue
+        if (fix or diff) and any(f.fixable for f in got):
+            new, done = _apply(source, got)
+            if diff:
+                diffs.append("".join(difflib.unified_diff(source.splitlines(keepends=True), new.splitlines(keepends=True),
+                                                          str(path), str(path))))
+            if fix:
+                path.write_text(new, encoding="utf-8")
+                fixed += done
+                got = [f for f in got if f not in done]
+        found += got
+    found.sort(key=lambda f: (f.path, f.line, f.col))
+    return Report(found, len(listed), errors, fixed, diffs, guarded)
+
+
+# ---------------------------------------------------------------- output
+
+
+def render(report: Report, fmt: str, target: Target, timeline: Timeline) -> str:
+    if fmt == "json":
+        return json.dumps({"jax": target.release, "from": target.before or None, "files": report.files,
+                           "findings": [f.to_dict() for f in report.findings],
+                           "fixed": [f.to_dict() for f in report.fixed], "guarded": report.guarded,
+                           "parse_errors": report.parse_errors},
+                          indent=2) + "\n"
+    if fmt == "sarif":
+        return json.dumps(sarif(report, target, timeline), indent=2) + "\n"
+    if fmt == "github":
+        out = [f"::{'error' if f.level == 'error' else 'warning'} file={f.path},line={f.line},col={f.col},"
+               f"endLine={f.end_line},endColumn={f.end_col},title={f.code}::{_gh(f.message)}" for f in report.findings]
+        return "".join(x + "\n" for x in out)
+    lines = [f.text() for f in report.findings] + [f"warning: {e}" for e in report.parse_errors]
+    n_err, n_warn = len(report.errors), len(report.findings) - len(report.errors)
+    summary = (f"jax {target.release}" + (f" (from {target.before})" if target.before else "")
+               + f": {report.files} files, {n_err} removed, {n_warn} deprecated in use")
+    if report.guarded:
+        summary += f" ({report.guarded} more inside try/except or hasattr/version checks, not reported)"
+    if report.fixed:
+        summary += f"; {len(report.fixed)} fixed"
+    fixable = sum(f.fixable for f in report.findings)
+    if fixable:
+        summary += f"; [*] {fixable} fixable with --fix"
+    return "".join(x + "\n" for x in lines + report.diffs + [summary])
+
+
+def _gh(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def sarif(report: Report, target: Target, timeline: Timeline) -> dict:
+    """SARIF 2.1.0, as GitHub code scanning reads it."""
+    rules = [{"id": code, "name": name, "shortDescription": {"text": text},
+              "defaultConfiguration": {"level": "error" if code == REMOVED_CODE else "warning"}}
+             for code, (name, text) in RULES.items()]
+    results = []
+    for f in report.findings:
+        results.append({
+            "ruleId": f.code, "level": f.level, "message": {"text": f.message},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": Path(f.path).as_posix()},
+                "region": {"startLine": f.line, "startColumn": f.col, "endLine": f.end_line, "endColumn": f.end_col}}}],
+            "properties": {"jaxName": f.name, "replacement": f.replacement, "jax": target.release},
+        })
+    return {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
+            "runs": [{"tool": {"driver": {"name": "jax-compat scan", "informationUri": "https://github.com/jax-ml/jax",
+                                          "rules": rules, "properties": {"timeline": f"jax {timeline.releases[0]}–{timeline.newest}"}}},
+                      "results": results}]}

@@ -1,0 +1,181 @@
+"""``jax-compat bisect``: bound a failure, known or not, and draft the rule for what no rule knows.
+
+Three ways in:
+- ``bisect RULE_OR_CASE --package P PINS``: one package's range for a documented failure (as before);
+- ``bisect RULE_OR_CASE PINS`` (no ``--package``): its region along jax, equinox and the raising
+  frame's package, from the combination the pins name;
+- ``bisect --from REPORT`` (a ``check.json``, a cell of a matrix or survey run): every signature no
+  rule explains there, each bounded as a region (``--signature KEY`` picks one), then drafted
+  into ``reports/draft-rules.toml`` and verified against the observations;
+- ``bisect CASE --signature KEY PINS``: one signature, on the cases named, from the pins' combination.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from jaxcompat._util.atomic import write_text
+from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
+from jaxcompat.commands import options
+from jaxcompat.env.candidate import CandidateError, parse_requirement
+from jaxcompat.env.resolution import AUTO
+from jaxcompat.knowledge import drafts, signature
+from jaxcompat.knowledge.config import Matrix
+from jaxcompat.knowledge.outcomes import CellResult, reclassify
+from jaxcompat.operations import region
+from jaxcompat.operations.bisect import BisectError, Target, bisect, observed_cell, observer, render, rule_target
+
+NAME = "bisect"
+
+
+def add_parser(sub) -> None:
+    b = sub.add_parser("bisect", parents=[options.common()],
+                       help="where a failure starts and stops: along one package, or its region; unknown ones too")
+    b.add_argument("target", nargs="?", help="a failure id or a case (path or node id)")
+    b.add_argument("--package", help="bisect along this distribution only (default: the region along jax, "
+                                     "equinox and the package that raised)")
+    b.add_argument("--axis", action="append", default=[], help="with no --package: the packages to bound (repeatable)")
+    b.add_argument("--from", dest="from_report", metavar="REPORT",
+                   help="a check.json or cell report: bound every failure no rule explains there and draft its rule")
+    b.add_argument("--signature", metavar="KEY",
+                   help="an error signature instead of a rule: 'Type: message [@ path.py:function]'")
+    b.add_argument("--good", help="oldest release to consider (its outcome is 'good')")
+    b.add_argument("--bad", help="newest release to consider")
+    b.add_argument("--python", help="Python version (default: per step, the lowest that every pin supports)")
+    b.add_argument("pins", nargs="*", help="other pins, e.g. jax==0.4.33")
+    b.set_defaults(func=run)
+
+
+def run(args) -> int:
+    return bisect_with(args, options.load_matrix(args))
+
+
+def bisect_with(args, matrix: Matrix) -> int:
+    try:
+        for p in args.pins:
+            parse_requirement(p)
+        if args.from_report:
+            return _from_report(args, matrix)
+        if not args.target:
+            raise BisectError("name a rule id or a case, or --from REPORT")
+        if args.package:
+            return _one_axis(args, matrix)
+        return _region(args, matrix)
+    except (BisectError, CandidateError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+
+
+def _one_axis(args, matrix: Matrix) -> int:
+    target = rule_target(args.target, matrix) if not args.signature else _signature_target(args)
+    result = bisect(matrix, target, args.package, good=args.good, bad=args.bad, pins=args.pins,
+                    python=args.python or AUTO, state_dir=Path(args.state), use_cache=not args.no_cache)
+    print(render(result))
+    name = f"bisect-{result.package}-{_slug(args.target)}"
+    path = Path(args.reports) / f"{name}.json"
+    write_text(path, json.dumps(result.to_dict(), indent=2) + "\n")
+    print(f"report: {path}")
+    return EXIT_OK if result.first_bad else EXIT_FAILING
+
+
+def _signature_target(args) -> Target:
+    sig = signature.parse(args.signature)
+    sig = signature.Signature(sig.error, signature.normalise(sig.message), sig.frame)
+    return Target.of_signature(sig, [args.target], _pinned(args.pins))
+
+
+def _pinned(pins: list[str]) -> dict[str, str]:
+    out = {}
+    for p in pins:
+        req = parse_requirement(p)
+        exact = [s.version for s in req.specifier if s.operator == "=="]
+        if exact:
+            out[req.name.lower()] = exact[0]
+    return out
+
+
+def _region(args, matrix: Matrix) -> int:
+    """A rule's (or a signature's) region from the combination the pins name."""
+    seen = _pinned(args.pins)
+    target = _signature_target(args) if args.signature else rule_target(args.target, matrix)
+    axes = region.axes_for(target, seen, args.axis or None)
+    if len(axes) < 1:
+        raise BisectError("pin the combination where it shows, e.g. jax==0.4.33 equinox==0.11.6")
+    reg = _bound(args, matrix, target, seen, axes)
+    if target.signature is None:
+        return EXIT_OK if reg.bounds and reg.bounds[0].first_bad else EXIT_FAILING
+    group = drafts.Group(target.signature, "case", set(target.cases), [seen])
+    return _draft_and_verify(args, matrix, [(group, reg)], [])
+
+
+def _bound(args, matrix: Matrix, target: Target, seen: dict[str, str], axes: list[str]) -> region.Region:
+    observe = observer(matrix, python=args.python or AUTO, state_dir=Path(args.state), use_cache=not args.no_cache)
+    reg = region.bound(matrix, target, seen, axes=axes, python=args.python or AUTO, state_dir=Path(args.state),
+                       observe=observe)
+    print(region.render(reg))
+    name = drafts.Group(target.signature, "case").id if target.signature else target.id
+    path = Path(args.reports) / "bisect" / f"region-{_slug(name)}.json"
+    write_text(path, json.dumps(reg.to_dict(), indent=1) + "\n")
+    print(f"report: {path}")
+    return reg
+
+
+def _from_report(args, matrix: Matrix) -> int:
+    """Every unexplained signature of a stored result, bounded and drafted."""
+    cell = _load_cell(Path(args.from_report))
+    judged = reclassify(cell, matrix.failures)
+    groups = drafts.unexplained([judged])
+    if args.signature:
+        want = signature.parse(args.signature)
+        groups = {s: g for s, g in groups.items() if s.key == want.key or s == want}
+    groups = {s: g for s, g in groups.items() if g.stage == "case"}
+    if not groups:
+        print(f"nothing to bound: every failure in {args.from_report} is explained by a rule")
+        return EXIT_OK
+    print(f"{len(groups)} signature(s) no rule explains in {args.from_report}:")
+    for s, g in groups.items():
+        print(f"  {s.key}  ({len(g.cases)} case(s))")
+    pairs = []
+    for s, g in groups.items():
+        target = Target.of_signature(s, sorted(g.cases), {a: cell.versions[a] for a in region.AXES if a in cell.versions})
+        axes = region.axes_for(target, cell.versions, args.axis or None)
+        pairs.append((g, _bound(args, matrix, target, cell.versions, axes)))
+    return _draft_and_verify(args, matrix, pairs, [cell])
+
+
+def _draft_and_verify(args, matrix: Matrix, pairs, cells: list[CellResult]) -> int:
+    path = Path(args.reports) / drafts.FILE
+    made = [drafts.draft(g, [reg.clause] if reg.clause else drafts.box(g, []),
+                         f"bisect ({reg.shape}, {reg.environments} environments)") for g, reg in pairs]
+    drafts.write(path, made, matrix)
+    observed = cells + [observed_cell(o) for _, reg in pairs for o in reg.observations]
+    report = drafts.verify(observed, matrix, path)
+    print(f"\ndrafted {len(made)} rule(s): {path} (use now with --rules {path})")
+    print(f"verified on {len(observed)} observation(s): {report['turned_reproduced']} unexplained result(s) "
+          f"become reproduced; other changes: {len(report['other_changes'])}")
+    for line in report["other_changes"][:10]:
+        print(f"  ! {line}")
+    if report["relabelled"]:
+        print(f"  {len(report['relabelled'])} failing result(s) where the region could not say (another error) "
+              "are now `mismatch` instead of `regression`: the draft's range covers them; narrow it if that is wrong")
+    return EXIT_OK if not report["other_changes"] else EXIT_FAILING
+
+
+def _load_cell(path: Path) -> CellResult:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise BisectError(f"{path}: cannot read a result ({e}); give a check.json or a cell report") from None
+    if isinstance(data, dict) and "payload" in data:
+        raise BisectError(f"{path} is a result-cache entry; give a check.json or reports/cells/<id>.json")
+    if not isinstance(data, dict) or "results" not in data:
+        raise BisectError(f"{path} is not a cell report (no `results`): give a check.json or reports/cells/<id>.json")
+    return CellResult.from_dict(data)
+
+
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9.]+", "_", text)[:80].strip("_")

@@ -1,0 +1,191 @@
+"""``jax-compat check``: upgrade check of one candidate combination"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from jaxcompat._util.atomic import write_text
+from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
+from jaxcompat._util.lock import run_lock
+from jaxcompat.commands import options
+from jaxcompat.env.resolution import AUTO
+from jaxcompat.model.index import SourceError
+from jaxcompat.report import reports
+from jaxcompat.run.cell import run_cell
+
+NAME = "check"
+
+
+def add_parser(sub) -> None:
+    k = sub.add_parser("check", parents=[options.common(), options.indexes()], help="upgrade check of one candidate combination")
+    k.add_argument("requirements", nargs="*", help="PEP 508 requirements")
+    k.add_argument("-r", "--requirement", dest="requirement_files", action="append", default=[],
+                   metavar="FILE", help="read requirements from FILE (repeatable)")
+    k.add_argument("--python", help="Python version for the candidate (default: the lowest of 3.10-3.13 that every pin supports)")
+    k.add_argument("--env", metavar="PATH",
+                   help="check an environment that already exists instead: its python (…/bin/python) or its "
+                        "folder; nothing is resolved or installed into it")
+    k.add_argument("--repeat", type=int, default=1)
+    k.add_argument("--tests", metavar="PATH",
+                   help="your project (installed editable; its own pytest configuration) or a folder of tests")
+    k.add_argument("--extra", action="append", default=[], metavar="NAME",
+                   help="with --tests: install your project with this extra (repeatable; default: test/tests/testing, else dev)")
+    k.add_argument("--group", action="append", default=[], metavar="NAME",
+                   help="with --tests: install this PEP 735 dependency group (repeatable; default: test/tests/testing, else dev)")
+    k.add_argument("--with", dest="with_", action="append", default=[], metavar="REQ",
+                   help="with --tests: also install this requirement for your tests (repeatable)")
+    k.add_argument("--baseline", action="append", default=[], metavar="REQ",
+                   help="with --tests: the combination you run today (repeatable); each test is then "
+                        "pass / broken / fixed / fails-both / flaky")
+    k.add_argument("--baseline-file", dest="baseline_files", action="append", default=[], metavar="FILE",
+                   help="the baseline's requirements from FILE")
+    k.add_argument("--no-verify-escapes", action="store_true",
+                   help="do not run the nearest pins that avoid the known failures found")
+    k.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from jaxcompat.env.candidate import CandidateError, candidate_cell, read_requirements, verdict
+    from jaxcompat.knowledge import drafts
+    from jaxcompat.operations import usertests
+
+    matrix = options.load_matrix(args)
+    if args.env is not None:
+        return _check_existing(args, matrix)
+    target = baseline = None
+    try:
+        index = options.index_options(args)
+        reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
+        cell = candidate_cell(reqs, python=args.python or AUTO, index=index)
+        base_reqs = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)])
+        if base_reqs and not args.tests:
+            raise CandidateError("--baseline compares your own tests: give --tests PATH too")
+        if (args.extra or args.group or args.with_) and not args.tests:
+            raise CandidateError("--extra, --group and --with choose your tests' dependencies: give --tests PATH too")
+        if args.tests:
+            target = usertests.locate(args.tests, args.extra, args.group, args.with_)
+            cell = target.cell(cell)
+            if base_reqs:
+                baseline = target.cell(candidate_cell(base_reqs, python=args.python or AUTO, index=index))
+                cell, baseline, shared = usertests.same_python(cell, baseline, target, Path(args.state) / "cache")
+                if shared:
+                    print(shared, flush=True)
+    except (CandidateError, usertests.TestsError, SourceError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    reports_dir = Path(args.reports)
+    where = "the lowest Python that every pin supports" if cell.python == AUTO else f"Python {cell.python}"
+    rules = f"; rules from {matrix.path.name} and {', '.join(str(r) for r in matrix.rules)}" if matrix.rules else ""
+    origin = index.describe()  # credentials redacted
+    print(f"checking {' '.join(reqs)} on {where} ({cell.id}{rules}{origin})", flush=True)
+    if target is not None and target.deps_line(cell):
+        print(target.deps_line(cell), flush=True)
+    with run_lock(reports_dir):
+        result = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, repeat=args.repeat,
+                          use_cache=not args.no_cache)
+        write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
+        if target is not None:
+            return _check_user_tests(result, cell, baseline, target, matrix, reports_dir, args)
+    text, safe = verdict(result, matrix)
+    from jaxcompat.apihistory.apiexplain import ecosystem_lines
+    text += "\n" * bool(eco := ecosystem_lines(Path(args.state) / "envs" / cell.id, result.versions.get("jax", ""),
+                                                   result.results)) + eco
+    print(text)
+    if reports.reuse_line([result]):
+        print(reports.reuse_line([result]))
+    if drafted := drafts.after_run([result], matrix, reports_dir, f"check {' '.join(reqs)}",
+                                   str(reports_dir / "check.json")):
+        print(drafted)
+    if not safe and result.status == "ok" and not args.no_verify_escapes:
+        _verify_escapes(result, matrix, reqs, args)
+    print(f"\nreport: {reports_dir / 'check.json'}")
+    return EXIT_OK if safe else EXIT_FAILING
+
+
+def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path, args) -> int:
+    """check --tests: the user's tests after (and before), explained; exit 1 exactly when one is
+    broken by the upgrade (with --baseline) or fails (without)."""
+    from jaxcompat.env.candidate import verdict
+    from jaxcompat.operations import usertests
+
+    cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state))
+    ours, _ = verdict(result, matrix)
+    mine = usertests.verdict(cmp, target)
+    extra = usertests.not_exercised(result, cmp.tests)
+    from jaxcompat.apihistory.apiexplain import verdict_lines
+    mine += "\n" * bool(api := verdict_lines(cmp.tests, target.root, cmp.candidate_versions.get("jax", ""))) + api
+    if extra:
+        mine += ("\n  i known failures this candidate hits that your tests did not run into (see below): "
+                 + ", ".join(extra))
+    data = {**result.to_dict(), "user_tests": cmp.to_dict(), "user_tests_target": target.root.name,
+            "user_tests_run": {**cmp.summary(), "cells": {"candidate": cell.id, **({"baseline": baseline.id} if baseline else {})},
+                               "test_dependencies": list(target.deps.sources),
+                               "test_dependencies_left_out": list(target.deps.for_candidate(target.pinned(cell))[1])},
+            "user_tests_versions": {"candidate": cmp.candidate_versions, "baseline": cmp.baseline_versions}}
+    write_text(reports_dir / "check.json", json.dumps(data, indent=2) + "\n")
+    write_text(reports_dir / "check-tests.xml", usertests.junit(cmp.tests, f"{target.root.name} on {result.id}"))
+    text = f"{mine}\n\nOur cases in the candidate:\n{ours}"
+    write_text(reports_dir / "check.md", usertests.markdown(cmp.tests, text, cmp.with_baseline))
+    from jaxcompat.report.html import esc
+    write_text(reports_dir / "check.html", usertests.HTML_PAGE.format(
+        title=esc(result.id), verdict=esc(text), section=usertests.html_section(cmp.tests, cmp.with_baseline)))
+    print(text)
+    print(f"\nreports: {reports_dir / 'check.json'} (user_tests), check-tests.xml, check.md, check.html")
+    if cmp.unjudged:
+        return EXIT_CONFIG
+    return EXIT_FAILING if cmp.failed else EXIT_OK
+
+
+def _check_existing(args, matrix) -> int:
+    """``check --env PATH``: the verdict for an environment that already exists (nothing installed)."""
+    from jaxcompat.env.candidate import verdict
+    from jaxcompat.run.existing import BadEnvironment, check_existing, environment_lines
+
+    given = [x for x in ("requirements", "requirement_files", "tests", "baseline", "extra", "group", "with_") if getattr(args, x)]
+    if given or args.python:
+        print("error: --env checks what is installed in that environment; leave out the requirements, "
+              "-r, --python, --tests and --baseline (or drop --env to build a new environment for them)",
+              file=sys.stderr)
+        return EXIT_CONFIG
+    reports_dir = Path(args.reports)
+    # <env>, as in the report: no folder of the machine on the terminal either
+    print("checking the existing environment <env> given by --env (nothing is installed into it)", flush=True)
+    with run_lock(reports_dir):
+        try:
+            result = check_existing(args.env, matrix, state_dir=Path(args.state), repeat=args.repeat)
+        except BadEnvironment as e:
+            write_text(reports_dir / "check.json", reports.cell_json(e.result) + "\n")
+            print(f"error: {e.message}", file=sys.stderr)
+            return EXIT_CONFIG
+        write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
+    text, safe = verdict(result, matrix)
+    print("\n".join(environment_lines(result) + [text]))
+    print(f"\nreport: {reports_dir / 'check.json'}")
+    return EXIT_OK if safe else EXIT_FAILING
+
+
+def _verify_escapes(result, matrix, reqs: list[str], args, limit: int = 3) -> None:
+    """The nearest pins that avoid the known failures the resolver led to, each verified by a run."""
+    from jaxcompat.env.candidate import candidate_cell, escape_pins, parse_requirement, verdict
+
+    extra = escape_pins(result, matrix, reqs, Path(args.state) / "cache")[:limit]
+    if not extra:
+        return
+    print("\nresolver trap: these known failures come from versions you did not pin; the nearest pins "
+          "that avoid them, each verified by running it:")
+    safe_pins = []
+    for pin in extra:
+        name = pin.split("==")[0]
+        trial = [r for r in reqs if parse_requirement(r).name.lower() not in (name, "jaxlib" if name == "jax" else name)]
+        trial.append(pin)
+        cell = candidate_cell(trial, python=args.python or AUTO, index=options.index_options(args))
+        res = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, use_cache=not args.no_cache)
+        text, ok = verdict(res, matrix)
+        summary = "safe" if ok else text.splitlines()[1].strip() if len(text.splitlines()) > 1 else "not safe"
+        print(f"  + {pin}: {summary}  [{', '.join(f'{d} {v}' for d, v in res.versions.items() if d in ('jax', 'jaxlib', 'equinox', 'diffrax', 'optimistix', 'lineax'))}]")
+        if ok:
+            safe_pins.append(pin)
+    print("  verified safe: add " + " or ".join(safe_pins) if safe_pins else
+          "  none of the nearest pins is safe on its own: see each one's verdict above")

@@ -1,0 +1,49 @@
+"""``jax-compat latest``: the newest releases, compared with the baseline"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
+from jaxcompat._util.lock import run_lock
+from jaxcompat.commands import options
+from jaxcompat.model.index import SourceError
+from jaxcompat.report import reports
+
+NAME = "latest"
+
+
+def add_parser(sub) -> None:
+    lt = sub.add_parser("latest", parents=[options.common(), options.indexes()], help="the newest releases, compared with the baseline")
+    lt.add_argument("--baseline", help="baseline file (default: reports/baseline.json)")
+    lt.add_argument("--update-baseline", action="store_true", help="store tonight's result as the baseline")
+    lt.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from jaxcompat.operations.latest import load_baseline, report_latest, run_latest, update_baseline
+
+    matrix = options.load_matrix(args)
+    reports_dir = Path(args.reports)
+    baseline_path = Path(args.baseline) if args.baseline else reports_dir / "baseline.json"
+    try:
+        index = options.index_options(args)
+        baseline = load_baseline(baseline_path)  # a damaged baseline is said now, before the run
+    except (SourceError, reports.ReportError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    with run_lock(reports_dir):
+        result = run_latest(matrix, state_dir=Path(args.state), reports_dir=reports_dir, use_cache=not args.no_cache,
+                            index=index)
+        text, regressed = report_latest(result, baseline, reports_dir)
+        if args.update_baseline:
+            update_baseline(baseline_path, [result.to_dict()])
+    print(reports.terminal_grid([result]))
+    print()
+    print(text)
+    print(f"\nreports: {reports_dir / 'latest.md'}, {reports_dir / 'latest.json'}"
+          + (f", {reports_dir / 'latest-issue.md'} (issue body)" if regressed else ""))
+    if args.update_baseline:
+        print(f"baseline updated: {baseline_path}")
+    return EXIT_FAILING if regressed else EXIT_OK

@@ -1,0 +1,76 @@
+"""``jax-compat report``: rebuild matrix.json/md from reports/cells/"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
+from jaxcompat._util.lock import run_lock
+from jaxcompat.commands import options
+from jaxcompat.report import reports
+from jaxcompat.run.matrix import write_consolidated
+
+NAME = "report"
+
+
+def add_parser(sub) -> None:
+    r = sub.add_parser("report", parents=[options.common()], help="rebuild matrix.json/md from reports/cells/")
+    r.add_argument("--compare", metavar="OLD.json", help="print what changed from OLD.json to this run")
+    r.add_argument("--against", metavar="NEW.json", help="with --compare: the newer run (default: matrix.json)")
+    r.add_argument("--update-baseline", action="store_true",
+                   help="copy this run's cells into reports/baseline.json (explicit only)")
+    r.add_argument("--check", action="store_true", help="exit 1 when a cell of the report is failing")
+    r.set_defaults(func=run)
+
+
+def run(args) -> int:
+    """Rebuild matrix.json/md from the per-cell reports on disk; compare; refresh the baseline."""
+    from dataclasses import replace
+
+    from jaxcompat.report.compare import compare, render
+
+    matrix = options.load_matrix(args)
+    reports_dir = Path(args.reports)
+    if args.compare:
+        old_path = Path(args.compare)
+        new_path = Path(args.against) if args.against else reports_dir / "matrix.json"
+        try:
+            old, new = reports.read_cells(old_path), reports.read_cells(new_path)
+        except reports.ReportError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return EXIT_CONFIG
+        if not old or not new:
+            empty = old_path if not old else new_path
+            print(f"error: {empty}: holds no cell, so there is nothing to compare; give a report of a run "
+                  "that finished", file=sys.stderr)
+            return EXIT_CONFIG
+        for single, other, other_path in ((old, new, new_path), (new, old, old_path)):
+            if len(single) == 1 and len(other) > 1 and single[0].id not in {c.id for c in other}:
+                print(f"error: {old_path if single is old else new_path} holds one cell ({single[0].id}) and "
+                      f"{other_path} has no cell of that id, so nothing would be compared; compare two "
+                      "single-cell reports (check.json of the baseline and of the candidate: --compare "
+                      "OLD --against NEW) or two runs of the matrix", file=sys.stderr)
+                return EXIT_CONFIG
+        if len(old) == 1 and len(new) == 1 and old[0].id != new[0].id:
+            # two single-cell reports (check.json of two candidates): their one cell each is compared
+            old = [replace(old[0], id=f"{old[0].id} -> {new[0].id}")]
+            new = [replace(new[0], id=old[0].id)]
+        diff = compare(old, new)
+        print(render(diff, str(old_path), str(new_path)))
+        return EXIT_FAILING if diff.regressed else EXIT_OK
+    cells = {c.id: c for c in options.previous_cells(reports_dir)}
+    ordered = [cells[c.id] for c in matrix.cells if c.id in cells]
+    with run_lock(reports_dir):
+        write_consolidated(matrix, ordered, reports_dir)
+        if args.update_baseline:
+            from jaxcompat.operations.latest import update_baseline
+
+            update_baseline(reports_dir / "baseline.json", [c.to_dict() for c in ordered])
+            print(f"baseline updated: {reports_dir / 'baseline.json'} ({len(ordered)} cells)")
+    print(reports.terminal_overview(ordered, str(reports_dir / "matrix.md")))
+    if reports.reuse_line(ordered):
+        print("\n" + reports.reuse_line(ordered))
+    if args.check and any(c.failing for c in ordered):
+        return EXIT_FAILING
+    return EXIT_OK

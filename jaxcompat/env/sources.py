@@ -1,0 +1,427 @@
+"""Candidates that are not releases: direct references (a wheel, a project folder, a git URL)
+and other package indexes (nightly wheels, release candidates: ``--index-url``,
+``--extra-index-url``, ``--find-links``, ``--pre``).
+
+Everything here is parsed at the boundary into typed records. A direct reference is a pin
+whose value is ``"@ URL"`` (``equinox @ file:///…/equinox-0.14.0.dev0-py3-none-any.whl``);
+index options travel with the cell (:class:`IndexOptions`). Both are part of the
+environment's identity: the lock key, the lock text (so the install and the result cache key
+change with them) and the content of local files (a wheel rebuilt under the same name is a
+new environment).
+
+Dates: a release from PyPI is dated by its upload (``releases``). What PyPI does not date is
+dated here: a local wheel or sdist by its file's modification day, a project folder, a git
+URL or a remote archive by today (their code is what it is now), a pinned version that only
+another index has by its file in a ``--find-links`` folder, else today. The cell resolves as
+of the day after the newest of all of them.
+
+What was installed is read back from the environment: each distribution's ``direct_url.json``
+(PEP 610: ``url``, ``vcs_info.commit_id``, ``dir_info.editable``, ``archive_info.hashes``) or,
+for a release, the index uv's lock says it came from.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+
+from jaxcompat.model.index import (  # noqa: F401 - re-exported for callers of this module
+    NO_INDEX,
+    PYPI_SIMPLE,
+    IndexOptions,
+    SourceError,
+    index_options,
+    local_path,
+)
+
+DIRECT = "@ "  # a pin value that is a direct reference: "@ file:///…", "@ git+https://…@ref"
+VCS_SCHEMES = ("git+https", "git+http", "git+ssh", "git+file")
+ARCHIVE_SCHEMES = ("https", "http", "file")
+_SKIP_DIRS = {".git", ".hg", ".nox", ".tox", ".venv", "venv", "__pycache__", "build", "dist",
+              ".mypy_cache", ".pytest_cache", ".ruff_cache", "node_modules"}
+_LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*(==|@)\s*(\S+)")
+_FROM_LINE = re.compile(r"^\s*#\s*from\s+(\S+)")
+_SDIST_ENDINGS = (".tar.gz", ".zip", ".tar.bz2", ".tgz")
+
+
+# --------------------------------------------------------------------------------------------
+# Direct references
+
+
+@dataclass(frozen=True)
+class DirectRef:
+    """``name @ url``: a wheel, an sdist, a project folder, a git URL or a remote archive."""
+
+    name: str
+    url: str
+    kind: str  # wheel | sdist | folder | git | archive
+
+    @property
+    def path(self) -> Path | None:
+        return local_path(self.url)
+
+    @property
+    def pin(self) -> str:
+        return DIRECT + self.url
+
+
+def is_direct(pin: str) -> bool:
+    return pin.startswith(DIRECT)
+
+
+def looks_like_path(text: str) -> bool:
+    """A plain local path given where a requirement was expected (``./dist/x.whl``, ``../equinox``)."""
+    text = text.strip()
+    return (text in (".", "..") or text.startswith(("/", "./", "../", "~"))
+            or text.endswith((".whl", *_SDIST_ENDINGS)) and "@" not in text and "==" not in text)
+
+
+def path_requirement(text: str, cwd: Path | None = None) -> str:
+    """``name @ file:///abs`` for a plain path to a wheel, an sdist or a project folder."""
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        path = (cwd or Path.cwd()) / path
+    path = path.resolve()
+    if not path.exists():
+        raise SourceError(f"{text!r}: no such file or folder (give a wheel, an sdist or a project folder, "
+                          f"or a requirement such as equinox==0.13.1)")
+    return f"{_name_of(path, text)} @ {path.as_uri()}"
+
+
+def _name_of(path: Path, given: str) -> str:
+    if path.is_file() and path.name.endswith(".whl"):
+        try:
+            return str(parse_wheel_filename(path.name)[0])
+        except ValueError as e:
+            raise SourceError(f"{given!r}: not a wheel file name ({e})") from None
+    if path.is_file() and path.name.endswith(_SDIST_ENDINGS):
+        try:
+            return str(parse_sdist_filename(path.name)[0])
+        except ValueError as e:
+            raise SourceError(f"{given!r}: not an sdist file name ({e})") from None
+    if path.is_dir():
+        name = project_name(path)
+        if name:
+            return name
+        raise SourceError(f"{given!r}: a folder without a project name (no [project] name in pyproject.toml, "
+                          f"no name in setup.cfg): write it as NAME @ {path.as_uri()}")
+    raise SourceError(f"{given!r}: neither a wheel (.whl), an sdist (.tar.gz, .zip) nor a project folder")
+
+
+def project_name(folder: Path) -> str:
+    """A project folder's distribution name, from pyproject.toml or setup.cfg ("" if neither says)."""
+    try:  # Python >= 3.11
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python 3.10 hosts
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    try:
+        data = tomllib.loads((folder / "pyproject.toml").read_text(encoding="utf-8"))
+        name = data.get("project", {}).get("name", "")
+        if name:
+            return str(canonicalize_name(name))
+    except (OSError, ValueError):
+        pass
+    try:
+        m = re.search(r"^\s*name\s*=\s*(\S+)", (folder / "setup.cfg").read_text(encoding="utf-8"), re.M)
+        return str(canonicalize_name(m.group(1))) if m else ""
+    except OSError:
+        return ""
+
+
+def direct_ref(req: Requirement) -> DirectRef:
+    """Validate a PEP 508 direct reference: a scheme uv can use, a local file or folder that exists
+    and, for a wheel, a file name of the same distribution."""
+    url = req.url or ""
+    name = str(canonicalize_name(req.name))
+    scheme = urlparse(url).scheme
+    if scheme in VCS_SCHEMES:
+        if not urlparse(url).netloc and scheme != "git+file":
+            raise SourceError(f"{req.name} @ {url}: a git URL needs a host (git+https://github.com/OWNER/REPO@REF)")
+        return DirectRef(name, url, "git")
+    if scheme.startswith(("hg+", "svn+", "bzr+")) or scheme not in ARCHIVE_SCHEMES:
+        raise SourceError(f"{req.name} @ {url}: uv cannot install from a {scheme or 'scheme-less'} URL; "
+                          f"write file:///ABSOLUTE/PATH, https://…/NAME.whl or git+https://HOST/REPO@REF")
+    if scheme == "file":
+        path = local_path(url)
+        assert path is not None
+        if not path.is_absolute():
+            raise SourceError(f"{req.name} @ {url}: a file URL needs an absolute path (file:///…)")
+        if not path.exists():
+            raise SourceError(f"{req.name} @ {url}: no such file or folder")
+        kind = "folder" if path.is_dir() else "wheel" if path.name.endswith(".whl") else (
+            "sdist" if path.name.endswith(_SDIST_ENDINGS) else "")
+        if not kind:
+            raise SourceError(f"{req.name} @ {url}: neither a wheel, an sdist nor a project folder")
+        if kind != "folder" and canonicalize_name(_name_of(path, url)) != name:
+            raise SourceError(f"{req.name} @ {url}: that file is {_name_of(path, url)}, not {req.name}")
+        return DirectRef(name, url, kind)
+    return DirectRef(name, url, "wheel" if urlparse(url).path.endswith(".whl") else "archive")
+
+
+def content_digest(ref: DirectRef) -> str:
+    """The content of a local direct reference (a file's SHA-256; a folder's files but for build
+    output and caches), "" for a remote one (a git URL is pinned to its commit by the lock)."""
+    path = ref.path
+    if path is None or not path.exists():
+        return ""
+    h = hashlib.sha256()
+    if path.is_file():
+        with path.open("rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
+    for p in sorted(_tree(path)):
+        h.update(str(p.relative_to(path)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _tree(root: Path):
+    for p in root.iterdir():
+        if p.is_dir() and not p.is_symlink():
+            if p.name not in _SKIP_DIRS and not p.name.endswith(".egg-info"):
+                yield from _tree(p)
+        elif p.is_file() and not p.name.endswith((".pyc", ".pyo", ".so")):
+            yield p
+
+
+def direct_refs(pins: dict[str, str]) -> dict[str, DirectRef]:
+    out = {}
+    for dist, value in pins.items():
+        if is_direct(value):
+            out[dist] = direct_ref(Requirement(f"{dist} {value}"))
+    return out
+
+
+def identity(pins: dict[str, str], index: IndexOptions) -> dict:
+    """What beyond the pins' text makes an environment: local direct references' content, the
+    index options. Empty for a cell of releases from PyPI (its keys stay what they were)."""
+    out: dict = {}
+    refs = {d: content_digest(r) for d, r in sorted(direct_refs(pins).items())}
+    if any(refs.values()):
+        out["direct"] = refs
+    if index:
+        out["index"] = index.identity()
+    return out
+
+
+def lock_header(pins: dict[str, str], index: IndexOptions) -> str:
+    """Comment lines that put :func:`identity` into the lock text (uv ignores them), so the
+    install and the result cache, both keyed by the lock, change with it."""
+    ident = identity(pins, index)
+    return f"# jaxcompat-identity: {json.dumps(ident, sort_keys=True)}\n" if ident else ""
+
+
+# --------------------------------------------------------------------------------------------
+# Dates
+
+
+def file_date(path: Path) -> str:
+    return dt.datetime.fromtimestamp(path.stat().st_mtime, dt.timezone.utc).date().isoformat()
+
+
+def today() -> str:
+    return dt.datetime.now(dt.timezone.utc).date().isoformat()
+
+
+def ref_date(ref: DirectRef) -> tuple[str, str]:
+    """(date, why) of a direct reference that PyPI does not date."""
+    path = ref.path
+    if ref.kind in ("wheel", "sdist") and path is not None and path.is_file():
+        return file_date(path), f"{ref.name} from {path.name}, dated by its file ({file_date(path)})"
+    return today(), f"{ref.name} from a {ref.kind}, dated today (its code is as of now)"
+
+
+def find_links_date(dist: str, version: str, index: IndexOptions) -> tuple[str, str]:
+    """(date, why) of a release PyPI does not have: its file in a find-links folder, else today."""
+    for link in index.find_links:
+        folder = local_path(link)
+        if folder is None or not folder.is_dir():
+            continue
+        for p in sorted(folder.iterdir()):
+            if _file_is(p.name, dist, version):
+                return file_date(p), f"{dist} {version} from {p.name}, dated by its file ({file_date(p)})"
+    return today(), f"{dist} {version} is not on PyPI: dated today"
+
+
+def _file_is(filename: str, dist: str, version: str) -> bool:
+    try:
+        if filename.endswith(".whl"):
+            name, ver = parse_wheel_filename(filename)[:2]
+        elif filename.endswith(_SDIST_ENDINGS):
+            name, ver = parse_sdist_filename(filename)
+        else:
+            return False
+        return canonicalize_name(name) == canonicalize_name(dist) and ver == Version(version)
+    except (ValueError, InvalidVersion):
+        return False
+
+
+def day_after(date: str) -> str:
+    return (dt.date.fromisoformat(date) + dt.timedelta(days=1)).isoformat()
+
+
+# --------------------------------------------------------------------------------------------
+# What was installed
+
+
+def read_direct_urls(site_packages: Path) -> dict[str, dict]:
+    """{dist: source} for each installed distribution that carries a ``direct_url.json`` (PEP 610)."""
+    out: dict[str, dict] = {}
+    for info in sorted(site_packages.glob("*.dist-info")):
+        path = info / "direct_url.json"
+        if not path.is_file():
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        name, _, version = info.name[: -len(".dist-info")].partition("-")
+        out[str(canonicalize_name(name))] = source_record(version, data)
+    return out
+
+
+def source_record(version: str, direct_url: dict) -> dict:
+    """One installed distribution's source, from its ``direct_url.json``."""
+    url = str(direct_url.get("url", ""))
+    rec: dict = {"version": version, "url": url}
+    vcs = direct_url.get("vcs_info")
+    if isinstance(vcs, dict):
+        rec["kind"] = str(vcs.get("vcs", "vcs"))
+        if vcs.get("commit_id"):
+            rec["commit"] = str(vcs["commit_id"])
+        if vcs.get("requested_revision") and vcs.get("requested_revision") != vcs.get("commit_id"):
+            rec["requested"] = str(vcs["requested_revision"])
+        rec["url"] = f"{rec['kind']}+{url}" if not url.startswith(f"{rec['kind']}+") else url
+        return rec
+    dir_info = direct_url.get("dir_info")
+    if isinstance(dir_info, dict):
+        rec["kind"] = "editable" if dir_info.get("editable") else "folder"
+        return rec
+    archive = direct_url.get("archive_info")
+    rec["kind"] = "wheel" if url.split("#")[0].endswith(".whl") else "sdist" if url.startswith("file:") else "archive"
+    if isinstance(archive, dict):
+        hashes = archive.get("hashes") or {}
+        if isinstance(hashes, dict) and hashes.get("sha256"):
+            rec["sha256"] = str(hashes["sha256"])
+        elif isinstance(archive.get("hash"), str):
+            rec["hash"] = archive["hash"]
+    return rec
+
+
+def lock_sources(lock: str) -> dict[str, dict]:
+    """{dist: {"url", "kind"}} from a lock: direct references and, where uv annotated it
+    (``# from URL``), the index each release came from."""
+    out: dict[str, dict] = {}
+    last = ""
+    for line in lock.splitlines():
+        m = _LOCK_LINE.match(line.strip())
+        if m:
+            last = str(canonicalize_name(m.group(1)))
+            if m.group(2) == "@":
+                url = m.group(3)
+                kind = "git" if url.startswith("git+") else "wheel" if url.endswith(".whl") else (
+                    "folder" if (p := local_path(url)) is not None and p.is_dir() else "archive")
+                out[last] = {"url": url, "kind": kind}
+            else:
+                out[last] = {"version": m.group(3)}
+            continue
+        f = _FROM_LINE.match(line)
+        if f and last and "url" not in out.get(last, {}):
+            out[last]["url"] = f.group(1)
+            out[last]["kind"] = "index"
+    return out
+
+
+def sources(dists, installed: dict[str, str], lock: str, site_packages: Path | None,
+            find_links: tuple[str, ...] = ()) -> dict[str, dict]:
+    """What was installed for ``dists``, exactly: version, source URL, kind (wheel, sdist, folder,
+    editable, git, index), commit when git says, and whether the version is a pre-release. Only
+    what did not come from PyPI or is a pre-release is listed (a plain release needs no note)."""
+    direct = read_direct_urls(site_packages) if site_packages is not None and site_packages.is_dir() else {}
+    locked = lock_sources(lock)
+    out: dict[str, dict] = {}
+    for dist in dists:
+        version = installed.get(dist) or locked.get(dist, {}).get("version", "")
+        if not version and dist not in direct and dist not in locked:
+            continue
+        rec = direct.get(dist) or {k: v for k, v in locked.get(dist, {}).items() if k != "version"}
+        rec = {"version": version, **{k: v for k, v in rec.items() if k != "version"}}
+        if not rec.get("url"):
+            rec.update(url=PYPI_SIMPLE, kind="index")
+        links = {Path(f).as_uri().rstrip("/") for f in find_links if Path(f).is_absolute()}
+        if rec.get("kind") == "index" and rec["url"].rstrip("/") in links:
+            rec["kind"] = "find-links"
+        path = local_path(rec["url"]) if rec["url"].startswith("file:") else None
+        if rec.get("kind") in ("wheel", "sdist") and "sha256" not in rec and path is not None and path.is_file():
+            rec["sha256"] = content_digest(DirectRef(dist, rec["url"], rec["kind"]))  # uv leaves archive_info empty
+        try:
+            pre = Version(version).is_prerelease if version else False
+        except InvalidVersion:
+            pre = False
+        if pre:
+            rec["prerelease"] = True
+        if rec["url"].rstrip("/") != PYPI_SIMPLE or pre:
+            out[dist] = rec
+    return out
+
+
+def site_packages(env: Path) -> Path | None:
+    found = sorted(env.glob("lib/python3*/site-packages"))
+    return found[0] if found else None
+
+
+def describe(dist: str, rec: dict) -> str:
+    """One line for the verdict: ``equinox 0.14.0.dev0 (pre-release) from wheel file://…/x.whl``."""
+    kind = rec.get("kind", "")
+    where = {"index": "index", "editable": "editable folder"}.get(kind, kind)
+    text = f"{dist} {rec.get('version', '?')}" + (" (pre-release)" if rec.get("prerelease") else "")
+    text += f" from {where} {rec.get('url', '')}".rstrip()
+    if rec.get("commit"):
+        text += f" at commit {rec['commit']}"
+    if rec.get("sha256"):
+        text += f" (sha256 {rec['sha256'][:12]}…)"
+    return text
+
+
+def scrub_url(url: str, replacements: dict[str, str]) -> str:
+    """A URL or path without machine paths: each known folder replaced (longest first; in a
+    file:// URL a path is URL-quoted, so both spellings), and any other local file reduced to
+    ``file://<local>/NAME`` (its name, not where it lies on this machine)."""
+    from urllib.parse import quote
+
+    order = sorted(((k, v) for k, v in replacements.items() if k and k != "/"), key=lambda kv: -len(kv[0]))
+    for old, new in order:
+        if old in url or quote(old) in url:
+            return url.replace(quote(old), new).replace(old, new)
+    parsed = urlparse(url)
+    if parsed.scheme in ("file", "git+file") and parsed.path.startswith("/"):
+        return f"{parsed.scheme}://<local>/{Path(unquote(parsed.path)).name}"  # git: NAME@REF
+    if parsed.scheme == "" and url.startswith("/"):
+        return f"<local>/{Path(url).name}"
+    return url
+
+
+def scrub(rec: dict, replacements: dict[str, str]) -> dict:
+    return {**rec, "url": scrub_url(rec.get("url", ""), replacements)} if "url" in rec else dict(rec)
+
+
+def scrub_pin(value: str, replacements: dict[str, str]) -> str:
+    return DIRECT + scrub_url(value[len(DIRECT):], replacements) if is_direct(value) else value
+
+
+def moving(pins: dict[str, str], index: IndexOptions) -> bool:
+    """Whether the same request may resolve to something new tomorrow (a git branch, a remote
+    nightly index): its lock is then resolved again on every run, never read from the cache."""
+    remote = [u for u in (index.index_url, *index.extra_index_urls, *index.find_links)
+              if urlparse(u).scheme in ("http", "https")]
+    return bool(remote) or any(is_direct(v) and v[len(DIRECT):].startswith("git+") for v in pins.values())

@@ -1,0 +1,349 @@
+"""What the user's tests need besides the project: its test dependencies, the way it declares them.
+
+Projects declare them in many places, and the test run is only as good as this guess:
+- an extra of ``[project.optional-dependencies]`` (``setup.cfg``'s ``[options.extras_require]``,
+  or a literal ``extras_require`` in ``setup.py``) named ``test``/``tests``/``testing``, else ``dev``;
+- a PEP 735 ``[dependency-groups]`` group with the same names (``{include-group = …}`` followed);
+- a requirements file (``requirements-test.txt``, ``requirements-dev.txt``, … with its ``-r`` lines).
+Found automatically and said ("test dependencies: extra `dev`"); ``--extra``/``--group`` name
+exactly which extras and groups to use instead, ``--with`` adds any requirement.
+
+Requirements on a package the candidate pins (jax, equinox …) are left out: the candidate's pin
+is what is being judged, and a test file's own pin of it would only make the pair unresolvable.
+
+When the tests still cannot start, ``diagnose`` reads pytest's output for the cause and names
+where it comes from ("needed by `addopts` in pyproject.toml") and what would provide it.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jaxcompat.knowledge.config import tomllib
+
+PREFERRED = ("test", "tests", "testing")  # used when declared
+FALLBACK = ("dev",)  # used only when none of the preferred names is declared
+REQUIREMENT_FILES = ("requirements-test.txt", "requirements_test.txt", "test-requirements.txt",
+                     "test_requirements.txt", "requirements-tests.txt", "requirements/test.txt",
+                     "requirements/tests.txt", "requirements/requirements-test.txt", "tests/requirements.txt",
+                     "requirements-dev.txt", "requirements_dev.txt", "dev-requirements.txt", "requirements/dev.txt")
+
+
+class TestDepsError(ValueError):
+    """A declared test dependency that cannot be used (one line: file, key, fix)."""
+
+
+@dataclass(frozen=True)
+class Declared:
+    """Everything the project declares that may hold test dependencies."""
+
+    name: str = ""  # the project's distribution name, normalised
+    extras: dict[str, list[str]] = field(default_factory=dict)  # extra -> requirements
+    extras_file: str = ""  # where the extras are declared
+    groups: dict[str, list[str]] = field(default_factory=dict)  # group -> requirements (includes expanded)
+    files: dict[str, list[str]] = field(default_factory=dict)  # requirements file -> requirements
+    requires_python: str = ""  # the project's own `requires-python`
+
+
+@dataclass(frozen=True)
+class TestDeps:
+    """The test dependencies chosen for a run, and where each came from."""
+
+    extras: tuple[str, ...] = ()  # installed as project[extra,…]
+    requirements: tuple[str, ...] = ()  # from groups, files and --with
+    sources: tuple[str, ...] = ()  # "extra `dev`", "dependency group `tests`", "requirements-test.txt", "--with x"
+    declared: Declared = field(default_factory=Declared)
+
+    def describe(self) -> str:
+        return ("test dependencies: " + ", ".join(self.sources)) if self.sources else \
+            "test dependencies: none declared (no test/dev extra, dependency group or requirements file; add some with --with REQ)"
+
+    def for_candidate(self, pinned: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(requirements to install, those left out because the candidate pins that package)."""
+        keep, dropped = [], []
+        for req in self.requirements:
+            (dropped if _name(req) in pinned else keep).append(req)
+        return tuple(keep), tuple(dropped)
+
+
+def normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _name(requirement: str) -> str:
+    from packaging.requirements import Requirement
+
+    return normalise(Requirement(requirement).name)
+
+
+def _checked(requirements: list, where: str) -> list[str]:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out = []
+    for req in requirements:
+        if not isinstance(req, str):
+            raise TestDepsError(f"{where}: {req!r} is not a requirement string")
+        try:
+            Requirement(req)
+        except InvalidRequirement as e:
+            raise TestDepsError(f"{where}: {req!r} is not a PEP 508 requirement ({e})") from None
+        out.append(req)
+    return out
+
+
+def declared(root: Path) -> Declared:
+    """Read every place of ``root`` that may declare test dependencies (nothing is installed)."""
+    project: dict = {}
+    groups_table: dict = {}
+    path = root / "pyproject.toml"
+    if path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except ValueError as e:
+            raise TestDepsError(f"{path}: not valid TOML ({e})") from None
+        project = data.get("project", {})
+        groups_table = data.get("dependency-groups", {})
+    extras, extras_file = {}, ""
+    if project.get("optional-dependencies"):
+        extras = {k: _checked(v, f"pyproject.toml: project.optional-dependencies.{k}")
+                  for k, v in project["optional-dependencies"].items()}
+        extras_file = "pyproject.toml"
+    elif (root / "setup.cfg").is_file() and (found := _setup_cfg_extras(root / "setup.cfg")):
+        extras, extras_file = found, "setup.cfg"
+    elif (root / "setup.py").is_file() and (found := _setup_py_extras(root / "setup.py")):
+        extras, extras_file = found, "setup.py"
+    groups = {g: _expand_group(groups_table, g, ()) for g in groups_table}
+    files = {}
+    for name in REQUIREMENT_FILES:
+        if (root / name).is_file():
+            files[name] = _requirements_file(root / name, root, ())
+    return Declared(normalise(project.get("name", "")), extras, extras_file, groups, files,
+                    str(project.get("requires-python", "")))
+
+
+def _expand_group(table: dict, group: str, seen: tuple[str, ...]) -> list[str]:
+    if group in seen:
+        raise TestDepsError(f"pyproject.toml: dependency-groups.{group} includes itself ({' -> '.join(seen + (group,))})")
+    if group not in table:
+        raise TestDepsError(f"pyproject.toml: dependency-groups.{seen[-1]}: include-group {group!r} is not a group "
+                            f"(groups: {', '.join(table)})")
+    out: list[str] = []
+    for item in table[group]:
+        if isinstance(item, dict) and "include-group" in item:
+            out += _expand_group(table, item["include-group"], seen + (group,))
+        else:
+            out += _checked([item], f"pyproject.toml: dependency-groups.{group}")
+    return out
+
+
+_INCLUDE = re.compile(r"^(?:-r|--requirement)(?:\s+|=|(?=[^\s-]))(\S+)$")
+
+
+def _requirements_file(path: Path, root: Path, seen: tuple[Path, ...]) -> list[str]:
+    """PEP 508 lines of a requirements file, following ``-r``; other options are not followed."""
+    if path in seen:
+        return []
+    out: list[str] = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        line = re.split(r"\s+#", raw.strip(), maxsplit=1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        include = _INCLUDE.match(line)
+        if include:
+            nested = (path.parent / include.group(1)).resolve()
+            if nested.is_file():
+                out += _requirements_file(nested, root, seen + (path,))
+            continue
+        if line.startswith("-") or line in (".", "./"):
+            continue  # -e ., -c, --index-url …: the project itself is installed anyway
+        out += _checked([line], str(path.relative_to(root)))
+    return out
+
+
+def _setup_cfg_extras(path: Path) -> dict[str, list[str]]:
+    cfg = configparser.ConfigParser()
+    try:
+        cfg.read(path, encoding="utf-8")
+    except configparser.Error:
+        return {}
+    if not cfg.has_section("options.extras_require"):
+        return {}
+    return {k: _checked([ln.strip() for ln in v.splitlines() if ln.strip() and not ln.strip().startswith("#")],
+                        f"setup.cfg: options.extras_require.{k}")
+            for k, v in cfg.items("options.extras_require")}
+
+
+def _setup_py_extras(path: Path) -> dict[str, list[str]]:
+    """A literal ``extras_require={…}`` (or a module-level dict it names) in setup.py; no code runs."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (SyntaxError, UnicodeDecodeError):
+        return {}
+    names = {t.id: node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+             for t in node.targets if isinstance(t, ast.Name)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "extras_require":
+            value = names.get(node.value.id) if isinstance(node.value, ast.Name) else node.value
+            try:
+                found = ast.literal_eval(value) if value is not None else None
+            except ValueError:
+                return {}
+            if isinstance(found, dict):
+                return {str(k): _checked(list(v), f"setup.py: extras_require[{k!r}]") for k, v in found.items()
+                        if isinstance(v, (list, tuple))}
+    return {}
+
+
+def choose(root: Path, extras: list[str] | None = None, groups: list[str] | None = None,
+           with_: list[str] | None = None) -> TestDeps:
+    """The test dependencies to install: those named (``--extra``/``--group``), else those found."""
+    found = declared(root)
+    chosen_extras: list[str]
+    chosen_groups: list[str]
+    files: list[str] = []
+    if extras or groups:
+        for e in extras or []:
+            if e not in found.extras:
+                raise TestDepsError(f"--extra {e}: {root.name} declares no such extra "
+                                    f"({_listing(found.extras, found.extras_file or 'pyproject.toml')})")
+        for g in groups or []:
+            if g not in found.groups:
+                raise TestDepsError(f"--group {g}: {root.name} declares no such dependency group "
+                                    f"({_listing(found.groups, 'pyproject.toml [dependency-groups]')})")
+        chosen_extras, chosen_groups = list(extras or []), list(groups or [])
+    else:
+        chosen_extras = _pick(found.extras)
+        chosen_groups = _pick(found.groups)
+        if not chosen_extras and not chosen_groups:
+            test_files = [f for f in found.files if "dev" not in Path(f).name]
+            files = (test_files or list(found.files))[:1]
+    reqs: list[str] = []
+    sources = [f"extra `{e}`" + (f" ({found.extras_file})" if found.extras_file != "pyproject.toml" else "")
+               for e in chosen_extras]
+    own_extras = list(chosen_extras)
+    for g in chosen_groups:
+        for req in found.groups[g]:
+            if found.name and _name(req) == found.name:  # "myproject[test]" inside a group
+                own_extras += [x for x in _extras_of(req) if x not in own_extras]
+            else:
+                reqs.append(req)
+        sources.append(f"dependency group `{g}`")
+    for f in files:
+        reqs += found.files[f]
+        sources.append(f)
+    for req in _checked(list(with_ or []), "--with"):
+        reqs.append(req)
+        sources.append(f"--with {req}")
+    return TestDeps(tuple(own_extras), tuple(dict.fromkeys(reqs)), tuple(sources), found)
+
+
+def _pick(declared_names: dict) -> list[str]:
+    preferred = [n for n in PREFERRED if n in declared_names]
+    return preferred or [n for n in FALLBACK if n in declared_names]
+
+
+def _extras_of(requirement: str) -> list[str]:
+    from packaging.requirements import Requirement
+
+    return sorted(Requirement(requirement).extras)
+
+
+def _listing(names: dict, where: str) -> str:
+    return f"declared in {where}: {', '.join(names)}" if names else f"none declared in {where}"
+
+
+# ---------------------------------------------------------------- why the tests could not start
+
+_MISSING = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
+_UNRECOGNISED = re.compile(r"error: unrecognized arguments: (.+)")
+_ERROR = re.compile(r"^(?:E\s+)?((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)): (.+)$", re.M)
+_CONFIG_FILES = (("pytest.ini", "pytest"), ("pyproject.toml", None), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
+
+
+def addopts(root: Path) -> tuple[str, str]:
+    """(the pytest ``addopts`` of the project's configuration, the file that holds it)."""
+    for name, section in _CONFIG_FILES:
+        path = root / name
+        if not path.is_file():
+            continue
+        if section is None:
+            try:
+                opts = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("pytest", {}).get(
+                    "ini_options")
+            except ValueError:
+                continue
+            if opts is None:
+                continue
+            value = opts.get("addopts", "")
+            return (" ".join(value) if isinstance(value, list) else str(value)), name
+        cfg = configparser.ConfigParser(interpolation=None)
+        try:
+            cfg.read(path, encoding="utf-8")
+        except configparser.Error:
+            continue
+        if cfg.has_section(section):
+            return cfg.get(section, "addopts", fallback=""), name
+    return "", ""
+
+
+def diagnose(log: str, root: Path, deps: TestDeps) -> str:
+    """One line: why pytest could not collect or run the user's tests, where the need comes from,
+    and how to provide it (``--with``, or an extra/group that declares it)."""
+    opts, config = addopts(root)
+    missing = _MISSING.findall(log)
+    if missing:
+        module = missing[-1]
+        top = module.split(".")[0]
+        where = _where(log, top, opts, config)
+        return f"ModuleNotFoundError: No module named '{module}'{where}; " + _provide(top, deps)
+    unrecognised = _UNRECOGNISED.findall(log)
+    if unrecognised:
+        args = unrecognised[-1].strip()
+        where = f", given by `addopts` in {config}" if config and any(a.split("=")[0] in opts for a in args.split()) else ""
+        return (f"pytest: unrecognized arguments: {args}{where}: the pytest plugin that provides them is not "
+                f"installed; add it with --with PACKAGE" + _hint_extras(deps))
+    if "no tests ran" in log or "collected 0 items" in log:
+        return "pytest collected no tests (its configuration's testpaths/python_files found none)"
+    errors = _ERROR.findall(log)
+    if errors:
+        kind, message = errors[-1]
+        return f"{kind.rsplit('.', 1)[-1]}: {message.strip()}" + _where(log, "", opts, config)
+    tail = [ln.strip() for ln in log.splitlines() if ln.strip()]
+    return tail[-1] if tail else "pytest printed nothing"
+
+
+def _where(log: str, module: str, opts: str, config: str) -> str:
+    if module and module in opts:
+        return f", needed by `addopts` in {config}"
+    conftest = re.search(r"ImportError while loading conftest '([^']+)'", log)
+    if conftest:
+        return f", needed by {Path(conftest.group(1)).name} (conftest)"
+    test_module = re.search(r"ImportError while importing test module '([^']+)'", log)
+    if test_module:
+        return f", needed by {Path(test_module.group(1)).name}"
+    return ""
+
+
+def _provide(module: str, deps: TestDeps) -> str:
+    holders = [f"--extra {e}" for e, reqs in deps.declared.extras.items() if e not in deps.extras
+               and any(_provides(r, module) for r in reqs)]
+    holders += [f"--group {g}" for g, reqs in deps.declared.groups.items()
+                if any(_provides(r, module) for r in reqs) and f"dependency group `{g}`" not in deps.sources]
+    return f"add it with --with {module}" + (f" or {' or '.join(holders)}" if holders else "")
+
+
+def _provides(requirement: str, module: str) -> bool:
+    try:
+        return _name(requirement) in (normalise(module), normalise(module).replace("-", ""))
+    except ValueError:
+        return False
+
+
+def _hint_extras(deps: TestDeps) -> str:
+    unused = [f"--extra {e}" for e in deps.declared.extras if e not in deps.extras]
+    unused += [f"--group {g}" for g in deps.declared.groups if f"dependency group `{g}`" not in deps.sources]
+    return f" (or one of {', '.join(unused)})" if unused else ""

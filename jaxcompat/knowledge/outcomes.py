@@ -1,0 +1,290 @@
+"""Typed records for results, and the rules that turn a raw test result into an outcome.
+
+The vocabulary (``Outcome``, ``CellStatus``, ``CellOutcome``) is defined once, in
+``jaxcompat.model.vocab``; every report, verdict and comparison imports it from there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+from jaxcompat.knowledge.config import Failure
+from jaxcompat.knowledge.rules import case_failures, cell_failures, collateral_failures
+from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome
+
+# The vocabularies are types of the model (jaxcompat/model/vocab.py); these are the sets the
+# judging and the reports ask about, derived from them.
+FAILING_OUTCOMES = frozenset(o for o in Outcome if o.fails)
+UNEXPLAINED_OUTCOMES = FAILING_OUTCOMES - {Outcome.STALE}  # a failure that no rule explains
+CELL_OK = CellStatus.OK
+CELL_ERRORS = tuple(s for s in CellStatus if s is not CellStatus.OK)
+FAILING_CELL_OUTCOMES = frozenset(o for o in CellOutcome if o.fails)
+# Reports before the harness-error status marked one as a run-error with this message prefix
+# (read, never written).
+LEGACY_HARNESS_PREFIX = "harness error:"
+MESSAGE_LIMIT = 2000
+CLIP_MARK = "\n[…]\n"  # where a stored message was cut (both ends kept)
+
+
+@dataclass
+class RawResult:
+    """What the pytest plugin saw for one test, before any knowledge is applied."""
+
+    case: str  # pytest node id, e.g. cases/test_x.py::test_y
+    status: str  # passed | failed | skipped | timeout | crash
+    error_types: list[str] = field(default_factory=list)  # the exception's class and its bases
+    message: str = ""
+    duration_s: float = 0.0
+    traceback: str = ""  # the case's frames and the library frame that raised
+    reused_from: str = ""  # when re-used from the result cache: the time it was observed (UTC)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> RawResult:
+        return cls(case=d["case"], status=d["status"], error_types=list(d.get("error_types", [])),
+                   message=d.get("message", ""), duration_s=float(d.get("duration_s", 0.0)),
+                   traceback=d.get("traceback", ""), reused_from=d.get("reused_from", ""))
+
+
+@dataclass
+class CaseResult:
+    case: str
+    failure: str | None  # the known failure that applies (and was matched, if it failed)
+    expected: str  # "pass" | "fail" | "skip"
+    outcome: Outcome
+    duration_s: float
+    message: str
+    error_type: str = ""
+    fix: str = ""
+    upstream: list[str] = field(default_factory=list)
+    error_types: list[str] = field(default_factory=list)  # the raised class and its bases
+    traceback: str = ""  # short: the case's frames and the library frame that raised
+    status: str = ""  # what pytest saw (passed | failed | skipped | timeout | crash)
+    reused_from: str = ""  # re-used from the result cache: when it was observed ("" = run now)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> CaseResult:
+        """A case record from JSON (a report of any version: what it lacks takes the default)."""
+        known = {f.name for f in fields(cls)}
+        base = {"failure": None, "expected": "", "outcome": "", "duration_s": 0.0, "message": ""}
+        return cls(**{**base, **{k: v for k, v in d.items() if k in known}})
+
+    def __setattr__(self, name: str, value) -> None:
+        if name == "outcome" and value:
+            value = Outcome.parse(value, f"{getattr(self, 'case', '?')}: outcome")
+        object.__setattr__(self, name, value)
+
+    def raw(self) -> RawResult:
+        """What was observed, without the knowledge applied (to classify again with new rules)."""
+        status = self.status or {"pass": "passed", "stale": "passed", "skipped": "skipped",
+                                 "timeout": "timeout", "crash": "crash"}.get(self.outcome, "failed")
+        if not self.status and not self.error_type and self.message.startswith(
+                ("killed by signal", "interpreter exited with code")):  # a record from before `status`
+            status = "crash"
+        return RawResult(case=self.case, status=status, message=self.message, duration_s=self.duration_s,
+                         error_types=self.error_types or ([self.error_type] if self.error_type else []),
+                         traceback=self.traceback, reused_from=self.reused_from)
+
+
+@dataclass
+class CellResult:
+    id: str
+    python: str
+    backend: str
+    status: CellStatus  # how far it got
+    versions: dict[str, str] = field(default_factory=dict)
+    results: list[CaseResult] = field(default_factory=list)
+    requested: dict[str, str] = field(default_factory=dict)
+    date: str | None = None
+    failure: str | None = None  # a resolve/import-stage known failure that explains the status
+    outcome: CellOutcome = CellOutcome.OK
+    message: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    # jax deprecations hit by the ecosystem's code: {package, where, message, category, case}
+    deprecations: list[dict] = field(default_factory=list)
+    # "built": an environment the suite resolved and installed; "existing": one it was pointed at
+    # (check --env), whose versions were read, not chosen
+    environment: str = "built"
+    # what jax reported about its devices: platform, kind ("NVIDIA H100 80GB HBM3"), count, and
+    # where available platform_version, compute_capability, cuda_runtime, cuda_driver, cudnn
+    device: dict = field(default_factory=dict)
+    # copies of a distribution that `import` does not load: {name, version, site, by_version, by_site}
+    shadowed: list[dict] = field(default_factory=list)
+    # what did not come from PyPI, or is a pre-release: {dist: {version, url, kind, commit?,
+    # sha256?, prerelease?}} (sources.py); the index options the cell resolved with
+    sources: dict[str, dict] = field(default_factory=dict)
+    index: dict = field(default_factory=dict)
+    # The packages the suite added (not the user's pins), what became of each: {dist: {version,
+    # skipped: [{version, reason, error, frame}], left_out}} (jaxcompat/knowledge/learned.py)
+    added: dict[str, dict] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        for key in ("sources", "index"):  # a cell of PyPI releases reads as it always did
+            if not d[key]:
+                del d[key]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> CellResult:
+        """A cell record from JSON (parsed once, at the edge: a report of any version loads, and
+        keys it does not know — check.json's user_tests — are left to their readers)."""
+        results = [CaseResult.from_dict(r) for r in d.get("results") or []]
+        known = {f.name for f in fields(cls)}
+        base = {"python": "", "backend": "", "status": CELL_OK}
+        return cls(**{**base, **{k: v for k, v in d.items() if k in known and k != "results"}}, results=results)
+
+    def __post_init__(self) -> None:
+        if self.status == CellStatus.RUN_ERROR and self.message.startswith(LEGACY_HARNESS_PREFIX):
+            self.status, self.message = CellStatus.HARNESS_ERROR, self.message[len(LEGACY_HARNESS_PREFIX):].strip()
+
+    def __setattr__(self, name: str, value) -> None:
+        # the words are types: whatever sets a status or an outcome (a string from a report, a
+        # literal in the code) gets the member, or an error naming the words there are
+        if name == "status":
+            value = CellStatus.parse(value, f"cell {getattr(self, 'id', '?')}: status")
+        elif name == "outcome":
+            value = CellOutcome.parse(value, f"cell {getattr(self, 'id', '?')}: outcome")
+        object.__setattr__(self, name, value)
+
+    @property
+    def observed(self) -> bool:
+        """Whether this cell is an observation of its releases: it finished, on an interpreter and a
+        device this machine has, and the tool itself did not fail (defined once: the survey, the
+        edges, the compatibility table and bisect all ask this)."""
+        return self.status.says_something
+
+    @property
+    def installable(self) -> bool:
+        """Whether its releases installed together (see ``CellStatus.installable``)."""
+        return self.status.installable
+
+    @property
+    def failing(self) -> bool:
+        """Whether this cell makes the run fail."""
+        if self.outcome in FAILING_CELL_OUTCOMES:
+            return True
+        return any(r.outcome in FAILING_OUTCOMES for r in self.results)
+
+
+def parse_cells(data: object) -> list[CellResult]:
+    """The cells of a run (a matrix.json, latest.json or baseline.json dict) as records: every
+    reader parses the JSON here, once, and renders or compares records."""
+    cells = data.get("cells") if isinstance(data, dict) else None
+    return [CellResult.from_dict(c) for c in cells or [] if isinstance(c, dict)]
+
+
+def _clip(text: str, limit: int) -> str:
+    """At most ``limit`` characters, from both ends (the message of a runtime error comes last)."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}{CLIP_MARK}{text[-half:]}"
+
+
+def error_matches(failure: Failure, error_types: list[str], message: str) -> bool:
+    return bool(set(failure.errors) & set(error_types)) and bool(failure.match.search(message))
+
+
+def classify(raw: RawResult, failures, versions: dict[str, str], backend: str) -> CaseResult:
+    """Apply what we know (the failure rules) to what happened (the raw result)."""
+    known = case_failures(failures, raw.case, versions, backend)
+    base = dict(case=raw.case, duration_s=round(raw.duration_s, 3),
+                message=_clip(raw.message, MESSAGE_LIMIT), error_type=(raw.error_types or [""])[0],
+                error_types=list(raw.error_types), traceback=raw.traceback, status=raw.status,
+                reused_from=raw.reused_from)
+    first = known[0] if known else None
+    expected = "fail" if known else "pass"
+    links = dict(fix=first.fix, upstream=list(first.upstream)) if first else {}
+
+    if raw.status == "skipped":
+        return CaseResult(failure=first.id if first else None, expected=expected,
+                          outcome="skipped", **base, **links)
+    if raw.status in ("timeout", "crash"):
+        # A rule may document a crash/timeout itself (its `error` names "crash"/"timeout").
+        for f in known + collateral_failures(failures, raw.case, versions, backend):
+            if raw.status in f.errors and f.match.search(raw.message):
+                return CaseResult(failure=f.id, expected="fail", outcome="reproduced", **base,
+                                  fix=f.fix, upstream=list(f.upstream))
+        return CaseResult(failure=first.id if first else None, expected=expected,
+                          outcome=raw.status, **base, **links)
+    if raw.status == "passed":
+        return CaseResult(failure=first.id if first else None, expected=expected,
+                          outcome="stale" if known else "pass", **base, **links)
+    # failed
+    for f in known:
+        if error_matches(f, raw.error_types, raw.message):
+            return CaseResult(failure=f.id, expected="fail", outcome="reproduced", **base,
+                              fix=f.fix, upstream=list(f.upstream))
+    # A broken code path many cases share (collateral) may fail first and mask what was expected.
+    for f in collateral_failures(failures, raw.case, versions, backend):
+        if error_matches(f, raw.error_types, raw.message):
+            return CaseResult(failure=f.id, expected=expected, outcome="reproduced", **base,
+                              fix=f.fix, upstream=list(f.upstream))
+    if known:
+        return CaseResult(failure=first.id, expected="fail", outcome="mismatch", **base, **links)
+    return CaseResult(failure=None, expected="pass", outcome="regression", **base)
+
+
+def classify_cell_error(cell: CellResult, stage: str, failures, versions: dict[str, str]) -> None:
+    """Explain a cell that stopped at ``stage`` (resolve/import) with a known failure, if one
+    applies and its pattern matches the resolver's or interpreter's own message."""
+    for f in cell_failures(failures, stage, versions, cell.backend):
+        if f.match.search(cell.message):
+            cell.failure, cell.outcome = f.id, "expected"
+            return
+    cell.outcome = "cell-error"
+
+
+def check_import_rules(cell: CellResult, failures, versions: dict[str, str]) -> None:
+    """A cell that imported fine although an import-stage rule predicted it would not."""
+    predicted = cell_failures(failures, "import", versions, cell.backend)
+    if predicted and cell.status == CELL_OK:
+        cell.failure, cell.outcome = predicted[0].id, "stale"
+        cell.notes.append(f"known failure {predicted[0].id} predicted an import error, "
+                          "but every package imported: the rule is out of date")
+
+
+def reclassify(cell: CellResult, failures) -> CellResult:
+    """The same observations judged by (possibly newer) rules: what a stored report says today."""
+    from dataclasses import replace
+
+    out = replace(cell, results=[], notes=[n for n in cell.notes if "known failure" not in n],
+                  failure=None, outcome="ok" if cell.status == CELL_OK else cell.outcome)
+    if cell.status in ("unresolvable", "install-error", "import-error"):
+        out.outcome = "ok"
+        classify_cell_error(out, "import" if cell.status == "import-error" else "resolve", failures,
+                            cell.versions or cell.requested)
+        return out
+    if cell.status != CELL_OK:
+        return out
+    check_import_rules(out, failures, cell.versions)
+    out.results = [_rejudge(r, failures, cell.versions, cell.backend) for r in cell.results]
+    return out
+
+
+def _rejudge(stored: CaseResult, failures, versions: dict[str, str], backend: str) -> CaseResult:
+    """One stored result judged by today's rules. A stored message is clipped to ``MESSAGE_LIMIT``
+    from both ends; a rule whose ``match`` met the full text when the case ran may not find it in
+    what was kept. Such a result stays ``reproduced`` by that rule while the rule still applies to
+    the case and its error types still fit: the clipped text is not new evidence against it."""
+    from dataclasses import replace
+
+    new = classify(stored.raw(), failures, versions, backend)
+    if new.outcome not in ("mismatch", "regression") or stored.outcome != "reproduced" \
+            or CLIP_MARK not in stored.message:
+        return new
+    applying = {f.id: f for f in case_failures(failures, stored.case, versions, backend)
+                + collateral_failures(failures, stored.case, versions, backend)}
+    f = applying.get(stored.failure or "")
+    if f is None or not set(f.errors) & set(stored.error_types):
+        return new
+    return replace(new, failure=f.id, outcome="reproduced", fix=f.fix, upstream=list(f.upstream))
+
+
+def cell_label(cell: CellResult) -> str:
+    """A cell's state in a few words, the same in every report: ``ok``, ``import-error = known
+    numpy2-import``, ``unresolvable [cell-error]``, ``ok [stale]``."""
+    if cell.status == CELL_OK:
+        return "ok" if cell.outcome == "ok" else f"ok [{cell.outcome}]"
+    return f"{cell.status} = known {cell.failure}" if cell.failure else f"{cell.status} [{cell.outcome}]"

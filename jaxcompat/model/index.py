@@ -1,0 +1,137 @@
+"""Where releases come from: the package indexes a cell resolves against (``--index-url``,
+``--extra-index-url``, ``--find-links``, ``--pre``), as a typed record that travels with the cell.
+
+A record of the model: no I/O beyond checking that a named folder exists when the options are
+validated. An index URL may carry credentials (``https://user:token@host/simple``): they are
+needed to install, so ``uv_args`` and ``identity`` keep them, but every place that *shows* or
+*stores* the options goes through ``to_dict``/``describe``, which redact them
+(``jaxcompat._util.redact``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from jaxcompat._util.redact import redact_url
+
+PYPI_SIMPLE = "https://pypi.org/simple"
+INDEX_SCHEMES = ("https", "http", "file")
+
+
+def local_path(url: str) -> Path | None:
+    """The local path of a ``file://`` URL (or of a plain path), else None."""
+    parsed = urlparse(url)
+    if parsed.scheme == "file":
+        return Path(unquote(parsed.path))
+    if parsed.scheme == "" and url:
+        return Path(url)
+    return None
+
+
+class SourceError(ValueError):
+    """A direct reference or index option that cannot work; the message says why and what to write."""
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    """Where releases come from besides PyPI, and whether pre-releases may be chosen."""
+
+    index_url: str = ""  # replaces PyPI (uv --index-url)
+    extra_index_urls: tuple[str, ...] = ()  # searched too (uv --extra-index-url)
+    find_links: tuple[str, ...] = ()  # folders (absolute) or URLs of wheels (uv --find-links)
+    pre: bool = False  # any package may resolve to a pre-release (uv --prerelease allow)
+
+    def __bool__(self) -> bool:
+        return bool(self.index_url or self.extra_index_urls or self.find_links or self.pre)
+
+    @property
+    def other_index(self) -> bool:
+        """Whether a release may come from somewhere PyPI's JSON API does not describe."""
+        return bool(self.index_url or self.extra_index_urls or self.find_links)
+
+    def uv_args(self, *, resolving: bool) -> list[str]:
+        """The uv options (``uv pip compile`` when ``resolving``, else ``uv pip sync``)."""
+        argv: list[str] = []
+        if self.index_url:
+            argv += ["--index-url", self.index_url]
+        for url in self.extra_index_urls:
+            argv += ["--extra-index-url", url]
+        for link in self.find_links:
+            argv += ["--find-links", link]
+        if resolving and self.pre:
+            argv += ["--prerelease", "allow"]
+        if resolving and self.other_index:
+            argv += ["--emit-index-annotation"]  # "# from URL" under each package: its source
+        return argv
+
+    def identity(self) -> dict:
+        """What makes two runs' environments different: the options, and the files of each local
+        find-links folder (a wheel replaced under the same name is a new environment)."""
+        links = []
+        for link in self.find_links:
+            path = local_path(link)
+            if path is not None and path.is_dir():
+                files = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns)
+                               for p in path.iterdir() if p.is_file())
+                links.append([link, hashlib.sha256(repr(files).encode()).hexdigest()[:16]])
+            else:
+                links.append([link, ""])
+        return {"index_url": self.index_url, "extra_index_urls": list(self.extra_index_urls),
+                "find_links": links, "pre": self.pre}
+
+    def to_dict(self) -> dict:
+        """The options as reports store them: credentials redacted."""
+        return {"index_url": redact_url(self.index_url),
+                "extra_index_urls": [redact_url(u) for u in self.extra_index_urls],
+                "find_links": [redact_url(u) for u in self.find_links], "pre": self.pre}
+
+    def describe(self) -> str:
+        """Where releases come from, for a person ("; from PyPI, https://****@host/simple; --pre"),
+        or "" for PyPI alone."""
+        if not self:
+            return ""
+        urls = [redact_url(u) for u in (self.index_url or "PyPI", *self.extra_index_urls, *self.find_links)]
+        return f"; from {', '.join(urls)}" + ("; --pre" if self.pre else "")
+
+
+NO_INDEX = IndexOptions()  # PyPI only, final releases unless a pin names a pre-release
+
+
+def index_options(index_url: str | None = None, extra_index_urls=(), find_links=(), pre: bool = False,
+                  cwd: Path | None = None) -> IndexOptions:
+    """Validated index options from the command line: URLs with a scheme uv reads, folders
+    that exist (made absolute, so the lock does not depend on where the command ran)."""
+    def url(value: str, option: str) -> str:
+        value = value.strip()
+        scheme = urlparse(value).scheme
+        if scheme not in INDEX_SCHEMES:
+            if scheme == "" and Path(value).expanduser().is_dir():
+                return Path(value).expanduser().resolve().as_uri()
+            raise SourceError(f"{option} {redact_url(value)!r}: not a URL uv can read an index from (write an "
+                              f"http(s):// or file:// URL of a PEP 503 simple index)")
+        if scheme == "file" and not (local_path(value) or Path("/nonexistent")).is_dir():
+            raise SourceError(f"{option} {redact_url(value)!r}: no such folder")
+        return value.rstrip("/")
+
+    def link(value: str) -> str:
+        value = value.strip()
+        scheme = urlparse(value).scheme
+        if scheme in ("http", "https"):
+            return value
+        path = local_path(value) if scheme == "file" else Path(value).expanduser()
+        if path is None or scheme not in ("", "file"):
+            raise SourceError(f"--find-links {redact_url(value)!r}: write a folder of wheels or an http(s):// page of links")
+        if not path.is_absolute():
+            path = (cwd or Path.cwd()) / path
+        if not path.exists():
+            raise SourceError(f"--find-links {redact_url(value)!r}: no such folder")
+        return str(path.resolve())
+
+    return IndexOptions(index_url=url(index_url, "--index-url") if index_url else "",
+                        extra_index_urls=tuple(url(u, "--extra-index-url") for u in extra_index_urls),
+                        find_links=tuple(link(f) for f in find_links), pre=bool(pre))
+
+

@@ -1,0 +1,228 @@
+"""The words of jax-compat, each defined once, as a type.
+
+Every vocabulary is a ``Word``: an enum whose members *are* their strings (``Outcome.PASS ==
+"pass"``, the same hash, the same JSON), so the reports' schema does not change and a record read
+from an old report compares equal to the member. What a word means (its label in the grids, whether
+it fails the run, whether a cell status says anything about the releases) is a property of the
+member, defined here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Word(str, Enum):
+    """A member is its string: compares, hashes, formats and serialises as its value."""
+
+    __hash__ = str.__hash__
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+    @classmethod
+    def parse(cls, text: str, where: str = ""):
+        """The member spelled ``text``; a ValueError naming the allowed words otherwise."""
+        try:
+            return cls(text)
+        except ValueError:
+            raise ValueError(f"{where + ': ' if where else ''}{text!r} is not a {cls.__name__}; "
+                             f"use one of: {', '.join(m.value for m in cls)}") from None
+
+
+class Outcome(Word):
+    """What a case's result means once the rules are applied."""
+
+    PASS = "pass"
+    REPRODUCED = "reproduced"
+    REGRESSION = "regression"
+    STALE = "stale"
+    MISMATCH = "mismatch"
+    SKIPPED = "skipped"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    FLAKY = "flaky"
+
+    @property
+    def label(self) -> str:  # in the grids (terminal, markdown, HTML)
+        return _OUTCOME[self][0]
+
+    @property
+    def meaning(self) -> str:
+        return _OUTCOME[self][1]
+
+    @property
+    def fails(self) -> bool:  # fails the run
+        return _OUTCOME[self][2]
+
+
+_OUTCOME = {
+    Outcome.PASS: ("pass", "behaved correctly, no known failure applies", False),
+    Outcome.REPRODUCED: ("REPRO", "a known failure applies and occurred with the documented error", False),
+    Outcome.REGRESSION: ("REGR!", "failed, and no known failure applies", True),
+    Outcome.STALE: ("STALE!", "a known failure applies but the case passed (the rule is out of date)", True),
+    Outcome.MISMATCH: ("MISM!", "a known failure applies but a different error occurred", True),
+    Outcome.SKIPPED: ("skip", "backend absent or a precondition not met (the reason is kept)", False),
+    Outcome.TIMEOUT: ("TIME!", "ran past its time limit and was killed", True),
+    Outcome.CRASH: ("CRASH!", "the interpreter died while running the case", True),
+    Outcome.FLAKY: ("FLAKY!", "with --repeat N, the outcome was not the same every time", True),
+}
+
+
+class CellStatus(Word):
+    """How far a cell got."""
+
+    OK = "ok"
+    PYTHON_MISSING = "python-missing"
+    BACKEND_MISSING = "backend-missing"
+    UNRESOLVABLE = "unresolvable"
+    INSTALL_ERROR = "install-error"
+    IMPORT_ERROR = "import-error"
+    RUN_ERROR = "run-error"
+    HARNESS_ERROR = "harness-error"
+    NOT_RUN = "not-run"
+
+    @property
+    def symbol(self) -> str:  # in the text grids
+        return _CELL_STATUS[self][0]
+
+    @property
+    def label(self) -> str:  # in the HTML band
+        return _CELL_STATUS[self][1]
+
+    @property
+    def meaning(self) -> str:
+        return _CELL_STATUS[self][2]
+
+    @property
+    def installable(self) -> bool:
+        """The releases installed together: the resolver found a set and it installed (a missing
+        interpreter says nothing either way, so it is not counted as installable)."""
+        return self not in (CellStatus.UNRESOLVABLE, CellStatus.INSTALL_ERROR, CellStatus.PYTHON_MISSING)
+
+    @property
+    def says_something(self) -> bool:
+        """Whether a cell that ended so is evidence about the releases (see ``observed``): not when
+        it did not finish, or when this machine lacks the interpreter or the device."""
+        return self not in (CellStatus.NOT_RUN, CellStatus.PYTHON_MISSING, CellStatus.BACKEND_MISSING,
+                            CellStatus.HARNESS_ERROR)
+
+
+_CELL_STATUS = {
+    CellStatus.OK: ("ok", "ok", "every package imported and the cases ran"),
+    CellStatus.PYTHON_MISSING: ("nopy", "no python", "the interpreter is not on this machine"),
+    CellStatus.BACKEND_MISSING: ("nodev", "no device", "the cell's accelerator (GPU/TPU) is not on this machine"),
+    CellStatus.UNRESOLVABLE: ("unres", "unresolvable", "the resolver found no co-installable set (its own message)"),
+    CellStatus.INSTALL_ERROR: ("inst!", "install error", "the environment could not be installed"),
+    CellStatus.IMPORT_ERROR: ("import", "import error", "a package failed to import (the interpreter's traceback)"),
+    CellStatus.RUN_ERROR: ("run!", "run error", "pytest died before running any case"),
+    CellStatus.HARNESS_ERROR: ("ours!", "harness error", "jax-compat itself failed before it could look at the "
+                               "releases (uv missing, a bug of ours): run it again"),
+    CellStatus.NOT_RUN: ("notrun", "not run", "the run was interrupted before this cell finished"),
+}
+
+
+class CellOutcome(Word):
+    """A cell's verdict as a whole (its cases have their own ``Outcome``)."""
+
+    OK = "ok"
+    EXPECTED = "expected"
+    CELL_ERROR = "cell-error"
+    STALE = "stale"
+    UNAVAILABLE = "unavailable"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def meaning(self) -> str:
+        return _CELL_OUTCOME[self][0]
+
+    @property
+    def fails(self) -> bool:
+        return _CELL_OUTCOME[self][1]
+
+
+_CELL_OUTCOME = {
+    CellOutcome.OK: ("ran; see its squares", False),
+    CellOutcome.EXPECTED: ("a known resolve/import-stage failure explains the cell error (does not fail the run)", False),
+    CellOutcome.CELL_ERROR: ("a cell error no rule explains (fails the run)", True),
+    CellOutcome.STALE: ("an import-stage rule predicted an error but every package imported (fails the run)", True),
+    CellOutcome.UNAVAILABLE: ("could not run here (e.g. python missing; does not fail the run)", False),
+    CellOutcome.INTERRUPTED: ("the run was interrupted (re-run with --only-missing)", False),
+}
+
+
+class TestStatus(Word):
+    """What pytest saw for one test, before any knowledge is applied."""
+
+    __test__ = False  # not a test class, whatever pytest's name pattern says
+
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+
+
+class Phase(Word):
+    """Where in pytest's protocol a test failed: its module's collection, its fixtures' setup,
+    the test itself, or the teardown."""
+
+    COLLECT = "collect"
+    SETUP = "setup"
+    CALL = "call"
+    TEARDOWN = "teardown"
+
+    @property
+    def prefix(self) -> str:
+        """How reports before the ``phase`` field marked it in the message (read, never written)."""
+        return f"[{self.value}] "
+
+    @classmethod
+    def of_message(cls, message: str) -> Phase:
+        """The phase an old record's message prefix names (``[collect] …``), else CALL."""
+        for p in (cls.COLLECT, cls.SETUP, cls.TEARDOWN):
+            if message.startswith(p.prefix):
+                return p
+        return cls.CALL
+
+
+class BisectState(Word):
+    """What one step of a bisection says about the failure."""
+
+    PRESENT = "present"
+    ABSENT = "absent"
+    UNKNOWN = "cannot say"
+
+
+class TimelineState(Word):
+    """A public name of jax in one release (the timeline's one-letter codes)."""
+
+    PRESENT = "+"
+    DEPRECATED = "D"
+    REMOVED = "R"  # removed from the module, still answered by its deprecation table
+    GONE = "-"
+    UNKNOWN = ""  # never changed, or never seen
+
+    @property
+    def broken(self) -> bool:
+        return self in (TimelineState.REMOVED, TimelineState.GONE)
+
+
+class UserTestStatus(Word):
+    """The class of one of the user's own tests, before and after (``check --tests``)."""
+
+    __test__ = False
+
+    BROKEN = "broken"
+    FAILS = "fails"
+    FAILS_BOTH = "fails-both"
+    FLAKY = "flaky"
+    FIXED = "fixed"
+    PASS = "pass"
+    SKIPPED = "skipped"

@@ -1,0 +1,73 @@
+"""The compatibility table as a product: gather the release space from the package index,
+read the evidence the reports hold, build the table (``knowledge.compat``) and write
+``compat.md`` and ``compat.json``. Regenerate with ``python -m jaxcompat compat``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from packaging.version import Version
+
+from jaxcompat._util.atomic import write_text
+from jaxcompat.env import releases, resolution
+from jaxcompat.knowledge import learned
+from jaxcompat.knowledge.compat import (
+    FIRST_EQX,
+    FIRST_JAX,
+    RANGED,
+    Release,
+    Releases,
+    Row,
+    default_evidence,
+    load_runs,
+    render_md,
+    table,
+    to_json,
+)
+from jaxcompat.knowledge.config import Matrix
+
+
+def gather(cache: Path) -> Releases:
+    """The release space from the package index (cached under ``cache``)."""
+    def final(dist: str, first: str) -> list[str]:
+        return [v for v in releases.versions(dist, cache) if Version(v) >= Version(first)]
+
+    jax = final("jax", FIRST_JAX)
+    jaxlib: dict[str, str | None] = {}
+    for j in jax:
+        try:
+            jaxlib[j] = resolution.pick_jaxlib(j, resolution.jaxlib_requirement(j, cache), cache, None)
+        except (resolution.ResolutionError, OSError):
+            jaxlib[j] = None
+    packages = {}
+    for dist in RANGED:
+        out = []
+        for v in final(dist, FIRST_EQX if dist == "equinox" else "0"):
+            try:
+                out.append(Release(v, resolution.declared(dist, v, "jax", cache),
+                                   resolution.declared(dist, v, "equinox", cache)))
+            except (OSError, resolution.ResolutionError, StopIteration):
+                continue
+        packages[dist] = tuple(out)
+    return Releases(tuple(jax), jaxlib, packages)
+
+
+def generate(matrix: Matrix, reports_dir: Path, cache: Path, evidence: list[Path] | None = None) -> list[Row]:
+    """Build the table from the evidence and write ``compat.md`` and ``compat.json``."""
+    paths = evidence if evidence is not None else default_evidence(reports_dir)
+    runs = load_runs(paths, matrix)
+    rows = table(gather(cache), matrix.failures, runs)
+    sources = [_shown(p, reports_dir) for p in paths]
+    write_text(reports_dir / "compat.md", render_md(rows, sources, matrix.failures)
+               + learned.markdown(learned.load(learned.DATA)))
+    write_text(reports_dir / "compat.json", json.dumps(to_json(rows, sources, matrix.failures), indent=1) + "\n")
+    return rows
+
+
+def _shown(path: Path, reports_dir: Path) -> str:
+    """The path as the report names it: relative to the reports folder's parent (no machine paths)."""
+    try:
+        return str(path.resolve().relative_to(reports_dir.resolve().parent))
+    except ValueError:
+        return path.name

@@ -1,0 +1,138 @@
+"""The nightly run: the newest release of every package, compared with the committed baseline.
+
+The cell pins every package to ``latest`` on the newest Python this machine has that the
+newest releases accept; its result is compared with the baseline's ``latest`` cell (what moved:
+outcomes, versions), and an issue body is drafted when something regressed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from jaxcompat._util.atomic import write_text
+from jaxcompat._util.layout import command
+from jaxcompat._util.text import first_line
+from jaxcompat.env.candidate import source_lines
+from jaxcompat.env.pythons import PythonMissing, find_python
+from jaxcompat.knowledge.config import LATEST, Cell, Matrix
+from jaxcompat.knowledge.deprecations import forecast
+from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, CellResult
+from jaxcompat.model.index import NO_INDEX, IndexOptions
+from jaxcompat.plugin.packages import ECOSYSTEM
+from jaxcompat.report.compare import Diff, compare, render
+from jaxcompat.report.reports import markdown, matrix_dict, read_cells
+from jaxcompat.run.cell import run_cell
+
+PACKAGES = ECOSYSTEM
+PYTHONS = ("3.14", "3.13", "3.12", "3.11")
+CELL_ID = "latest"
+
+
+def latest_cell(python: str, index: IndexOptions = NO_INDEX) -> Cell:
+    """Every package at its newest: with ``index`` (an upstream-dev night), the newest that those
+    indexes have, pre-releases too with ``--pre``."""
+    return Cell(id=CELL_ID, python=python, backend="cpu", pins={p: LATEST for p in PACKAGES},
+                note="the newest release of every package", index=index)
+
+
+def run_latest(matrix: Matrix, *, state_dir: Path, reports_dir: Path, pythons=PYTHONS,
+               use_cache: bool = True, progress=print, index: IndexOptions = NO_INDEX) -> CellResult:
+    """Try the newest Python first; fall back while the newest releases cannot resolve on it."""
+    result: CellResult | None = None
+    tried = []
+    for version in pythons:
+        try:
+            find_python(version)
+        except PythonMissing:
+            tried.append(f"{version} (not installed)")
+            continue
+        progress(f"latest: trying Python {version}")
+        result = run_cell(latest_cell(version, index), matrix, state_dir=state_dir, reports_dir=reports_dir,
+                          use_cache=use_cache)
+        if result.status != "unresolvable":
+            return result
+        tried.append(f"{version} (newest releases do not resolve)")
+    if result is None:
+        result = CellResult(id=CELL_ID, python=pythons[-1], backend="cpu", status="python-missing",
+                            outcome="cell-error", message="no usable Python: " + ", ".join(tried))
+    return result
+
+
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"cells": []}
+
+
+def load_baseline(path: Path) -> list[CellResult]:
+    """The baseline's cells as records (none when there is no baseline yet)."""
+    return read_cells(path, missing_ok=True)
+
+
+def baseline_latest(baseline: list[CellResult]) -> list[CellResult]:
+    return [c for c in baseline if c.id == CELL_ID]
+
+
+def update_baseline(path: Path, cells: list[dict]) -> None:
+    """Replace the baseline's entries for these cell ids (an explicit user action only)."""
+    data = _read(path)
+    ids = {c["id"] for c in cells}
+    data["cells"] = [c for c in data.get("cells", []) if c.get("id") not in ids] + cells
+    data.setdefault("schema", 1)
+    write_text(path, json.dumps(data, indent=2) + "\n")
+
+
+def issue_body(result: CellResult, diff: Diff) -> str:
+    versions = ", ".join(f"{d} {v}" for d, v in result.versions.items() if d in PACKAGES + ("numpy",))
+    lines = ["### jax-compat nightly: regression on the newest releases", "",
+             f"Environment: Python {result.python}, {versions}", ""]
+    lines += [f"- {x.strip()}" for x in source_lines(result)] + ([""] if source_lines(result) else [])
+    failing = [r for r in result.results if r.outcome in FAILING_OUTCOMES]
+    if result.status != "ok":
+        lines += [f"The cell did not run: **{result.status}**", "", "```", result.message[-3000:], "```", ""]
+    if failing:
+        lines += ["| case | outcome | error |", "|---|---|---|"]
+        for r in failing:
+            first = first_line(r.message, 200).replace("|", "\\|")
+            lines.append(f"| `{r.case}` | {r.outcome} | {first} |")
+        lines.append("")
+    lines += warnings_section(result)
+    lines += ["<details><summary>What changed since the baseline</summary>", "", "```",
+              render(diff), "```", "</details>", "",
+              f"Reproduce: `{command('latest').removesuffix(' --')}` (or `{command('check')} " +
+              " ".join(f"{d}=={v}" for d, v in result.versions.items() if d in PACKAGES) + "`)"]
+    return "\n".join(lines)
+
+
+def warnings_section(result: CellResult) -> list[str]:
+    """The jax deprecations the ecosystem's code hit tonight, with the jax that removes each."""
+    lines = forecast(result.deprecations, result.versions)
+    if not lines:
+        return []
+    return ["### Warnings before the break (jax deprecations hit by the ecosystem's code)", ""] + \
+        [f"- {line}" for line in lines] + [""]
+
+
+def report_latest(result: CellResult, baseline: list[CellResult], reports_dir: Path) -> tuple[str, bool]:
+    new = matrix_dict([result], {"matrix_file": "(latest releases)"})
+    write_text(reports_dir / "latest.json", json.dumps(new, indent=2) + "\n")
+    diff = compare(baseline_latest(baseline), [result], match_single=True)
+    regressed = result.failing or diff.regressed
+    text = render(diff, "baseline", "tonight's newest releases")
+    origin = [line.strip() for line in source_lines(result)]  # nightlies, pre-releases: what exactly
+    if origin:
+        text = "\n".join(origin) + "\n" + text
+    md = [markdown([result], {"matrix_file": "(latest releases)"}), ""] + [f"- {x}" for x in origin] + \
+        ([""] if origin else []) + ["## Since the baseline", "", "```", text, "```", ""]
+    if diff.new_failures:
+        md += ["New failures: " + ", ".join(f"`{m.case}` ({m.before} → {m.after})" for m in diff.new_failures), ""]
+    if diff.fixed:
+        md += ["Fixed: " + ", ".join(f"`{m.case}` ({m.before} → {m.after})" for m in diff.fixed), ""]
+    md += warnings_section(result)
+    if result.deprecations:
+        text += "\n\nwarnings before the break:\n" + "\n".join(f"  - {x}" for x in forecast(result.deprecations, result.versions))
+    if regressed:
+        body = issue_body(result, diff)
+        write_text(reports_dir / "latest-issue.md", body + "\n")
+        md += ["## Issue body", "", body, ""]
+    write_text(reports_dir / "latest.md", "\n".join(md))
+    return text, regressed

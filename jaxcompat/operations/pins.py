@@ -1,0 +1,102 @@
+"""``jax-compat pins --jax X``: the newest releases known to work with one jax, as a requirements
+file, each line commented with its evidence.
+
+It reads ``compat.json`` (written with ``compat.md`` by ``python -m jaxcompat compat``), parsed
+here at the edge into ``Pins``; nothing is resolved or downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from jaxcompat.knowledge.compat import COMMAND, SCHEMA
+
+EXIT_OK, EXIT_NOT_VERIFIED, EXIT_UNKNOWN = 0, 1, 2
+
+
+class PinsError(ValueError):
+    """A problem the user must fix (unknown jax, missing or malformed compat.json): exit 2."""
+
+
+@dataclass(frozen=True)
+class Pins:
+    jax: str
+    cause: str  # non-empty: nothing to pin (the jax release itself is broken, not installable)
+    requirements: tuple[tuple[str, str], ...]  # (requirement, evidence)
+    verified: bool  # the set comes from one run with no known failure
+    answer: str
+    sources: tuple[str, ...]
+    cautions: tuple[str, ...] = ()  # rules that apply depending on packages left unpinned
+
+
+def load(path: Path, jax: str) -> Pins:
+    """The row of ``path`` (a compat.json) for this jax."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise PinsError(f"{path}: cannot read it ({e.strerror}); generate it with `{COMMAND}`") from None
+    except ValueError as e:
+        raise PinsError(f"{path}: not JSON ({e}); regenerate it with `{COMMAND}`") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("rows"), list):
+        raise PinsError(f"{path}: not a compat.json of schema {SCHEMA}; regenerate it with `{COMMAND}`")
+    rows = {r.get("jax"): r for r in data["rows"] if isinstance(r, dict)}
+    row = rows.get(jax) or next((r for j, r in rows.items() if _same(j, jax)), None)
+    if row is None:
+        known = sorted(rows, key=_key)
+        span = f"{known[0]} … {known[-1]}" if known else "none"
+        raise PinsError(f"jax {jax}: not a jax release jax-compat knows ({path.name} covers {len(known)} "
+                        f"releases, {span}); pass one of them, or regenerate with `{COMMAND}` after a new release")
+    reqs = tuple((q["requirement"], q["evidence"]) for q in row.get("requirements") or [])
+    return Pins(row["jax"], row.get("cause", ""), reqs, bool(row.get("verified_set")), row.get("answer", ""),
+                tuple(data.get("sources") or ()), tuple(row.get("cautions") or ()))
+
+
+def _key(v: str) -> Version:
+    try:
+        return Version(v)
+    except (InvalidVersion, TypeError):
+        return Version("0")
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return Version(a) == Version(b)
+    except (InvalidVersion, TypeError):
+        return False
+
+
+def render(pins: Pins) -> str:
+    """The requirements file: a header saying where it comes from, one commented line per pin."""
+    how = ("one run with no known failure" if pins.verified
+           else "NOT VERIFIED: inferred from the rules only; check it with `jax-compat check -r FILE`")
+    lines = [f"# Newest releases known to work with jax {pins.jax} (CPU): {how}.",
+             f"# From {', '.join(pins.sources)} via `jax-compat pins --jax {pins.jax}`."]
+    width = max(len(q) for q, _ in pins.requirements)
+    lines += [f"# caution: {c}" for c in pins.cautions]
+    lines += [f"{q.ljust(width)}  # {e}" for q, e in pins.requirements]
+    return "\n".join(lines) + "\n"
+
+
+def run(path: Path, jax: str, out: Path | None, echo=print, warn=print) -> int:
+    """Print (or write to ``out``) the pins for ``jax``; the exit status says how far to trust them."""
+    pins = load(path, jax)
+    if pins.cause:
+        warn(f"no pins for jax {pins.jax}: {pins.cause}")
+        return EXIT_NOT_VERIFIED
+    text = render(pins)
+    if out is None:
+        echo(text, end="")
+    else:
+        from jaxcompat._util.atomic import write_text
+
+        write_text(out, text)
+        warn(f"wrote {out}")
+    if not pins.verified:
+        warn(f"jax {pins.jax}: no run saw a full set without a known failure; these pins are inferred "
+             "from the rules only (exit 1)")
+        return EXIT_NOT_VERIFIED
+    return EXIT_OK

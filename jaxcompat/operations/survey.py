@@ -1,0 +1,424 @@
+"""The survey: sample the jax × equinox release space off the matrix and score our verdicts.
+
+Stages, one function each: ``space`` (every jax release from 0.4.13 with every equinox whose own
+metadata accepts it), ``sample`` (both sides of every rule bound, the first and last equinox of
+each jax minor, then seeded random fill; combinations already in matrix.toml left out), ``run``
+(each combination an ordinary cell: same resolution, cache, runner, rules; parallel, resumable,
+shardable), and ``score`` (stored observations judged by today's rules) with its renderers.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from jaxcompat._util.atomic import write_text
+from jaxcompat.env import releases, resolution
+from jaxcompat.knowledge.config import ANY, Cell, Matrix
+from jaxcompat.knowledge.deprecations import names as names_api
+from jaxcompat.knowledge.deprecations import parse as parse_deprecations
+from jaxcompat.knowledge.outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, CellResult, reclassify
+from jaxcompat.knowledge.rules import applies
+from jaxcompat.plugin.packages import COMPANIONS
+from jaxcompat.report import reports
+from jaxcompat.run.matrix import run_cells
+
+FIRST_JAX = "0.4.13"
+FIRST_EQX = "0.10.0"
+RIGHT = ("pass", "reproduced")
+
+
+@dataclass(frozen=True)
+class Combo:
+    jax: str
+    equinox: str
+
+    @property
+    def id(self) -> str:
+        return f"survey-jax{self.jax}-eqx{self.equinox}"
+
+    def cell(self) -> Cell:
+        pins = {"jax": self.jax, "equinox": self.equinox, **{d: ANY for d in COMPANIONS}}
+        return Cell(id=self.id, python=resolution.AUTO, backend="cpu", pins=pins,
+                    note="survey combination", added=COMPANIONS)
+
+
+@dataclass
+class Space:
+    jax: list[str]
+    equinox: list[str]
+    pairs: set[tuple[str, str]]  # (jax, equinox) that equinox's metadata accepts
+    dates: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def equinox_for(self, jax: str) -> list[str]:
+        return [e for e in self.equinox if (jax, e) in self.pairs]
+
+    def jax_for(self, eqx: str) -> list[str]:
+        return [j for j in self.jax if (j, eqx) in self.pairs]
+
+
+def _final(dist: str, cache: Path, first: str) -> list[str]:
+    return [v for v in releases.versions(dist, cache) if Version(v) >= Version(first)]
+
+
+def space(cache: Path) -> Space:
+    """Every jax release >= 0.4.13 paired with every equinox >= 0.10.0 that declares it accepts it."""
+    jax = _final("jax", cache, FIRST_JAX)
+    eqx = _final("equinox", cache, FIRST_EQX)
+    pairs = set()
+    for e in eqx:
+        spec = resolution.declared("equinox", e, "jax", cache)
+        pairs |= {(j, e) for j in jax if spec.contains(Version(j), prereleases=True)}
+    dates = {d: {v: m["date"] for v, m in releases.release_info(d, cache).items()} for d in ("jax", "equinox")}
+    return Space(jax, eqx, pairs, dates)
+
+
+def _bounds(spec: SpecifierSet, ordered: list[str]) -> list[tuple[str, str]]:
+    """(just inside, just outside) release pairs for each bound of ``spec``."""
+    out = []
+    for s in spec:
+        if s.operator == "!=":
+            continue
+        inside = [v for v in ordered if s.contains(Version(v), prereleases=True)]
+        outside = [v for v in ordered if not s.contains(Version(v), prereleases=True)]
+        b = Version(s.version)
+        lo_in = [v for v in inside if Version(v) >= b][:1] + [v for v in inside if Version(v) <= b][-1:]
+        for i in dict.fromkeys(lo_in):
+            # the outside release adjacent to this inside one
+            near = [o for o in outside if abs(ordered.index(o) - ordered.index(i)) == 1]
+            out += [(i, o) for o in near]
+    return out
+
+
+def boundary_combos(matrix: Matrix, sp: Space) -> list[Combo]:
+    """Both sides of every bound of every rule, on the jax side and on the equinox side."""
+    out: list[Combo] = []
+    for f in matrix.failures:
+        for clause in f.affects:
+            jspec, espec = clause.get("jax", SpecifierSet()), clause.get("equinox", SpecifierSet())
+            for inside, outside in _bounds(jspec, sp.jax):
+                for j in (inside, outside):
+                    eqs = [e for e in sp.equinox_for(j) if espec.contains(Version(e), prereleases=True)]
+                    if eqs:
+                        out.append(Combo(j, eqs[-1]))
+            for inside, outside in _bounds(espec, sp.equinox):
+                for e in (inside, outside):
+                    js = [j for j in sp.jax_for(e) if jspec.contains(Version(j), prereleases=True)]
+                    if js:
+                        out.append(Combo(js[-1], e))
+    return out
+
+
+def minor_combos(sp: Space) -> list[Combo]:
+    """The first and the last equinox that co-install with the last release of each jax minor."""
+    last: dict[tuple[int, int], str] = {}
+    for j in sp.jax:
+        last[Version(j).release[:2]] = j
+    out = []
+    for j in last.values():
+        eqs = sp.equinox_for(j)
+        out += [Combo(j, eqs[0]), Combo(j, eqs[-1])] if eqs else []
+    return out
+
+
+def matrix_pairs(matrix: Matrix) -> set[tuple[str, str]]:
+    return {(c.pins["jax"], c.pins["equinox"]) for c in matrix.cells
+            if "jax" in c.pins and "equinox" in c.pins and c.backend == "cpu"}
+
+
+def sample(matrix: Matrix, sp: Space, *, limit: int, seed: int) -> list[Combo]:
+    """Deterministic: boundaries, then minors, then seeded random fill; matrix cells left out."""
+    taken = matrix_pairs(matrix)
+    chosen: dict[Combo, None] = {}
+    for c in boundary_combos(matrix, sp) + minor_combos(sp):
+        if (c.jax, c.equinox) not in taken and (c.jax, c.equinox) in sp.pairs:
+            chosen.setdefault(c, None)
+    rest = sorted(p for p in sp.pairs if p not in taken and Combo(*p) not in chosen)
+    random.Random(seed).shuffle(rest)
+    for p in rest:
+        if len(chosen) >= limit:
+            break
+        chosen.setdefault(Combo(*p), None)
+    return list(chosen)[:limit]
+
+
+def shard(combos: list[Combo], spec: str | None) -> list[Combo]:
+    """``i/n``: every n-th combination from the i-th (1-based)."""
+    if not spec:
+        return combos
+    i, n = (int(x) for x in spec.split("/"))
+    if not 1 <= i <= n:
+        raise ValueError(f"--shard {spec}: write i/n with 1 <= i <= n")
+    return combos[i - 1::n]
+
+
+def run(matrix: Matrix, combos: list[Combo], *, jobs: int, state_dir: Path, out_dir: Path,
+        fresh: bool = False, cases: list[str] | None = None, use_cache: bool = True,
+        progress=print) -> tuple[list[CellResult], bool]:
+    """Run the combinations not yet observed (all with ``fresh``); show progress and time left.
+    With ``cases``, only those cases run, into ``out_dir/extra``: their results are laid over the
+    stored observations (a case module added since the survey ran costs only its own time)."""
+    target = out_dir / "extra" if cases else out_dir
+    done = {p.stem for p in (target / "cells").glob("*.json")} if not fresh else set()
+    todo = [c for c in combos if c.id not in done or _unfinished(target / "cells" / f"{c.id}.json")]
+    if cases:  # lay over what was observed: only combinations whose packages imported
+        todo = [c for c in todo if (b := _load(out_dir / "cells" / f"{c.id}.json")) is not None and b.status == "ok"]
+    progress(f"survey: {len(combos)} combinations, {len(combos) - len(todo)} already observed, "
+             f"{len(todo)} to run" + (f" (cases: {' '.join(cases)})" if cases else ""))
+    t0, count = time.monotonic(), [0]
+
+    def tick(line: str) -> None:
+        count[0] += 1
+        left = (time.monotonic() - t0) / count[0] * (len(todo) - count[0])
+        progress(f"{line}  (~{left / 60:.0f} min left)")
+
+    return run_cells(matrix, [c.cell() for c in todo], jobs=jobs, state_dir=state_dir,
+                     reports_dir=target, case_args=cases, compile_bytecode=False, use_cache=use_cache,
+                     progress=tick)
+
+
+def _unfinished(path: Path) -> bool:
+    """Not an observation yet: unreadable, interrupted, or stopped by the harness itself."""
+    return _load(path) is None
+
+
+# -- scoring ----------------------------------------------------------------------------------
+
+@dataclass
+class Observation:
+    """One surveyed combination, judged by today's rules."""
+
+    combo: Combo
+    cell: CellResult
+
+    @property
+    def wrong(self) -> list[tuple[str, str, str]]:
+        """(case or stage, outcome, error type) for every wrong verdict."""
+        out = [(r.case, r.outcome, r.error_type) for r in self.cell.results if r.outcome in FAILING_OUTCOMES]
+        if self.cell.outcome in FAILING_CELL_OUTCOMES:
+            out.append((f"<{self.cell.status}>", self.cell.outcome, _first_error(self.cell.message)))
+        return out
+
+    @property
+    def installable(self) -> bool:
+        return self.cell.installable
+
+    @property
+    def failures(self) -> list[str]:
+        seen = [r.failure for r in self.cell.results if r.outcome == "reproduced" and r.failure]
+        if self.cell.outcome == "expected" and self.cell.failure:
+            seen.insert(0, self.cell.failure)
+        return list(dict.fromkeys(seen))
+
+
+def _first_error(message: str) -> str:
+    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
+    return lines[-1][:160] if lines else ""
+
+
+def _load(path: Path) -> CellResult | None:
+    try:
+        cell = reports.load_cell(path)
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    return cell if cell.observed else None
+
+
+def refuse_empty_report(out_dir: Path, command: str) -> int:
+    """``--report-only`` with nothing stored (a fresh clone keeps no observation): say so, write nothing."""
+    import sys
+
+    from jaxcompat._util.exits import EXIT_CONFIG
+
+    print(f"error: {command} --report-only: no stored observation in {out_dir / 'cells'} (a fresh clone keeps "
+          "none); run it first, or copy the shards' reports/survey/ there. The committed reports are left as "
+          "they are.", file=sys.stderr)
+    return EXIT_CONFIG
+
+
+def overlay(base: CellResult, extra: CellResult) -> CellResult:
+    """``base`` with the results of a later partial run (same environment) laid over it."""
+    if base.status != "ok" or extra.status != "ok":
+        return base if base.status != "ok" else extra
+    newer = {r.case for r in extra.results}
+    base.results = [r for r in base.results if r.case not in newer] + list(extra.results)
+    base.deprecations += [d for d in extra.deprecations if d not in base.deprecations]
+    return base
+
+
+def load_observations(matrix: Matrix, out_dir: Path, combos: list[Combo] | None = None) -> list[Observation]:
+    wanted = {c.id for c in combos} if combos is not None else None
+    obs = []
+    for path in sorted((out_dir / "cells").glob("survey-*.json")):
+        if wanted is not None and path.stem not in wanted:
+            continue
+        cell = _load(path)
+        if cell is None:
+            continue
+        extra = _load(out_dir / "extra" / "cells" / path.name)
+        if extra is not None:
+            cell = overlay(cell, extra)
+        j, e = cell.requested["jax"], cell.requested["equinox"]
+        obs.append(Observation(Combo(j, e), reclassify(cell, matrix.failures)))
+    return obs
+
+
+def score(obs: list[Observation]) -> dict:
+    verdicts = [r for o in obs for r in o.cell.results if r.outcome != "skipped"]
+    cell_verdicts = [o for o in obs if o.cell.status not in ("ok", "python-missing", "backend-missing")]
+    right = sum(r.outcome in RIGHT for r in verdicts) + sum(o.cell.outcome == "expected" for o in cell_verdicts)
+    total = len(verdicts) + len(cell_verdicts)
+    clean = sum(not o.wrong for o in obs)
+    causes: dict[tuple[str, str, str], list[str]] = {}
+    for o in obs:
+        for key in o.wrong:
+            causes.setdefault(key, []).append(f"jax {o.combo.jax} + equinox {o.combo.equinox}")
+    return {"combinations": len(obs), "installable": sum(o.installable for o in obs),
+            "verdicts": total, "right": right, "right_share": round(right / total, 5) if total else 1.0,
+            "clean_combinations": clean, "clean_share": round(clean / len(obs), 5) if obs else 1.0,
+            "wrong": [{"case": k[0], "outcome": k[1], "error_type": k[2], "combinations": v}
+                      for k, v in sorted(causes.items(), key=lambda kv: -len(kv[1]))]}
+
+
+# -- the table users ask for most -------------------------------------------------------------
+
+def compat_rows(matrix: Matrix, sp: Space, obs: list[Observation], cache: Path) -> list[dict]:
+    """Per jax release: the oldest and newest equinox with no known failure (from the rules),
+    each marked by what the survey saw there (clean / failed / not surveyed)."""
+    seen = {(o.combo.jax, o.combo.equinox): o for o in obs}
+    rows = []
+    for j in sp.jax:
+        try:
+            jaxlib = resolution.pick_jaxlib(j, resolution.jaxlib_requirement(j, cache), cache, None)
+        except (resolution.ResolutionError, OSError):
+            rows.append({"jax": j, "installable": False})
+            continue
+        good = [e for e in sp.equinox_for(j) if not predicted({"jax": j, "jaxlib": jaxlib, "equinox": e}, matrix)]
+        row = {"jax": j, "jaxlib": jaxlib, "installable": True,
+               "equinox": [good[0], good[-1]] if good else None}
+        advisory = {f.id for f in matrix.failures if f.advisory}
+        row["observed"] = {e: _mark(seen.get((j, e)), advisory) for e in (row["equinox"] or [])}
+        for dist in ("diffrax", "optimistix", "lineax"):
+            row[dist] = _companion_range(dist, j, jaxlib, good, matrix, cache)
+        rows.append(row)
+    return rows
+
+
+def _companion_range(dist: str, jax: str, jaxlib: str, equinox_ok: list[str], matrix: Matrix,
+                     cache: Path) -> list[str] | None:
+    """Oldest and newest ``dist`` whose metadata accepts this jax and one of its clean equinox
+    releases, and that no rule on (jax, dist) flags (rules naming a third package are not
+    evaluated here)."""
+    ok = []
+    for v in _final(dist, cache, "0"):
+        try:
+            spec = resolution.declared(dist, v, "jax", cache)
+            eqx = resolution.declared(dist, v, "equinox", cache)
+        except (OSError, resolution.ResolutionError, StopIteration):
+            continue
+        if (spec.contains(Version(jax), prereleases=True)
+                and any(eqx.contains(Version(e), prereleases=True) for e in equinox_ok)
+                and not predicted({"jax": jax, "jaxlib": jaxlib, dist: v}, matrix)):
+            ok.append(v)
+    return [ok[0], ok[-1]] if ok else None
+
+
+def predicted(versions: dict[str, str], matrix: Matrix) -> list[str]:
+    return [f.id for f in matrix.failures if not f.advisory and applies(f, versions, "cpu")]
+
+
+def _mark(o: Observation | None, advisory: set[str] = frozenset()) -> str:
+    """What the survey saw at a range end; an advisory rule (a usage pitfall on every release)
+    is no failure of the combination."""
+    if o is None:
+        return "not surveyed"
+    return "failed" if ([f for f in o.failures if f not in advisory] or o.wrong) else "clean"
+
+
+# -- output -----------------------------------------------------------------------------------
+
+def render_md(summary: dict, obs: list[Observation], rows: list[dict], meta: dict) -> str:
+    s = summary
+    how = (f"edge search, {meta.get('scope', 'all')}" if meta.get("mode") == "edges"
+           else f"seed {meta.get('seed')}, limit {meta.get('limit')}")
+    lines = ["# jax-compat survey", "",
+             f"{s['combinations']} combinations off the matrix ({how}), "
+             f"{s['installable']} installable.", "",
+             f"- case verdicts right (pass/reproduced, or a cell error a rule explains): "
+             f"**{s['right']}/{s['verdicts']} = {100 * s['right_share']:.2f}%**",
+             f"- combinations with no wrong verdict: **{s['clean_combinations']}/{s['combinations']} = "
+             f"{100 * s['clean_share']:.1f}%**", ""]
+    if meta.get("coverage_md"):
+        lines += [meta["coverage_md"]]
+    if s["wrong"]:
+        lines += ["## Wrong verdicts, by cause", "", "| case / stage | outcome | error | combinations |",
+                  "|---|---|---|---|"]
+        for w in s["wrong"]:
+            lines.append(f"| `{w['case']}` | {w['outcome']} | {w['error_type']} | "
+                         f"{len(w['combinations'])}: {'; '.join(w['combinations'][:6])}"
+                         f"{' …' if len(w['combinations']) > 6 else ''} |")
+        lines.append("")
+    lines += ["## What each combination showed", "", "| jax | equinox | Python | status | known failures observed |",
+              "|---|---|---|---|---|"]
+    for o in sorted(obs, key=lambda o: (Version(o.combo.jax), Version(o.combo.equinox))):
+        lines.append(f"| {o.combo.jax} | {o.combo.equinox} | {o.cell.python} | {o.cell.status} | "
+                     f"{', '.join(o.failures) or ('—' if not o.wrong else 'WRONG: ' + str(len(o.wrong)))} |")
+    lines += ["", render_forecasts(obs),
+              "Which releases work with which jax (verified, inferred, holes): `compat.md`, regenerated "
+              "with the survey (or alone: `python -m jaxcompat compat`)."]
+    return "\n".join(lines) + "\n"
+
+
+def forecasts(obs: list[Observation]) -> list[dict]:
+    """Each jax deprecation the ecosystem's code hit, and whether a surveyed later jax broke on it."""
+    out: dict[tuple[str, str, str], dict] = {}
+    for o in obs:
+        for d in parse_deprecations(o.cell.deprecations):
+            key = (d.package, o.combo.equinox if d.package == "equinox" else o.cell.versions.get(d.package, ""), d.api)
+            entry = out.setdefault(key, {"package": d.package, "version": key[1], "api": d.api,
+                                         "removal": d.removal, "where": d.where, "warned_on": [], "broke_on": []})
+            entry["warned_on"].append(o.combo.jax)
+    for entry in out.values():
+        for o in obs:
+            if o.cell.versions.get(entry["package"], o.combo.equinox if entry["package"] == "equinox" else None) \
+                    != entry["version"] or o.combo.jax in entry["warned_on"]:
+                continue
+            failed = [o.cell.message] if o.cell.status != "ok" else []
+            failed += [r.message for r in o.cell.results if r.outcome not in ("pass", "skipped")]
+            if any(names_api(entry["api"], text) for text in failed):
+                entry["broke_on"].append(o.combo.jax)
+    return sorted(out.values(), key=lambda e: (e["package"], Version(e["version"] or "0"), e["api"]))
+
+
+def render_forecasts(obs: list[Observation]) -> str:
+    rows = forecasts(obs)
+    if not rows:
+        return "## Warnings before the break\n\nNo jax deprecation was hit by the ecosystem's code.\n"
+    lines = ["## Warnings before the break", "",
+             "jax deprecations hit by the ecosystem's code, and the surveyed jax where the API was gone.", "",
+             "| package | uses | jax removes it in | warned on jax | broke on jax |", "|---|---|---|---|---|"]
+    for e in rows:
+        lines.append(f"| {e['package']} {e['version']} | `{e['api']}` ({e['where']}) | {e['removal'] or 'not announced'} | "
+                     f"{', '.join(sorted(set(e['warned_on']), key=Version))} | "
+                     f"{', '.join(sorted(set(e['broke_on']), key=Version)) or '—'} |")
+    return "\n".join(lines) + "\n"
+
+
+def write(out_dir: Path, reports_dir: Path, summary: dict, obs: list[Observation], rows: list[dict],
+          sp: Space, matrix: Matrix, meta: dict, stem: str = "survey") -> None:
+    """``stem``.md/.json/.html (``survey-edges`` for the edge search, beside the sampled survey)."""
+    from jaxcompat.report.survey_html import render
+
+    data = {"schema": 1, **meta, "summary": summary, "compat": rows,
+            "combinations": [{"jax": o.combo.jax, "equinox": o.combo.equinox, "python": o.cell.python,
+                              "status": o.cell.status, "outcome": o.cell.outcome, "failures": o.failures,
+                              "wrong": [list(w) for w in o.wrong], "versions": o.cell.versions} for o in obs]}
+    write_text(reports_dir / f"{stem}.json", json.dumps(data, indent=1) + "\n")
+    write_text(reports_dir / f"{stem}.md", render_md(summary, obs, rows, meta))
+    write_text(reports_dir / f"{stem}.html", render(sp, obs, rows, matrix_pairs(matrix), summary))

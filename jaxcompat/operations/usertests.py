@@ -1,0 +1,509 @@
+"""The user's own tests, before and after an upgrade, each failure explained where a rule can.
+
+crater's question (what passed before and fails after?), asked of a jax/equinox bump: the
+user's project is installed editable into the candidate environment (and the baseline's), its
+tests run there with its own pytest configuration in the watched runner, and every test gets a
+class. A failing test is then matched against the known failures that apply to the installed
+versions (documented exception type and message, whatever the test): "this looks like
+weak-type-closure: fix …". What no rule explains is listed with its short traceback.
+
+The classes a test can get are ``TEST_CLASSES`` below, defined once. Exit status of a check
+with --tests: 1 exactly when a test is ``broken`` (with a baseline) or ``fails`` (without one);
+``flaky`` never counts as broken.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import NamedTuple
+
+from packaging.specifiers import SpecifierSet
+
+from jaxcompat._util.text import first_line, last_line
+from jaxcompat.env.testdeps import TestDeps, TestDepsError, choose, diagnose, normalise
+from jaxcompat.knowledge.config import ANY, Cell, Matrix
+from jaxcompat.knowledge.outcomes import CellResult, RawResult, error_matches
+from jaxcompat.knowledge.rules import applies
+from jaxcompat.report import junit as junit_xml
+from jaxcompat.report.scrub import Scrubber
+from jaxcompat.run.runner import run_cases
+
+
+class UserTestClass(NamedTuple):
+    """What a class of user test means, and what follows from it."""
+
+    meaning: str
+    heading: str  # its group in the verdict ("": not listed there)
+    failed: bool  # it failed in the candidate: explained by a rule, or shown with its traceback
+    rerun: bool  # run once more in both environments before blaming (or crediting) the upgrade
+    fails_check: tuple[bool, ...] = ()  # fails the check with a baseline (True) / without one (False)
+    junit: str = ""  # "failure" or "skipped" in check-tests.xml
+
+
+# In the verdict's order.
+TEST_CLASSES = {
+    "broken": UserTestClass("passed before, fails after: the upgrade's doing",
+                        "✗ broken by the upgrade (passed before, fail after)", True, True, (True,), "failure"),
+    "fails": UserTestClass("fails, with no passing run before to compare",
+                       "✗ failing after (no passing run before to compare)", True, True, (False,), "failure"),
+    "fails-both": UserTestClass("failed before and after: not the upgrade's doing",
+                            "· failing before and after (not the upgrade's doing)", True, False, (), "failure"),
+    "flaky": UserTestClass("its outcome changed when run again (never blamed on the upgrade)",
+                       "? flaky (the outcome changed when run again; not blamed on the upgrade)", False, False, (),
+                       "failure"),
+    "fixed": UserTestClass("failed before, passes after", "✓ fixed by the upgrade", False, True),
+    "pass": UserTestClass("passes (before too, if it ran)", "", False, False),
+    "skipped": UserTestClass("skipped in the candidate", "", False, False, (), "skipped"),
+}
+
+
+# A user's suite may crash many times (each crash is one test); past this many restarts the tests
+# not yet run are `absent` in that environment.
+MAX_RESTARTS = 200
+
+
+class TestsError(ValueError):
+    """A --tests path that cannot be used (said in one line, no traceback)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """What --tests names: a project (installed editable with its test dependencies, run with its
+    own pytest configuration) or a folder of tests."""
+
+    root: Path
+    project: bool
+    deps: TestDeps = field(default_factory=TestDeps)
+
+    def describe(self) -> str:
+        if not self.project:
+            return f"the tests in {self.root.name}/"
+        return f"{self.root.name}, installed editable, run with its own pytest configuration"
+
+    def editable(self) -> str:
+        return str(self.root) + (f"[{','.join(self.deps.extras)}]" if self.deps.extras else "")
+
+    def pinned(self, cell: Cell) -> set[str]:
+        """The packages the candidate pins (their versions are what is judged)."""
+        names = {normalise(d) for d, v in cell.pins.items() if v != ANY}
+        return names | ({"jaxlib"} if "jax" in names else set())
+
+    def cell(self, cell: Cell) -> Cell:
+        """The candidate with the project and its test dependencies installed in it (its own
+        environment, so a plain `check` of the same pins keeps its own)."""
+        reqs, _ = self.deps.for_candidate(self.pinned(cell))
+        if not self.project and not reqs:
+            return cell
+        tag = hashlib.sha256(f"{self.root}|{self.deps.extras}|{reqs}".encode()).hexdigest()[:6]
+        return replace(cell, id=f"{cell.id}-tests-{tag}",
+                       editable=(self.editable(),) if self.project else (),
+                       constraints=tuple(cell.constraints) + reqs)
+
+    def deps_line(self, cell: Cell) -> str:
+        """What the run installs for the tests, said before it runs."""
+        _, dropped = self.deps.for_candidate(self.pinned(cell))
+        line = self.deps.describe() if self.project or self.deps.sources else ""
+        if dropped:
+            line += f" (left out, the candidate pins them: {', '.join(dropped)})"
+        return line
+
+
+def same_python(candidate: Cell, baseline: Cell, target: Target, cache_dir: Path) -> tuple[Cell, Cell, str]:
+    """Both sides on one Python when they can share one (the upgrade, not the interpreter, is what
+    is compared): the lowest this machine has that every pin of both sides and the project's
+    ``requires-python`` accept. Cells whose Python is named stay as they are. Returns the cells
+    and a line saying what was chosen ("" when nothing could be shared: each side keeps its own)."""
+    from jaxcompat.env import resolution
+
+    if candidate.python != resolution.AUTO or baseline.python != resolution.AUTO:
+        return candidate, baseline, ""
+    wants = target.deps.declared.requires_python
+    pythons = tuple(v for v in resolution.PYTHONS if not wants or SpecifierSet(wants).contains(v + ".0"))
+    try:
+        sides = [resolution.complete(c, cache_dir) for c in (candidate, baseline)]
+        python = resolution.choose_python(sides[0].pins, cache_dir, pythons or resolution.PYTHONS,
+                                          also=(sides[1].pins,))
+    except (resolution.ResolutionError, resolution.PythonMissing, OSError, ValueError):
+        return candidate, baseline, ""
+    why = f"; your project requires Python {wants}" if wants else ""
+    return (replace(candidate, python=python), replace(baseline, python=python),
+            f"both sides on Python {python} (the lowest that every pin of both accepts{why})")
+
+
+def locate(path: str, extras: list[str] | None = None, groups: list[str] | None = None,
+           with_: list[str] | None = None) -> Target:
+    root = Path(path).expanduser().resolve()
+    if not root.exists():
+        raise TestsError(f"--tests {path}: no such file or directory")
+    if not root.is_dir():
+        raise TestsError(f"--tests {path}: not a directory (name a project root or a folder of tests)")
+    project = (root / "pyproject.toml").is_file() or (root / "setup.py").is_file()
+    if not project and (extras or groups):
+        raise TestsError(f"--tests {path}: --extra/--group need a project (pyproject.toml or setup.py); "
+                         "give a folder of tests its dependencies with --with REQ")
+    if not project and not any(root.rglob("test_*.py")) and not any(root.rglob("*_test.py")):
+        raise TestsError(f"--tests {path}: no pyproject.toml or setup.py, and no test_*.py files under it")
+    try:
+        deps = choose(root, extras, groups, with_)
+    except TestDepsError as e:
+        raise TestsError(str(e)) from None
+    return Target(root, project=project, deps=deps)
+
+
+# ---------------------------------------------------------------- running
+
+
+@dataclass
+class Observed:
+    """The user's tests in one environment."""
+
+    results: dict[str, RawResult] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    error: str = ""  # why the tests could not start there (install, resolution, pytest itself)
+    cause: str = ""  # when no test ran: the one-line cause and how to provide what is missing
+
+    @property
+    def ran(self) -> int:
+        """Tests that started (passed, failed, crashed or hung): skips and modules that could not
+        be collected are not runs."""
+        return sum(1 for r in self.results.values() if r.status != "skipped" and not _collect_error(r))
+
+    @property
+    def uncollectable(self) -> list[str]:
+        """Modules (or the session, ".") that could not be collected."""
+        return [k for k, r in self.results.items() if _collect_error(r)]
+
+
+def _collect_error(raw: RawResult) -> bool:
+    return raw.message.startswith("[collect]")
+
+
+def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
+            nodeids: list[str] | None = None) -> Observed:
+    """Run the user's tests (or ``nodeids``) in ``cell``'s environment, building it if need be."""
+    from jaxcompat.run import cell as cells
+
+    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok")
+    try:
+        done, python_exe = cells.complete(cell, matrix, scratch, state_dir)
+        lock_text = cells.locked(done, python_exe, matrix, scratch, state_dir, cells.Options())
+        built = cells.install(done, python_exe, lock_text, matrix, scratch, state_dir, cells.Options())
+    except cells.Stop:
+        message = Scrubber({str(Path.home()): "~"}, envs_dir=state_dir / "envs")(f"{scratch.status}: {scratch.message}")
+        return Observed(error=message, cause=message.strip().splitlines()[-1] if message.strip() else scratch.status)
+    run = run_cases(built.python, target.root, list(nodeids or []), backend=done.backend, imports=[],
+                    timeout_s=matrix.settings.case_timeout_s, workdir=state_dir / "runs" / f"{cell.id}-user",
+                    project=True, max_restarts=MAX_RESTARTS)
+    # the tests' own messages and tracebacks name the environment, the project and the home folder:
+    # scrubbed here, before anything is clipped, judged or written (report.scrub)
+    scrub = Scrubber({str(target.root) + "/": "", str(target.root): "<project>",
+                      str(matrix.root.resolve()) + "/": "<root>/", str(Path.home()): "~"}, envs_dir=state_dir / "envs")
+    out = Observed(results={r.case: scrub.raw(r) for r in run.results},
+                   versions={k.lower(): v for k, v in run.versions.items()})
+    if not run.results:
+        out.error = scrub(f"pytest exited with code {run.rc} before running any test:\n{run.log_tail[-1500:]}")
+    skipped = [r for r in out.results.values() if r.status == "skipped"]
+    if out.ran == 0 and nodeids is None and skipped and len(skipped) == len(out.results):
+        out.cause = f"all {len(skipped)} collected tests were skipped (e.g. {first_line(skipped[0].message, 200)})"
+    elif out.ran == 0 and nodeids is None:
+        evidence = "\n".join(f"{r.traceback}\n{r.message}" for r in out.results.values() if _collect_error(r))
+        out.cause = scrub(diagnose(f"{run.log_tail}\n{evidence}", target.root, target.deps))
+    return out
+
+
+# ---------------------------------------------------------------- classifying
+
+
+@dataclass
+class UserTest:
+    test: str  # node id, relative to the project
+    candidate: str  # passed | failed | skipped | error | absent
+    baseline: str | None  # the same, or None without --baseline
+    cls: str  # see the module's table
+    explained_by: str | None = None
+    explained_by_api: str = ""  # no rule explains it, jax's API history does (apiexplain)
+    fix: str = ""
+    upstream: list[str] = field(default_factory=list)
+    message: str = ""
+    traceback: str = ""
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["class"] = d.pop("cls")
+        if self.baseline is None:
+            d.pop("baseline")
+        return d
+
+
+def status(raw: RawResult | None) -> str:
+    if raw is None:
+        return "absent"
+    if raw.status in ("timeout", "crash") or (raw.status == "failed" and raw.message.startswith(("[setup]", "[teardown]", "[collect]"))):
+        return "error"
+    return raw.status
+
+
+def _fails(s: str | None) -> bool:
+    return s in ("failed", "error")
+
+
+def test_class(before: str | None, after: str) -> str:
+    """``before``/``after``: passed | failed | skipped | error | absent (None: no baseline)."""
+    if after == "skipped":
+        return "skipped"
+    if after == "absent":  # not collected in the candidate (its module failed to import there)
+        return "broken" if before == "passed" else "skipped"
+    if before in (None, "absent", "skipped"):
+        return "fails" if _fails(after) else "pass"
+    if _fails(after):
+        return "broken" if before == "passed" else "fails-both"
+    return "fixed" if _fails(before) else "pass"
+
+
+def explain(raw: RawResult, matrix: Matrix, versions: dict[str, str], backend: str):
+    """The first known failure that applies to these versions and whose documented error this is."""
+    for f in matrix.failures:
+        if f.stage == "case" and applies(f, versions, backend) and error_matches(f, raw.error_types, raw.message):
+            return f
+    return None
+
+
+def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, backend: str,
+             flaky: dict[str, str] | None = None) -> list[UserTest]:
+    """One record per test seen in either environment; ``flaky``: tests whose re-run differed."""
+    names = list(candidate.results) + [t for t in (baseline.results if baseline else {}) if t not in candidate.results]
+    # A module that cannot even be imported in the candidate: its tests take its error, and the
+    # module's own record is not counted again beside them.
+    broken_modules = {k: r for k, r in candidate.results.items() if r.message.startswith("[collect]")}
+    stands_for = {m for m in broken_modules if baseline and any(t.startswith(m + "::") for t in baseline.results)}
+    # and the other way: a module that could not be collected in the baseline gives its tests that
+    # ran in the candidate its error as their baseline (they did not pass before)
+    broken_before = {k: r for k, r in (baseline.results if baseline else {}).items() if r.message.startswith("[collect]")}
+    stands_for |= {m for m in broken_before if m not in candidate.results
+                   and any(t.startswith(m + "::") for t in candidate.results)}
+    out = []
+    for name in (n for n in names if n not in stands_for):
+        raw = candidate.results.get(name) or broken_modules.get(name.split("::")[0])
+        before_raw = (baseline.results.get(name) or broken_before.get(name.split("::")[0])) if baseline else None
+        before = status(before_raw) if baseline else None
+        after = status(raw)
+        t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(before, after))
+        if raw is not None and _fails(after):
+            t.message, t.traceback = first_line(raw.message, 400), raw.traceback
+            known = explain(raw, matrix, candidate.versions, backend)
+            if known is not None:
+                t.explained_by, t.fix, t.upstream = known.id, known.fix, list(known.upstream)
+            else:
+                from jaxcompat.apihistory.apiexplain import explain_result
+                t.explained_by_api = explain_result(raw, candidate.versions)
+        if flaky and name in flaky:
+            t.cls, t.note = "flaky", flaky[name]
+        out.append(t)
+    return out
+
+
+def suspects(tests: list[UserTest]) -> list[str]:
+    """The tests to run once more before blaming (or crediting) the upgrade."""
+    return [t.test for t in tests if TEST_CLASSES[t.cls].rerun]
+
+
+def failing(tests: list[UserTest], with_baseline: bool) -> list[UserTest]:
+    return [t for t in tests if with_baseline in TEST_CLASSES[t.cls].fails_check]
+
+
+# ---------------------------------------------------------------- reporting
+
+
+def verdict(cmp: "Comparison", target: Target) -> str:
+    """One screen: whether the tests ran at all (first, with the cause, when they did not), what
+    the upgrade broke (and the fix), then the rest by class, failures grouped by their error."""
+    tests, with_baseline = cmp.tests, cmp.with_baseline
+    lines = []
+    if cmp.unjudged:
+        lines.append(f"✗ cannot judge the upgrade: {cmp.unjudged}")
+    ran = f"ran {cmp.ran['candidate']} in the candidate" + (f", {cmp.ran['baseline']} in the baseline"
+                                                          if with_baseline else "")
+    lines.append(f"Your tests ({target.describe()}; {ran}): "
+                 + (", ".join(f"{c} {n}" for c, n in _counts(tests).items()) if tests else "none ran"))
+    if cmp.error:
+        lines.append("  ✗ your tests could not run in the candidate: " + (cmp.candidate_cause or last_line(cmp.error)))
+    for side, modules in cmp.uncollectable.items():
+        if modules:
+            lines.append(f"  ! {len(modules)} module(s) could not be collected in the {side}; "
+                         f"their tests did not run there: {', '.join(modules[:6])}" + (" …" if len(modules) > 6 else ""))
+    for cls, kind in TEST_CLASSES.items():
+        group = [t for t in tests if t.cls == cls]
+        if not group or not kind.heading:
+            continue
+        head = "✗ failing" if cls == "fails" and not with_baseline else kind.heading
+        lines.append(f"  {head}: {len(group)}")
+        for (explained_by, message), same in _by_error(group).items():
+            t = same[0]
+            lines.append(f"    {len(same)} × {message or '(no message)'}" + (f" ({t.note})" if t.note and len(same) == 1 else ""))
+            if explained_by:
+                lines.append(f"        this looks like {explained_by} — fix: {t.fix}")
+                lines.append(f"        upstream: {', '.join(t.upstream)}")
+            elif t.explained_by_api:
+                lines.append(f"        jax's API history: {t.explained_by_api}")
+            elif kind.failed:
+                where = t.traceback.rstrip().splitlines()[-6:]
+                lines.append("        no known failure explains it; " + ("where it raised:" if where else "no traceback was recorded"))
+                lines += ["          " + ln for ln in where]
+            names = [x.test for x in same]
+            lines.append("        " + ", ".join(names[:8]) + (f" … and {len(names) - 8} more (check.md lists them all)"
+                                                            if len(names) > 8 else ""))
+    return "\n".join(lines)
+
+
+def _by_error(group: list[UserTest]) -> dict[tuple[str | None, str], list[UserTest]]:
+    out: dict[tuple[str | None, str], list[UserTest]] = {}
+    for t in group:
+        out.setdefault((t.explained_by, t.message), []).append(t)
+    return dict(sorted(out.items(), key=lambda kv: -len(kv[1])))
+
+
+def _counts(tests: list[UserTest]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for t in tests:
+        out[t.cls] = out.get(t.cls, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def not_exercised(result: CellResult, tests: list[UserTest]) -> list[str]:
+    """Known failures our cases hit in the candidate that none of the user's tests ran into."""
+    seen = {t.explained_by for t in tests if t.explained_by}
+    hit = [r.failure for r in result.results if r.outcome == "reproduced" and r.failure]
+    return [f for f in dict.fromkeys(hit) if f not in seen]
+
+
+def junit(tests: list[UserTest], name: str) -> str:
+    cases = []
+    for t in tests:
+        case = junit_xml.Case(*junit_xml.case_of(t.test))
+        if TEST_CLASSES[t.cls].junit == "failure":
+            case.kind, case.type, case.text = junit_xml.Kind.FAILURE, t.cls, f"{t.message}\n{t.traceback}"
+            case.message = f"{t.cls}" + (f": explained by {t.explained_by} (fix: {t.fix})" if t.explained_by else "")
+        elif TEST_CLASSES[t.cls].junit == "skipped":
+            case.kind = junit_xml.Kind.SKIPPED
+        cases.append(case)
+    return junit_xml.render(junit_xml.Suite(name, cases))
+
+
+def markdown(tests: list[UserTest], verdict_text: str, with_baseline: bool) -> str:
+    rows = ["| class | test | baseline | candidate | explained by | fix |", "|---|---|---|---|---|---|"]
+    for t in tests:
+        rows.append(f"| {t.cls} | `{t.test}` | {t.baseline if with_baseline else '—'} | {t.candidate} | "
+                    f"{t.explained_by or t.explained_by_api or ('unexplained' if TEST_CLASSES[t.cls].failed else '—')} | "
+                    f"{t.fix or ''} |")
+    return "## Your tests\n\n```\n" + verdict_text + "\n```\n\n" + "\n".join(rows) + "\n"
+
+
+def html_section(tests: list[UserTest], with_baseline: bool) -> str:
+    from jaxcompat.report.html import esc
+
+    rows = []
+    for t in tests:
+        detail = ""
+        if t.message or t.traceback:
+            detail = f"<details><summary>{esc(t.message or 'traceback')}</summary><pre>{esc(t.traceback)}</pre></details>"
+        link = " ".join(f'<a href="{esc(u)}">{esc(u)}</a>' for u in t.upstream)
+        rows.append(f'<tr class="c-{esc(t.cls)}"><td><b>{esc(t.cls)}</b></td><td><code>{esc(t.test)}</code>{detail}</td>'
+                    f"<td>{esc(t.baseline) if with_baseline else '—'}</td><td>{esc(t.candidate)}</td>"
+                    f"<td>{esc(t.explained_by or '')}</td><td>{esc(t.fix)} {link}</td></tr>")
+    return ('<section class="user-tests"><h2>Your tests</h2><table><thead><tr><th>class</th><th>test</th>'
+            "<th>baseline</th><th>candidate</th><th>explained by</th><th>fix</th></tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table></section>")
+
+
+HTML_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>jax-compat check: {title}</title>
+<style>body{{font:14px system-ui,sans-serif;margin:1.5em;color:#1b1b1b}} pre{{background:#f5f5f5;padding:.6em;
+overflow:auto;white-space:pre-wrap}} table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:4px 8px;
+text-align:left;vertical-align:top}} .c-broken td:first-child,.c-fails td:first-child{{background:#f4c7c3}}
+.c-fixed td:first-child{{background:#c8e6c9}} .c-fails-both td:first-child{{background:#eee}}
+.c-flaky td:first-child{{background:#fff3c4}}</style></head><body><h1>jax-compat check: {title}</h1>
+<pre>{verdict}</pre>{section}</body></html>
+"""
+
+
+# ---------------------------------------------------------------- the check
+
+
+@dataclass
+class Comparison:
+    tests: list[UserTest]
+    with_baseline: bool
+    error: str = ""  # the tests could not start in the candidate
+    candidate_versions: dict[str, str] = field(default_factory=dict)
+    baseline_versions: dict[str, str] = field(default_factory=dict)
+    baseline_error: str = ""
+    ran: dict[str, int] = field(default_factory=dict)  # tests that ran, per side
+    uncollectable: dict[str, list[str]] = field(default_factory=dict)  # modules, per side
+    candidate_cause: str = ""
+    baseline_cause: str = ""
+
+    @property
+    def unjudged(self) -> str:
+        """Why no verdict on the upgrade can be given ("" when one can): the tests did not run in
+        the baseline (nothing to compare with), or, without a baseline, not in the candidate."""
+        if self.with_baseline and not self.ran.get("baseline"):
+            both = " nor in the candidate" if not self.ran.get("candidate") else ""
+            return f"your tests did not run in the baseline{both}: {self.baseline_cause or last_line(self.baseline_error)}"
+        if not self.with_baseline and not self.ran.get("candidate"):
+            return f"your tests did not run in the candidate: {self.candidate_cause or last_line(self.error)}"
+        return ""
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.error) or bool(failing(self.tests, self.with_baseline)) or not self.ran.get("candidate")
+
+    def to_dict(self) -> list[dict]:
+        return [t.to_dict() for t in self.tests]
+
+    def summary(self) -> dict:
+        """What check.json says about the run as a whole (beside the per-test records)."""
+        sides = ["candidate"] + (["baseline"] if self.with_baseline else [])
+        causes = {"candidate": self.candidate_cause, "baseline": self.baseline_cause}
+        return {"judged": not self.unjudged, "unjudged": self.unjudged, "classes": _counts(self.tests),
+                "sides": {side: {"ran": self.ran.get(side, 0), "uncollectable": self.uncollectable.get(side, []),
+                                 "cause": causes[side]} for side in sides}}
+
+
+def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matrix, state_dir: Path,
+            progress=print) -> Comparison:
+    """Run the user's tests after (and before), run what changed once more, classify."""
+    progress(f"your tests in the candidate ({candidate.id})…")
+    after = observe(candidate, matrix, state_dir, target)
+    before = None
+    if baseline is not None:
+        progress(f"your tests in the baseline ({baseline.id})…")
+        before = observe(baseline, matrix, state_dir, target)
+    tests = classify(after, before, matrix, candidate.backend)
+    again = suspects(tests)
+    flaky: dict[str, str] = {}
+    if again:
+        progress(f"running {len(again)} test(s) once more before blaming the upgrade…")
+        sides = [("candidate", after, candidate)] + ([("baseline", before, baseline)] if before else [])
+        for side, first, cell in sides:
+            second = observe(cell, matrix, state_dir, target, nodeids=again)
+            for name in again:
+                s1, s2 = status(first.results.get(name)), status(second.results.get(name))
+                if s1 != s2 and not second.error:
+                    flaky[name] = "; ".join(filter(None, [flaky.get(name), f"{side}: {s1}, then {s2}"]))
+        tests = classify(after, before, matrix, candidate.backend, flaky)
+    prefix = str(target.root) + "/"  # reports name the user's files relative to their project
+    for t in tests:
+        t.traceback, t.message = t.traceback.replace(prefix, ""), t.message.replace(prefix, "")
+        t.explained_by_api = t.explained_by_api.replace(prefix, "")
+    for side in filter(None, (after, before)):
+        side.cause = side.cause.replace(prefix, "")
+    sides = {"candidate": after, **({"baseline": before} if before else {})}
+    return Comparison(tests, with_baseline=baseline is not None, error=after.error,
+                      candidate_versions=after.versions,
+                      baseline_versions=before.versions if before else {},
+                      baseline_error=before.error if before else "",
+                      ran={k: o.ran for k, o in sides.items()},
+                      uncollectable={k: o.uncollectable for k, o in sides.items()},
+                      candidate_cause=after.cause, baseline_cause=before.cause if before else "")

@@ -1,0 +1,235 @@
+"""The pytest plugin that runs inside each cell: backend markers and raw result recording.
+
+Only the standard library and pytest are used here — it runs on every cell's Python and pytest.
+When ``JAXCOMPAT_RESULTS`` names a file, one JSON line is appended per event, flushed at once,
+so a case that hangs or kills the interpreter leaves behind everything recorded before it:
+    {"event": "collected", "cases": [...]}
+    {"event": "env", "versions": {...}, "shadowed": [...], "imports": {...}, "jax_backend": "cpu",
+     "device": {"platform": "cpu", "kind": "cpu", "count": 1, ...}}
+    {"event": "start", "case": id, "t": time}
+    {"event": "result", "case": id, "status": ..., "error_types": [...], "message": ..., ...}
+    {"event": "deprecation", "package": "equinox", "where": "equinox/_x.py:12", "message": ..., "case": id}
+The last kind: a Deprecation/FutureWarning that jax emits into the code of a package of the
+ecosystem (at import, or while a case runs): the warning before the break.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import traceback
+import warnings
+
+import pytest
+
+from jaxcompat.plugin.backends import MARKERS, backend_of, device_info, marker  # stdlib-only modules
+from jaxcompat.plugin.loaded import scan
+from jaxcompat.plugin.packages import WATCHED
+
+_WHERE = re.compile(r"[/\\](" + "|".join(WATCHED) + r")[/\\](.*)$")
+_seen_warnings: set[tuple[str, str]] = set()
+
+
+def _record_warning(w, case: str | None) -> None:
+    """Emit a deprecation that jax raised into a watched package's code (once per place)."""
+    if not issubclass(w.category, (DeprecationWarning, FutureWarning)):
+        return
+    m = _WHERE.search(str(w.filename))
+    text = str(w.message)
+    if m is None or "jax" not in text.lower():
+        return
+    key = (f"{m.group(1)}/{m.group(2)}:{w.lineno}", text)
+    if key in _seen_warnings:
+        return
+    _seen_warnings.add(key)
+    _emit({"event": "deprecation", "package": m.group(1), "where": key[0], "message": text[:1000],
+           "category": w.category.__name__, "case": case})
+
+
+def pytest_warning_recorded(warning_message, when, nodeid, location):
+    _record_warning(warning_message, nodeid or None)
+_results: dict[str, dict] = {}
+
+
+def _emit(event: dict) -> None:
+    path = os.environ.get("JAXCOMPAT_RESULTS")
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(event) + "\n")
+        f.flush()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    if os.environ.get("JAXCOMPAT_OWN_FRAMES") and getattr(config.option, "numprocesses", None):
+        # A user's `-n auto` (pytest-xdist) in addopts: the runner here is the one that restarts
+        # a dead process from the next test, and it reads one stream of events, so run in one.
+        config.option.numprocesses = 0
+        config.option.dist = "no"
+    for name, what in (("cpu", "runs only on the CPU backend"),
+                       ("gpu", "runs only on a GPU backend (cuda12, cuda13, rocm)"),
+                       ("tpu", "runs only on a TPU backend")):
+        config.addinivalue_line("markers", f"{name}: {what}; reported skipped elsewhere")
+
+
+def _current_backend() -> str:
+    """The cell's backend: what the runner says (a built cell's, or the backend ``check --env``
+    found); without it, what jax reports here together with what is installed (jax says "gpu"
+    for CUDA 12, CUDA 13 and ROCm alike; the plugin wheels say which)."""
+    backend = os.environ.get("JAXCOMPAT_BACKEND")
+    if backend:
+        return backend
+    try:
+        import jax
+
+        platform = jax.default_backend()
+        version = str(getattr(jax.devices()[0].client, "platform_version", ""))
+        return backend_of(platform, scan()["distributions"], version)
+    except Exception:  # noqa: BLE001 - without jax, nothing backend-specific can run anyway
+        return "cpu"
+
+
+def pytest_sessionstart(session):
+    """Import the cell's packages once, up front: a package that cannot even be imported is a
+    cell-level result (reported with the interpreter's own message), not N identical failures."""
+    if not os.environ.get("JAXCOMPAT_RESULTS"):
+        return
+    imports: dict[str, str] = {}
+    failed = False
+    for module in filter(None, os.environ.get("JAXCOMPAT_IMPORTS", "").split(",")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                __import__(module)
+                imports[module] = "ok"
+            except BaseException as e:  # noqa: BLE001 - SystemExit from a broken import counts too
+                failed = True
+                tb = traceback.format_exception(type(e), e, e.__traceback__)
+                imports[module] = "".join(tb[-6:])[-3000:]
+        for w in caught:
+            _record_warning(w, None)
+    jax_backend, device = None, {}
+    if not failed and "jax" in imports:
+        try:
+            import jax
+
+            jax_backend = jax.default_backend()
+            device = device_info()
+        except Exception as e:  # noqa: BLE001
+            jax_backend = jax_backend or f"error: {type(e).__name__}: {e}"
+    loaded = scan()  # what `import` loads: the first distribution of each name on sys.path
+    _emit({"event": "env", "versions": loaded["distributions"], "shadowed": loaded["shadowed"],
+           "imports": imports, "jax_backend": jax_backend, "device": device})
+    if failed:
+        pytest.exit("a cell package failed to import; see the cell report", returncode=3)
+
+
+def pytest_collection_modifyitems(config, items):
+    backend = _current_backend()
+    wanted = marker(backend)
+    for item in items:
+        marks = {m.name for m in item.iter_markers()} & set(MARKERS)
+        if marks and wanted not in marks:
+            item.add_marker(pytest.mark.skip(
+                reason=f"needs backend {'/'.join(sorted(marks))}; this cell runs on {backend}"))
+    _emit({"event": "collected", "cases": [item.nodeid for item in items]})
+
+
+_ERROR_LINE = re.compile(r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)):", re.M)
+
+
+def pytest_collectreport(report):
+    """A user's test module that cannot even be collected (an import error) is a result: its
+    tests would otherwise vanish from the run. (Our own cases keep pytest's behaviour.)"""
+    if not report.failed or not os.environ.get("JAXCOMPAT_OWN_FRAMES"):
+        return
+    text = str(report.longrepr)
+    types = _ERROR_LINE.findall(text)
+    error = [ln[1:].strip() for ln in text.splitlines() if ln.startswith("E ")]
+    message = "\n".join(error) or next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), "")
+    _emit({"event": "result", "case": report.nodeid or ".", "status": "failed",
+           "error_types": _builtin_mro(types[-1].rsplit(".", 1)[-1]) if types else [],
+           "message": "[collect] " + _clip(message), "duration_s": 0.0,
+           "traceback": _clip(_own_frames_first(text), 2000, 6000)})
+
+
+def _own_frames_first(longrepr: str) -> str:
+    """A collection error's text from the first frame that is not the import machinery (pytest's
+    own `importlib/__init__.py` frame names the machine's Python, and says nothing)."""
+    lines = longrepr.splitlines()
+    frames = [i for i, ln in enumerate(lines) if re.match(r"^\S.*:\d+: in ", ln)]
+    own = next((i for i in frames if not os.path.isabs(lines[i].split(":", 1)[0])), None)
+    if own is None or own == (frames[0] if frames else None):
+        return longrepr
+    return "\n".join(lines[:frames[0]] + lines[own:])
+
+
+def _builtin_mro(name: str) -> list[str]:
+    """``ModuleNotFoundError`` -> its classes up to BaseException (a rule naming ImportError matches)."""
+    import builtins
+
+    cls = getattr(builtins, name, None)
+    if isinstance(cls, type) and issubclass(cls, BaseException):
+        return [c.__name__ for c in cls.__mro__ if c is not object]
+    return [name]
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _results[nodeid] = {"case": nodeid, "status": "passed", "error_types": [], "message": "",
+                        "duration_s": 0.0}
+    _emit({"event": "start", "case": nodeid, "t": time.time()})
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    rec = _results.setdefault(item.nodeid, {"case": item.nodeid, "status": "passed",
+                                            "error_types": [], "message": "", "duration_s": 0.0})
+    rec["duration_s"] += float(getattr(report, "duration", 0.0) or 0.0)
+    if report.skipped and rec["status"] == "passed":
+        rec["status"] = "skipped"
+        longrepr = report.longrepr
+        rec["message"] = str(longrepr[2] if isinstance(longrepr, tuple) else longrepr)
+    elif report.failed and rec["status"] != "failed":
+        rec["status"] = "failed"
+        exc = call.excinfo.value if call.excinfo is not None else None
+        if exc is not None:
+            rec["error_types"] = [c.__name__ for c in type(exc).__mro__ if c is not object]
+            rec["message"] = f"{type(exc).__name__}: {exc}"
+            rec["traceback"] = _short_traceback(exc)
+            if call.when != "call":
+                rec["message"] = f"[{call.when}] " + rec["message"]
+        else:
+            rec["message"] = str(report.longrepr)[-2000:]
+
+
+def _clip(text: str, head: int = 4000, tail: int = 12000) -> str:
+    """Keep both ends: equinox's runtime errors put the stack first and the message last."""
+    return text if len(text) <= head + tail else f"{text[:head]}\n[…]\n{text[-tail:]}"
+
+
+def _short_traceback(exc: BaseException) -> str:
+    """The case's own frames and the library frame that raised: enough to act on."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = os.environ.get("JAXCOMPAT_OWN_FRAMES")  # a user's project: its own frames
+
+    def mine(filename: str) -> bool:
+        if own:
+            return filename.startswith(own) and "site-packages" not in filename
+        return "/cases/" in filename.replace("\\", "/")
+
+    keep = [f for f in frames if mine(f.filename)]
+    if frames and (not keep or keep[-1] is not frames[-1]):
+        keep.append(frames[-1])
+    return "".join(traceback.format_list(keep))[-2000:]
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    rec = _results.pop(nodeid, None)
+    if rec is not None:
+        rec["message"] = _clip(rec["message"])
+        _emit({"event": "result", **rec})

@@ -1,0 +1,374 @@
+"""Render ``matrix.json`` as one self-contained HTML page: a grid of cases x cells.
+
+No network and no external assets: the CSS is inline and there is no JavaScript. Every
+non-pass square is a ``<details>`` element, so the error excerpt, the known failure, its
+upstream link(s) and its fix are one click away, offline. Every string from the report is
+escaped; only ``http(s)`` upstream links become ``<a href>``.
+
+    from jaxcompat.report import html
+    html.write(json.loads(Path("reports/matrix.json").read_text()), "reports/matrix.html")
+"""
+
+from __future__ import annotations
+
+import html as _html
+from pathlib import Path
+
+from jaxcompat._util.atomic import write_text
+from jaxcompat._util.text import short_case
+from jaxcompat.knowledge.outcomes import (
+    CaseResult,
+    CellResult,
+    cell_label,
+    parse_cells,
+)
+from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome
+from jaxcompat.plugin.backends import describe_device
+from jaxcompat.report.reports import case_ids, overview, summary
+
+# Versions shown in the column header, with their short names.
+KEY_VERSIONS = {"jax": "jax", "jaxlib": "jaxlib", "equinox": "eqx", "diffrax": "dfx",
+                "optimistix": "optx", "lineax": "lx", "chex": "chex", "numpy": "np"}
+
+
+
+def esc(value) -> str:
+    """Escape any value for HTML text and attribute values (quotes included)."""
+    return _html.escape("" if value is None else str(value), quote=True)
+
+
+def _wbr(text, after: str = "_") -> str:
+    """Escaped text with line-break opportunities after ``after`` (long identifiers wrap cleanly)."""
+    return esc(text).replace(after, after + "<wbr>")
+
+
+def _token(value) -> str:
+    """A CSS-class-safe token: letters, digits and dashes only."""
+    return "".join(ch if ch.isalnum() or ch == "-" else "-" for ch in str(value or "none")).lower()
+
+
+def _links(urls) -> str:
+    out = []
+    for url in urls or []:
+        url = str(url)
+        if url.lower().startswith(("https://", "http://")):
+            out.append(f'<a href="{esc(url)}" rel="noopener noreferrer">{esc(url)}</a>')
+        else:  # never turn anything else (javascript:, data:, relative paths) into a link
+            out.append(f"<span>{esc(url)}</span>")
+    return "<br>".join(out)
+
+
+def _pre(text) -> str:
+    return f'<pre class="msg">{esc(text)}</pre>' if text else ""
+
+
+def _panel_rows(rows: list[tuple[str, str]]) -> str:
+    """Definition-list rows; values are already HTML."""
+    return "<dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in rows if v) + "</dl>"
+
+
+def _square(c: CellResult, r: CaseResult | None, case: str, side: str) -> str:
+    cell_id = esc(c.id)
+    if r is None:
+        return (f'<td class="sq o-absent" data-outcome="absent" data-cell="{cell_id}" '
+                f'data-case="{esc(case)}" title="not in this cell\'s results">–</td>')
+    outcome = r.outcome or "?"
+    label = Outcome(outcome).label if outcome in set(Outcome) else outcome
+    attrs = (f'class="sq o-{_token(outcome)}" data-outcome="{esc(outcome)}" data-cell="{cell_id}" '
+             f'data-case="{esc(case)}"')
+    tip = f"{short_case(case)} @ {c.id}: {outcome}"
+    mark = ""
+    if r.reused_from:
+        tip += f" (re-used, observed {r.reused_from})"
+        mark = '<span class="reused" title="re-used">↺</span>'
+    if outcome == "pass" and not r.message:
+        return f'<td {attrs} title="{esc(tip)}"><span class="lbl">{esc(label)}</span>{mark}</td>'
+    failure = r.failure
+    rows = [
+        ("case", f"<code>{esc(case)}</code>"),
+        ("cell", f"<code>{cell_id}</code>"),
+        ("outcome", f"<b>{esc(outcome)}</b> — {esc(Outcome(outcome).meaning if outcome in set(Outcome) else '')}"
+                    f" (expected: {esc(r.expected)})"),
+        ("known failure", f"<code>{esc(failure)}</code>" if failure else ""),
+        ("fix", esc(r.fix) if r.fix else ""),
+        ("upstream", _links(r.upstream)),
+        ("error type", f"<code>{esc(r.error_type)}</code>" if r.error_type else ""),
+        ("duration", f"{esc(r.duration_s)} s" if r.duration_s is not None else ""),
+        ("re-used", f"from the result cache, observed {esc(r.reused_from)}" if r.reused_from else ""),
+    ]
+    badge = f'<span class="fid">{esc(failure)}</span>' if failure else ""
+    return (f'<td {attrs}><details class="pop {side}"><summary title="{esc(tip)}">'
+            f'<span class="lbl">{esc(label)}</span>{badge}{mark}</summary>'
+            f'<div class="panel"><div class="ptitle">{esc(short_case(case))} — '
+            f'{esc(c.id)}</div>{_panel_rows(rows)}{_pre(r.message)}'
+            f'{_pre(r.traceback) if r.traceback else ""}</div>'
+            f"</details></td>")
+
+
+def _band(c: CellResult, rowspan: int, side: str) -> str:
+    status = c.status or "?"
+    label = CellStatus(status).label if status in set(CellStatus) else status
+    failure = c.failure
+    outcome = c.outcome or ""
+    known = (f'<div class="fid">known: {esc(failure)}</div>' if failure
+             else f'<div class="fid">{esc(outcome)}</div>')
+    rows = [
+        ("cell", f"<code>{esc(c.id)}</code>"),
+        ("status", f"<b>{esc(status)}</b> — {esc(CellStatus(status).meaning if status in set(CellStatus) else '')}"),
+        ("outcome", f"<b>{esc(outcome)}</b> — {esc(CellOutcome(outcome).meaning if outcome in set(CellOutcome) else '')}"),
+        ("known failure", f"<code>{esc(failure)}</code>" if failure else ""),
+    ]
+    return (f'<td class="band s-{_token(status)} co-{_token(outcome)}" rowspan="{rowspan}" '
+            f'data-outcome="{esc(status)}" data-status="{esc(status)}" data-cell="{esc(c.id)}">'
+            f'<div class="bandhead"><span class="lbl">{esc(label)}</span>{known}'
+            f'<details class="pop {side}"><summary>details</summary><div class="panel">'
+            f'<div class="ptitle">{esc(c.id)}: {esc(status)}</div>{_panel_rows(rows)}'
+            f'{_pre(c.message)}</div></details></div>'
+            f'<div class="vert">{esc(label)}</div></td>')
+
+
+def _col_head(i: int, c: CellResult, failing: bool, side: str) -> str:
+    cell_id = c.id
+    status, outcome = c.status or "?", c.outcome or ""
+    versions = c.versions or {}
+    vers = "".join(f'<div class="v" title="{esc(d)} {esc(versions[d])}"><span class="k">{esc(short)}</span> '
+                   f'<span class="n">{esc(versions[d])}</span></div>'
+                   for d, short in KEY_VERSIONS.items() if d in versions)
+    if not vers:  # e.g. a cell that never resolved: show what was requested
+        req = c.requested or {}
+        vers = "".join(f'<div class="v req" title="requested"><span class="k">{esc(KEY_VERSIONS.get(d, d))}'
+                       f'</span> <span class="n">{esc(v)}</span></div>' for d, v in req.items())
+    if status == "ok":
+        st = "ok" if outcome in ("ok", "") else outcome
+    else:
+        st = status + (f" = {c.failure}" if c.failure else f" ({outcome})")
+    flag = '<div class="failflag">FAILING</div>' if failing else ""
+    environment = c.environment or "built"
+    meta = " · ".join(esc(x) for x in (f"py{c.python or '?'}", c.backend or "?")
+                      + ((f"{environment} env",) if environment != "built" else ()))
+    all_versions = "".join(f"<code>{esc(k)} {esc(v)}</code> " for k, v in versions.items())
+    requested = "".join(f"<code>{esc(k)} {esc(v)}</code> " for k, v in (c.requested or {}).items())
+    timings = ", ".join(f"{esc(k)} {esc(v)}" for k, v in (c.timings or {}).items())
+    notes = "".join(f"<li>{esc(n)}</li>" for n in c.notes or [])
+    rows = [
+        ("cell", f"<code>{esc(cell_id)}</code>"),
+        ("status", f"<b>{esc(status)}</b>; outcome <b>{esc(outcome)}</b> — "
+                   f"{esc(CellOutcome(outcome).meaning if outcome in set(CellOutcome) else '')}"),
+        ("known failure", f"<code>{esc(c.failure)}</code>" if c.failure else ""),
+        ("python / backend", meta),
+        ("devices", esc(describe_device(c.device or {}))),
+        ("resolution date", esc(c.date) if c.date else ""),
+        ("requested", requested),
+        ("environment", "built by the suite" if environment == "built"
+                        else f"<b>{esc(environment)}</b>: versions read from it, nothing installed"),
+        ("installed", all_versions),
+        ("timings (s)", timings),
+        ("notes", f"<ul>{notes}</ul>" if notes else ""),
+    ]
+    return (f'<th class="col s-{_token(status)} co-{_token(outcome)}{" failing" if failing else ""}" '
+            f'id="cell-{i}" data-cell="{esc(cell_id)}" data-status="{esc(status)}" scope="col">'
+            f'<div class="num">#{i}</div><div class="cid">{_wbr(cell_id, "-")}</div>{vers}'
+            f'<div class="meta">{meta}</div><div class="meta">{esc(c.date or "no date")}</div>'
+            f'<div class="cst">{esc(st)}</div>{flag}'
+            f'<details class="pop {side}"><summary>cell info</summary><div class="panel">'
+            f'<div class="ptitle">{esc(cell_id)}</div>{_panel_rows(rows)}{_pre(c.message)}'
+            f"</div></details></th>")
+
+
+def _legend() -> str:
+    items = []
+    for key, o in ((o.value, o) for o in Outcome):
+        items.append(f'<li><span class="sw sq o-{key}"><span class="lbl">{esc(o.label)}</span></span> '
+                     f'<b>{esc(key)}</b>: {esc(o.meaning)}'
+                     f'{" — <em>fails the run</em>" if o.fails else ""}</li>')
+    items.append('<li><span class="sw sq o-absent">–</span> <b>absent</b>: the case is not in this '
+                 "cell's results</li>")
+    items.append('<li><span class="reused">↺</span> <b>re-used</b>: the raw result came from the result '
+                 "cache (its inputs are unchanged) and was judged afresh by today's rules; "
+                 "<code>--no-cache</code> runs everything</li>")
+    bands = []
+    for key, st in ((s.value, s) for s in CellStatus if s is not CellStatus.OK):
+        bands.append(f'<li><span class="sw band s-{key} co-cell-error"><span class="lbl">{esc(st.label)}</span>'
+                     f'</span> <b>{esc(key)}</b>: {esc(st.meaning)}</li>')
+    cell_outcomes = "".join(f"<li><b>{esc(o.value)}</b>: {esc(o.meaning)}</li>" for o in CellOutcome)
+    abbrev = ", ".join(f"{esc(s)} = {esc(d)}" for d, s in KEY_VERSIONS.items() if s != d)
+    return (f'<section class="legend"><h2>Legend</h2><div class="lcols">'
+            f'<div><h3>Case outcomes (squares)</h3><ul>{"".join(items)}</ul></div>'
+            f'<div><h3>Cell status (a band over the whole column)</h3><ul>{"".join(bands)}</ul>'
+            f'<p>Band shading: red hatching = a cell error that fails the run; blue = explained by a '
+            f'known failure (<code>expected</code>); grey = unavailable or interrupted.</p>'
+            f'<h3>Cell outcome</h3><ul>{cell_outcomes}</ul>'
+            f'<p>Version abbreviations in column headers: {abbrev}.</p></div></div>'
+            f'<p>Click a square (or a column\'s <i>cell info</i>) to open its error excerpt, known failure, '
+            f'upstream links and fix; click again to close.</p></section>')
+
+
+def _known_failures(cells: list[CellResult]) -> str:
+    """Each known failure that applied somewhere: fix, upstream, and where it showed up how."""
+    known: dict[str, dict] = {}
+    for c in cells:
+        if c.failure:
+            k = known.setdefault(c.failure, {"fix": "", "upstream": [], "where": []})
+            k["where"].append(f"{c.id}: cell {cell_label(c)}")
+        for r in c.results:
+            if not r.failure:
+                continue
+            k = known.setdefault(r.failure, {"fix": "", "upstream": [], "where": []})
+            k["fix"] = k["fix"] or r.fix or ""
+            for u in r.upstream or []:
+                if u not in k["upstream"]:
+                    k["upstream"].append(u)
+            k["where"].append(f"{c.id}: {short_case(r.case)} {r.outcome}")
+    if not known:
+        return ""
+    items = []
+    for fid, k in known.items():
+        where = "".join(f"<li>{esc(w)}</li>" for w in k["where"])
+        items.append(f'<li><details><summary><code>{esc(fid)}</code> — {len(k["where"])} occurrence(s)'
+                     f'</summary>{_panel_rows([("fix", esc(k["fix"])), ("upstream", _links(k["upstream"]))])}'
+                     f"<ul>{where}</ul></details></li>")
+    return f'<section class="known"><h2>Known failures seen</h2><ul>{"".join(items)}</ul></section>'
+
+
+CSS = (Path(__file__).resolve().parent / "matrix.css").read_text(encoding="utf-8")  # package data
+
+
+def _overview_mark(fid: str, cid: str, hit: bool, whole: bool) -> str:
+    if not hit:
+        return f'<span class="n" title="{esc(fid)} @ {esc(cid)}: not observed"></span>'
+    how = "the whole cell failed as predicted" if whole else "reproduced by a case"
+    return (f'<span class="n hit{" whole" if whole else ""}" title="{esc(fid)} @ {esc(cid)}: {how}">'
+            f'{"■" if whole else "●"}</span>')
+
+
+def _overview(cells: list[CellResult], index: dict[str, int]) -> str:
+    """Known failures × cells (● a case reproduced it, ■ the whole cell failed as it predicts),
+    under a row of what fails the run (✗): the first thing a person asks. Cell numbers link to
+    the grid's columns."""
+    ov = overview(cells)
+    # Rows of spans: the page keeps one <table>, the grid of cases × cells.
+    head = "".join(f'<span class="n"><a href="#cell-{i}" title="{esc(cid)}">{i}</a></span>'
+                   for cid, i in index.items())
+    why: dict[str, list[str]] = {}
+    for cid, case, outcome in ov.failing:
+        why.setdefault(cid, []).append(f"{case}: {outcome}")
+    fails_row = "".join(f'<span class="n{" fail" if cid in why else ""}" title="{esc(cid)}: '
+                        f'{esc("; ".join(why.get(cid, ["as the rules predict"])))}">'
+                        f'{"✗" if cid in why else ""}</span>' for cid in index)
+    rows = [f'<div class="r fails"><span class="f"><b>fails the run</b> <small>({len(why)} cell(s))</small>'
+            f'</span>{fails_row}</div>']
+    for fid, where in ov.hits.items():
+        hit = set(where)
+        dots = "".join(_overview_mark(fid, cid, cid in hit, (fid, cid) in ov.whole_cell) for cid in index)
+        rows.append(f'<div class="r"><span class="f"><code>{esc(fid)}</code> '
+                    f'<small>({len(where)})</small></span>{dots}</div>')
+    key = ('<p class="ovkey"><span class="n hit">●</span> a case reproduced the failure '
+           '<span class="n hit whole">■</span> the whole cell failed as the rule predicts '
+           '<span class="n fail">✗</span> fails the run (hover a mark for the details)</p>')
+    table = (f'<div class="ov"><div class="r"><span class="f">known failure '
+             f'\\ cell</span>{head}</div>{"".join(rows)}</div>{key}' if ov.hits or why
+             else '<p class="empty">no known failure observed</p>')
+    if ov.failing:
+        items = "".join(f"<li><code>{esc(c)}</code> {esc(case)}: <b>{esc(o)}</b></li>" for c, case, o in ov.failing)
+        fails = f'<p class="failing-list"><b>Failing the run ({len(ov.failing)}):</b></p><ul>{items}</ul>'
+    else:
+        fails = '<p><b>Nothing fails the run:</b> every cell behaved as the rules predict.</p>'
+    return f'<section class="overview"><h2>Overview: known failures × cells</h2>{table}{fails}</section>'
+
+
+def render(data: dict) -> str:
+    """The whole page for one ``matrix.json`` dict (see README, "Report schema")."""
+    data = data if isinstance(data, dict) else {}
+    # Records from here on: the JSON is parsed once, at this edge (any report version loads).
+    cells = parse_cells(data)
+    s = data["summary"] if isinstance(data.get("summary"), dict) and "ok" in data["summary"] else summary(cells)
+    ok = bool(s.get("ok"))
+    index = {c.id: i for i, c in enumerate(cells, 1)}
+    title = f"jax-compat matrix — {'OK' if ok else 'FAILING'}"
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
+            f"<header>{_header(data, s, cells, index)}</header><main>{_overview(cells, index)}"
+            f"<h2>All cases × cells</h2>{_grid(cells, set(map(str, s.get('failing_cells') or [])))}"
+            f"{_legend()}{_known_failures(cells)}</main></body></html>\n")
+
+
+def _header(data: dict, s: dict, cells: list[CellResult], index: dict[str, int]) -> str:
+    """The verdict, what ran where and when, the outcome counts and the failing cells."""
+    ok = bool(s.get("ok"))
+    head = [f'<h1>jax-compat matrix <span class="verdict {"ok" if ok else "failing"}">'
+            f'{"OK" if ok else "FAILING"}</span></h1>']
+    meta = [f"generated <b>{esc(data.get('generated', '?'))}</b>",
+            f"matrix file <code>{esc(data.get('matrix_file', '?'))}</code>",
+            f"{len(cells)} cell(s), {len(case_ids(cells))} case(s)"]
+    if data.get("python_host"):
+        meta.append(f"host python {esc(data['python_host'])}")
+    if data.get("schema") is not None:
+        meta.append(f"schema {esc(data['schema'])}")
+    head.append(f'<p class="meta-line">{" · ".join(meta)}</p>')
+    if data.get("interrupted"):
+        unfinished = ", ".join(esc(u) for u in data.get("unfinished") or [])
+        head.append(f'<p class="meta-line"><b>interrupted</b>; unfinished: {unfinished or "none"}</p>')
+    head.append(_counts(s.get("outcomes") or {}))
+    if s.get("failing_cells"):
+        links = " ".join(f'<a href="#cell-{index[f]}">{esc(f)}</a>' if f in index else esc(f)
+                         for f in s.get("failing_cells") or [])
+        head.append(f'<p class="failing-list"><b>Failing cells:</b> {links}</p>')
+    return "".join(head)
+
+
+def _counts(outcomes: dict) -> str:
+    """One swatch and count per outcome (in the outcome table's order), then per cell status."""
+    order = list(Outcome)
+    counts = []
+    for key, n in sorted(outcomes.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order),
+                                                           str(kv[0]))):
+        key = str(key)
+        if key.startswith("cell:"):
+            status = key[5:].split(" ", 1)[0]
+            shade = "expected" if "expected" in key else "cell-error"
+            sw = f'<span class="sw band s-{_token(status)} co-{shade}">'
+        else:
+            sw = f'<span class="sw sq o-{_token(key)}">'
+        counts.append(f'<li data-outcome="{esc(key)}">{sw}{esc(key)}</span><b>{esc(n)}</b></li>')
+    return f'<ul class="counts">{"".join(counts) or "<li>no results</li>"}</ul>'
+
+
+def _grid(cells: list[CellResult], failing_ids: set[str]) -> str:
+    """Every case × every cell: a square per result, a band down a cell that ran no case."""
+    if not cells:
+        return ('<table class="grid"><thead><tr><th class="case corner" scope="col">case \\ cell</th>'
+                '<th class="col" scope="col"><span class="empty">no cells</span></th></tr></thead><tbody>'
+                '<tr><th class="case" scope="row"><span class="empty">no results</span></th>'
+                '<td class="empty">the matrix has no cells</td></tr></tbody></table>')
+    sides = ["left" if i <= max(1, len(cells) // 2 + 1) else "right" for i in range(1, len(cells) + 1)]
+    thead = ['<th class="case corner" scope="col">case \\ cell</th>']
+    thead += [_col_head(i, c, c.id in failing_ids or c.failing, sides[i - 1]) for i, c in enumerate(cells, 1)]
+    band_cols = {i for i, c in enumerate(cells) if c.status != "ok" and not c.results}
+    row_cases = case_ids(cells) or [None]  # a placeholder row so cell bands still show when no case ran
+    rows = []
+    for n, case in enumerate(row_cases):
+        tds = [_row_head(case)]
+        for i, c in enumerate(cells):
+            if i in band_cols:
+                tds += [_band(c, len(row_cases), sides[i])] if n == 0 else []
+            elif case is None:
+                tds.append('<td class="sq o-absent" data-outcome="absent">–</td>')
+            else:
+                tds.append(_square(c, next((r for r in c.results if r.case == case), None), case, sides[i]))
+        rows.append(f'<tr{" class=placeholder" if case is None else ""}>{"".join(tds)}</tr>')
+    return (f'<table class="grid"><thead><tr>{"".join(thead)}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
+
+
+def _row_head(case: str | None) -> str:
+    if case is None:
+        return '<th class="case" scope="row"><span class="empty">no case results</span></th>'
+    stem, _, name = short_case(case).partition("::")
+    return (f'<th class="case" scope="row" data-case="{esc(case)}" title="{esc(case)}">'
+            f'<span class="mod">{_wbr(stem)}::</span><wbr>{_wbr(name)}</th>')
+
+
+def write(data: dict, path: Path | str) -> None:
+    """Render ``data`` and write it to ``path`` atomically."""
+    write_text(Path(path), render(data))

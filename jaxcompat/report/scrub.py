@@ -1,0 +1,82 @@
+"""Reports carry no machine path and no credential: the boundary every result crosses before it is
+judged, clipped, written or shown.
+
+- **Paths.** The cell's environment, the checkout and the home folder become ``<env>``, ``<root>``
+  and ``~`` (longest first); any environment under the state's ``envs/`` folder is ``<env>`` too
+  (a result re-used from the cache names the environment where it was first observed).
+- **Before clipping.** Messages are clipped to a head and a tail (``CLIP_MARK``); a path cut there
+  no longer matches its folder. ``Scrubber`` is applied to the raw results *before* they are
+  judged and clipped, and a path fragment left right before a clip mark (the plugin clips inside
+  the cell, before anything outside sees the text) is replaced when it is the start of a known
+  folder.
+- **Credentials.** ``user:token@`` in any URL of a text is redacted (``_util.redact``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from jaxcompat._util.redact import redact_text
+from jaxcompat.env import sources
+from jaxcompat.knowledge.outcomes import CLIP_MARK, CellResult, RawResult
+
+_BEFORE_MARK = re.compile(r"(/[^\s\"'()\[\]<>]*)(?=" + re.escape(CLIP_MARK) + ")")
+_MIN_FRAGMENT = 2  # "/h" of "/home/…": any start of a known folder goes
+
+
+class Scrubber:
+    """``scrub(text)``: the text as a report may hold it."""
+
+    def __init__(self, replacements: dict[str, str], envs_dir: Path | None = None):
+        self.replacements = {k: v for k, v in replacements.items() if k and k != "/"}
+        self.order = sorted(self.replacements.items(), key=lambda kv: -len(kv[0]))
+        dirs = dict.fromkeys((envs_dir.resolve(), envs_dir)) if envs_dir is not None else {}
+        self.others = [re.compile(re.escape(str(d)) + r"/[^/\s\"']+") for d in dirs]
+        self.prefixes = [(k, v) for k, v in self.order] + [(str(d), "<env>") for d in dirs]
+
+    def __call__(self, text: str) -> str:
+        if not text:
+            return text
+        for old, new in self.order:
+            text = text.replace(old, new)
+        for rx in self.others:
+            text = rx.sub("<env>", text)
+        if CLIP_MARK in text:
+            text = _BEFORE_MARK.sub(self._cut_path, text)
+        return redact_text(text)
+
+    def _cut_path(self, m: re.Match) -> str:
+        fragment = m.group(1)
+        for folder, placeholder in self.prefixes:
+            if len(fragment) >= _MIN_FRAGMENT and folder.startswith(fragment):
+                return placeholder + "…"
+        return fragment
+
+    def raw(self, raw: RawResult) -> RawResult:
+        return replace(raw, message=self(raw.message), traceback=self(raw.traceback))
+
+    def cell(self, result: CellResult) -> None:
+        """Every text of a cell's result, in place (its pins and sources: their URLs too)."""
+        result.message = self(result.message)
+        result.notes = [self(n) for n in result.notes]
+        result.requested = {d: redact_text(sources.scrub_pin(v, self.replacements)) for d, v in result.requested.items()}
+        result.sources = {d: {k: redact_text(v) if isinstance(v, str) else v
+                              for k, v in sources.scrub(rec, self.replacements).items()}
+                          for d, rec in result.sources.items()}
+        if result.index:
+            result.index = {**result.index,
+                            "index_url": redact_text(result.index.get("index_url", "")),
+                            "extra_index_urls": [redact_text(u) for u in result.index.get("extra_index_urls", [])],
+                            "find_links": [redact_text(sources.scrub_url(f, self.replacements))
+                                           for f in result.index.get("find_links", [])]}
+        for r in result.results:
+            r.message, r.traceback = self(r.message), self(r.traceback)
+        for d in result.deprecations:
+            d["where"] = self(str(d.get("where", "")))
+
+
+def scrub_paths(result: CellResult, replacements: dict[str, str], envs_dir: Path | None = None) -> None:
+    """``Scrubber(replacements, envs_dir).cell(result)``."""
+    Scrubber(replacements, envs_dir).cell(result)

@@ -1,0 +1,115 @@
+"""The package draws its stages: every module imports only its own stage or a lower one, no two
+modules import each other in a loop, and everything the pytest plugin imports inside a cell lives
+in ``jaxcompat/plugin/`` (the folder the result cache hashes). Imports are read with ``ast``, the
+ones inside functions too."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "jaxcompat"
+# lowest first; a module may import its own stage and any stage before it
+STAGES = ("_util", "plugin", "model", "knowledge", "env", "apihistory", "report", "run", "operations", "commands")
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for p in sorted(PACKAGE.rglob("*.py")):
+        if "bundle" in p.parts or "__pycache__" in p.parts:
+            continue
+        parts = p.relative_to(PACKAGE.parent).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(path: Path) -> set[str]:
+    """The jaxcompat modules ``path`` imports (a ``from pkg import name`` counts as ``pkg.name``
+    when that is a module)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.split(".")[0] == "jaxcompat"}
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path}: relative import (write jaxcompat.<stage>.<module>)"
+            if node.module and node.module.split(".")[0] == "jaxcompat":
+                for a in node.names:
+                    full = f"{node.module}.{a.name}"
+                    out.add(full if full in MODULES else node.module)
+    return out & set(MODULES)
+
+
+GRAPH = {name: _imports(path) for name, path in MODULES.items()}
+
+
+def stage(module: str) -> int:
+    parts = module.split(".")
+    if len(parts) < 2 or parts[1] == "__main__":
+        return len(STAGES)  # jaxcompat, jaxcompat.__main__: the top, above every stage
+    assert parts[1] in STAGES, f"{module}: not in a stage folder ({', '.join(STAGES)})"
+    return STAGES.index(parts[1])
+
+
+def test_every_module_lives_in_a_stage():
+    loose = [m for m in MODULES if m.count(".") == 1 and m not in ("jaxcompat.__main__",)
+             and m.split(".")[1] not in STAGES]
+    assert not loose, f"modules outside the stage folders: {loose}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_only_go_down(module):
+    up = sorted(d for d in GRAPH[module] if stage(d) > stage(module))
+    assert not up, f"{module} (stage {STAGES[stage(module)] if stage(module) < len(STAGES) else 'top'}) " \
+                   f"imports a higher stage: {up}"
+
+
+def test_no_circular_imports():
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(m, path):
+        state[m] = 1
+        for d in sorted(GRAPH[m]):
+            if d == m or d == m.rsplit(".", 1)[0]:  # a package's own __init__ is not a loop
+                continue
+            if state.get(d) == 1:
+                cycles.append(path[path.index(d):] + [d] if d in path else [m, d])
+            elif d not in state:
+                visit(d, path + [d])
+        state[m] = 2
+
+    for m in sorted(GRAPH):
+        if m not in state:
+            visit(m, [m])
+    assert not cycles, f"circular imports: {cycles}"
+
+
+def _closure(start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        todo += GRAPH[m]
+    return seen
+
+
+def test_the_plugin_imports_nothing_outside_its_folder():
+    """The result cache fingerprints jaxcompat/plugin/ as the code that runs inside a cell; a
+    module the plugin imports from elsewhere would change results without changing the key."""
+    closure = _closure("jaxcompat.plugin.pytest_plugin")
+    outside = sorted(m for m in closure if not (m.startswith("jaxcompat.plugin.") or m in ("jaxcompat", "jaxcompat.plugin")))
+    assert not outside, f"the pytest plugin imports modules outside jaxcompat/plugin/: {outside}"
+
+
+def test_the_stage_packages_import_nothing_on_their_own():
+    """``import jaxcompat.plugin.pytest_plugin`` inside a cell runs ``jaxcompat/__init__.py`` and
+    ``jaxcompat/plugin/__init__.py``; they must not pull in the harness (or packaging, absent there)."""
+    for name in ("jaxcompat", "jaxcompat.plugin"):
+        assert not GRAPH[name], f"{name}/__init__.py imports {GRAPH[name]}"
