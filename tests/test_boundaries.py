@@ -250,3 +250,29 @@ def test_a_damaged_baseline_is_said_before_the_nightly_runs(tmp_path, monkeypatc
                "--state", str(tmp_path / "state"), "--baseline", str(baseline)])
     err = capsys.readouterr().err
     assert rc == 2 and str(baseline) in err and "not JSON" in err
+
+
+# -- records, not strings ----------------------------------------------------------------------
+
+def test_the_phase_is_a_field_and_a_report_of_before_reads_the_same():
+    """The plugin says where a test failed in a field; a record written when the phase was a
+    message prefix ("[collect] …") is read into the same record."""
+    from jaxcompat.model.vocab import Phase
+
+    new = RawResult.from_dict({"case": "t.py", "status": "failed", "message": "ImportError: x", "phase": "collect"})
+    old = RawResult.from_dict({"case": "t.py", "status": "failed", "message": "[collect] ImportError: x"})
+    assert new == old and old.phase is Phase.COLLECT and old.message == "ImportError: x"
+    case = CaseResult.from_dict({"case": "t.py::a", "outcome": "regression", "message": "[setup] KeyError: k"})
+    assert case.phase is Phase.SETUP and case.message == "KeyError: k"
+    cell = CellResult(id="c", python="3.11", backend="cpu", status="ok", results=[case, CaseResult.from_dict(
+        {"case": "t.py::b", "outcome": "pass"})])
+    stored = json.loads(reports.cell_json(cell))["results"]
+    assert stored[0]["phase"] == "setup" and "phase" not in stored[1]  # a test's own result reads as before
+
+
+def test_a_word_outside_its_vocabulary_is_refused_where_it_is_set():
+    with pytest.raises(ValueError, match="is not a CellStatus; use one of: ok, python-missing"):
+        CellResult(id="c", python="3.11", backend="cpu", status="resolution-error")
+    cell = CellResult(id="c", python="3.11", backend="cpu", status="ok")
+    with pytest.raises(ValueError, match="is not a CellOutcome"):
+        cell.outcome = "fine"

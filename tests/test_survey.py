@@ -143,8 +143,8 @@ def test_a_harness_error_is_not_an_observation_and_runs_again(tmp_path):
 
 
 def test_report_only_with_nothing_stored_refuses_and_names_the_folder(tmp_path, capsys):
-    assert survey.refuse_empty_report(tmp_path / "survey", "survey") == 2
-    err = capsys.readouterr().err
+    err = survey.nothing_stored(tmp_path / "survey", "survey")  # the survey command prints it, exit 2
+    assert "no stored observation" in err
     assert str(tmp_path / "survey" / "cells") in err and "left as they are" in err
 
 

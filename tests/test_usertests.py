@@ -153,8 +153,8 @@ def test_a_module_that_fails_to_import_in_the_candidate_breaks_each_of_its_tests
     matrix = load(make_tree(tmp_path, RULE))
     before = _obs(a="passed", b="passed")
     after = usertests.Observed(results={"tests/test_x.py": RawResult(
-        case="tests/test_x.py", status="failed", error_types=["ValueError"],
-        message="[collect] E   ValueError: Closure-converted function called with different dynamic arguments")},
+        case="tests/test_x.py", status="failed", error_types=["ValueError"], phase="collect",
+        message="E   ValueError: Closure-converted function called with different dynamic arguments")},
         versions={"pytest": "8.0.0"})
     tests = usertests.classify(after, before, matrix, "cpu")
     assert [(t.test, t.cls, t.candidate, t.explained_by) for t in tests] == [

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from jaxcompat._util.exits import EXIT_CONFIG
+from jaxcompat._util.atomic import write_text
+from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
 from jaxcompat._util.layout import layout
 from jaxcompat.commands import options
 
@@ -26,8 +27,21 @@ def run(args) -> int:
 
     source = Path(args.compat) if args.compat else layout().root / "reports" / "compat.json"
     try:
-        return pins.run(source, args.jax, Path(args.output) if args.output else None,
-                        warn=lambda m: print(m, file=sys.stderr))
+        found = pins.load(source, args.jax)
     except pins.PinsError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
+    if found.cause:
+        print(f"no pins for jax {found.jax}: {found.cause}", file=sys.stderr)
+        return EXIT_FAILING
+    text = pins.render(found)
+    if args.output:
+        write_text(Path(args.output), text)
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        print(text, end="")
+    if not found.verified:
+        print(f"jax {found.jax}: no run saw a full set without a known failure; these pins are inferred "
+              "from the rules only (exit 1)", file=sys.stderr)
+        return EXIT_FAILING
+    return EXIT_OK

@@ -70,7 +70,8 @@ def run(args) -> int:
         obs = [o for o in survey.load_observations(matrix, out_dir)
                if (o.combo.jax, o.combo.equinox) not in taken]
         if not obs and args.report_only:
-            return survey.refuse_empty_report(out_dir, "survey")
+            print(f"error: {survey.nothing_stored(out_dir, 'survey')}", file=sys.stderr)
+            return EXIT_CONFIG
         summary = survey.score(obs)
         rows = survey.compat_rows(matrix, sp, obs, cache)
         survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix,
@@ -110,7 +111,8 @@ def _edges(args, matrix, sp) -> int:
         taken = survey.matrix_pairs(matrix)
         obs = [o for o in survey.load_observations(matrix, out_dir) if (o.combo.jax, o.combo.equinox) not in taken]
         if not obs and args.report_only:
-            return survey.refuse_empty_report(out_dir, "survey --edges")
+            print(f"error: {survey.nothing_stored(out_dir, 'survey --edges')}", file=sys.stderr)
+            return EXIT_CONFIG
         summary = survey.score(obs)
         rows = survey.compat_rows(matrix, sp, obs, state_dir / "cache")
         money = edges.cost_line(cost, args.jobs, out_dir, len(sp.pairs))

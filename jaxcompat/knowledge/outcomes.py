@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 from jaxcompat.knowledge.config import Failure
 from jaxcompat.knowledge.rules import case_failures, cell_failures, collateral_failures
-from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome
+from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome, Phase
 
 # The vocabularies are types of the model (jaxcompat/model/vocab.py); these are the sets the
 # judging and the reports ask about, derived from them.
@@ -37,12 +37,27 @@ class RawResult:
     duration_s: float = 0.0
     traceback: str = ""  # the case's frames and the library frame that raised
     reused_from: str = ""  # when re-used from the result cache: the time it was observed (UTC)
+    phase: Phase = Phase.CALL  # where it failed: collecting its module, setup, the test, teardown
+
+    def __post_init__(self) -> None:
+        self.phase = Phase.parse(self.phase, f"{self.case}: phase")
 
     @classmethod
     def from_dict(cls, d: dict) -> RawResult:
+        message, phase = _phase_of(d)
         return cls(case=d["case"], status=d["status"], error_types=list(d.get("error_types", [])),
-                   message=d.get("message", ""), duration_s=float(d.get("duration_s", 0.0)),
-                   traceback=d.get("traceback", ""), reused_from=d.get("reused_from", ""))
+                   message=message, duration_s=float(d.get("duration_s", 0.0)),
+                   traceback=d.get("traceback", ""), reused_from=d.get("reused_from", ""), phase=phase)
+
+
+def _phase_of(d: dict) -> tuple[str, Phase]:
+    """The message and the phase of a record; one written before the ``phase`` field marked a
+    failure outside the test itself by a message prefix (``[collect] …``), read here once."""
+    message = d.get("message", "") or ""
+    if d.get("phase"):
+        return message, Phase.parse(d["phase"], f"{d.get('case', '?')}: phase")
+    phase = Phase.of_message(message)
+    return (message[len(phase.prefix):] if phase is not Phase.CALL else message), phase
 
 
 @dataclass
@@ -60,17 +75,21 @@ class CaseResult:
     traceback: str = ""  # short: the case's frames and the library frame that raised
     status: str = ""  # what pytest saw (passed | failed | skipped | timeout | crash)
     reused_from: str = ""  # re-used from the result cache: when it was observed ("" = run now)
+    phase: Phase = Phase.CALL  # where it failed (stored only when not the test itself)
 
     @classmethod
     def from_dict(cls, d: dict) -> CaseResult:
         """A case record from JSON (a report of any version: what it lacks takes the default)."""
         known = {f.name for f in fields(cls)}
         base = {"failure": None, "expected": "", "outcome": "", "duration_s": 0.0, "message": ""}
-        return cls(**{**base, **{k: v for k, v in d.items() if k in known}})
+        message, phase = _phase_of(d)
+        return cls(**{**base, **{k: v for k, v in d.items() if k in known}, "message": message, "phase": phase})
 
     def __setattr__(self, name: str, value) -> None:
         if name == "outcome" and value:
             value = Outcome.parse(value, f"{getattr(self, 'case', '?')}: outcome")
+        elif name == "phase":
+            value = Phase.parse(value, f"{getattr(self, 'case', '?')}: phase")
         object.__setattr__(self, name, value)
 
     def raw(self) -> RawResult:
@@ -82,7 +101,7 @@ class CaseResult:
             status = "crash"
         return RawResult(case=self.case, status=status, message=self.message, duration_s=self.duration_s,
                          error_types=self.error_types or ([self.error_type] if self.error_type else []),
-                         traceback=self.traceback, reused_from=self.reused_from)
+                         traceback=self.traceback, reused_from=self.reused_from, phase=self.phase)
 
 
 @dataclass
@@ -123,6 +142,9 @@ class CellResult:
         for key in ("sources", "index"):  # a cell of PyPI releases reads as it always did
             if not d[key]:
                 del d[key]
+        for r in d["results"]:  # likewise a result of the test itself
+            if r.get("phase") == Phase.CALL:
+                del r["phase"]
         return d
 
     @classmethod
@@ -192,7 +214,7 @@ def classify(raw: RawResult, failures, versions: dict[str, str], backend: str) -
     base = dict(case=raw.case, duration_s=round(raw.duration_s, 3),
                 message=_clip(raw.message, MESSAGE_LIMIT), error_type=(raw.error_types or [""])[0],
                 error_types=list(raw.error_types), traceback=raw.traceback, status=raw.status,
-                reused_from=raw.reused_from)
+                reused_from=raw.reused_from, phase=raw.phase)
     first = known[0] if known else None
     expected = "fail" if known else "pass"
     links = dict(fix=first.fix, upstream=list(first.upstream)) if first else {}

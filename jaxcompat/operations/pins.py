@@ -15,8 +15,6 @@ from packaging.version import InvalidVersion, Version
 
 from jaxcompat.knowledge.compat import COMMAND, SCHEMA
 
-EXIT_OK, EXIT_NOT_VERIFIED, EXIT_UNKNOWN = 0, 1, 2
-
 
 class PinsError(ValueError):
     """A problem the user must fix (unknown jax, missing or malformed compat.json): exit 2."""
@@ -79,24 +77,3 @@ def render(pins: Pins) -> str:
     lines += [f"# caution: {c}" for c in pins.cautions]
     lines += [f"{q.ljust(width)}  # {e}" for q, e in pins.requirements]
     return "\n".join(lines) + "\n"
-
-
-def run(path: Path, jax: str, out: Path | None, echo=print, warn=print) -> int:
-    """Print (or write to ``out``) the pins for ``jax``; the exit status says how far to trust them."""
-    pins = load(path, jax)
-    if pins.cause:
-        warn(f"no pins for jax {pins.jax}: {pins.cause}")
-        return EXIT_NOT_VERIFIED
-    text = render(pins)
-    if out is None:
-        echo(text, end="")
-    else:
-        from jaxcompat._util.atomic import write_text
-
-        write_text(out, text)
-        warn(f"wrote {out}")
-    if not pins.verified:
-        warn(f"jax {pins.jax}: no run saw a full set without a known failure; these pins are inferred "
-             "from the rules only (exit 1)")
-        return EXIT_NOT_VERIFIED
-    return EXIT_OK

@@ -230,16 +230,12 @@ def _load(path: Path) -> CellResult | None:
     return cell if cell.observed else None
 
 
-def refuse_empty_report(out_dir: Path, command: str) -> int:
-    """``--report-only`` with nothing stored (a fresh clone keeps no observation): say so, write nothing."""
-    import sys
-
-    from jaxcompat._util.exits import EXIT_CONFIG
-
-    print(f"error: {command} --report-only: no stored observation in {out_dir / 'cells'} (a fresh clone keeps "
-          "none); run it first, or copy the shards' reports/survey/ there. The committed reports are left as "
-          "they are.", file=sys.stderr)
-    return EXIT_CONFIG
+def nothing_stored(out_dir: Path, command: str) -> str:
+    """Why ``--report-only`` with nothing stored refuses (a fresh clone keeps no observation), said
+    so that nothing is written over the committed reports."""
+    return (f"{command} --report-only: no stored observation in {out_dir / 'cells'} (a fresh clone keeps "
+            "none); run it first, or copy the shards' reports/survey/ there. The committed reports are left as "
+            "they are.")
 
 
 def overlay(base: CellResult, extra: CellResult) -> CellResult:

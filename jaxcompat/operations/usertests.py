@@ -26,6 +26,7 @@ from jaxcompat.env.testdeps import TestDeps, TestDepsError, choose, diagnose, no
 from jaxcompat.knowledge.config import ANY, Cell, Matrix
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, error_matches
 from jaxcompat.knowledge.rules import applies
+from jaxcompat.model.vocab import Phase
 from jaxcompat.report import junit as junit_xml
 from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run.runner import run_cases
@@ -177,7 +178,7 @@ class Observed:
 
 
 def _collect_error(raw: RawResult) -> bool:
-    return raw.message.startswith("[collect]")
+    return raw.phase == Phase.COLLECT
 
 
 def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
@@ -229,19 +230,27 @@ class UserTest:
     message: str = ""
     traceback: str = ""
     note: str = ""
+    phase: Phase = Phase.CALL  # where it failed: collecting its module, setup, the test, teardown
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["class"] = d.pop("cls")
         if self.baseline is None:
             d.pop("baseline")
+        if self.phase == Phase.CALL:
+            d.pop("phase")
         return d
+
+    @property
+    def shown(self) -> str:
+        """The message as a person reads it: where it failed, when not in the test itself."""
+        return f"{self.phase.prefix}{self.message}" if self.phase != Phase.CALL and self.message else self.message
 
 
 def status(raw: RawResult | None) -> str:
     if raw is None:
         return "absent"
-    if raw.status in ("timeout", "crash") or (raw.status == "failed" and raw.message.startswith(("[setup]", "[teardown]", "[collect]"))):
+    if raw.status in ("timeout", "crash") or (raw.status == "failed" and raw.phase != Phase.CALL):
         return "error"
     return raw.status
 
@@ -277,11 +286,11 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
     names = list(candidate.results) + [t for t in (baseline.results if baseline else {}) if t not in candidate.results]
     # A module that cannot even be imported in the candidate: its tests take its error, and the
     # module's own record is not counted again beside them.
-    broken_modules = {k: r for k, r in candidate.results.items() if r.message.startswith("[collect]")}
+    broken_modules = {k: r for k, r in candidate.results.items() if _collect_error(r)}
     stands_for = {m for m in broken_modules if baseline and any(t.startswith(m + "::") for t in baseline.results)}
     # and the other way: a module that could not be collected in the baseline gives its tests that
     # ran in the candidate its error as their baseline (they did not pass before)
-    broken_before = {k: r for k, r in (baseline.results if baseline else {}).items() if r.message.startswith("[collect]")}
+    broken_before = {k: r for k, r in (baseline.results if baseline else {}).items() if _collect_error(r)}
     stands_for |= {m for m in broken_before if m not in candidate.results
                    and any(t.startswith(m + "::") for t in candidate.results)}
     out = []
@@ -292,7 +301,7 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
         after = status(raw)
         t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(before, after))
         if raw is not None and _fails(after):
-            t.message, t.traceback = first_line(raw.message, 400), raw.traceback
+            t.message, t.traceback, t.phase = first_line(raw.message, 400), raw.traceback, raw.phase
             known = explain(raw, matrix, candidate.versions, backend)
             if known is not None:
                 t.explained_by, t.fix, t.upstream = known.id, known.fix, list(known.upstream)
@@ -361,7 +370,7 @@ def verdict(cmp: "Comparison", target: Target) -> str:
 def _by_error(group: list[UserTest]) -> dict[tuple[str | None, str], list[UserTest]]:
     out: dict[tuple[str | None, str], list[UserTest]] = {}
     for t in group:
-        out.setdefault((t.explained_by, t.message), []).append(t)
+        out.setdefault((t.explained_by, t.shown), []).append(t)
     return dict(sorted(out.items(), key=lambda kv: -len(kv[1])))
 
 
@@ -384,7 +393,7 @@ def junit(tests: list[UserTest], name: str) -> str:
     for t in tests:
         case = junit_xml.Case(*junit_xml.case_of(t.test))
         if TEST_CLASSES[t.cls].junit == "failure":
-            case.kind, case.type, case.text = junit_xml.Kind.FAILURE, t.cls, f"{t.message}\n{t.traceback}"
+            case.kind, case.type, case.text = junit_xml.Kind.FAILURE, t.cls, f"{t.shown}\n{t.traceback}"
             case.message = f"{t.cls}" + (f": explained by {t.explained_by} (fix: {t.fix})" if t.explained_by else "")
         elif TEST_CLASSES[t.cls].junit == "skipped":
             case.kind = junit_xml.Kind.SKIPPED
@@ -408,7 +417,7 @@ def html_section(tests: list[UserTest], with_baseline: bool) -> str:
     for t in tests:
         detail = ""
         if t.message or t.traceback:
-            detail = f"<details><summary>{esc(t.message or 'traceback')}</summary><pre>{esc(t.traceback)}</pre></details>"
+            detail = f"<details><summary>{esc(t.shown or 'traceback')}</summary><pre>{esc(t.traceback)}</pre></details>"
         link = " ".join(f'<a href="{esc(u)}">{esc(u)}</a>' for u in t.upstream)
         rows.append(f'<tr class="c-{esc(t.cls)}"><td><b>{esc(t.cls)}</b></td><td><code>{esc(t.test)}</code>{detail}</td>'
                     f"<td>{esc(t.baseline) if with_baseline else '—'}</td><td>{esc(t.candidate)}</td>"

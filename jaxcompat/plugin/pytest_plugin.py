@@ -152,7 +152,7 @@ def pytest_collectreport(report):
     message = "\n".join(error) or next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), "")
     _emit({"event": "result", "case": report.nodeid or ".", "status": "failed",
            "error_types": _builtin_mro(types[-1].rsplit(".", 1)[-1]) if types else [],
-           "message": "[collect] " + _clip(message), "duration_s": 0.0,
+           "message": _clip(message), "phase": "collect", "duration_s": 0.0,
            "traceback": _clip(_own_frames_first(text), 2000, 6000)})
 
 
@@ -201,8 +201,7 @@ def pytest_runtest_makereport(item, call):
             rec["error_types"] = [c.__name__ for c in type(exc).__mro__ if c is not object]
             rec["message"] = f"{type(exc).__name__}: {exc}"
             rec["traceback"] = _short_traceback(exc)
-            if call.when != "call":
-                rec["message"] = f"[{call.when}] " + rec["message"]
+            rec["phase"] = call.when  # collect | setup | call | teardown
         else:
             rec["message"] = str(report.longrepr)[-2000:]
 
