@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -25,8 +26,15 @@ nox.options.sessions = ["tests"]
 nox.options.error_on_missing_interpreters = False
 
 # The tests also build the wheel (offline), with the build backend pyproject.toml names.
-TEST_DEPS = ["pytest>=8", "pytest-xdist>=3", "hypothesis>=6", "packaging>=22", "check-jsonschema>=0.29", "nox>=2024.4.15",
-             *tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["build-system"]["requires"]]
+TEST_DEPS = [
+    "pytest>=8",
+    "pytest-xdist>=3",
+    "hypothesis>=6",
+    "packaging>=22",
+    "check-jsonschema>=0.29",
+    "nox>=2024.4.15",
+    *tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["build-system"]["requires"],
+]
 
 
 def _jaxcompat(session: nox.Session, *args: str) -> None:
@@ -89,9 +97,11 @@ def pins(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Fast tests of the harness itself (config, rules, outcomes, reports, runner); no jax."""
+    """Tests of the harness itself, no jax: the fast ones; in CI (CI=true) or with -m, the integration ones too."""
     session.install(*TEST_DEPS)
-    session.run("pytest", "tests", *session.posargs)
+    chosen = any(a == "-m" or a.startswith("-m") for a in session.posargs)
+    marks = [] if chosen or os.environ.get("CI") == "true" else ["-m", "not integration"]
+    session.run("pytest", "tests", *marks, *session.posargs)
 
 
 @nox.session(python=False)
@@ -121,7 +131,7 @@ def scan_bench(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """Ruff over the harness, the cases and the tests."""
-    session.install("ruff")
+    session.install("ruff>=0.8,<1")  # the rules of pyproject.toml ([tool.ruff])
     session.run("ruff", "check", "jaxcompat", "cases", "tests", "benchmarks", "noxfile.py", "conftest.py")
 
 

@@ -237,9 +237,13 @@ def main() -> int:
         out["ratios"] = {}
         out["incremental"] = incremental(state, tmp, args.module, wall, warm["cells"], args.cell)
         inc = out["incremental"]
-        out["ratios"].update({"no_cache_over_nochange": inc["nochange"]["warm_over_this"],
-                              "no_cache_over_rule_edit": inc["rule"]["warm_over_this"],
-                              "module_edit_s_over_target_s": round(inc["module"]["wall_s"] / inc["module"]["target_s"], 3)})
+        out["ratios"].update(
+            {
+                "no_cache_over_nochange": inc["nochange"]["warm_over_this"],
+                "no_cache_over_rule_edit": inc["rule"]["warm_over_this"],
+                "module_edit_s_over_target_s": round(inc["module"]["wall_s"] / inc["module"]["target_s"], 3),
+            }
+        )
 
         if not args.skip_floor:
             print("floor (bare import + case bodies per cell)…", flush=True)

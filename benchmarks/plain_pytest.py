@@ -124,22 +124,26 @@ def main(argv: list[str] | None = None) -> int:
         elif got != cls:
             mismatches.append((key, before, after, cls, got))
     agree = sum(counts.values()) - len(mismatches) - len(flaky)
-    lines = [f"# check --tests vs plain pytest: {project.name}", "",
-             f"Plain pytest (`-p no:cacheprovider --continue-on-collection-errors`, the project's own configuration) "
-             f"in the two environments that `check --tests` built: baseline `{sides['baseline']}` "
-             f"({', '.join(f'{k}={v}' for k, v in sorted(data.get('user_tests_versions', {}).get('baseline', {}).items()) if k in ('jax', 'jaxlib', 'equinox'))}), "
-             f"candidate `{sides['candidate']}` "
-             f"({', '.join(f'{k}={v}' for k, v in sorted(data.get('user_tests_versions', {}).get('candidate', {}).items()) if k in ('jax', 'jaxlib', 'equinox'))}).",
-             "",
-             f"- plain pytest: baseline exit {timing['baseline'][0]} ({timing['baseline'][1]} s), "
-             f"{_tally(plain['baseline'])}; candidate exit {timing['candidate'][0]} ({timing['candidate'][1]} s), "
-             f"{_tally(plain['candidate'])}",
-             f"- plain classes: {', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}",
-             f"- check --tests classes: {', '.join(f'{k} {v}' for k, v in sorted(_classes(ours).items()))}; "
-             f"ran {data.get('user_tests_run', {}).get('sides', {}).get('candidate', {}).get('ran', '?')} in the candidate, "
-             f"{data.get('user_tests_run', {}).get('sides', {}).get('baseline', {}).get('ran', '?')} in the baseline",
-             f"- **agree on {agree} of {sum(counts.values())} tests**; flaky by our re-run: {len(flaky)}; "
-             f"disagree: {len(mismatches)}", ""]
+    lines = [
+        f"# check --tests vs plain pytest: {project.name}",
+        "",
+        f"Plain pytest (`-p no:cacheprovider --continue-on-collection-errors`, the project's own configuration) "
+        f"in the two environments that `check --tests` built: baseline `{sides['baseline']}` "
+        f"({_key_versions(data, 'baseline')}), "
+        f"candidate `{sides['candidate']}` "
+        f"({_key_versions(data, 'candidate')}).",
+        "",
+        f"- plain pytest: baseline exit {timing['baseline'][0]} ({timing['baseline'][1]} s), "
+        f"{_tally(plain['baseline'])}; candidate exit {timing['candidate'][0]} ({timing['candidate'][1]} s), "
+        f"{_tally(plain['candidate'])}",
+        f"- plain classes: {', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}",
+        f"- check --tests classes: {', '.join(f'{k} {v}' for k, v in sorted(_classes(ours).items()))}; "
+        f"ran {data.get('user_tests_run', {}).get('sides', {}).get('candidate', {}).get('ran', '?')} in the candidate, "
+        f"{data.get('user_tests_run', {}).get('sides', {}).get('baseline', {}).get('ran', '?')} in the baseline",
+        f"- **agree on {agree} of {sum(counts.values())} tests**; flaky by our re-run: {len(flaky)}; "
+        f"disagree: {len(mismatches)}",
+        "",
+    ]
     if mismatches:
         lines += ["| test | plain baseline | plain candidate | plain class | check --tests |", "|---|---|---|---|---|"]
         lines += [f"| `{k}` | {b} | {a} | {c} | {g} |" for k, b, a, c, g in mismatches[:200]]
@@ -182,3 +186,9 @@ def _classes(ours: dict) -> dict[str, int]:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _key_versions(data: dict, side: str) -> str:
+    """``jax=0.4.33, jaxlib=0.4.33, equinox=0.11.6`` of one side of a check.json."""
+    versions = data.get("user_tests_versions", {}).get(side, {})
+    return ", ".join(f"{k}={v}" for k, v in sorted(versions.items()) if k in ("jax", "jaxlib", "equinox"))

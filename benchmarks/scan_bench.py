@@ -76,8 +76,10 @@ def main() -> int:
         else:
             wheel = Path(args.wheel) if args.wheel else None
             if wheel is None:
-                subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "jax==0.4.30", "-d", str(tmp)],
-                               check=True)
+                subprocess.run(
+                    [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "jax==0.4.30", "-d", str(tmp)],
+                    check=True,
+                )
                 wheel = next(tmp.glob("jax-*.whl"))
             tree = tmp / "tree"
             n_files, n_lines = build_tree(wheel, tree, args.lines)

@@ -32,8 +32,15 @@ fix = "upgrade equinox to >=0.11.8"
 '''
 
 
-def failure_toml(fid: str, case: str, affects: str, error: str = "TypeError", match: str = "weak_type",
-                 fix: str = "upgrade equinox", url: str = "https://github.com/patrick-kidger/equinox/issues/854") -> str:
+def failure_toml(
+    fid: str,
+    case: str,
+    affects: str,
+    error: str = "TypeError",
+    match: str = "weak_type",
+    fix: str = "upgrade equinox",
+    url: str = "https://github.com/patrick-kidger/equinox/issues/854",
+) -> str:
     """One ``[[failure]]`` table, for tests that add a rule to a tree."""
     return (f'\n[[failure]]\nid = "{fid}"\ncases = ["{case}"]\naffects = {affects}\nerror = "{error}"\n'
             f'match = "{match}"\nupstream = ["{url}"]\nfix = "{fix}"\n')

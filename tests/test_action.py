@@ -87,9 +87,18 @@ def _simulate(tmp_path: Path, inputs: dict[str, str], exit_code: int, check_md: 
 
 
 def test_the_inputs_become_the_check_command(tmp_path):
-    argv, _, _ = _simulate(tmp_path, {"candidate": "jax==0.4.35\n equinox==0.11.6 *", "python": "3.11",
-                                      "rules": "ci/rules.toml\n\nci/more rules.toml\n", "baseline": "jax==0.4.33 equinox==0.11.7",
-                                      "tests": "tests", "args": "--no-verify-escapes"}, exit_code=0)
+    argv, _, _ = _simulate(
+        tmp_path,
+        {
+            "candidate": "jax==0.4.35\n equinox==0.11.6 *",
+            "python": "3.11",
+            "rules": "ci/rules.toml\n\nci/more rules.toml\n",
+            "baseline": "jax==0.4.33 equinox==0.11.7",
+            "tests": "tests",
+            "args": "--no-verify-escapes",
+        },
+        exit_code=0,
+    )
     assert argv == ["check", "--reports", "reports", "jax==0.4.35", "equinox==0.11.6", "*",
                     "--baseline", "jax==0.4.33", "--baseline", "equinox==0.11.7", "--tests", "tests",
                     "--rules", "ci/rules.toml", "--rules", "ci/more rules.toml",

@@ -166,7 +166,9 @@ def test_the_reports_name_the_device(tmp_path):
 
     gpu = CellResult(id="g", python="3.12", backend="cuda13", status="ok",
                      device={"platform": "gpu", "kind": "NVIDIA H100 80GB HBM3", "count": 1, "cuda_runtime": "13.0"})
-    cpu = CellResult(id="c", python="3.12", backend="cpu", status="ok", device={"platform": "cpu", "kind": "cpu", "count": 1})
+    cpu = CellResult(
+        id="c", python="3.12", backend="cpu", status="ok", device={"platform": "cpu", "kind": "cpu", "count": 1}
+    )
     rows = {line.split("|")[2].strip(): line.split("|")[4].strip() for line in markdown([gpu, cpu], {}).splitlines()
             if line.startswith("| ") and "`" in line.split("|")[2]}
     assert rows == {"`g`": "cuda13 (NVIDIA H100 80GB HBM3)", "`c`": "cpu"}

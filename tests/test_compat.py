@@ -55,9 +55,15 @@ def test_a_jax_release_broken_itself_is_named_as_the_cause_with_its_neighbours(m
     r = row(rows, "0.4.27")
     assert [fid for fid, _ in r.broken] == ["jax-0427"]
     assert r.instead == ["0.4.26", "0.4.28"] and r.ranges == {} and r.newest == []
-    assert compat.cause(r).startswith("jax 0.4.27 itself: jax-0427, ") and compat.cause(r).endswith("use 0.4.26 or 0.4.28")
+    assert compat.cause(r).startswith("jax 0.4.27 itself: jax-0427, ") and compat.cause(r).endswith(
+        "use 0.4.26 or 0.4.28"
+    )
     # a rule that breaks only some equinox releases (demo-bug on jax 0.4.33) is not the jax's fault
-    assert row(rows, "0.4.33").broken == [] and row(rows, "0.4.33").ranges["equinox"].inferred == ["0.11.8", "0.11.9", "0.12.1"]
+    assert row(rows, "0.4.33").broken == [] and row(rows, "0.4.33").ranges["equinox"].inferred == [
+        "0.11.8",
+        "0.11.9",
+        "0.12.1",
+    ]
 
 
 def test_a_jax_that_cannot_be_installed_says_so_and_names_the_neighbours(matrix):
@@ -275,4 +281,6 @@ def test_the_survey_maps_range_ends_ignore_advisory_failures():
     cell = CellResult(id="survey-jax0.6.2-eqx0.12.2", python="3.10", backend="cpu", status="ok",
                       results=[seen], requested={"jax": "0.6.2", "equinox": "0.12.2"})
     o = survey.Observation(survey.Combo("0.6.2", "0.12.2"), cell)
-    assert survey._mark(o, {"usage"}) == "clean" and survey._mark(o) == "failed" and survey._mark(None) == "not surveyed"
+    assert (
+        survey._mark(o, {"usage"}) == "clean" and survey._mark(o) == "failed" and survey._mark(None) == "not surveyed"
+    )

@@ -157,9 +157,18 @@ def test_a_region_is_bounded_along_each_package_and_confirmed_a_rectangle(tmp_pa
     inside = lambda j, e: Version(j) >= Version("0.4.31") and Version(e) < Version("0.11.7")  # noqa: E731
     importable = lambda j, e: not (Version(j) >= Version("0.5.0") and Version(e) < Version("0.11.0"))  # noqa: E731
     _, without = _matrix_without("weak-type-closure")
-    reg = region.bound(without, _target(), {"jax": "0.4.33", "equinox": "0.11.6"}, axes=["jax", "equinox"],
-                       python="3.11", state_dir=tmp_path, observe=_oracle(inside, importable, log),
-                       candidates={"jax": JAX, "equinox": EQX}, dates={"jax": {}, "equinox": {}}, progress=lambda m: None)
+    reg = region.bound(
+        without,
+        _target(),
+        {"jax": "0.4.33", "equinox": "0.11.6"},
+        axes=["jax", "equinox"],
+        python="3.11",
+        state_dir=tmp_path,
+        observe=_oracle(inside, importable, log),
+        candidates={"jax": JAX, "equinox": EQX},
+        dates={"jax": {}, "equinox": {}},
+        progress=lambda m: None,
+    )
     assert reg.clause == {"jax": ">=0.4.31", "equinox": "<0.11.7"}
     jb, eb = reg.bounds
     assert (jb.last_good, jb.first_bad, jb.fixed) == ("0.4.30", "0.4.31", None)
@@ -173,9 +182,18 @@ def test_a_region_that_is_not_a_rectangle_says_so(tmp_path):
     # present only on the two axes through (0.4.33, 0.11.6): a cross, not a box
     cross = lambda j, e: (j == "0.4.33" or e == "0.11.6") and Version(j) >= Version("0.4.31")  # noqa: E731
     _, without = _matrix_without("weak-type-closure")
-    reg = region.bound(without, _target(), {"jax": "0.4.33", "equinox": "0.11.6"}, axes=["jax", "equinox"],
-                       python="3.11", state_dir=tmp_path, observe=_oracle(cross),
-                       candidates={"jax": JAX, "equinox": EQX}, dates={"jax": {}, "equinox": {}}, progress=lambda m: None)
+    reg = region.bound(
+        without,
+        _target(),
+        {"jax": "0.4.33", "equinox": "0.11.6"},
+        axes=["jax", "equinox"],
+        python="3.11",
+        state_dir=tmp_path,
+        observe=_oracle(cross),
+        candidates={"jax": JAX, "equinox": EQX},
+        dates={"jax": {}, "equinox": {}},
+        progress=lambda m: None,
+    )
     assert reg.shape == "not a rectangle"
 
 
@@ -231,7 +249,9 @@ def test_the_edge_search_finds_every_edge_and_implies_the_rest():
     assert cov["observed"] + cov["implied"] == cov["pairs"] == asked + cov["implied"]
     assert asked < cov["pairs"] / 2  # far fewer environments than pairs
     for col in plan.columns:  # every true edge was found
-        true_edges = [(a, b) for a, b in zip(js, js[1:], strict=False) if truth(a, col.equinox) != truth(b, col.equinox)]
+        true_edges = [
+            (a, b) for a, b in zip(js, js[1:], strict=False) if truth(a, col.equinox) != truth(b, col.equinox)
+        ]
         assert col.edges() == true_edges
 
 

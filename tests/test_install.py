@@ -102,6 +102,7 @@ def test_the_wheel_carries_the_mechanism_the_data_and_the_console_script(wheel):
     assert "jax-compat = jaxcompat.commands:main" in entry_points
 
 
+@pytest.mark.integration
 def test_the_unpacked_wheel_run_elsewhere_uses_its_bundle_the_cwd_and_the_user_cache(wheel, tmp_path):
     site, cwd, cache = tmp_path / "site", tmp_path / "project", tmp_path / "xdg"
     with zipfile.ZipFile(wheel) as z:

@@ -104,7 +104,9 @@ def test_the_plugin_imports_nothing_outside_its_folder():
     """The result cache fingerprints jaxcompat/plugin/ as the code that runs inside a cell; a
     module the plugin imports from elsewhere would change results without changing the key."""
     closure = _closure("jaxcompat.plugin.pytest_plugin")
-    outside = sorted(m for m in closure if not (m.startswith("jaxcompat.plugin.") or m in ("jaxcompat", "jaxcompat.plugin")))
+    outside = sorted(
+        m for m in closure if not (m.startswith("jaxcompat.plugin.") or m in ("jaxcompat", "jaxcompat.plugin"))
+    )
     assert not outside, f"the pytest plugin imports modules outside jaxcompat/plugin/: {outside}"
 
 

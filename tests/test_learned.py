@@ -79,9 +79,13 @@ class Recorded:
         return out
 
     def world(self) -> learned.World:
-        return learned.World(self.lock, self.imports, lambda d: DATES.get(d, {}),
-                             lambda d, v, on: ">=0.11.1" if (d, on) == ("optimistix", "equinox") else "",
-                             lambda d, name, after: "0.11.3" if (d, name, after) == ("equinox", "StrictConfig", "0.11.2") else None)
+        return learned.World(
+            self.lock,
+            self.imports,
+            lambda d: DATES.get(d, {}),
+            lambda d, v, on: ">=0.11.1" if (d, on) == ("optimistix", "equinox") else "",
+            lambda d, name, after: "0.11.3" if (d, name, after) == ("equinox", "StrictConfig", "0.11.2") else None,
+        )
 
 
 def _cell():
@@ -111,9 +115,17 @@ def test_an_added_package_that_does_not_import_is_walked_back_and_the_verdict_is
     # the real requirement: equinox 0.11.2 predates optimistix 0.0.7, so it needs a newer one:
     # the first whose code defines the name
     [rec_] = s.learned
-    assert (rec_.package, rec_.release, rec_.requires, rec_.declares) == ("optimistix", "0.0.7", "equinox>=0.11.3", ">=0.11.1")
+    assert (rec_.package, rec_.release, rec_.requires, rec_.declares) == (
+        "optimistix",
+        "0.0.7",
+        "equinox>=0.11.3",
+        ">=0.11.1",
+    )
     assert rec_.tried[0] == {"with": USER, "imports": "error"}
-    assert "optimistix 0.0.7 needs equinox>=0.11.3" in skipped[0]["reason"] and "declares equinox>=0.11.1" in skipped[0]["reason"]
+    assert (
+        "optimistix 0.0.7 needs equinox>=0.11.3" in skipped[0]["reason"]
+        and "declares equinox>=0.11.1" in skipped[0]["reason"]
+    )
 
     # the verdict is judged on the user's pins alone: the cases that ran pass, so it is safe
     matrix = load(ROOT / "matrix.toml")
@@ -180,12 +192,20 @@ def test_when_the_users_own_pins_fail_nothing_is_walked_and_the_verdict_names_th
     cell = _cell()
     s = learned.settle(cell, rec.lock(cell), rec.world(), lock_versions, ECOSYSTEM)
     assert s.user_failed == {"equinox": err} and not s.learned and rec.probed == ["0.0.7"]
-    result = CellResult(id=cell.id, python="3.10", backend="cpu", status="import-error",
-                        versions={**USER, "optimistix": "0.0.7"}, added={"optimistix": {"version": "0.0.7"}},
-                        message=f"import equinox failed:\n{err}\nimport optimistix failed:\nTraceback...\nOther: not this one")
+    result = CellResult(
+        id=cell.id,
+        python="3.10",
+        backend="cpu",
+        status="import-error",
+        versions={**USER, "optimistix": "0.0.7"},
+        added={"optimistix": {"version": "0.0.7"}},
+        message=f"import equinox failed:\n{err}\nimport optimistix failed:\nTraceback...\nOther: not this one",
+    )
     text, safe = verdict(result, load(ROOT / "matrix.toml"))
     assert not safe
-    assert "✗ your pins do not work together: import equinox failed (jax==0.4.30, jaxlib==0.4.30, equinox==0.11.2)" in text
+    assert (
+        "✗ your pins do not work together: import equinox failed (jax==0.4.30, jaxlib==0.4.30, equinox==0.11.2)" in text
+    )
     assert "xla_call_p" in text and "not this one" not in text  # equinox's own error, not the added package's
     # a failure only in an added package is never "the candidate does not work"
     only_added = replace(result, message=f"import optimistix failed:\n{err}")

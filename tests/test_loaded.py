@@ -72,14 +72,32 @@ def test_the_plugin_inside_a_cell_records_what_import_loads(tmp_path):
     base = dist(tmp_path / "base", "equinox", "0.13.5", module="equinox")
     tests = tmp_path / "t"
     tests.mkdir()
-    (tests / "test_x.py").write_text("def test_loaded():\n    import equinox\n    assert equinox.__version__ == '0.13.2'\n")
+    (tests / "test_x.py").write_text(
+        "def test_loaded():\n    import equinox\n    assert equinox.__version__ == '0.13.2'\n"
+    )
     events = tmp_path / "events.jsonl"
     root = Path(__file__).resolve().parent.parent
     env = {"PATH": "/usr/bin:/bin", "JAXCOMPAT_RESULTS": str(events), "JAXCOMPAT_IMPORTS": "equinox",
            "JAXCOMPAT_BACKEND": "cpu", "PYTHONPATH": os.pathsep.join([str(over), str(base), str(root)]),
            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "jaxcompat.plugin.pytest_plugin", "-p", "no:cacheprovider",
-                          str(tests)], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "jaxcompat.plugin.pytest_plugin",
+            "-p",
+            "no:cacheprovider",
+            str(tests),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     (env_event,) = [e for e in map(json.loads, events.read_text().splitlines()) if e["event"] == "env"]
     assert env_event["versions"]["equinox"] == "0.13.2" and env_event["imports"] == {"equinox": "ok"}

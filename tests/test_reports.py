@@ -99,3 +99,55 @@ def test_overview_leads_with_failures_by_cell_in_every_format(tmp_path):
     marks = overview[:overview.index('class="ovkey"')]  # the table, not its key
     assert marks.count(">✗</span>") == 1 and "inline::nested: regression" in marks  # the failing cell, why on hover
     assert marks.count(">■</span>") == 1 and marks.count(">●</span>") == 1  # whole cell vs one case
+
+
+# -- the report schema (docs/report.schema.json) -------------------------------------------------
+
+def _schema():
+    from pathlib import Path
+
+    import jsonschema  # installed with check-jsonschema (nox -s tests)
+
+    schema = json.loads((Path(__file__).resolve().parents[1] / "docs" / "report.schema.json").read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_the_schema_words_are_the_vocabulary():
+    from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome, Phase
+
+    defs = _schema().schema["$defs"]
+    assert defs["case"]["properties"]["outcome"]["enum"] == [o.value for o in Outcome]
+    assert defs["cell"]["properties"]["status"]["enum"] == [s.value for s in CellStatus]
+    assert defs["cell"]["properties"]["outcome"]["enum"] == [o.value for o in CellOutcome]
+    assert set(defs["case"]["properties"]["phase"]["enum"]) == {p.value for p in Phase} - {"call"}
+
+
+def test_every_report_the_tool_writes_fits_the_schema(tmp_path):
+    validator = _schema()
+    cells = _cells()
+    write_matrix(cells, tmp_path, {"matrix_file": "matrix.toml"})
+    validator.validate(json.loads((tmp_path / "matrix.json").read_text()))
+    for c in cells:  # check.json and cells/<id>.json: one cell
+        validator.validate(json.loads(reports.cell_json(c)))
+    broken = CellResult(id="c", python="3.11", backend="cpu", status="import-error", outcome="cell-error",
+                        failed_imports={"equinox": "AttributeError: x"}, message="import equinox failed:\nx")
+    validator.validate(json.loads(reports.cell_json(broken)))
+
+
+def test_the_committed_reports_fit_the_schema():
+    from pathlib import Path
+
+    validator = _schema()
+    committed = Path(__file__).resolve().parents[1] / "reports"
+    for name in ("baseline.json", "checks.json"):
+        validator.validate(json.loads((committed / name).read_text()))
+
+
+def test_a_report_with_a_word_outside_the_vocabulary_does_not_fit():
+    import jsonschema
+    import pytest
+
+    bad = json.loads(reports.cell_json(_cells()[0]))
+    bad["results"][0]["outcome"] = "fine"
+    with pytest.raises(jsonschema.ValidationError):
+        _schema().validate(bad)

@@ -84,7 +84,9 @@ def test_jaxlib_as_of_the_date(index):
 
 def test_a_jaxlib_never_published_is_said_so(index):
     cell = Cell(id="c", python="3.11", backend="cpu", pins={"jax": "0.4.14"})
-    with pytest.raises(resolution.ResolutionError, match=r"jax 0\.4\.14 asks for jaxlib==0\.4\.14.*no such jaxlib was ever published"):
+    with pytest.raises(
+        resolution.ResolutionError, match=r"jax 0\.4\.14 asks for jaxlib==0\.4\.14.*no such jaxlib was ever published"
+    ):
         resolution.complete(cell, index)
 
 

@@ -97,6 +97,7 @@ def test_a_rule_edit_reclassifies_without_running(tree):
     assert reused(res) == set(outcomes(res))
 
 
+@pytest.mark.integration
 def test_a_result_that_fails_the_run_is_observed_again(tree):
     tree.run()
     (tree.root / "matrix.toml").write_text((tree.root / "matrix.toml").read_text() + RULE_FOR_OTHER)
@@ -107,6 +108,7 @@ def test_a_result_that_fails_the_run_is_observed_again(tree):
     assert any("run again, not re-used" in n for n in res.notes)
 
 
+@pytest.mark.integration
 def test_an_edited_module_alone_runs_again(tree):
     tree.run()
     path = tree.root / "cases" / "test_other.py"
@@ -118,6 +120,7 @@ def test_an_edited_module_alone_runs_again(tree):
                                   "cases/test_other.py::test_other"}
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("change", ["lock", "conftest", "harness", "pytest-config"])
 def test_what_a_result_depends_on_invalidates_it(tree, monkeypatch, change):
     tree.run()
@@ -133,6 +136,7 @@ def test_what_a_result_depends_on_invalidates_it(tree, monkeypatch, change):
     assert tree.runs == [["cases"], ["cases"]] and not reused(res)
 
 
+@pytest.mark.integration
 def test_no_cache_and_repeat_run_everything(tree):
     tree.run()
     tree.run(use_cache=False)
@@ -140,6 +144,7 @@ def test_no_cache_and_repeat_run_everything(tree):
     assert tree.runs == [["cases"]] * 4  # one, one, then two repeats
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("damage", ["truncate", "edit", "wrong-module"])
 def test_a_damaged_entry_is_detected_and_run_again(tree, damage):
     tree.run()
@@ -204,6 +209,7 @@ def test_the_ci_key_changes_exactly_with_the_inputs(tree):
     assert cell.input_key(matrix.cells[0], matrix, tree.state) != key
 
 
+@pytest.mark.integration
 def test_node_ids_are_answered_from_a_cached_module(tree):
     """A bisect step asks for its target cases by node id: a cached whole module answers them."""
     tree.run()

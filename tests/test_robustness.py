@@ -12,6 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +49,7 @@ def _cli(tmp_path, *args):
             "--reports", str(tmp_path / "reports"), "--state", str(tmp_path / "state"), *args]
 
 
+@pytest.mark.integration
 def test_sigterm_keeps_finished_reports_and_names_unfinished_cells(tmp_path):
     _fake_tree(tmp_path, cells=4, sleep=1.0)
     # --no-cache: the fake cells share one environment, and would re-use c0's results
@@ -78,6 +80,7 @@ def test_sigterm_keeps_finished_reports_and_names_unfinished_cells(tmp_path):
     assert [c["status"] for c in final["cells"]] == ["ok"] * 4 and final["summary"]["ok"]
 
 
+@pytest.mark.integration
 def test_two_runs_at_once_do_not_corrupt_reports(tmp_path):
     _fake_tree(tmp_path, cells=2, sleep=0.2)
     procs = [subprocess.Popen(_cli(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -89,6 +92,7 @@ def test_two_runs_at_once_do_not_corrupt_reports(tmp_path):
     assert [c["id"] for c in data["cells"]] == ["c0", "c1"]
 
 
+@pytest.mark.integration
 def test_repeat_flags_a_flaky_case(tmp_path):
     flaky = '''
 import os, pathlib
@@ -114,6 +118,7 @@ def test_steady():
     assert path.exists()
 
 
+@pytest.mark.integration
 def test_unreachable_index_is_an_install_error_with_uv_message(tmp_path, monkeypatch):
     matrix = load(make_tree(tmp_path, '[[cell]]\nid = "c"\npython = "%d.%d"\ndate = "2024-09-19"\n'
                                       'pins = { jax = "0.4.33", jaxlib = "0.4.33" }\n' % sys.version_info[:2]))
@@ -188,7 +193,9 @@ def test_random_values_in_a_valid_file(tmp_path, junk, where):
 def test_a_version_missing_from_the_index_is_unresolvable(tmp_path, monkeypatch):
     from jaxcompat.env import releases
 
-    matrix = load(make_tree(tmp_path, '[[cell]]\nid = "c"\npins = { jax = "0.4.33", jaxlib = "0.4.33", equinox = "9.9.9" }\n'))
+    matrix = load(
+        make_tree(tmp_path, '[[cell]]\nid = "c"\npins = { jax = "0.4.33", jaxlib = "0.4.33", equinox = "9.9.9" }\n')
+    )
     monkeypatch.setattr(releases, "_fetch", lambda dist, attempts=3: {"releases": {
         "0.4.33": [{"upload_time_iso_8601": "2024-09-16T00:00:00Z"}],
         "0.11.7": [{"upload_time_iso_8601": "2024-09-18T00:00:00Z"}]}})
@@ -210,7 +217,9 @@ def test_resolver_conflict_is_unresolvable_with_uv_message(tmp_path, monkeypatch
         return subprocess.CompletedProcess(argv, 1, "", uv_says)
 
     monkeypatch.setattr(envs, "_run", fake_run)
-    matrix = load(make_tree(tmp_path, '[[cell]]\nid = "c"\ndate = "2024-09-19"\npins = { jax = "0.4.33", jaxlib = "0.4.33" }\n'))
+    matrix = load(
+        make_tree(tmp_path, '[[cell]]\nid = "c"\ndate = "2024-09-19"\npins = { jax = "0.4.33", jaxlib = "0.4.33" }\n')
+    )
     result = run_cell(matrix.cells[0], matrix, state_dir=tmp_path / "state", reports_dir=None)
     assert result.status == "unresolvable" and "No solution found" in result.message
     assert result.outcome == "cell-error"  # no resolve-stage rule explains it

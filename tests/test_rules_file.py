@@ -114,12 +114,12 @@ def test_the_cli_reports_a_bad_rules_file_before_anything_runs(tmp_path, capsys)
     assert not (tmp_path / "state").exists()
 
 
-def test_the_readme_example_rules_file_is_valid_and_its_error_is_the_one_shown(tmp_path):
+def test_the_documented_example_rules_file_is_valid_and_its_error_is_the_one_shown(tmp_path):
     import re
     from pathlib import Path
 
     repo = Path(__file__).resolve().parent.parent
-    readme = (repo / "README.md").read_text(encoding="utf-8")
+    readme = (repo / "docs" / "ci.md").read_text(encoding="utf-8")
     example = re.search(r"```toml\n# ci/jax-rules.toml\n(.*?)```", readme, re.S).group(1)
     matrix = load(repo / "matrix.toml", rules=[_rules(tmp_path, example)])
     assert matrix.failures[-1].id == "our-neural-ode-grad"

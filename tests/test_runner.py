@@ -60,6 +60,7 @@ def _run(tmp_path, **kw):
     return run_cases(sys.executable, root, ["cases"], **args)
 
 
+@pytest.mark.integration
 def test_hang_crash_and_exit_are_isolated(tmp_path):
     run = _run(tmp_path)
     by_case = {r.case.split("::")[1]: r for r in run.results}
@@ -87,6 +88,7 @@ def test_import_failure_stops_the_cell_with_the_interpreter_message(tmp_path):
     assert run.results == []
 
 
+@pytest.mark.integration
 def test_versions_are_recorded(tmp_path):
     run = _run(tmp_path, timeout_s=1.0)
     assert run.versions.get("pytest") == pytest.__version__

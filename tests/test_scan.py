@@ -37,7 +37,7 @@ del _typing
 '''
 
 OLD = {  # mimics jax 0.4.30
-    "jax/__init__.py": '''
+    "jax/__init__.py": """
 from jax._src.api import jit as jit
 from jax import numpy as numpy
 from jax import tree as tree
@@ -52,7 +52,8 @@ _deprecations = {
     _deprecated_tree_map
   ),
 }
-''' + TABLE_TAIL,
+"""
+    + TABLE_TAIL,
     "jax/config.py": "from jax._src.config import config as config\n",
     "jax/tree.py": "from jax._src.tree import map as map\n",
     "jax/numpy/__init__.py": "from jax._src.numpy.lax_numpy import *\nfrom jax._src.numpy.lax_numpy import round_ as round_\n",
@@ -66,7 +67,7 @@ _deprecations = {
 }
 
 NEW = {  # mimics jax 0.6.0
-    "jax/__init__.py": '''
+    "jax/__init__.py": """
 from jax._src.api import jit as jit
 from jax import numpy as numpy
 from jax import tree as tree
@@ -79,25 +80,26 @@ _deprecations = {
     None
   ),
 }
-''' + TABLE_TAIL,
+"""
+    + TABLE_TAIL,
     "jax/tree.py": "from jax._src.tree import map as map\n",
     "jax/numpy/__init__.py": "from jax._src.numpy.lax_numpy import *\n",
     "jax/_src/numpy/lax_numpy.py": "import numpy as np\n__all__ = ['round']\ndef round(x): pass\n",
     "jax/lib/__init__.py": "",
-    "jax/util.py": '''
+    "jax/util.py": """
 import warnings as _warnings
 _warnings.warn("jax.util is deprecated and will be removed.", DeprecationWarning, stacklevel=2)
 _msg = "safe_map was deprecated in JAX v0.6.0 and removed in JAX v0.7.0."
 _deprecations = {"safe_map": (_msg, None)}
 from jax._src.deprecations import deprecation_getattr as _dg
 __getattr__ = _dg(__name__, _deprecations)
-''',
-    "jax/sharding.py": '''
+""",
+    "jax/sharding.py": """
 from jax._src.sharding import PmapSharding as _PmapSharding
 _deprecations = {"PmapSharding": ("jax.sharding.PmapSharding is deprecated; use jax.sharding.NamedSharding instead.", _PmapSharding)}
 from jax._src.deprecations import deprecation_getattr as _dg
 __getattr__ = _dg(__name__, _deprecations)
-''',
+""",
     "jax/experimental/magic.py": "def __getattr__(name): pass\ndef b(): pass\n",
     "jax/tools/script.py": "def main(): pass\nif __name__ == '__main__':\n  app = main()\n",
 }
@@ -157,7 +159,10 @@ def test_the_timeline_never_calls_reachable_names_removed(tl):
     assert "app" not in json.dumps(tl.names.get("jax.tools.script", {}))  # only under __main__
     assert "_private" not in json.dumps(tl.names) and "np" not in tl.names.get("jax.numpy", {})
     # a tool imported from outside jax is not API; a re-export (`X as X`) is
-    assert "partial" not in tl.names["jax.sharding"] and tl.names["jax.sharding"]["dtype"]["events"][-1] == ["0.6.0", "-"]
+    assert "partial" not in tl.names["jax.sharding"] and tl.names["jax.sharding"]["dtype"]["events"][-1] == [
+        "0.6.0",
+        "-",
+    ]
     assert tl.name("jax", "jit", "0.6.0").state == ""  # never changed: no record, never "removed"
 
 
@@ -277,14 +282,21 @@ def test_output_formats(tmp_path, tl):
     data = json.loads(render(report, "json", target, tl))
     assert data["jax"] == "0.6.0" and data["findings"][0]["level"] == "error" and data["guarded"] == 2
     sarif = json.loads(render(report, "sarif", target, tl))
-    assert sarif["version"] == "2.1.0" and {r["id"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]} == {"JXC001", "JXC002"}
+    assert sarif["version"] == "2.1.0" and {r["id"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]} == {
+        "JXC001",
+        "JXC002",
+    }
     loc = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
     assert loc["region"]["startLine"] == 3 and loc["artifactLocation"]["uri"].endswith("m.py")
     gh = render(report, "github", target, tl).splitlines()
-    assert gh[0].startswith(f"::error file={tmp_path}/m.py,line=3,col=17,endLine=3,endColumn=25,") and "title=JXC001::" in gh[0]
+    assert (
+        gh[0].startswith(f"::error file={tmp_path}/m.py,line=3,col=17,endLine=3,endColumn=25,")
+        and "title=JXC001::" in gh[0]
+    )
     assert gh[-1].startswith("::warning ")
 
 
+@pytest.mark.integration
 def test_the_command_line_exit_status(tmp_path, timeline_file):
     (tmp_path / "m.py").write_text(USER)
     def run(*a):
@@ -308,14 +320,29 @@ TB = '''  File "/home/u/proj/tests/test_a.py", line 7, in test_a
 '''
 
 
-@pytest.mark.parametrize("error_type, message, name", [
-    ("AttributeError", "module 'jax' has no attribute 'tree_map'", "jax.tree_map"),
-    ("AttributeError", "[setup] AttributeError: module 'jax.lib' has no attribute 'xla_bridge'", "jax.lib.xla_bridge"),
-    ("ModuleNotFoundError", "No module named 'jax.lib.xla_bridge'", "jax.lib.xla_bridge"),
-    ("ImportError", "cannot import name 'safe_map' from 'jax.util' (/venv/site-packages/jax/util.py)", "jax.util.safe_map"),
-    ("AttributeError", "AttributeError: jax.tree_map was removed in JAX v0.6.0: use jax.tree.map (jax v0.4.25 or newer) "
-                       "or jax.tree_util.tree_map (any JAX version).", "jax.tree_map"),
-])
+@pytest.mark.parametrize(
+    "error_type, message, name",
+    [
+        ("AttributeError", "module 'jax' has no attribute 'tree_map'", "jax.tree_map"),
+        (
+            "AttributeError",
+            "[setup] AttributeError: module 'jax.lib' has no attribute 'xla_bridge'",
+            "jax.lib.xla_bridge",
+        ),
+        ("ModuleNotFoundError", "No module named 'jax.lib.xla_bridge'", "jax.lib.xla_bridge"),
+        (
+            "ImportError",
+            "cannot import name 'safe_map' from 'jax.util' (/venv/site-packages/jax/util.py)",
+            "jax.util.safe_map",
+        ),
+        (
+            "AttributeError",
+            "AttributeError: jax.tree_map was removed in JAX v0.6.0: use jax.tree.map (jax v0.4.25 or newer) "
+            "or jax.tree_util.tree_map (any JAX version).",
+            "jax.tree_map",
+        ),
+    ],
+)
 def test_failures_explained_by_the_timeline(tl, error_type, message, name):
     got = explain_removed(error_type, message, TB, "0.6.0", tl)
     assert got is not None and got.name == name and got.removed_in == "0.6.0"

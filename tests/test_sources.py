@@ -143,7 +143,9 @@ def test_the_uv_command_lines_carry_the_index_options(tmp_path, links):
     assert ["--exclude-newer-package", f"equinox={envs.FAR_FUTURE}"] == argv[-2:]
     assert opts.uv_args(resolving=False) == ["--extra-index-url", "https://nightly.example/simple",
                                              "--find-links", str(links)]  # what uv pip sync gets
-    plain = envs.resolve_args(candidate_cell(["equinox==0.13.1"], python="3.11"), sys.executable, None, tmp_path / "r.in")
+    plain = envs.resolve_args(
+        candidate_cell(["equinox==0.13.1"], python="3.11"), sys.executable, None, tmp_path / "r.in"
+    )
     assert not {"--find-links", "--prerelease", "--emit-index-annotation", "--index-url"} & set(plain)
 
 
@@ -354,7 +356,10 @@ def test_local_paths_in_urls_keep_only_their_names():
     assert sources.scrub_url("git+file:///srv/repos/equinox@v0.13.1", home) == "git+file://<local>/equinox@v0.13.1"
     assert sources.scrub_url("/srv/wheels", home) == "<local>/wheels"
     assert sources.scrub_url(GIT, home) == GIT and sources.scrub_url("https://x.org/simple", home) == "https://x.org/simple"
-    assert sources.scrub_pin("@ file:///srv/eqx", home) == "@ file://<local>/eqx" and sources.scrub_pin("0.6.2", home) == "0.6.2"
+    assert (
+        sources.scrub_pin("@ file:///srv/eqx", home) == "@ file://<local>/eqx"
+        and sources.scrub_pin("0.6.2", home) == "0.6.2"
+    )
 
 
 def test_a_project_folder_is_identified_by_its_files_not_its_build_output(tmp_path):

@@ -104,7 +104,10 @@ def test_extra_group_and_with_override_what_is_found(tmp_path):
     deps = testdeps.choose(root, extras=["docs"], with_=["numpyro"])
     assert deps.extras == ("docs",) and deps.requirements == ("numpyro",)
     assert deps.sources == ("extra `docs`", "--with numpyro")
-    with pytest.raises(testdeps.TestDepsError, match=r"--extra tset: p declares no such extra \(declared in pyproject.toml: dev, docs\)"):
+    with pytest.raises(
+        testdeps.TestDepsError,
+        match=r"--extra tset: p declares no such extra \(declared in pyproject.toml: dev, docs\)",
+    ):
         testdeps.choose(root, extras=["tset"])
     with pytest.raises(testdeps.TestDepsError, match="--group tests: p declares no such dependency group"):
         testdeps.choose(root, groups=["tests"])
@@ -115,7 +118,9 @@ def test_extra_group_and_with_override_what_is_found(tmp_path):
 def test_the_candidate_cell_gets_the_extra_and_the_requirements_but_not_its_own_pins(tmp_path):
     root = _project(tmp_path / "p", FLOWJAX_LIKE)
     target = usertests.locate(str(root), with_=["jax==0.4.30", "numpyro"])
-    cell = target.cell(Cell(id="c", python="3.11", backend="cpu", pins={"jax": "0.10.1", "equinox": "0.13.5", "diffrax": "*"}))
+    cell = target.cell(
+        Cell(id="c", python="3.11", backend="cpu", pins={"jax": "0.10.1", "equinox": "0.13.5", "diffrax": "*"})
+    )
     assert cell.editable == (f"{root}[dev]",) and cell.constraints == ("numpyro",)
     assert "left out, the candidate pins them: jax==0.4.30" in target.deps_line(cell)
 

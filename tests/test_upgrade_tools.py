@@ -25,8 +25,17 @@ def test_candidate_cell_pins_and_companions():
     assert cell.id.startswith("check-")
 
 
-@pytest.mark.parametrize("bad", ["jax==0.4.33; rm -rf ~", "jax==0.4.33 && rm -rf ~", "$(reboot)",
-                                 "jax @ ftp://evil.example/jax.whl", "jax @ file:///no/such/jax-0.4.33-py3-none-any.whl", 'jax==0.4.33; python_version<"3.12"'])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "jax==0.4.33; rm -rf ~",
+        "jax==0.4.33 && rm -rf ~",
+        "$(reboot)",
+        "jax @ ftp://evil.example/jax.whl",
+        "jax @ file:///no/such/jax-0.4.33-py3-none-any.whl",
+        'jax==0.4.33; python_version<"3.12"',
+    ],
+)
 def test_candidate_rejects_non_requirements(bad):
     with pytest.raises(CandidateError):
         candidate_cell([bad], python="3.11")
@@ -249,9 +258,14 @@ def test_resolver_trap_suggests_the_nearest_release_outside_the_range(monkeypatc
     matrix = load(make_tree(tmp_path))  # demo-bug: jax >= 0.4.32, equinox < 0.11.8
     monkeypatch.setattr("jaxcompat.env.releases.versions",
                         lambda dist, cache, **kw: {"equinox": VERSIONS, "jax": ["0.4.31", "0.4.33", "0.4.35"]}[dist])
-    res = CellResult(id="c", python="3.11", backend="cpu", status="ok",
-                     versions={"jax": "0.4.33", "equinox": "0.11.6"},
-                     results=[CaseResult("cases/test_demo.py::test_bug", "demo-bug", "fail", "reproduced", 0.1, "", "")])
+    res = CellResult(
+        id="c",
+        python="3.11",
+        backend="cpu",
+        status="ok",
+        versions={"jax": "0.4.33", "equinox": "0.11.6"},
+        results=[CaseResult("cases/test_demo.py::test_bug", "demo-bug", "fail", "reproduced", 0.1, "", "")],
+    )
     # the user pinned only diffrax: equinox was the resolver's choice -> upgrade it past the bug
     assert escape_pins(res, matrix, ["diffrax==0.6.0"], tmp_path) == ["jax==0.4.31", "equinox==0.11.8"]
     # the user pinned jax exactly: only equinox can move

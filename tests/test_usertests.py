@@ -38,7 +38,11 @@ def test_the_class_of_a_test(before, after, cls):
 def _obs(**statuses) -> usertests.Observed:
     results = {}
     for name, st in statuses.items():
-        msg = "ValueError: Closure-converted function called with different dynamic arguments" if st == "closure" else "AssertionError: no"
+        msg = (
+            "ValueError: Closure-converted function called with different dynamic arguments"
+            if st == "closure"
+            else "AssertionError: no"
+        )
         types = ["ValueError", "Exception"] if st == "closure" else ["AssertionError", "Exception"]
         results[f"tests/test_x.py::{name}"] = RawResult(case=f"tests/test_x.py::{name}",
                                                         status="failed" if st in ("closure", "failed") else st,
@@ -79,7 +83,9 @@ def test_bad_tests_paths_get_one_line_errors(tmp_path):
     assert target.project and target.deps.extras == ("test",) and target.editable().endswith("proj[test]")
     (proj / "pyproject.toml").write_text('[project]\nname = "p"\n')
     (proj / "requirements").mkdir()
-    (proj / "requirements" / "requirements-test.txt").write_text("# tests\ncloudpickle==2.2.0\n-r other.txt\ndm-tree>=0.1.5\n")
+    (proj / "requirements" / "requirements-test.txt").write_text(
+        "# tests\ncloudpickle==2.2.0\n-r other.txt\ndm-tree>=0.1.5\n"
+    )
     target = usertests.locate(str(proj))
     assert target.deps.requirements == ("cloudpickle==2.2.0", "dm-tree>=0.1.5")
     assert "requirements/requirements-test.txt" in target.deps.describe()
@@ -108,6 +114,7 @@ def test_flaky(tmp_path_factory):
 '''
 
 
+@pytest.mark.integration
 def test_check_with_tests_end_to_end(tmp_path):
     """A folder of tests through the real CLI: classes, explanation, reports, exit status 1."""
     make_tree(tmp_path, RULE.replace('pins = { jax = "0.4.33", equinox = "0.11.7" }', 'pins = { jax = "0.4.33" }'))
@@ -158,11 +165,13 @@ def test_a_module_that_fails_to_import_in_the_candidate_breaks_each_of_its_tests
         versions={"pytest": "8.0.0"})
     tests = usertests.classify(after, before, matrix, "cpu")
     assert [(t.test, t.cls, t.candidate, t.explained_by) for t in tests] == [
-        ("tests/test_x.py::a", "broken", "error", "closure-bug"), ("tests/test_x.py::b", "broken", "error", "closure-bug")]
+        ("tests/test_x.py::a", "broken", "error", "closure-bug"),
+        ("tests/test_x.py::b", "broken", "error", "closure-bug"),
+    ]
 
 
 def test_the_test_classes_are_defined_once_and_documented():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "check.md").read_text()
     assert all(f"`{cls}`" in readme for cls in usertests.TEST_CLASSES)
     assert [c for c, k in usertests.TEST_CLASSES.items() if k.fails_check] == ["broken", "fails"]
 
@@ -189,6 +198,7 @@ def _user_project(root: Path, addopts: str, **modules: str) -> Path:
     return root
 
 
+@pytest.mark.integration
 def test_a_suite_that_cannot_be_collected_is_never_safe(tmp_path):
     """Every module needs a package named in addopts that is not installed: both sides collect
     nothing, so the upgrade cannot be judged: exit 2, the cause (and how to provide it) first."""
@@ -224,6 +234,7 @@ def test_upgrade_breaks_me():
 '''
 
 
+@pytest.mark.integration
 def test_one_uncollectable_module_does_not_stop_the_others(tmp_path):
     """pytest alone stops the session at a collection error; here every other module runs and is
     classified, the bad module is reported with its error, and what the upgrade broke fails the check."""
@@ -248,18 +259,24 @@ def test_one_uncollectable_module_does_not_stop_the_others(tmp_path):
     assert "1 × AssertionError: broken by the upgrade" in out
 
 
+@pytest.mark.integration
 def test_xdist_in_addopts_runs_in_one_process_and_keeps_every_result(tmp_path):
     """`-n 2` in the project's addopts: the watched runner reads one event stream, so the tests
     run in one process, and a failing test is recorded failing (not the controller's 'passed')."""
     pytest.importorskip("xdist")
-    project = _user_project(tmp_path / "proj", "-n 2", test_a="import os\n\ndef test_ok():\n    assert 'PYTEST_XDIST_WORKER' not in os.environ\n\n"
-                            "def test_no():\n    assert 0\n")
+    project = _user_project(
+        tmp_path / "proj",
+        "-n 2",
+        test_a="import os\n\ndef test_ok():\n    assert 'PYTEST_XDIST_WORKER' not in os.environ\n\n"
+        "def test_no():\n    assert 0\n",
+    )
     proc, data = _check(tmp_path, project, "jax==0.4.33")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert {t["test"]: t["candidate"] for t in data["user_tests"]} == {"tests/test_a.py::test_ok": "passed",
                                                                       "tests/test_a.py::test_no": "failed"}
 
 
+@pytest.mark.integration
 def test_a_test_that_kills_the_interpreter_is_reported_and_the_rest_still_run(tmp_path):
     """A segfault (as inside XLA after many compilations): that test is an error with the signal,
     pytest starts again from the next test, as pytest-xdist replaces a dead worker."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from typing import NamedTuple
+
 
 def short_case(case: str) -> str:
     """cases/test_inline_marker_int.py::test_nested_in_jit -> inline_marker_int::nested_in_jit"""
@@ -20,3 +23,34 @@ def last_line(text: str | None) -> str:
     """The last non-empty line (where resolvers and interpreters put their verdict)."""
     lines = [ln.strip() for ln in str(text or "").splitlines() if ln.strip()]
     return lines[-1] if lines else ""
+
+
+# One frame of a Python traceback: ``  File "/…/site-packages/equinox/_ad.py", line 418, in __call__``
+# (traceback.format_list / format_exception; pytest's plain tracebacks too).
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?', re.M)
+_SITE = re.compile(r"[/\\]site-packages[/\\](?P<pkg>\w+)[/\\]")
+
+
+class Frame(NamedTuple):
+    path: str
+    line: int
+    func: str
+
+    @property
+    def package(self) -> str:
+        """The installed distribution's import name the frame is in (``equinox``), or ""."""
+        m = _SITE.search(self.path)
+        return m.group("pkg") if m else ""
+
+    @property
+    def in_package(self) -> str:
+        """The path below site-packages (``equinox/_ad.py``), with forward slashes, or ""."""
+        m = _SITE.search(self.path)
+        return self.path[m.end() - len(m.group("pkg")) - 1:].replace("\\", "/") if m else ""
+
+
+def frames(traceback: str | None) -> list[Frame]:
+    """The frames of a traceback, outermost first (the one parser of frames: signatures, the
+    import probe's culprit, the API history's explanations all read them here)."""
+    return [Frame(m.group("path"), int(m.group("line")), m.group("func") or "")
+            for m in _FRAME.finditer(traceback or "")]

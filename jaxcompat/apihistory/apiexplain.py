@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from jaxcompat._util.text import frames
 from jaxcompat.apihistory.apitimeline import Timeline
 from jaxcompat.apihistory.scan import Hit, Target, resolve
+from jaxcompat.plugin.packages import DEPENDENTS
 
 _NO_ATTR = re.compile(r"module '(jax(?:\.\w+)*)' has no attribute '(\w+)'")
 _NO_NAME = re.compile(r"cannot import name '(\w+)' from '(jax(?:\.\w+)*)'")
 _NO_MODULE = re.compile(r"No module named '(jax(?:\.\w+)+)'")
-_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _ERRORS = ("AttributeError", "ImportError", "ModuleNotFoundError")
 
 
@@ -35,7 +36,11 @@ class Explanation:
     where: str  # file:line of the frame that used it ("" when the traceback does not say)
 
     def text(self) -> str:
-        dep = f" (deprecated in {self.deprecated_in})" if self.deprecated_in and self.deprecated_in != self.removed_in else ""
+        dep = (
+            f" (deprecated in {self.deprecated_in})"
+            if self.deprecated_in and self.deprecated_in != self.removed_in
+            else ""
+        )
         use = f": use {self.replacement}" if self.replacement else ""
         at = f", used at {self.where}" if self.where else ""
         return f"{self.name} was removed in jax {self.removed_in}{dep}{use}{at}"
@@ -73,9 +78,8 @@ def _named(error_type: str, message: str, timeline: Timeline) -> tuple[str, int]
 
 def where(traceback: str) -> str:
     """file:line of the last frame outside jax itself (site-packages paths shortened)."""
-    frames = _FRAME.findall(traceback or "")
-    for path, line in reversed(frames):
-        p = path.replace("\\", "/")
+    for f in reversed(frames(traceback)):
+        p, line = f.path.replace("\\", "/"), f.line
         short = p.split("site-packages/", 1)[-1]
         if short.startswith(("jax/", "jaxlib/")) or short.startswith("<"):
             continue
@@ -144,7 +148,6 @@ def verdict_lines(tests: list, root: Path | None, jax_version: str) -> str:
     return "\n".join(out)
 
 
-ECOSYSTEM = ("equinox", "diffrax", "optimistix", "lineax", "chex")
 
 
 def ecosystem_lines(env: Path, jax_version: str, results: list) -> str:
@@ -154,7 +157,7 @@ def ecosystem_lines(env: Path, jax_version: str, results: list) -> str:
     "predicted, not exercised" otherwise). ``env``: the candidate's environment folder."""
     from jaxcompat.apihistory.scan import scan
 
-    roots = [p for name in ECOSYSTEM for p in sorted(env.glob(f"lib/python*/site-packages/{name}"))]
+    roots = [p for name in DEPENDENTS for p in sorted(env.glob(f"lib/python*/site-packages/{name}"))]
     if not roots or not jax_version:
         return ""
     try:
@@ -164,7 +167,8 @@ def ecosystem_lines(env: Path, jax_version: str, results: list) -> str:
         return ""
     removed = report.errors
     if not removed:
-        return f"  i jax's API history: the installed {', '.join(p.name for p in roots)} use no name removed at jax {jax_version}"
+        names = ", ".join(p.name for p in roots)
+        return f"  i jax's API history: the installed {names} use no name removed at jax {jax_version}"
     failed = [r for r in results if getattr(r, "status", "") in ("failed", "error")]
     out = [f"  i jax's API history: names removed at jax {jax_version} that the installed ecosystem uses:"]
     for f in removed:

@@ -34,7 +34,6 @@ import argparse
 import ast
 import json
 import re
-import subprocess
 import sys
 import tarfile
 import time
@@ -44,6 +43,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
+
+from jaxcompat._util.atomic import write_bytes
+from jaxcompat.env import resolution
+from jaxcompat.env.releases import versions as released_versions
 
 FORMAT = 6  # the per-release columns' format too: bump it when what is read changes
 FIRST = Version("0.4.13")
@@ -315,7 +318,9 @@ def _warns(call: ast.Call, strings: dict[str, str]) -> str:
     f = call.func
     if not (isinstance(f, ast.Attribute) and f.attr == "warn") or not call.args:
         return ""
-    cats = [ast.unparse(a) for a in call.args[1:2]] + [ast.unparse(k.value) for k in call.keywords if k.arg == "category"]
+    cats = [ast.unparse(a) for a in call.args[1:2]] + [
+        ast.unparse(k.value) for k in call.keywords if k.arg == "category"
+    ]
     if not any("Deprecation" in c or "FutureWarning" in c for c in cats):
         return ""
     return " ".join((_string(call.args[0], strings) or "").split())
@@ -324,7 +329,9 @@ def _warns(call: ast.Call, strings: dict[str, str]) -> str:
 # ---------------------------------------------------------------- the timeline
 
 
-_USE = re.compile(r"(?:\b[Uu]se|\breplaced by|\bmoved to|\bin favou?r of|\bReplace with)\s+`?(jax(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+_USE = re.compile(
+    r"(?:\b[Uu]se|\breplaced by|\bmoved to|\bin favou?r of|\bReplace with)\s+`?(jax(?:\.[A-Za-z_][A-Za-z0-9_]*)+)"
+)
 
 
 @lru_cache(maxsize=None)
@@ -527,20 +534,11 @@ class Timeline:
 # ---------------------------------------------------------------- regenerating
 
 
-def pypi_releases(first: Version = FIRST) -> list[str]:
-    """Every final jax release from ``first`` on, as pip lists them."""
-    out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "jax"], capture_output=True,
-                         text=True, check=True).stdout
-    line = next((ln for ln in out.splitlines() if ln.startswith("Available versions:")), "")
-    vs = []
-    for v in line.split(":", 1)[-1].split(","):
-        try:
-            ver = Version(v.strip())
-        except InvalidVersion:
-            continue
-        if ver >= first and not ver.is_prerelease and not ver.is_devrelease:
-            vs.append(str(ver))
-    return sorted(vs, key=Version)
+def pypi_releases(cache: Path, first: Version = FIRST) -> list[str]:
+    """Every final jax release from ``first`` on, from the index's own listing (the one client the
+    tool uses: every release is listed, whatever Python this host runs; `pip index versions`
+    hid those that require a newer Python)."""
+    return [v for v in released_versions("jax", cache, refresh=True) if Version(v) >= first]
 
 
 def archive_for(version: str, wheels: Path) -> Path:
@@ -554,12 +552,12 @@ def archive_for(version: str, wheels: Path) -> Path:
 
     hit = found()
     if hit is None:
-        wheels.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"jax=={version}",
-                        "-d", str(wheels)], check=True)
+        # jax's wheel is pure Python (py3-none-any) and read as text: any Python reads any release
+        name, blob = resolution.download("jax", version, wheels.parent)
+        write_bytes(wheels / name, blob)
         hit = found()
         if hit is None:
-            raise RuntimeError(f"pip downloaded no jax {version} wheel or sdist into {wheels}")
+            raise RuntimeError(f"the index gave {name} for jax {version}, neither its wheel nor its sdist")
     return hit
 
 
@@ -578,7 +576,7 @@ def regenerate(cache: Path, out: Path = DATA, releases: list[str] | None = None,
     from jaxcompat._util.atomic import write_text
 
     t0 = time.perf_counter()
-    releases = releases or pypi_releases()
+    releases = releases or pypi_releases(cache)
     columns = {}
     for r in releases:
         columns[r] = column(r, cache)

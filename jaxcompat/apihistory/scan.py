@@ -131,7 +131,13 @@ def message(hit: Hit, target: Target, timeline: Timeline) -> tuple[str, str]:
     use = f": use {st.replacement}" if st.replacement else ""
     if st.broken:
         dep = f" (deprecated in {st.deprecated_in})" if st.deprecated_in and st.deprecated_in != st.removed_in else ""
-        how = "" if st.state == GONE else " (jax's table says: " + _clip(st.message) + ")" if not st.replacement and st.message else ""
+        how = (
+            ""
+            if st.state == GONE
+            else " (jax's table says: " + _clip(st.message) + ")"
+            if not st.replacement and st.message
+            else ""
+        )
         text = f"{kind}{hit.name} was removed in jax {st.removed_in}{dep}{use}{how}"
         if target.before:
             before = _before(hit, target.before, timeline)
@@ -202,7 +208,12 @@ class _File:
             body = node.body if isinstance(node, ast.If) else [node.body]
             orelse = node.orelse if isinstance(node, ast.If) else [node.orelse]
             for n in ast.walk(node.test):
-                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr" and len(n.args) == 2:
+                if (
+                    isinstance(n, ast.Call)
+                    and isinstance(n.func, ast.Name)
+                    and n.func.id == "hasattr"
+                    and len(n.args) == 2
+                ):
                     tested = self.dotted(n.args[0])
                     attr = n.args[1]
                     if tested and isinstance(attr, ast.Constant) and isinstance(attr.value, str):
@@ -251,7 +262,9 @@ class _File:
         if isinstance(left, (ast.Tuple, ast.Constant)):
             left, right = right, left
             op = {ast.Gt: ast.Lt(), ast.Lt: ast.Gt(), ast.GtE: ast.LtE(), ast.LtE: ast.GtE()}.get(type(op), op)
-        if not (isinstance(left, ast.Attribute) and left.attr == "__version_info__" and self.dotted(left.value) == "jax"):
+        if not (
+            isinstance(left, ast.Attribute) and left.attr == "__version_info__" and self.dotted(left.value) == "jax"
+        ):
             return None
         try:
             want = tuple(ast.literal_eval(right))
@@ -402,7 +415,13 @@ class _File:
         local = a.asname or a.name
         clause = rest[0] if local == rest[0] else f"{rest[0]} as {local}"
         if len(node.names) == 1:
-            return (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, f"from {new_mod} import {clause}")
+            return (
+                node.lineno,
+                node.col_offset,
+                node.end_lineno,
+                node.end_col_offset,
+                f"from {new_mod} import {clause}",
+            )
         # several names on one line: this one moves to a line of its own below
         line = self.lines[node.lineno - 1]
         indent = line[: len(line) - len(line.lstrip())]
@@ -456,7 +475,9 @@ def candidate_lines(source: str, words: frozenset[str], timeline: Timeline, rele
     seen = {} if seen is None else seen
     keep = []
     if aliases:
-        chains = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(aliases))) + r")(?:\s*\.\s*[A-Za-z_]\w*)+")
+        chains = re.compile(
+            r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(aliases))) + r")(?:\s*\.\s*[A-Za-z_]\w*)+"
+        )
         for m in chains.finditer(source):
             parts = _DOT.split(m.group())
             dotted = ".".join([aliases[parts[0]], *parts[1:]])
@@ -642,8 +663,13 @@ def scan(paths: list[str], target: Target, timeline: Timeline | None = None, fix
         if (fix or diff) and any(f.fixable for f in got):
             new, done = _apply(source, got)
             if diff:
-                diffs.append("".join(difflib.unified_diff(source.splitlines(keepends=True), new.splitlines(keepends=True),
-                                                          str(path), str(path))))
+                diffs.append(
+                    "".join(
+                        difflib.unified_diff(
+                            source.splitlines(keepends=True), new.splitlines(keepends=True), str(path), str(path)
+                        )
+                    )
+                )
             if fix:
                 path.write_text(new, encoding="utf-8")
                 fixed += done
@@ -701,7 +727,20 @@ def sarif(report: Report, target: Target, timeline: Timeline) -> dict:
                 "region": {"startLine": f.line, "startColumn": f.col, "endLine": f.end_line, "endColumn": f.end_col}}}],
             "properties": {"jaxName": f.name, "replacement": f.replacement, "jax": target.release},
         })
-    return {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
-            "runs": [{"tool": {"driver": {"name": "jax-compat scan", "informationUri": "https://github.com/jax-ml/jax",
-                                          "rules": rules, "properties": {"timeline": f"jax {timeline.releases[0]}–{timeline.newest}"}}},
-                      "results": results}]}
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "jax-compat scan",
+                        "informationUri": "https://github.com/jax-ml/jax",
+                        "rules": rules,
+                        "properties": {"timeline": f"jax {timeline.releases[0]}–{timeline.newest}"},
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }

@@ -139,7 +139,9 @@ def _from_report(args, matrix: Matrix) -> int:
         print(f"  {s.key}  ({len(g.cases)} case(s))")
     pairs = []
     for s, g in groups.items():
-        target = Target.of_signature(s, sorted(g.cases), {a: cell.versions[a] for a in region.AXES if a in cell.versions})
+        target = Target.of_signature(
+            s, sorted(g.cases), {a: cell.versions[a] for a in region.AXES if a in cell.versions}
+        )
         axes = region.axes_for(target, cell.versions, args.axis or None)
         pairs.append((g, _bound(args, matrix, target, cell.versions, axes)))
     return _draft_and_verify(args, matrix, pairs, [cell])

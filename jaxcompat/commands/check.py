@@ -12,6 +12,7 @@ from jaxcompat._util.lock import run_lock
 from jaxcompat.commands import options
 from jaxcompat.env.resolution import AUTO
 from jaxcompat.model.index import SourceError
+from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.report import reports
 from jaxcompat.run.cell import run_cell
 
@@ -19,21 +20,35 @@ NAME = "check"
 
 
 def add_parser(sub) -> None:
-    k = sub.add_parser("check", parents=[options.common(), options.indexes()], help="upgrade check of one candidate combination")
+    k = sub.add_parser(
+        "check", parents=[options.common(), options.indexes()], help="upgrade check of one candidate combination"
+    )
     k.add_argument("requirements", nargs="*", help="PEP 508 requirements")
     k.add_argument("-r", "--requirement", dest="requirement_files", action="append", default=[],
                    metavar="FILE", help="read requirements from FILE (repeatable)")
-    k.add_argument("--python", help="Python version for the candidate (default: the lowest of 3.10-3.13 that every pin supports)")
+    k.add_argument(
+        "--python", help="Python version for the candidate (default: the lowest of 3.10-3.13 that every pin supports)"
+    )
     k.add_argument("--env", metavar="PATH",
                    help="check an environment that already exists instead: its python (…/bin/python) or its "
                         "folder; nothing is resolved or installed into it")
     k.add_argument("--repeat", type=int, default=1)
     k.add_argument("--tests", metavar="PATH",
                    help="your project (installed editable; its own pytest configuration) or a folder of tests")
-    k.add_argument("--extra", action="append", default=[], metavar="NAME",
-                   help="with --tests: install your project with this extra (repeatable; default: test/tests/testing, else dev)")
-    k.add_argument("--group", action="append", default=[], metavar="NAME",
-                   help="with --tests: install this PEP 735 dependency group (repeatable; default: test/tests/testing, else dev)")
+    k.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="with --tests: install your project with this extra (repeatable; default: test/tests/testing, else dev)",
+    )
+    k.add_argument(
+        "--group",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="with --tests: install this PEP 735 dependency group (repeatable; default: test/tests/testing, else dev)",
+    )
     k.add_argument("--with", dest="with_", action="append", default=[], metavar="REQ",
                    help="with --tests: also install this requirement for your tests (repeatable)")
     k.add_argument("--baseline", action="append", default=[], metavar="REQ",
@@ -119,11 +134,18 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     if extra:
         mine += ("\n  i known failures this candidate hits that your tests did not run into (see below): "
                  + ", ".join(extra))
-    data = {**result.to_dict(), "user_tests": cmp.to_dict(), "user_tests_target": target.root.name,
-            "user_tests_run": {**cmp.summary(), "cells": {"candidate": cell.id, **({"baseline": baseline.id} if baseline else {})},
-                               "test_dependencies": list(target.deps.sources),
-                               "test_dependencies_left_out": list(target.deps.for_candidate(target.pinned(cell))[1])},
-            "user_tests_versions": {"candidate": cmp.candidate_versions, "baseline": cmp.baseline_versions}}
+    data = {
+        **result.to_dict(),
+        "user_tests": cmp.to_dict(),
+        "user_tests_target": target.root.name,
+        "user_tests_run": {
+            **cmp.summary(),
+            "cells": {"candidate": cell.id, **({"baseline": baseline.id} if baseline else {})},
+            "test_dependencies": list(target.deps.sources),
+            "test_dependencies_left_out": list(target.deps.for_candidate(target.pinned(cell))[1]),
+        },
+        "user_tests_versions": {"candidate": cmp.candidate_versions, "baseline": cmp.baseline_versions},
+    }
     write_text(reports_dir / "check.json", json.dumps(data, indent=2) + "\n")
     write_text(reports_dir / "check-tests.xml", usertests.junit(cmp.tests, f"{target.root.name} on {result.id}"))
     text = f"{mine}\n\nOur cases in the candidate:\n{ours}"
@@ -143,7 +165,11 @@ def _check_existing(args, matrix) -> int:
     from jaxcompat.env.candidate import verdict
     from jaxcompat.run.existing import BadEnvironment, check_existing, environment_lines
 
-    given = [x for x in ("requirements", "requirement_files", "tests", "baseline", "extra", "group", "with_") if getattr(args, x)]
+    given = [
+        x
+        for x in ("requirements", "requirement_files", "tests", "baseline", "extra", "group", "with_")
+        if getattr(args, x)
+    ]
     if given or args.python:
         print("error: --env checks what is installed in that environment; leave out the requirements, "
               "-r, --python, --tests and --baseline (or drop --env to build a new environment for them)",
@@ -168,7 +194,7 @@ def _check_existing(args, matrix) -> int:
 
 def _verify_escapes(result, matrix, reqs: list[str], args, limit: int = 3) -> None:
     """The nearest pins that avoid the known failures the resolver led to, each verified by a run."""
-    from jaxcompat.env.candidate import candidate_cell, escape_pins, parse_requirement, verdict
+    from jaxcompat.env.candidate import candidate_cell, escape_pins, parse_requirement, summary, verdict
 
     extra = escape_pins(result, matrix, reqs, Path(args.state) / "cache")[:limit]
     if not extra:
@@ -178,13 +204,15 @@ def _verify_escapes(result, matrix, reqs: list[str], args, limit: int = 3) -> No
     safe_pins = []
     for pin in extra:
         name = pin.split("==")[0]
-        trial = [r for r in reqs if parse_requirement(r).name.lower() not in (name, "jaxlib" if name == "jax" else name)]
+        trial = [
+            r for r in reqs if parse_requirement(r).name.lower() not in (name, "jaxlib" if name == "jax" else name)
+        ]
         trial.append(pin)
         cell = candidate_cell(trial, python=args.python or AUTO, index=options.index_options(args))
         res = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, use_cache=not args.no_cache)
-        text, ok = verdict(res, matrix)
-        summary = "safe" if ok else text.splitlines()[1].strip() if len(text.splitlines()) > 1 else "not safe"
-        print(f"  + {pin}: {summary}  [{', '.join(f'{d} {v}' for d, v in res.versions.items() if d in ('jax', 'jaxlib', 'equinox', 'diffrax', 'optimistix', 'lineax'))}]")
+        _, ok = verdict(res, matrix)
+        said = summary(res, matrix)
+        print(f"  + {pin}: {said}  [{', '.join(f'{d} {v}' for d, v in res.versions.items() if d in ECOSYSTEM)}]")
         if ok:
             safe_pins.append(pin)
     print("  verified safe: add " + " or ".join(safe_pins) if safe_pins else

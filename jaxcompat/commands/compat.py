@@ -14,9 +14,16 @@ NAME = "compat"
 
 
 def add_parser(sub) -> None:
-    cp = sub.add_parser("compat", parents=[options.common()], help="rebuild compat.md/json: which releases work with which jax")
-    cp.add_argument("--evidence", action="append", default=[], metavar="FILE",
-                    help="survey.json or a report of cells (repeatable; default: reports/survey.json, baseline.json, checks.json)")
+    cp = sub.add_parser(
+        "compat", parents=[options.common()], help="rebuild compat.md/json: which releases work with which jax"
+    )
+    cp.add_argument(
+        "--evidence",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="survey.json or a report of cells (repeatable; default: reports/survey.json, baseline.json, checks.json)",
+    )
     cp.add_argument("--add", action="append", default=[], metavar="CHECK.json",
                     help="record a check report in reports/checks.json as evidence first (repeatable)")
     cp.set_defaults(func=run)

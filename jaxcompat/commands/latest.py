@@ -15,7 +15,9 @@ NAME = "latest"
 
 
 def add_parser(sub) -> None:
-    lt = sub.add_parser("latest", parents=[options.common(), options.indexes()], help="the newest releases, compared with the baseline")
+    lt = sub.add_parser(
+        "latest", parents=[options.common(), options.indexes()], help="the newest releases, compared with the baseline"
+    )
     lt.add_argument("--baseline", help="baseline file (default: reports/baseline.json)")
     lt.add_argument("--update-baseline", action="store_true", help="store tonight's result as the baseline")
     lt.set_defaults(func=run)

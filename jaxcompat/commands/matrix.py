@@ -23,7 +23,9 @@ def add_parser(sub) -> None:
     m.add_argument("--case", action="append", help="case path or node id (repeatable; default: all)")
     m.add_argument("-j", "--jobs", type=options.positive, default=default_jobs(), help="cells in parallel")
     m.add_argument("--only-missing", action="store_true", help="run only cells without a finished report")
-    m.add_argument("--repeat", type=options.positive, default=1, help="run each case N times; differing outcomes are 'flaky'")
+    m.add_argument(
+        "--repeat", type=options.positive, default=1, help="run each case N times; differing outcomes are 'flaky'"
+    )
     m.set_defaults(func=run)
 
 

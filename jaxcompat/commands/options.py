@@ -44,8 +44,11 @@ def previous_cells(reports_dir: Path):
 def common() -> argparse.ArgumentParser:
     where = layout()
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--matrix", default=str(where.root / "matrix.toml"),
-                        help=f"matrix file (default: {'the bundled' if where.bundled else 'the checkout'}'s matrix.toml)")
+    common.add_argument(
+        "--matrix",
+        default=str(where.root / "matrix.toml"),
+        help=f"matrix file (default: {'the bundled' if where.bundled else 'the checkout'}'s matrix.toml)",
+    )
     common.add_argument("--rules", action="append", default=[], metavar="FILE",
                         help="a TOML file of [[failure]] tables to add to the matrix's (repeatable)")
     common.add_argument("--without-rule", action="append", default=[], metavar="ID",

@@ -14,7 +14,9 @@ NAME = "pins"
 
 
 def add_parser(sub) -> None:
-    pn = sub.add_parser("pins", parents=[options.common()], help="the newest releases known to work with one jax, as requirements")
+    pn = sub.add_parser(
+        "pins", parents=[options.common()], help="the newest releases known to work with one jax, as requirements"
+    )
     pn.add_argument("--jax", required=True, help="the jax release, e.g. 0.6.2")
     pn.add_argument("-o", "--output", metavar="FILE", help="write the requirements to FILE (default: stdout)")
     pn.add_argument("--compat", metavar="FILE", help="compat.json to read (default: the one jax-compat ships)")

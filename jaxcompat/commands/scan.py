@@ -29,7 +29,9 @@ def run(args) -> int:
 def add_parser(sub) -> None:
     s = sub.add_parser("scan", parents=[], help="your code against jax's API history (static, ruff-style)")
     s.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to scan")
-    s.add_argument("--jax", help="the jax release to check against (0.10.0, jax==0.10.0, '>=0.9', latest; default: newest)")
+    s.add_argument(
+        "--jax", help="the jax release to check against (0.10.0, jax==0.10.0, '>=0.9', latest; default: newest)"
+    )
     s.add_argument("--to", help="with --from: the release you upgrade to (same as --jax)")
     s.add_argument("--from", dest="from_", help="the jax release you run today (notes what is already so there)")
     s.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")

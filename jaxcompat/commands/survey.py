@@ -15,20 +15,36 @@ NAME = "survey"
 
 
 def add_parser(sub) -> None:
-    sv = sub.add_parser("survey", parents=[options.common()], help="sample the release space off the matrix and score the verdicts")
+    sv = sub.add_parser(
+        "survey", parents=[options.common()], help="sample the release space off the matrix and score the verdicts"
+    )
     sv.add_argument("--limit", type=int, default=120, help="combinations to sample (default 120)")
     sv.add_argument("--seed", type=int, default=0, help="seed of the random fill (default 0)")
     sv.add_argument("--shard", type=options.shard, help="i/n: run every n-th combination from the i-th (CI jobs)")
     sv.add_argument("-j", "--jobs", type=options.positive, default=default_jobs(), help="combinations in parallel")
-    sv.add_argument("--fresh", action="store_true", help="run again what was already observed (and re-use no cached result)")
+    sv.add_argument(
+        "--fresh", action="store_true", help="run again what was already observed (and re-use no cached result)"
+    )
     sv.add_argument("--case", action="append",
                     help="run only these cases (repeatable) and lay their results over the stored observations")
-    sv.add_argument("--jax", metavar="SPEC", type=options.specifier, help="only the sampled combinations whose jax matches SPEC (e.g. '>=0.6')")
+    sv.add_argument(
+        "--jax",
+        metavar="SPEC",
+        type=options.specifier,
+        help="only the sampled combinations whose jax matches SPEC (e.g. '>=0.6')",
+    )
     sv.add_argument("--report-only", action="store_true", help="score the stored observations (merge shards)")
     sv.add_argument("--edges", action="store_true",
                     help="search every equinox release's jax column for where outcomes change (no random sample)")
-    sv.add_argument("--equinox", metavar="SPEC", type=options.specifier, help="with --edges: only these equinox columns (e.g. '>=0.11,<0.12')")
-    sv.add_argument("--stride", type=options.positive, default=6, help="with --edges: seed every N-th jax of a column (default 6)")
+    sv.add_argument(
+        "--equinox",
+        metavar="SPEC",
+        type=options.specifier,
+        help="with --edges: only these equinox columns (e.g. '>=0.11,<0.12')",
+    )
+    sv.add_argument(
+        "--stride", type=options.positive, default=6, help="with --edges: seed every N-th jax of a column (default 6)"
+    )
     sv.add_argument("--budget", type=int, default=10**6, help="with --edges: at most N new environments this run")
     sv.set_defaults(func=run)
 
@@ -56,8 +72,11 @@ def run(args) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
-    print(f"space: {len(sp.jax)} jax x {len(sp.equinox)} equinox releases, {len(sp.pairs)} pairs that "
-          f"equinox's metadata accepts; sample: {len(combos)}" + (f", shard {args.shard}: {len(mine)}" if args.shard else ""))
+    print(
+        f"space: {len(sp.jax)} jax x {len(sp.equinox)} equinox releases, {len(sp.pairs)} pairs that "
+        f"equinox's metadata accepts; sample: {len(combos)}"
+        + (f", shard {args.shard}: {len(mine)}" if args.shard else "")
+    )
     interrupted = False
     with run_lock(out_dir):
         if not args.report_only:

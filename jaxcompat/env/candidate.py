@@ -142,7 +142,9 @@ def _check_extra(backend: str, jax: str) -> None:
 
 def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
     """Human verdict and whether the candidate is safe (no failure of any kind)."""
-    where = f" (existing environment, Python {result.python}, {result.backend})" if result.environment != "built" else ""
+    where = (
+        f" (existing environment, Python {result.python}, {result.backend})" if result.environment != "built" else ""
+    )
     shown = [d for d in result.versions if d in ECOSYSTEM + ("numpy",)]
     lines = [f"Candidate {result.id}{where}: " + ", ".join(f"{d}=={result.versions[d]}" for d in shown
                                                             if d not in result.added)]
@@ -178,6 +180,20 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
     return "\n".join(lines), safe
 
 
+def summary(result: CellResult, matrix: Matrix) -> str:
+    """The verdict in one line, from the record (for a list of candidates tried one after another)."""
+    if result.status != "ok":
+        return f"does not work: {result.status}" + (f" (known failure {result.failure})" if result.failure else "")
+    hits = [r.failure for r in result.results if r.outcome == "reproduced" and r.failure
+            and not getattr(matrix.failure(r.failure), "advisory", False)]
+    unexplained = [r for r in result.results if r.outcome in UNEXPLAINED_OUTCOMES]
+    stale = [r for r in result.results if r.outcome == "stale"]
+    said = ([f"hits {', '.join(dict.fromkeys(hits))}"] if hits else []) + \
+        ([f"{len(unexplained)} unexplained failure(s)"] if unexplained else []) + \
+        ([f"{len(stale)} rule(s) out of date"] if stale or result.outcome == "stale" else [])
+    return "; ".join(said) or "safe"
+
+
 def source_lines(result: CellResult) -> list[str]:
     """What was installed that is not a PyPI release, exactly (version, source, commit), and the
     indexes it was resolved from."""
@@ -208,17 +224,11 @@ def added_lines(result: CellResult) -> list[str]:
     return lines
 
 
-def failed_imports(result: CellResult) -> list[str]:
-    """The modules an import-error cell names (``import X failed:`` lines of its message)."""
-    return [ln[len("import "):-len(" failed:")] for ln in result.message.splitlines()
-            if ln.startswith("import ") and ln.endswith(" failed:")]
-
-
 def _did_not_work(result: CellResult, matrix: Matrix) -> list[str]:
     """The candidate did not resolve, install or import: its status, the known failure, the error's end.
     An import error names the user's pins that failed first; one only in a package the suite added
     is said to be that, never that the candidate does not work."""
-    failed = failed_imports(result) if result.status == "import-error" else []
+    failed = list(result.failed_imports) if result.status == "import-error" else []
     mine = [m for m in failed if m not in result.added] if result.environment == "built" else []
     head = f"  ✗ the candidate does not work: {result.status}"
     if mine:
@@ -233,20 +243,11 @@ def _did_not_work(result: CellResult, matrix: Matrix) -> list[str]:
         if f:
             head += f"\n      fix: {f.fix}\n      upstream: {', '.join(f.upstream)}"
     if mine or result.status == "import-error":
-        return [head, "      " + "\n      ".join(_import_block(result.message, mine[0] if mine else "").splitlines()[-6:])]
+        block = result.failed_imports.get(mine[0], "") if mine else ""
+        return [head, "      " + "\n      ".join((block or result.message.strip()).splitlines()[-6:])]
     said = result.message.strip().splitlines()
     said = said if len(said) <= 7 else said[:1] + ["…"] + said[-5:]  # the resolver's first line, and its end
     return [head, "      " + "\n      ".join(said)]
-
-
-def _import_block(message: str, module: str) -> str:
-    """The end of ``import MODULE failed:``'s traceback in a cell's message (else the whole message)."""
-    marker = f"import {module} failed:\n"
-    if not module or marker not in message:
-        return message.strip()
-    block = message.split(marker, 1)[1]
-    end = block.find("\nimport ")
-    return (block[:end] if end >= 0 else block).strip()
 
 
 def _hits(hits: dict[str, list[str]], matrix: Matrix) -> list[str]:

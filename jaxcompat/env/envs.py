@@ -188,7 +188,9 @@ def resolve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, .
             raise BuildError("unresolvable", _clean(proc.stderr))
         message = _clean(proc.stderr)
         if cell.index.other_index and TRANSIENT.search(proc.stderr):
-            where = ", ".join(u for u in (cell.index.index_url, *cell.index.extra_index_urls, *cell.index.find_links) if u)
+            where = ", ".join(
+                u for u in (cell.index.index_url, *cell.index.extra_index_urls, *cell.index.find_links) if u
+            )
             message = f"a package index given could not be read ({where}); the resolver says:\n{message}"
         raise BuildError("install-error", message)
     failed_file.unlink(missing_ok=True)

@@ -125,7 +125,7 @@ def real_world(python_exe: str, harness: tuple[str, ...], state_dir: Path, compi
             return None
         for v in later[:6]:
             try:
-                fname, blob = resolution._download(dist, v, state_dir / "cache")
+                fname, blob = resolution.download(dist, v, state_dir / "cache")
             except Exception:  # noqa: BLE001 - cannot read the index: no refinement
                 return None
             if not fname.endswith(".whl"):

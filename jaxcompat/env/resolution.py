@@ -69,7 +69,8 @@ def _files(dist: str, version: str, cache_dir: Path) -> list[dict]:
     return project["files"][version]
 
 
-def _download(dist: str, version: str, cache_dir: Path) -> tuple[str, bytes]:
+def download(dist: str, version: str, cache_dir: Path) -> tuple[str, bytes]:
+    """A release's wheel (any one: the first listed; else its sdist), as (file name, bytes)."""
     files = _files(dist, version, cache_dir)
     chosen = next((f for f in files if f["filename"].endswith(".whl")), files[0])
     url = urljoin(_project(dist, cache_dir)["url"], chosen["url"])
@@ -82,7 +83,7 @@ def requires(dist: str, version: str, cache_dir: Path) -> list[str]:
     cache = cache_dir / f"requires-{dist}-{version}.json"
     if cache.is_file():
         return json.loads(cache.read_text())
-    name, blob = _download(dist, version, cache_dir)
+    name, blob = download(dist, version, cache_dir)
     lines: list[str] = []
     if name.endswith(".whl"):
         with zipfile.ZipFile(io.BytesIO(blob)) as z:
@@ -110,7 +111,7 @@ def jaxlib_requirement(jax_version: str, cache_dir: Path) -> SpecifierSet:
     cache = cache_dir / f"jax-{jax_version}-jaxlib.txt"
     if cache.is_file():
         return SpecifierSet(cache.read_text().strip())
-    name, blob = _download("jax", jax_version, cache_dir)
+    name, blob = download("jax", jax_version, cache_dir)
     spec = _jaxlib_spec_from_wheel(blob) if name.endswith(".whl") else _jaxlib_spec_from_sdist(blob)
     if spec is None:
         raise ResolutionError(f"jax {jax_version}'s metadata names no jaxlib ({name})")

@@ -59,8 +59,12 @@ class TestDeps:
     declared: Declared = field(default_factory=Declared)
 
     def describe(self) -> str:
-        return ("test dependencies: " + ", ".join(self.sources)) if self.sources else \
-            "test dependencies: none declared (no test/dev extra, dependency group or requirements file; add some with --with REQ)"
+        return (
+            ("test dependencies: " + ", ".join(self.sources))
+            if self.sources
+            else ("test dependencies: none declared (no test/dev extra, dependency group or requirements file; "
+                  "add some with --with REQ)")
+        )
 
     def for_candidate(self, pinned: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(requirements to install, those left out because the candidate pins that package)."""
@@ -127,7 +131,9 @@ def declared(root: Path) -> Declared:
 
 def _expand_group(table: dict, group: str, seen: tuple[str, ...]) -> list[str]:
     if group in seen:
-        raise TestDepsError(f"pyproject.toml: dependency-groups.{group} includes itself ({' -> '.join(seen + (group,))})")
+        raise TestDepsError(
+            f"pyproject.toml: dependency-groups.{group} includes itself ({' -> '.join(seen + (group,))})"
+        )
     if group not in table:
         raise TestDepsError(f"pyproject.toml: dependency-groups.{seen[-1]}: include-group {group!r} is not a group "
                             f"(groups: {', '.join(table)})")
@@ -261,7 +267,12 @@ def _listing(names: dict, where: str) -> str:
 _MISSING = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
 _UNRECOGNISED = re.compile(r"error: unrecognized arguments: (.+)")
 _ERROR = re.compile(r"^(?:E\s+)?((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)): (.+)$", re.M)
-_CONFIG_FILES = (("pytest.ini", "pytest"), ("pyproject.toml", None), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
+_CONFIG_FILES = (
+    ("pytest.ini", "pytest"),
+    ("pyproject.toml", None),
+    ("tox.ini", "pytest"),
+    ("setup.cfg", "tool:pytest"),
+)
 
 
 def addopts(root: Path) -> tuple[str, str]:
@@ -303,7 +314,9 @@ def diagnose(log: str, root: Path, deps: TestDeps) -> str:
     unrecognised = _UNRECOGNISED.findall(log)
     if unrecognised:
         args = unrecognised[-1].strip()
-        where = f", given by `addopts` in {config}" if config and any(a.split("=")[0] in opts for a in args.split()) else ""
+        where = (
+            f", given by `addopts` in {config}" if config and any(a.split("=")[0] in opts for a in args.split()) else ""
+        )
         return (f"pytest: unrecognized arguments: {args}{where}: the pytest plugin that provides them is not "
                 f"installed; add it with --with PACKAGE" + _hint_extras(deps))
     if "no tests ran" in log or "collected 0 items" in log:

@@ -23,15 +23,16 @@ from jaxcompat._util.atomic import write_text
 from jaxcompat.knowledge.config import Failure, Matrix
 from jaxcompat.knowledge.outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, parse_cells, reclassify
 from jaxcompat.knowledge.rules import clause_holds
+from jaxcompat.plugin.packages import DEPENDENTS, ECOSYSTEM, ON_EQUINOX
 
 COMMAND = "python -m jaxcompat compat"
 CHECKS = "checks.json"  # the check runs recorded as evidence (`compat --add reports/check.json`)
 SCHEMA = 1
 FIRST_JAX, FIRST_EQX = "0.4.13", "0.10.0"
-COMPANIONS = ("diffrax", "optimistix", "lineax")
+COMPANIONS = ON_EQUINOX
 RANGED = ("equinox",) + COMPANIONS
 # What a requirements set pins: the ecosystem, then every other distribution a rule names.
-PINNED = ("jax", "jaxlib", "equinox", "diffrax", "optimistix", "lineax", "chex")
+PINNED = ECOSYSTEM
 JAX_ITSELF = frozenset({"jax", "jaxlib"})
 BACKEND = "cpu"
 
@@ -172,7 +173,8 @@ def verifies(run: Run, dist: str, failures) -> bool:
 
     equinox: every package imported, no wrong verdict, and every known failure it saw (or that
     today's rules predict on its versions) is about another package (optimistix 0.0.11, diffrax
-    0.6.0 on jax 0.4.36, NumPy 2 with an old jaxlib), never about equinox or the jax release alone. The other packages sit on equinox (and on
+    0.6.0 on jax 0.4.36, NumPy 2 with an old jaxlib), never about equinox or the jax release alone.
+    The other packages sit on equinox (and on
     each other): only a run with no known failure at all verifies them."""
     if dist not in run.versions or run.status != "ok" or run.wrong:
         return False
@@ -261,7 +263,7 @@ def table(rel: Releases, failures, runs: list[Run]) -> list[Row]:
 
 
 def _set_key(run: Run) -> tuple:
-    return tuple(_key(run.versions.get(d, "0")) for d in ("equinox", "diffrax", "optimistix", "lineax", "chex"))
+    return tuple(_key(run.versions.get(d, "0")) for d in DEPENDENTS)
 
 
 # -- the evidence -----------------------------------------------------------------------------
@@ -509,11 +511,16 @@ def render_md(rows: list[Row], sources: list[str], failures=()) -> str:
              "## Newest releases known to work, per jax", ""]
     for r in rows:
         lines.append(f"- **jax {r.jax}**: {answer(r, failures)}")
-    lines += ["", "## Ranges", "",
-              "Per package: the oldest and newest release a run verified (marked), what the rules allow "
-              "(inferred), and the holes inside.", "",
-              "| jax | jaxlib | equinox verified | equinox rules allow | equinox holes | diffrax | optimistix | lineax |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Ranges",
+        "",
+        "Per package: the oldest and newest release a run verified (marked), what the rules allow "
+        "(inferred), and the holes inside.",
+        "",
+        "| jax | jaxlib | equinox verified | equinox rules allow | equinox holes | diffrax | optimistix | lineax |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         if c := cause(r):
             lines.append(f"| {r.jax} | {r.jaxlib or '—'} | {c} | | | | | |")

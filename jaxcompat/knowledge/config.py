@@ -262,7 +262,9 @@ def _known_requirement(path: Path, key: str, raw: dict) -> KnownRequirement:
     try:
         Version(raw["release"])
     except InvalidVersion:
-        raise ConfigError(path, f"{key}.release", f"{raw['release']!r} is not a version", 'write e.g. "0.0.7"') from None
+        raise ConfigError(
+            path, f"{key}.release", f"{raw['release']!r} is not a version", 'write e.g. "0.0.7"'
+        ) from None
     try:
         req = Requirement(raw["requires"])
     except InvalidRequirement as e:

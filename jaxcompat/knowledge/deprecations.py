@@ -50,7 +50,11 @@ class Deprecation:
 
     def sentence(self, versions: dict[str, str]) -> str:
         who = f"{self.package} {versions.get(self.package, '')}".strip()
-        when = f"which jax removes in {self.removal}" if self.removal else "which jax has deprecated (no removal version announced)"
+        when = (
+            f"which jax removes in {self.removal}"
+            if self.removal
+            else "which jax has deprecated (no removal version announced)"
+        )
         return f"{who} uses {self.api} ({self.where}), {when}"
 
 

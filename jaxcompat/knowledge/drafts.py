@@ -28,6 +28,7 @@ from jaxcompat.knowledge import config, signature
 from jaxcompat.knowledge.config import Matrix, tomllib
 from jaxcompat.knowledge.outcomes import UNEXPLAINED_OUTCOMES, CellResult, reclassify
 from jaxcompat.knowledge.signature import Signature
+from jaxcompat.plugin.packages import ECOSYSTEM
 
 FILE = "draft-rules.toml"
 BOX = ("jax", "equinox")  # the packages a drafted box bounds
@@ -118,7 +119,7 @@ def search_words(group: Group) -> str:
 
 
 def _short(versions: dict[str, str]) -> str:
-    return " ".join(f"{d} {versions[d]}" for d in ("jax", "jaxlib", "equinox", "diffrax", "optimistix", "lineax", "chex")
+    return " ".join(f"{d} {versions[d]}" for d in ECOSYSTEM
                     if d in versions)
 
 

@@ -30,6 +30,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.atomic import write_text
+from jaxcompat._util.text import frames, last_line
 from jaxcompat.knowledge.config import Cell
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "learned.json"
@@ -43,7 +44,6 @@ _MISSING = (
     re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<mod>[\w.]+)'"),
     re.compile(r"No module named '(?P<mod>[\w.]+)'"),
 )
-_FRAME = re.compile(r'File "[^"]*?[/\\]site-packages[/\\](?P<path>(?P<pkg>[\w]+)[/\\][^"]+)", line (?P<line>\d+)')
 
 
 class LearnedError(ValueError):
@@ -79,7 +79,8 @@ class Learned:
             return False
 
     def reason(self) -> str:
-        """``optimistix 0.0.7 needs equinox>0.11.2 (`module 'equinox' has no attribute 'X'`), declares equinox>=0.11.0``"""
+        """``optimistix 0.0.7 needs equinox>0.11.2 (`module 'equinox' has no attribute 'X'`), declares
+        equinox>=0.11.0``"""
         dep = canonicalize_name(self.needs.name)
         by_hand = self.frame == "matrix.toml [[requirement]]" and not self.declares  # not read from metadata
         return (f"{self.package} {self.release} needs {self.requires} (`{self.error}`)"
@@ -130,7 +131,9 @@ def parse(data: object, path: Path) -> list[Learned]:
         try:
             SpecifierSet(rec["declares"])
         except InvalidSpecifier:
-            raise bad(f"{where}.declares", f"{rec['declares']!r} is not a specifier", 'write e.g. ">=0.11.0" or ""') from None
+            raise bad(
+                f"{where}.declares", f"{rec['declares']!r} is not a specifier", 'write e.g. ">=0.11.0" or ""'
+            ) from None
         tried = rec.get("tried", [])
         if not isinstance(tried, list) or not all(isinstance(t, dict) and isinstance(t.get("with"), dict)
                                                   and t.get("imports") in ("ok", "error") for t in tried):
@@ -225,16 +228,10 @@ def constraints(records: list[Learned], pins: dict[str, str], added: tuple[str, 
 
 # --- observing ---------------------------------------------------------------------------------
 
-def last_line(tb: str) -> str:
-    lines = [ln.strip() for ln in tb.strip().splitlines() if ln.strip()]
-    return lines[-1] if lines else tb.strip()
-
-
 def culprit(tb: str, added: list[str], importing: str) -> str:
     """The added package whose own code raised: the innermost frame in one of them (else the
     package being imported)."""
-    frames = [m.group("pkg") for m in _FRAME.finditer(tb)]
-    for pkg in reversed(frames):
+    for pkg in reversed([f.package for f in frames(tb) if f.package]):
         if pkg in added:
             return pkg
     return importing
@@ -242,8 +239,7 @@ def culprit(tb: str, added: list[str], importing: str) -> str:
 
 def frame(tb: str, package: str) -> str:
     """``optimistix/_misc.py:12``: the innermost frame in ``package``'s own code."""
-    found = [f"{m.group('path').replace(chr(92), '/')}:{m.group('line')}" for m in _FRAME.finditer(tb)
-             if m.group("pkg") == package]
+    found = [f"{f.in_package}:{f.line}" for f in frames(tb) if f.package == package]
     return found[-1] if found else ""
 
 

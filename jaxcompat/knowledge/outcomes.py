@@ -136,10 +136,13 @@ class CellResult:
     # The packages the suite added (not the user's pins), what became of each: {dist: {version,
     # skipped: [{version, reason, error, frame}], left_out}} (jaxcompat/knowledge/learned.py)
     added: dict[str, dict] = field(default_factory=dict)
+    # an import-error: each module that failed to import, with its traceback (the message renders
+    # them as "import X failed:" blocks for a person; readers use this)
+    failed_imports: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        for key in ("sources", "index"):  # a cell of PyPI releases reads as it always did
+        for key in ("sources", "index", "failed_imports"):  # a cell of PyPI releases reads as it always did
             if not d[key]:
                 del d[key]
         for r in d["results"]:  # likewise a result of the test itself
@@ -157,6 +160,8 @@ class CellResult:
         return cls(**{**base, **{k: v for k, v in d.items() if k in known and k != "results"}}, results=results)
 
     def __post_init__(self) -> None:
+        if self.status == CellStatus.IMPORT_ERROR and not self.failed_imports:  # a report of before
+            self.failed_imports = _import_blocks(self.message)
         if self.status == CellStatus.RUN_ERROR and self.message.startswith(LEGACY_HARNESS_PREFIX):
             self.status, self.message = CellStatus.HARNESS_ERROR, self.message[len(LEGACY_HARNESS_PREFIX):].strip()
 
@@ -187,6 +192,24 @@ class CellResult:
         if self.outcome in FAILING_CELL_OUTCOMES:
             return True
         return any(r.outcome in FAILING_OUTCOMES for r in self.results)
+
+
+def render_failed_imports(failed: dict[str, str]) -> str:
+    """The message of an import-error cell: each failed module's traceback under its name."""
+    return "\n".join(f"import {m} failed:\n{tb.strip()}" for m, tb in failed.items())
+
+
+def _import_blocks(message: str) -> dict[str, str]:
+    """``render_failed_imports`` read back (reports written before ``failed_imports``)."""
+    out: dict[str, str] = {}
+    module = None
+    for line in message.splitlines():
+        if line.startswith("import ") and line.endswith(" failed:"):
+            module = line[len("import "):-len(" failed:")]
+            out[module] = ""
+        elif module is not None:
+            out[module] += line + "\n"
+    return {m: tb.strip() for m, tb in out.items()}
 
 
 def parse_cells(data: object) -> list[CellResult]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from jaxcompat._util.text import frames
 from jaxcompat.knowledge.outcomes import RawResult
 
 # Volatile parts of a message, most specific first; each becomes a placeholder in the
@@ -25,7 +26,6 @@ _VOLATILE = (
 )
 _PLACEHOLDER = re.compile("|".join(re.escape(p) for p, _, _ in _VOLATILE))
 MESSAGE_CHARS = 160
-_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<func>\S+)', re.M)
 _SITE = re.compile(r".*?(?:site-packages|dist-packages)/")
 _STDLIB = re.compile(r".*?/lib/python\d\.\d+/")
 
@@ -86,10 +86,10 @@ def normalise(message: str, error: str = "") -> str:
 def frame(traceback: str) -> str:
     """The last frame of a (short) traceback as ``path:function``, the path made portable: below
     site-packages for an installed library, from ``cases/`` for a case, below the stdlib folder."""
-    frames = list(_FRAME.finditer(traceback or ""))
-    if not frames:
+    found = frames(traceback)
+    if not found:
         return ""
-    path, func = frames[-1].group("path"), frames[-1].group("func")
+    path, func = found[-1].path, found[-1].func
     for rx in (_SITE, _STDLIB):
         m = rx.match(path)
         if m:

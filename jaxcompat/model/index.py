@@ -123,7 +123,9 @@ def index_options(index_url: str | None = None, extra_index_urls=(), find_links=
             return value
         path = local_path(value) if scheme == "file" else Path(value).expanduser()
         if path is None or scheme not in ("", "file"):
-            raise SourceError(f"--find-links {redact_url(value)!r}: write a folder of wheels or an http(s):// page of links")
+            raise SourceError(
+                f"--find-links {redact_url(value)!r}: write a folder of wheels or an http(s):// page of links"
+            )
         if not path.is_absolute():
             path = (cwd or Path.cwd()) / path
         if not path.exists():

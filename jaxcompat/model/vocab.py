@@ -149,7 +149,10 @@ class CellOutcome(Word):
 
 _CELL_OUTCOME = {
     CellOutcome.OK: ("ran; see its squares", False),
-    CellOutcome.EXPECTED: ("a known resolve/import-stage failure explains the cell error (does not fail the run)", False),
+    CellOutcome.EXPECTED: (
+        "a known resolve/import-stage failure explains the cell error (does not fail the run)",
+        False,
+    ),
     CellOutcome.CELL_ERROR: ("a cell error no rule explains (fails the run)", True),
     CellOutcome.STALE: ("an import-stage rule predicted an error but every package imported (fails the run)", True),
     CellOutcome.UNAVAILABLE: ("could not run here (e.g. python missing; does not fail the run)", False),

@@ -104,7 +104,9 @@ def target_failure(target: str, matrix: Matrix) -> tuple[Failure, list[str]]:
     if not (matrix.root / path).is_file():
         ids = ", ".join(x.id for x in matrix.failures)
         raise BisectError(f"{target!r} is neither a failure id ({ids}) nor a case file")
-    covering = [x for x in matrix.failures if rules.covers(x, target) or any(rules.names(target, e.case) for e in x.cases)]
+    covering = [
+        x for x in matrix.failures if rules.covers(x, target) or any(rules.names(target, e.case) for e in x.cases)
+    ]
     if not covering:
         raise BisectError(f"no [[failure]] rule covers {target!r}: bisect looks for a documented failure")
     return covering[0], [target]
@@ -239,7 +241,9 @@ class _Steps:
                     installable=res.installable)
         self.memo[k] = step
         self.result.steps.append(step)
-        self.progress(f"  {package} {version}: {state} ({sig})" + (f": {detail}" if state == UNKNOWN and detail else ""))
+        self.progress(
+            f"  {package} {version}: {state} ({sig})" + (f": {detail}" if state == UNKNOWN and detail else "")
+        )
         if state == UNKNOWN:
             self.result.skipped.append(version)
         return step

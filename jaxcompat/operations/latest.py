@@ -129,7 +129,9 @@ def report_latest(result: CellResult, baseline: list[CellResult], reports_dir: P
         md += ["Fixed: " + ", ".join(f"`{m.case}` ({m.before} → {m.after})" for m in diff.fixed), ""]
     md += warnings_section(result)
     if result.deprecations:
-        text += "\n\nwarnings before the break:\n" + "\n".join(f"  - {x}" for x in forecast(result.deprecations, result.versions))
+        text += "\n\nwarnings before the break:\n" + "\n".join(
+            f"  - {x}" for x in forecast(result.deprecations, result.versions)
+        )
     if regressed:
         body = issue_body(result, diff)
         write_text(reports_dir / "latest-issue.md", body + "\n")

@@ -53,10 +53,17 @@ class Bound:
         d = self.dates
         if self.first_bad is None:
             return f"{self.package}: never seen along it"
-        lo = (f"from {self.first_bad} ({d.get(self.first_bad, '?')}; clean {self.last_good}, {d.get(self.last_good, '?')})"
-              if self.last_good else f"from {self.oldest_tried} or older (the oldest release that can say)")
-        hi = (f"to {self.last_affected} ({d.get(self.last_affected, '?')}; fixed {self.fixed}, {d.get(self.fixed, '?')})"
-              if self.fixed else f"to {self.newest_tried} or newer (the newest release that can say)")
+        lo = (
+            f"from {self.first_bad} ({d.get(self.first_bad, '?')}; "
+            f"clean {self.last_good}, {d.get(self.last_good, '?')})"
+            if self.last_good
+            else f"from {self.oldest_tried} or older (the oldest release that can say)"
+        )
+        hi = (
+            f"to {self.last_affected} ({d.get(self.last_affected, '?')}; fixed {self.fixed}, {d.get(self.fixed, '?')})"
+            if self.fixed
+            else f"to {self.newest_tried} or newer (the newest release that can say)"
+        )
         gap = f"; {', '.join(self.unsure)} could not say" if self.unsure else ""
         return f"{self.package} {self.spec or '(any)'}: {lo} {hi}{gap}"
 

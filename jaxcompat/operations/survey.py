@@ -25,7 +25,7 @@ from jaxcompat.knowledge.deprecations import names as names_api
 from jaxcompat.knowledge.deprecations import parse as parse_deprecations
 from jaxcompat.knowledge.outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, CellResult, reclassify
 from jaxcompat.knowledge.rules import applies
-from jaxcompat.plugin.packages import COMPANIONS
+from jaxcompat.plugin.packages import COMPANIONS, ON_EQUINOX
 from jaxcompat.report import reports
 from jaxcompat.run.matrix import run_cells
 
@@ -300,7 +300,7 @@ def compat_rows(matrix: Matrix, sp: Space, obs: list[Observation], cache: Path) 
                "equinox": [good[0], good[-1]] if good else None}
         advisory = {f.id for f in matrix.failures if f.advisory}
         row["observed"] = {e: _mark(seen.get((j, e)), advisory) for e in (row["equinox"] or [])}
-        for dist in ("diffrax", "optimistix", "lineax"):
+        for dist in ON_EQUINOX:
             row[dist] = _companion_range(dist, j, jaxlib, good, matrix, cache)
         rows.append(row)
     return rows
@@ -400,9 +400,11 @@ def render_forecasts(obs: list[Observation]) -> str:
              "jax deprecations hit by the ecosystem's code, and the surveyed jax where the API was gone.", "",
              "| package | uses | jax removes it in | warned on jax | broke on jax |", "|---|---|---|---|---|"]
     for e in rows:
-        lines.append(f"| {e['package']} {e['version']} | `{e['api']}` ({e['where']}) | {e['removal'] or 'not announced'} | "
-                     f"{', '.join(sorted(set(e['warned_on']), key=Version))} | "
-                     f"{', '.join(sorted(set(e['broke_on']), key=Version)) or '—'} |")
+        lines.append(
+            f"| {e['package']} {e['version']} | `{e['api']}` ({e['where']}) | {e['removal'] or 'not announced'} | "
+            f"{', '.join(sorted(set(e['warned_on']), key=Version))} | "
+            f"{', '.join(sorted(set(e['broke_on']), key=Version)) or '—'} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -341,8 +341,10 @@ def verdict(cmp: "Comparison", target: Target) -> str:
         lines.append("  ✗ your tests could not run in the candidate: " + (cmp.candidate_cause or last_line(cmp.error)))
     for side, modules in cmp.uncollectable.items():
         if modules:
-            lines.append(f"  ! {len(modules)} module(s) could not be collected in the {side}; "
-                         f"their tests did not run there: {', '.join(modules[:6])}" + (" …" if len(modules) > 6 else ""))
+            lines.append(
+                f"  ! {len(modules)} module(s) could not be collected in the {side}; "
+                f"their tests did not run there: {', '.join(modules[:6])}" + (" …" if len(modules) > 6 else "")
+            )
     for cls, kind in TEST_CLASSES.items():
         group = [t for t in tests if t.cls == cls]
         if not group or not kind.heading:
@@ -351,7 +353,9 @@ def verdict(cmp: "Comparison", target: Target) -> str:
         lines.append(f"  {head}: {len(group)}")
         for (explained_by, message), same in _by_error(group).items():
             t = same[0]
-            lines.append(f"    {len(same)} × {message or '(no message)'}" + (f" ({t.note})" if t.note and len(same) == 1 else ""))
+            lines.append(
+                f"    {len(same)} × {message or '(no message)'}" + (f" ({t.note})" if t.note and len(same) == 1 else "")
+            )
             if explained_by:
                 lines.append(f"        this looks like {explained_by} — fix: {t.fix}")
                 lines.append(f"        upstream: {', '.join(t.upstream)}")
@@ -359,7 +363,10 @@ def verdict(cmp: "Comparison", target: Target) -> str:
                 lines.append(f"        jax's API history: {t.explained_by_api}")
             elif kind.failed:
                 where = t.traceback.rstrip().splitlines()[-6:]
-                lines.append("        no known failure explains it; " + ("where it raised:" if where else "no traceback was recorded"))
+                lines.append(
+                    "        no known failure explains it; "
+                    + ("where it raised:" if where else "no traceback was recorded")
+                )
                 lines += ["          " + ln for ln in where]
             names = [x.test for x in same]
             lines.append("        " + ", ".join(names[:8]) + (f" … and {len(names) - 8} more (check.md lists them all)"
@@ -404,9 +411,11 @@ def junit(tests: list[UserTest], name: str) -> str:
 def markdown(tests: list[UserTest], verdict_text: str, with_baseline: bool) -> str:
     rows = ["| class | test | baseline | candidate | explained by | fix |", "|---|---|---|---|---|---|"]
     for t in tests:
-        rows.append(f"| {t.cls} | `{t.test}` | {t.baseline if with_baseline else '—'} | {t.candidate} | "
-                    f"{t.explained_by or t.explained_by_api or ('unexplained' if TEST_CLASSES[t.cls].failed else '—')} | "
-                    f"{t.fix or ''} |")
+        rows.append(
+            f"| {t.cls} | `{t.test}` | {t.baseline if with_baseline else '—'} | {t.candidate} | "
+            f"{t.explained_by or t.explained_by_api or ('unexplained' if TEST_CLASSES[t.cls].failed else '—')} | "
+            f"{t.fix or ''} |"
+        )
     return "## Your tests\n\n```\n" + verdict_text + "\n```\n\n" + "\n".join(rows) + "\n"
 
 
@@ -419,9 +428,11 @@ def html_section(tests: list[UserTest], with_baseline: bool) -> str:
         if t.message or t.traceback:
             detail = f"<details><summary>{esc(t.shown or 'traceback')}</summary><pre>{esc(t.traceback)}</pre></details>"
         link = " ".join(f'<a href="{esc(u)}">{esc(u)}</a>' for u in t.upstream)
-        rows.append(f'<tr class="c-{esc(t.cls)}"><td><b>{esc(t.cls)}</b></td><td><code>{esc(t.test)}</code>{detail}</td>'
-                    f"<td>{esc(t.baseline) if with_baseline else '—'}</td><td>{esc(t.candidate)}</td>"
-                    f"<td>{esc(t.explained_by or '')}</td><td>{esc(t.fix)} {link}</td></tr>")
+        rows.append(
+            f'<tr class="c-{esc(t.cls)}"><td><b>{esc(t.cls)}</b></td><td><code>{esc(t.test)}</code>{detail}</td>'
+            f"<td>{esc(t.baseline) if with_baseline else '—'}</td><td>{esc(t.candidate)}</td>"
+            f"<td>{esc(t.explained_by or '')}</td><td>{esc(t.fix)} {link}</td></tr>"
+        )
     return ('<section class="user-tests"><h2>Your tests</h2><table><thead><tr><th>class</th><th>test</th>'
             "<th>baseline</th><th>candidate</th><th>explained by</th><th>fix</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table></section>")
@@ -459,7 +470,9 @@ class Comparison:
         the baseline (nothing to compare with), or, without a baseline, not in the candidate."""
         if self.with_baseline and not self.ran.get("baseline"):
             both = " nor in the candidate" if not self.ran.get("candidate") else ""
-            return f"your tests did not run in the baseline{both}: {self.baseline_cause or last_line(self.baseline_error)}"
+            return (
+                f"your tests did not run in the baseline{both}: {self.baseline_cause or last_line(self.baseline_error)}"
+            )
         if not self.with_baseline and not self.ran.get("candidate"):
             return f"your tests did not run in the candidate: {self.candidate_cause or last_line(self.error)}"
         return ""

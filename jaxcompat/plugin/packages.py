@@ -4,6 +4,10 @@
 ECOSYSTEM = ("jax", "jaxlib", "equinox", "diffrax", "optimistix", "lineax", "chex")
 # Resolved to what a candidate allows when a user does not name them.
 COMPANIONS = ("diffrax", "optimistix", "lineax", "chex")
+# The libraries built on jax (everything of the ecosystem but jax and jaxlib themselves).
+DEPENDENTS = tuple(d for d in ECOSYSTEM if d not in ("jax", "jaxlib"))
+# The libraries built on equinox: their releases have ranges of equinox and jax (compat.md).
+ON_EQUINOX = ("diffrax", "optimistix", "lineax")
 # Whose code the deprecation watch covers (jax's warnings raised into these packages).
 WATCHED = ("equinox", "diffrax", "optimistix", "lineax", "chex", "jaxtyping")
 # Versions a report records for each cell.

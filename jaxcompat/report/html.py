@@ -115,7 +115,10 @@ def _band(c: CellResult, rowspan: int, side: str) -> str:
     rows = [
         ("cell", f"<code>{esc(c.id)}</code>"),
         ("status", f"<b>{esc(status)}</b> — {esc(CellStatus(status).meaning if status in set(CellStatus) else '')}"),
-        ("outcome", f"<b>{esc(outcome)}</b> — {esc(CellOutcome(outcome).meaning if outcome in set(CellOutcome) else '')}"),
+        (
+            "outcome",
+            f"<b>{esc(outcome)}</b> — {esc(CellOutcome(outcome).meaning if outcome in set(CellOutcome) else '')}",
+        ),
         ("known failure", f"<code>{esc(failure)}</code>" if failure else ""),
     ]
     return (f'<td class="band s-{_token(status)} co-{_token(outcome)}" rowspan="{rowspan}" '
@@ -277,7 +280,7 @@ def _overview(cells: list[CellResult], index: dict[str, int]) -> str:
 
 
 def render(data: dict) -> str:
-    """The whole page for one ``matrix.json`` dict (see README, "Report schema")."""
+    """The whole page for one ``matrix.json`` dict (docs/reports.md)."""
     data = data if isinstance(data, dict) else {}
     # Records from here on: the JSON is parsed once, at this edge (any report version loads).
     cells = parse_cells(data)

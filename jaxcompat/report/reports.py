@@ -18,6 +18,7 @@ from jaxcompat.knowledge.outcomes import (
     cell_label,
 )
 from jaxcompat.model.vocab import CellStatus, Outcome
+from jaxcompat.plugin.packages import DEPENDENTS
 from jaxcompat.report import junit
 
 SCHEMA_VERSION = 1
@@ -152,7 +153,7 @@ def markdown(cells: list[CellResult], meta: dict) -> str:
               "|---|---|---|---|---|---|---|"]
     for i, c in enumerate(cells, 1):
         vers = ", ".join(f"{d} {v}" for d, v in c.versions.items() if d in
-                         ("jax", "equinox", "diffrax", "optimistix", "lineax", "chex", "numpy"))
+                         ("jax", *DEPENDENTS, "numpy"))
         if c.environment != "built":
             vers = f"({c.environment} environment) {vers}"
         backend = c.backend + (f" ({c.device['kind']})" if c.device.get("kind") and c.device.get("platform") != "cpu"

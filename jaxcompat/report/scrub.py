@@ -60,8 +60,11 @@ class Scrubber:
     def cell(self, result: CellResult) -> None:
         """Every text of a cell's result, in place (its pins and sources: their URLs too)."""
         result.message = self(result.message)
+        result.failed_imports = {m: self(tb) for m, tb in result.failed_imports.items()}
         result.notes = [self(n) for n in result.notes]
-        result.requested = {d: redact_text(sources.scrub_pin(v, self.replacements)) for d, v in result.requested.items()}
+        result.requested = {
+            d: redact_text(sources.scrub_pin(v, self.replacements)) for d, v in result.requested.items()
+        }
         result.sources = {d: {k: redact_text(v) if isinstance(v, str) else v
                               for k, v in sources.scrub(rec, self.replacements).items()}
                           for d, rec in result.sources.items()}

@@ -6,6 +6,8 @@ import html
 
 from packaging.version import Version
 
+from jaxcompat.plugin.packages import ON_EQUINOX
+
 PALETTE = ("#e6194b", "#f58231", "#911eb4", "#4363d8", "#f032e6", "#9a6324", "#800000", "#808000",
            "#000075", "#469990", "#dcbeff", "#aaffc3", "#ffd8b1", "#fabed4", "#bfef45", "#42d4f4")
 CSS = """body{font:13px system-ui,sans-serif;margin:1.5em}table.map{border-collapse:collapse}
@@ -34,7 +36,9 @@ def render(sp, obs, rows, matrix_pairs: set, summary: dict) -> str:
             mark = "●" if (j, e) in matrix_pairs else ""
             o = seen.get((j, e))
             if (j, e) not in sp.pairs:
-                tds.append(f'<td class="no" title="jax {_e(j)} + equinox {_e(e)}: cannot be installed together">{mark}</td>')
+                tds.append(
+                    f'<td class="no" title="jax {_e(j)} + equinox {_e(e)}: cannot be installed together">{mark}</td>'
+                )
             elif o is None:
                 tds.append(f'<td class="un" title="jax {_e(j)} + equinox {_e(e)}: not surveyed">{mark}</td>')
             else:
@@ -60,15 +64,22 @@ def render(sp, obs, rows, matrix_pairs: set, summary: dict) -> str:
               "<th>diffrax</th><th>optimistix</th><th>lineax</th></tr>"]
     for r in rows:
         if not r["installable"]:
-            compat.append(f"<tr><td>{_e(r['jax'])}</td><td colspan=3>cannot be installed from the index on CPU</td></tr>")
+            compat.append(
+                f"<tr><td>{_e(r['jax'])}</td><td colspan=3>cannot be installed from the index on CPU</td></tr>"
+            )
         elif not r["equinox"]:
-            compat.append(f"<tr><td>{_e(r['jax'])}</td><td>{_e(r['jaxlib'])}</td><td colspan=2>none without a known failure</td></tr>")
+            compat.append(
+                f"<tr><td>{_e(r['jax'])}</td><td>{_e(r['jaxlib'])}</td>"
+                "<td colspan=2>none without a known failure</td></tr>"
+            )
         else:
             lo, hi = r["equinox"]
             comp = "".join(f"<td>{_e('–'.join(dict.fromkeys(r.get(d) or [])) or 'none')}</td>"
-                           for d in ("diffrax", "optimistix", "lineax"))
-            compat.append(f"<tr><td>{_e(r['jax'])}</td><td>{_e(r['jaxlib'])}</td><td>{_e(lo)} ({_e(r['observed'][lo])})</td>"
-                          f"<td>{_e(hi)} ({_e(r['observed'][hi])})</td>{comp}</tr>")
+                           for d in ON_EQUINOX)
+            compat.append(
+                f"<tr><td>{_e(r['jax'])}</td><td>{_e(r['jaxlib'])}</td><td>{_e(lo)} ({_e(r['observed'][lo])})</td>"
+                f"<td>{_e(hi)} ({_e(r['observed'][hi])})</td>{comp}</tr>"
+            )
     compat.append("</table>")
     s = summary
     return (f"<!doctype html><html><head><meta charset=utf-8><title>jax-compat survey</title><style>{CSS}</style>"

@@ -17,7 +17,14 @@ from jaxcompat.env import envs, probe, releases, resolution, sources
 from jaxcompat.env.pythons import PythonMissing, find_python
 from jaxcompat.knowledge import learned, rules
 from jaxcompat.knowledge.config import Cell, Matrix
-from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, CellResult, check_import_rules, classify, classify_cell_error
+from jaxcompat.knowledge.outcomes import (
+    FAILING_OUTCOMES,
+    CellResult,
+    check_import_rules,
+    classify,
+    classify_cell_error,
+    render_failed_imports,
+)
 from jaxcompat.plugin.backends import backend_of, describe_device
 from jaxcompat.plugin.loaded import describe_shadowed
 from jaxcompat.plugin.packages import ECOSYSTEM, KEY_DISTS
@@ -42,7 +49,9 @@ def backend_missing(backend: str) -> str:
         except (OSError, subprocess.SubprocessError) as e:
             return f"nvidia-smi failed ({e}): the {backend} cell is skipped"
         if out.returncode != 0 or "GPU" not in out.stdout:
-            return f"nvidia-smi lists no GPU ({out.stderr.strip() or out.stdout.strip()}): the {backend} cell is skipped"
+            return (
+                f"nvidia-smi lists no GPU ({out.stderr.strip() or out.stdout.strip()}): the {backend} cell is skipped"
+            )
         return _driver_too_old(exe, backend)
     if backend == "rocm" and not Path("/dev/kfd").exists():
         return "no AMD GPU here (/dev/kfd not found): the rocm cell is skipped"
@@ -387,12 +396,17 @@ def judge(result: CellResult, run: CellRun, failures, backend: str, fallback_ver
     """Apply today's rules to what was observed (fresh or re-used alike, in a built environment
     or an existing one). ``fallback_versions``: what was installed, if the run could not say.
     ``scrub``: applied to every raw text before it is judged and clipped (report.scrub)."""
-    run = replace(run, results=[replace(r, message=scrub(r.message), traceback=scrub(r.traceback)) for r in run.results],
-                  imports={m: scrub(tb) for m, tb in run.imports.items()})
+    run = replace(
+        run,
+        results=[replace(r, message=scrub(r.message), traceback=scrub(r.traceback)) for r in run.results],
+        imports={m: scrub(tb) for m, tb in run.imports.items()},
+    )
     installed = {canonicalize_name(k): v for k, v in (run.versions or fallback_versions).items()}
     result.versions = key_versions(installed)
     result.deprecations = list(run.deprecations)
-    if result.environment == "built":  # check --env read both from its own probe (and pytest may come from a temp folder)
+    if (
+        result.environment == "built"
+    ):  # check --env read both from its own probe (and pytest may come from a temp folder)
         result.device, result.shadowed = dict(run.device), list(run.shadowed)
         result.notes += [f"{describe_shadowed(s)}: the report has what `import` loads" for s in run.shadowed
                          if s.get("name") in KEY_DISTS]
@@ -412,7 +426,8 @@ def judge(result: CellResult, run: CellRun, failures, backend: str, fallback_ver
     if run.import_failed:
         bad = {m: tb for m, tb in run.imports.items() if tb != "ok"}
         result.status = "import-error"
-        result.message = "\n".join(f"import {m} failed:\n{tb.strip()}" for m, tb in bad.items())
+        result.failed_imports = {m: tb.strip() for m, tb in bad.items()}
+        result.message = render_failed_imports(result.failed_imports)
         classify_cell_error(result, "import", failures, installed)
         return
     check_import_rules(result, failures, installed)
