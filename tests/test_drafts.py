@@ -152,23 +152,19 @@ def _target():
     return Target.of_signature(sig, [CASE], {"jax": "0.4.33", "equinox": "0.11.6"})
 
 
+def _bound_both(without, observe, tmp_path):
+    """The region along jax and equinox from (0.4.33, 0.11.6), observed by ``observe``."""
+    return region.bound(without, _target(), {"jax": "0.4.33", "equinox": "0.11.6"}, axes=["jax", "equinox"],
+                        python="3.11", state_dir=tmp_path, observe=observe, candidates={"jax": JAX, "equinox": EQX},
+                        dates={"jax": {}, "equinox": {}}, progress=lambda m: None)
+
+
 def test_a_region_is_bounded_along_each_package_and_confirmed_a_rectangle(tmp_path):
     log: list = []
     inside = lambda j, e: Version(j) >= Version("0.4.31") and Version(e) < Version("0.11.7")  # noqa: E731
     importable = lambda j, e: not (Version(j) >= Version("0.5.0") and Version(e) < Version("0.11.0"))  # noqa: E731
     _, without = _matrix_without("weak-type-closure")
-    reg = region.bound(
-        without,
-        _target(),
-        {"jax": "0.4.33", "equinox": "0.11.6"},
-        axes=["jax", "equinox"],
-        python="3.11",
-        state_dir=tmp_path,
-        observe=_oracle(inside, importable, log),
-        candidates={"jax": JAX, "equinox": EQX},
-        dates={"jax": {}, "equinox": {}},
-        progress=lambda m: None,
-    )
+    reg = _bound_both(without, _oracle(inside, importable, log), tmp_path)
     assert reg.clause == {"jax": ">=0.4.31", "equinox": "<0.11.7"}
     jb, eb = reg.bounds
     assert (jb.last_good, jb.first_bad, jb.fixed) == ("0.4.30", "0.4.31", None)
@@ -182,18 +178,7 @@ def test_a_region_that_is_not_a_rectangle_says_so(tmp_path):
     # present only on the two axes through (0.4.33, 0.11.6): a cross, not a box
     cross = lambda j, e: (j == "0.4.33" or e == "0.11.6") and Version(j) >= Version("0.4.31")  # noqa: E731
     _, without = _matrix_without("weak-type-closure")
-    reg = region.bound(
-        without,
-        _target(),
-        {"jax": "0.4.33", "equinox": "0.11.6"},
-        axes=["jax", "equinox"],
-        python="3.11",
-        state_dir=tmp_path,
-        observe=_oracle(cross),
-        candidates={"jax": JAX, "equinox": EQX},
-        dates={"jax": {}, "equinox": {}},
-        progress=lambda m: None,
-    )
+    reg = _bound_both(without, _oracle(cross), tmp_path)
     assert reg.shape == "not a rectangle"
 
 

@@ -150,9 +150,7 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     write_text(reports_dir / "check-tests.xml", usertests.junit(cmp.tests, f"{target.root.name} on {result.id}"))
     text = f"{mine}\n\nOur cases in the candidate:\n{ours}"
     write_text(reports_dir / "check.md", usertests.markdown(cmp.tests, text, cmp.with_baseline))
-    from jaxcompat.report.html import esc
-    write_text(reports_dir / "check.html", usertests.HTML_PAGE.format(
-        title=esc(result.id), verdict=esc(text), section=usertests.html_section(cmp.tests, cmp.with_baseline)))
+    write_text(reports_dir / "check.html", usertests.html_page(result.id, text, cmp.tests, cmp.with_baseline))
     print(text)
     print(f"\nreports: {reports_dir / 'check.json'} (user_tests), check-tests.xml, check.md, check.html")
     if cmp.unjudged:

@@ -27,21 +27,13 @@ def add_parser(sub) -> None:
     )
     sv.add_argument("--case", action="append",
                     help="run only these cases (repeatable) and lay their results over the stored observations")
-    sv.add_argument(
-        "--jax",
-        metavar="SPEC",
-        type=options.specifier,
-        help="only the sampled combinations whose jax matches SPEC (e.g. '>=0.6')",
-    )
+    sv.add_argument("--jax", metavar="SPEC", type=options.specifier,
+                    help="only the sampled combinations whose jax matches SPEC (e.g. '>=0.6')")
     sv.add_argument("--report-only", action="store_true", help="score the stored observations (merge shards)")
     sv.add_argument("--edges", action="store_true",
                     help="search every equinox release's jax column for where outcomes change (no random sample)")
-    sv.add_argument(
-        "--equinox",
-        metavar="SPEC",
-        type=options.specifier,
-        help="with --edges: only these equinox columns (e.g. '>=0.11,<0.12')",
-    )
+    sv.add_argument("--equinox", metavar="SPEC", type=options.specifier,
+                    help="with --edges: only these equinox columns (e.g. '>=0.11,<0.12')")
     sv.add_argument(
         "--stride", type=options.positive, default=6, help="with --edges: seed every N-th jax of a column (default 6)"
     )

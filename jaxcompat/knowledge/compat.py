@@ -20,6 +20,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.atomic import write_text
+from jaxcompat._util.jsonfile import read_json
 from jaxcompat.knowledge.config import Failure, Matrix
 from jaxcompat.knowledge.outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, parse_cells, reclassify
 from jaxcompat.knowledge.rules import clause_holds
@@ -273,12 +274,8 @@ class EvidenceError(ValueError):
 
 
 def _read(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise EvidenceError(f"{path}: cannot read it ({e.strerror})") from None
-    except ValueError as e:
-        raise EvidenceError(f"{path}: not JSON ({e}); regenerate it with the command that wrote it") from None
+    data = read_json(path, EvidenceError, unreadable="give a survey.json or a report of cells",
+                     damaged="regenerate it with the command that wrote it")
     if not isinstance(data, dict):
         raise EvidenceError(f"{path}: expected a JSON object (a survey.json or a report of cells)")
     return data

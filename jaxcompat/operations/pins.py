@@ -7,12 +7,12 @@ here at the edge into ``Pins``; nothing is resolved or downloaded.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from jaxcompat._util.jsonfile import read_json
 from jaxcompat.knowledge.compat import COMMAND, SCHEMA
 
 
@@ -33,12 +33,8 @@ class Pins:
 
 def load(path: Path, jax: str) -> Pins:
     """The row of ``path`` (a compat.json) for this jax."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise PinsError(f"{path}: cannot read it ({e.strerror}); generate it with `{COMMAND}`") from None
-    except ValueError as e:
-        raise PinsError(f"{path}: not JSON ({e}); regenerate it with `{COMMAND}`") from None
+    data = read_json(path, PinsError, unreadable=f"generate it with `{COMMAND}`",
+                     damaged=f"regenerate it with `{COMMAND}`")
     if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("rows"), list):
         raise PinsError(f"{path}: not a compat.json of schema {SCHEMA}; regenerate it with `{COMMAND}`")
     rows = {r.get("jax"): r for r in data["rows"] if isinstance(r, dict)}

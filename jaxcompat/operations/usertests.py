@@ -438,14 +438,19 @@ def html_section(tests: list[UserTest], with_baseline: bool) -> str:
             + "".join(rows) + "</tbody></table></section>")
 
 
-HTML_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>jax-compat check: {title}</title>
-<style>body{{font:14px system-ui,sans-serif;margin:1.5em;color:#1b1b1b}} pre{{background:#f5f5f5;padding:.6em;
-overflow:auto;white-space:pre-wrap}} table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:4px 8px;
-text-align:left;vertical-align:top}} .c-broken td:first-child,.c-fails td:first-child{{background:#f4c7c3}}
-.c-fixed td:first-child{{background:#c8e6c9}} .c-fails-both td:first-child{{background:#eee}}
-.c-flaky td:first-child{{background:#fff3c4}}</style></head><body><h1>jax-compat check: {title}</h1>
-<pre>{verdict}</pre>{section}</body></html>
-"""
+CHECK_CSS = ("body{font:14px system-ui,sans-serif;margin:1.5em;color:#1b1b1b} pre{background:#f5f5f5;padding:.6em;"
+             "overflow:auto;white-space:pre-wrap} table{border-collapse:collapse} td,th{border:1px solid #ccc;"
+             "padding:4px 8px;text-align:left;vertical-align:top} .c-broken td:first-child,.c-fails td:first-child"
+             "{background:#f4c7c3} .c-fixed td:first-child{background:#c8e6c9} .c-fails-both td:first-child"
+             "{background:#eee} .c-flaky td:first-child{background:#fff3c4}")
+
+
+def html_page(title: str, verdict_text: str, tests: list[UserTest], with_baseline: bool) -> str:
+    """check.html: the verdict and the table of the user's tests."""
+    from jaxcompat.report.html import esc, page
+
+    return page(f"jax-compat check: {title}", f"<h1>jax-compat check: {esc(title)}</h1><pre>{esc(verdict_text)}</pre>"
+                + html_section(tests, with_baseline), CHECK_CSS)
 
 
 # ---------------------------------------------------------------- the check

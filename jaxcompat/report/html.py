@@ -279,6 +279,15 @@ def _overview(cells: list[CellResult], index: dict[str, int]) -> str:
     return f'<section class="overview"><h2>Overview: known failures × cells</h2>{table}{fails}</section>'
 
 
+def page(title: str, body: str, css: str = "") -> str:
+    """The one HTML shell every page of the tool is written in (the matrix, the survey, a check):
+    self-contained (inline CSS, no script, no external asset), ``title`` escaped here, ``body``
+    already built from escaped parts."""
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{esc(title)}</title><style>{css}</style></head><body>{body}</body></html>\n")
+
+
 def render(data: dict) -> str:
     """The whole page for one ``matrix.json`` dict (docs/reports.md)."""
     data = data if isinstance(data, dict) else {}
@@ -288,12 +297,9 @@ def render(data: dict) -> str:
     ok = bool(s.get("ok"))
     index = {c.id: i for i, c in enumerate(cells, 1)}
     title = f"jax-compat matrix — {'OK' if ok else 'FAILING'}"
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
-            f"<header>{_header(data, s, cells, index)}</header><main>{_overview(cells, index)}"
-            f"<h2>All cases × cells</h2>{_grid(cells, set(map(str, s.get('failing_cells') or [])))}"
-            f"{_legend()}{_known_failures(cells)}</main></body></html>\n")
+    return page(title, f"<header>{_header(data, s, cells, index)}</header><main>{_overview(cells, index)}"
+                       f"<h2>All cases × cells</h2>{_grid(cells, set(map(str, s.get('failing_cells') or [])))}"
+                       f"{_legend()}{_known_failures(cells)}</main>", CSS)
 
 
 def _header(data: dict, s: dict, cells: list[CellResult], index: dict[str, int]) -> str:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
+from jaxcompat._util.jsonfile import read_json
 from jaxcompat._util.text import first_line, short_case
 from jaxcompat.knowledge.outcomes import (
     FAILING_CELL_OUTCOMES,
@@ -50,14 +51,9 @@ def read_cells(path: Path, missing_ok: bool = False) -> list[CellResult]:
     ``missing_ok``: a file that does not exist is no cells (a baseline not yet made)."""
     if missing_ok and not path.exists():
         return []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ReportError(f"{path}: cannot read it ({e.strerror}); give the path of a matrix.json, "
-                          "latest.json, baseline.json or check.json") from None
-    except ValueError as e:
-        raise ReportError(f"{path}: not JSON ({e}); regenerate it (`report` rebuilds matrix.json from "
-                          "reports/cells/) or restore it from git") from None
+    data = read_json(path, ReportError,
+                     unreadable="give the path of a matrix.json, latest.json, baseline.json or check.json",
+                     damaged="regenerate it (`report` rebuilds matrix.json from reports/cells/) or restore it from git")
     if isinstance(data, dict) and isinstance(data.get("cells"), list):
         bad = [i for i, c in enumerate(data["cells"]) if not (isinstance(c, dict) and "id" in c)]
         if bad:
