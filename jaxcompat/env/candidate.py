@@ -215,11 +215,11 @@ def added_lines(result: CellResult) -> list[str]:
     """What the suite added to run every case (not the user's pins), and the releases it skipped."""
     if not result.added:
         return []
-    have = [f"{d}=={a['version']}" for d, a in result.added.items() if a.get("version")]
+    have = [f"{d}=={a.version}" for d, a in result.added.items() if a.version]
     lines = ["  added by the suite so every case can run (not your pins): " + (", ".join(have) or "none")]
     for d, a in result.added.items():
-        lines += [f"    - {d} {s['version']} skipped: {s['reason']}" for s in a.get("skipped", [])]
-        if a.get("left_out") and a.get("skipped"):
+        lines += [f"    - {d} {s['version']} skipped: {s['reason']}" for s in a.skipped]
+        if a.left_out and a.skipped:
             lines.append(f"    - {d} left out: no release imports with your pins; the cases that need it are skipped")
     return lines
 

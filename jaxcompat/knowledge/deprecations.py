@@ -58,8 +58,9 @@ class Deprecation:
         return f"{who} uses {self.api} ({self.where}), {when}"
 
 
-def parse(records: list[dict]) -> list[Deprecation]:
-    return [Deprecation.from_dict(d) for d in records]
+def parse(records: list) -> list[Deprecation]:
+    """Records (from a report's JSON, or the plugin's events) as ``Deprecation``s."""
+    return [d if isinstance(d, Deprecation) else Deprecation.from_dict(d) for d in records]
 
 
 def forecast(records: list[dict], versions: dict[str, str]) -> list[str]:

@@ -290,6 +290,10 @@ class Added:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, d: dict) -> Added:
+        return cls(version=d.get("version"), skipped=list(d.get("skipped") or []), left_out=d.get("left_out", ""))
+
 
 # --- settling the added packages ---------------------------------------------------------------
 

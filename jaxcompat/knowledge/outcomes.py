@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 
 from jaxcompat.knowledge.config import Failure
+from jaxcompat.knowledge.deprecations import Deprecation
+from jaxcompat.knowledge.learned import Added
 from jaxcompat.knowledge.rules import case_failures, cell_failures, collateral_failures
 from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome, Phase
 
@@ -119,8 +121,8 @@ class CellResult:
     message: str = ""
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    # jax deprecations hit by the ecosystem's code: {package, where, message, category, case}
-    deprecations: list[dict] = field(default_factory=list)
+    # jax deprecations hit by the ecosystem's code
+    deprecations: list[Deprecation] = field(default_factory=list)
     # "built": an environment the suite resolved and installed; "existing": one it was pointed at
     # (check --env), whose versions were read, not chosen
     environment: str = "built"
@@ -135,7 +137,7 @@ class CellResult:
     index: dict = field(default_factory=dict)
     # The packages the suite added (not the user's pins), what became of each: {dist: {version,
     # skipped: [{version, reason, error, frame}], left_out}} (jaxcompat/knowledge/learned.py)
-    added: dict[str, dict] = field(default_factory=dict)
+    added: dict[str, Added] = field(default_factory=dict)
     # an import-error: each module that failed to import, with its traceback (the message renders
     # them as "import X failed:" blocks for a person; readers use this)
     failed_imports: dict[str, str] = field(default_factory=dict)
@@ -170,6 +172,10 @@ class CellResult:
         # literal in the code) gets the member, or an error naming the words there are
         if name == "status":
             value = CellStatus.parse(value, f"cell {getattr(self, 'id', '?')}: status")
+        elif name == "deprecations":  # records, whether they come from a report or from the plugin
+            value = [d if isinstance(d, Deprecation) else Deprecation.from_dict(d) for d in value]
+        elif name == "added":
+            value = {k: a if isinstance(a, Added) else Added.from_dict(a) for k, a in value.items()}
         elif name == "outcome":
             value = CellOutcome.parse(value, f"cell {getattr(self, 'id', '?')}: outcome")
         object.__setattr__(self, name, value)

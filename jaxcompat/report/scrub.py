@@ -76,8 +76,7 @@ class Scrubber:
                                            for f in result.index.get("find_links", [])]}
         for r in result.results:
             r.message, r.traceback = self(r.message), self(r.traceback)
-        for d in result.deprecations:
-            d["where"] = self(str(d.get("where", "")))
+        result.deprecations = [replace(d, where=self(d.where), message=self(d.message)) for d in result.deprecations]
 
 
 def scrub_paths(result: CellResult, replacements: dict[str, str], envs_dir: Path | None = None) -> None:

@@ -219,7 +219,7 @@ def settle_added(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, re
         classify_cell_error(result, "resolve", matrix.failures, cell.exact_pins())
         raise Stop from None
     result.timings["settle_s"] = round(time.perf_counter() - t, 3)
-    result.added = {d: a.to_dict() for d, a in s.added.items()}
+    result.added = dict(s.added)
     result.notes.extend(s.notes)
     learned.record(state_dir, s.learned)
     if s.lock_text != lock_text:
@@ -230,11 +230,11 @@ def settle_added(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, re
 def explain_skips(result: CellResult) -> None:
     """A case skipped because an added package was left out says why it was left out."""
     for dist, a in result.added.items():
-        if not a.get("left_out"):
+        if not a.left_out:
             continue
         for r in result.results:
             if r.outcome == "skipped" and f"'{dist}'" in r.message and "left out" not in r.message:
-                r.message = f"{r.message} ({dist} left out: {a['left_out']})"
+                r.message = f"{r.message} ({dist} left out: {a.left_out})"
 
 
 def locked(cell: Cell, python_exe: str, matrix: Matrix, result: CellResult, state_dir: Path,
