@@ -228,9 +228,11 @@ def test_the_users_own_test_messages_and_tracebacks_hold_no_machine_path(tmp_pat
                                           (["--shard", "3/2"], "--shard"), (["--equinox", "0.11"], "--equinox"),
                                           (["--jobs", "0"], "--jobs")])
 def test_survey_refuses_bad_options_before_any_network_work(tmp_path, monkeypatch, capsys, argv, option):
-    from jaxcompat.operations import survey
+    from jaxcompat.operations import compat_report, survey
 
-    monkeypatch.setattr(survey, "space", lambda cache: pytest.fail("read the index before checking the options"))
+    early = "read the index before checking the options"
+    monkeypatch.setattr(compat_report, "gather", lambda cache: pytest.fail(early))
+    monkeypatch.setattr(survey, "space", lambda rel, cache: pytest.fail(early))
     make_tree(tmp_path, MINIMAL)
     with pytest.raises(SystemExit) as e:
         main(["survey", "--matrix", str(tmp_path / "matrix.toml"), "--reports", str(tmp_path / "reports"),

@@ -167,3 +167,30 @@ def test_a_match_lost_in_the_clipped_middle_of_a_stored_message_stays_reproduced
                                error_types=["ValueError"]), failures, versions, "cpu")
     assert reclassify(CellResult(id="c", python="3.11", backend="cpu", status="ok", versions=versions,
                                  results=[other]), failures).results[0].outcome == "mismatch"
+
+
+def test_the_surveys_compat_rows_are_the_one_compatibility_table(tmp_path):
+    """The survey's "which equinox for which jax" is the compatibility table's rows
+    (knowledge.compat.table) on the same walk of the release space, its ends marked by what the
+    survey saw; the space itself is that walk's pairs."""
+    from packaging.specifiers import SpecifierSet
+
+    from jaxcompat.knowledge import compat
+
+    (tmp_path / "tree").mkdir()
+    matrix = load(make_tree(tmp_path / "tree"))  # demo-bug: jax>=0.4.32 with equinox<0.11.8
+    eqx = tuple(compat.Release(v, SpecifierSet(">=0.4.30")) for v in ("0.11.6", "0.11.7", "0.11.8", "0.11.9"))
+    dfx = (compat.Release("0.6.0", SpecifierSet(">=0.4.30"), SpecifierSet(">=0.11.0")),)
+    rel = compat.Releases(("0.4.31", "0.4.33", "0.4.14"), {"0.4.31": "0.4.31", "0.4.33": "0.4.33", "0.4.14": None},
+                          {"equinox": eqx, "diffrax": dfx, "optimistix": (), "lineax": ()})
+    sp = survey.Space(["0.4.31", "0.4.33", "0.4.14"], [e.version for e in eqx],
+                      {(j, e.version) for j in ("0.4.31", "0.4.33") for e in eqx})
+    seen = [survey.Observation(survey.Combo("0.4.33", "0.11.8"),
+                               CellResult(id="x", python="3.11", backend="cpu", status="ok"))]
+    rows = {r["jax"]: r for r in survey.compat_rows(matrix, rel, sp, seen)}
+    table = {r.jax: r for r in compat.table(rel, matrix.failures, [])}
+    assert rows["0.4.31"]["equinox"] == list(table["0.4.31"].ranges["equinox"].inferred_ends) == ["0.11.6", "0.11.9"]
+    assert rows["0.4.33"]["equinox"] == ["0.11.8", "0.11.9"]  # the rule takes 0.11.6 and 0.11.7 out
+    assert rows["0.4.33"]["observed"] == {"0.11.8": "clean", "0.11.9": "not surveyed"}
+    assert rows["0.4.33"]["diffrax"] == ["0.6.0", "0.6.0"] and rows["0.4.33"]["lineax"] is None
+    assert rows["0.4.14"] == {"jax": "0.4.14", "installable": False}

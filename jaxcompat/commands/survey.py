@@ -48,9 +48,10 @@ def run(args) -> int:
     reports_dir, state_dir = Path(args.reports), Path(args.state)
     out_dir = reports_dir / "survey"
     cache = state_dir / "cache"
-    sp = survey.space(cache)
+    rel = compat_report.gather(cache)  # the one walk of the release space
+    sp = survey.space(rel, cache)
     if args.edges:
-        return _edges(args, matrix, sp)
+        return _edges(args, matrix, rel, sp)
     combos = survey.sample(matrix, sp, limit=args.limit, seed=args.seed)
     if args.case:  # new cases over what was already observed, whatever sample it came from
         combos = [o.combo for o in survey.load_observations(matrix, out_dir) if o.cell.status == "ok"]
@@ -84,11 +85,11 @@ def run(args) -> int:
             print(f"error: {survey.nothing_stored(out_dir, 'survey')}", file=sys.stderr)
             return EXIT_CONFIG
         summary = survey.score(obs)
-        rows = survey.compat_rows(matrix, sp, obs, cache)
+        rows = survey.compat_rows(matrix, rel, sp, obs)
         survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix,
                      {"seed": args.seed, "limit": args.limit, "sampled": len(combos),
                       "coverage_md": edges.stored_coverage(reports_dir)})
-        compat_report.generate(matrix, reports_dir, cache)
+        compat_report.generate(matrix, reports_dir, cache, rel=rel)
     print(f"\nsurvey: {summary['combinations']} combinations observed; case verdicts right "
           f"{summary['right']}/{summary['verdicts']} ({100 * summary['right_share']:.2f}%); combinations "
           f"with no wrong verdict {summary['clean_combinations']}/{summary['combinations']} "
@@ -99,7 +100,7 @@ def run(args) -> int:
     return EXIT_INTERRUPTED if interrupted else EXIT_OK
 
 
-def _edges(args, matrix, sp) -> int:
+def _edges(args, matrix, rel, sp) -> int:
     """``survey --edges``: the search, then the survey's own scoring and reports, and the drafts."""
     reports_dir, state_dir = Path(args.reports), Path(args.state)
     out_dir = reports_dir / "survey"
@@ -125,7 +126,7 @@ def _edges(args, matrix, sp) -> int:
             print(f"error: {survey.nothing_stored(out_dir, 'survey --edges')}", file=sys.stderr)
             return EXIT_CONFIG
         summary = survey.score(obs)
-        rows = survey.compat_rows(matrix, sp, obs, state_dir / "cache")
+        rows = survey.compat_rows(matrix, rel, sp, obs)
         money = edges.cost_line(cost, args.jobs, out_dir, len(sp.pairs))
         meta = {"mode": "edges", "scope": scope, "stride": args.stride, "search": cost,
                 "coverage_md": edges.render(cost, plan, {"scope": scope, "cost": money})}

@@ -34,6 +34,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from jaxcompat._util.toml import tomllib
 from jaxcompat.model.index import (  # noqa: F401 - re-exported for callers of this module
     NO_INDEX,
     PYPI_SIMPLE,
@@ -119,11 +120,6 @@ def _name_of(path: Path, given: str) -> str:
 
 def project_name(folder: Path) -> str:
     """A project folder's distribution name, from pyproject.toml or setup.cfg ("" if neither says)."""
-    try:  # Python >= 3.11
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover - Python 3.10 hosts
-        import tomli as tomllib  # type: ignore[no-redef]
-
     try:
         data = tomllib.loads((folder / "pyproject.toml").read_text(encoding="utf-8"))
         name = data.get("project", {}).get("name", "")

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxcompat.knowledge.config import tomllib
+from jaxcompat._util.toml import tomllib
 
 PREFERRED = ("test", "tests", "testing")  # used when declared
 FALLBACK = ("dev",)  # used only when none of the preferred names is declared

@@ -21,13 +21,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from jaxcompat._util.toml import tomllib
 from jaxcompat.model.index import IndexOptions
-
-try:  # Python >= 3.11
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10 hosts
-    import tomli as tomllib  # type: ignore[no-redef]
-
 from jaxcompat.plugin.backends import BACKENDS, JAX_EXTRAS
 
 STAGES = ("resolve", "import", "case")

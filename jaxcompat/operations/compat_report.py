@@ -53,11 +53,12 @@ def gather(cache: Path) -> Releases:
     return Releases(tuple(jax), jaxlib, packages)
 
 
-def generate(matrix: Matrix, reports_dir: Path, cache: Path, evidence: list[Path] | None = None) -> list[Row]:
+def generate(matrix: Matrix, reports_dir: Path, cache: Path, evidence: list[Path] | None = None,
+             rel: Releases | None = None) -> list[Row]:
     """Build the table from the evidence and write ``compat.md`` and ``compat.json``."""
     paths = evidence if evidence is not None else default_evidence(reports_dir)
     runs = load_runs(paths, matrix)
-    rows = table(gather(cache), matrix.failures, runs)
+    rows = table(rel or gather(cache), matrix.failures, runs)
     sources = [_shown(p, reports_dir) for p in paths]
     write_text(reports_dir / "compat.md", render_md(rows, sources, matrix.failures)
                + learned.markdown(learned.load(learned.DATA)))

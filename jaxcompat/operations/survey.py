@@ -20,17 +20,15 @@ from packaging.version import Version
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat.env import releases, resolution
+from jaxcompat.knowledge import compat
 from jaxcompat.knowledge.config import ANY, Cell, Matrix
 from jaxcompat.knowledge.deprecations import names as names_api
 from jaxcompat.knowledge.deprecations import parse as parse_deprecations
 from jaxcompat.knowledge.outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, CellResult, reclassify
-from jaxcompat.knowledge.rules import applies
 from jaxcompat.plugin.packages import COMPANIONS, ON_EQUINOX
 from jaxcompat.report import reports
 from jaxcompat.run.matrix import run_cells
 
-FIRST_JAX = "0.4.13"
-FIRST_EQX = "0.10.0"
 RIGHT = ("pass", "reproduced")
 
 
@@ -63,20 +61,14 @@ class Space:
         return [j for j in self.jax if (j, eqx) in self.pairs]
 
 
-def _final(dist: str, cache: Path, first: str) -> list[str]:
-    return [v for v in releases.versions(dist, cache) if Version(v) >= Version(first)]
-
-
-def space(cache: Path) -> Space:
-    """Every jax release >= 0.4.13 paired with every equinox >= 0.10.0 that declares it accepts it."""
-    jax = _final("jax", cache, FIRST_JAX)
-    eqx = _final("equinox", cache, FIRST_EQX)
-    pairs = set()
-    for e in eqx:
-        spec = resolution.declared("equinox", e, "jax", cache)
-        pairs |= {(j, e) for j in jax if spec.contains(Version(j), prereleases=True)}
+def space(rel: compat.Releases, cache: Path) -> Space:
+    """Every jax release of the release space paired with every equinox release whose metadata
+    accepts it. ``rel`` is the one walk of the release space (``operations.compat_report.gather``),
+    the same the compatibility table is built on."""
+    eqx = rel.packages.get("equinox", ())
+    pairs = {(j, e.version) for e in eqx for j in rel.jax if e.jax.contains(Version(j), prereleases=True)}
     dates = {d: {v: m["date"] for v, m in releases.release_info(d, cache).items()} for d in ("jax", "equinox")}
-    return Space(jax, eqx, pairs, dates)
+    return Space(list(rel.jax), [e.version for e in eqx], pairs, dates)
 
 
 def _bounds(spec: SpecifierSet, ordered: list[str]) -> list[tuple[str, str]]:
@@ -284,49 +276,32 @@ def score(obs: list[Observation]) -> dict:
 
 # -- the table users ask for most -------------------------------------------------------------
 
-def compat_rows(matrix: Matrix, sp: Space, obs: list[Observation], cache: Path) -> list[dict]:
-    """Per jax release: the oldest and newest equinox with no known failure (from the rules),
-    each marked by what the survey saw there (clean / failed / not surveyed)."""
+def compat_rows(matrix: Matrix, rel: compat.Releases, sp: Space, obs: list[Observation]) -> list[dict]:
+    """Per surveyed jax release: the oldest and newest equinox, diffrax, optimistix and lineax that
+    the rules and the metadata allow — the rows of the one compatibility table
+    (``knowledge.compat.table``) — each equinox end marked by what the survey saw there (clean /
+    failed / not surveyed)."""
     seen = {(o.combo.jax, o.combo.equinox): o for o in obs}
+    advisory = {f.id for f in matrix.failures if f.advisory}
+    surveyed = set(sp.jax)
     rows = []
-    for j in sp.jax:
-        try:
-            jaxlib = resolution.pick_jaxlib(j, resolution.jaxlib_requirement(j, cache), cache, None)
-        except (resolution.ResolutionError, OSError):
-            rows.append({"jax": j, "installable": False})
+    for row in compat.table(rel, matrix.failures, []):
+        if row.jax not in surveyed:
             continue
-        good = [e for e in sp.equinox_for(j) if not predicted({"jax": j, "jaxlib": jaxlib, "equinox": e}, matrix)]
-        row = {"jax": j, "jaxlib": jaxlib, "installable": True,
-               "equinox": [good[0], good[-1]] if good else None}
-        advisory = {f.id for f in matrix.failures if f.advisory}
-        row["observed"] = {e: _mark(seen.get((j, e)), advisory) for e in (row["equinox"] or [])}
-        for dist in ON_EQUINOX:
-            row[dist] = _companion_range(dist, j, jaxlib, good, matrix, cache)
-        rows.append(row)
+        if not row.installable:
+            rows.append({"jax": row.jax, "installable": False})
+            continue
+        out = {"jax": row.jax, "jaxlib": row.jaxlib, "installable": True, "equinox": _ends(row, "equinox")}
+        out["observed"] = {e: _mark(seen.get((row.jax, e)), advisory) for e in (out["equinox"] or [])}
+        out.update({dist: _ends(row, dist) for dist in ON_EQUINOX})
+        rows.append(out)
     return rows
 
 
-def _companion_range(dist: str, jax: str, jaxlib: str, equinox_ok: list[str], matrix: Matrix,
-                     cache: Path) -> list[str] | None:
-    """Oldest and newest ``dist`` whose metadata accepts this jax and one of its clean equinox
-    releases, and that no rule on (jax, dist) flags (rules naming a third package are not
-    evaluated here)."""
-    ok = []
-    for v in _final(dist, cache, "0"):
-        try:
-            spec = resolution.declared(dist, v, "jax", cache)
-            eqx = resolution.declared(dist, v, "equinox", cache)
-        except (OSError, resolution.ResolutionError, StopIteration):
-            continue
-        if (spec.contains(Version(jax), prereleases=True)
-                and any(eqx.contains(Version(e), prereleases=True) for e in equinox_ok)
-                and not predicted({"jax": jax, "jaxlib": jaxlib, dist: v}, matrix)):
-            ok.append(v)
-    return [ok[0], ok[-1]] if ok else None
-
-
-def predicted(versions: dict[str, str], matrix: Matrix) -> list[str]:
-    return [f.id for f in matrix.failures if not f.advisory and applies(f, versions, "cpu")]
+def _ends(row: compat.Row, dist: str) -> list[str] | None:
+    """The oldest and newest release of ``dist`` the rules and the metadata allow on the row's jax."""
+    rng = row.ranges.get(dist)
+    return list(rng.inferred_ends) if rng is not None and rng.inferred_ends else None
 
 
 def _mark(o: Observation | None, advisory: set[str] = frozenset()) -> str:

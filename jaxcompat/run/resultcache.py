@@ -27,7 +27,7 @@ from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.layout import PACKAGE
-from jaxcompat.knowledge.config import tomllib
+from jaxcompat._util.toml import tomllib
 from jaxcompat.knowledge.outcomes import RawResult
 
 CACHE_FORMAT = 1  # bump when what a run records changes meaning: every entry is then a miss
