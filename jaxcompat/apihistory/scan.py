@@ -28,6 +28,7 @@ import textwrap
 from bisect import bisect_left, bisect_right
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Union
 
 from jaxcompat.apihistory.apitimeline import DEPRECATED, GONE, PRESENT, REMOVED, State, Timeline
 
@@ -46,6 +47,31 @@ class ScanError(ValueError):
     """Bad input to scan (said in one line)."""
 
 
+@dataclass(frozen=True)
+class Replace:
+    """A fix that replaces a span of the source (lines 1-based, columns 0-based in UTF-8 bytes,
+    as ``ast`` gives them) by ``text``."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    text: str
+
+
+@dataclass(frozen=True)
+class SplitImport:
+    """A fix that moves one name of a ``from M import a, b`` line to a line of its own below it
+    (``text``: that line, with its newline and indent); the names left keep their line."""
+
+    node: ast.ImportFrom
+    alias: ast.alias
+    text: str
+
+
+Edit = Union[Replace, SplitImport]  # the mechanical fixes scan knows; anything else is reported, not fixed
+
+
 @dataclass
 class Finding:
     path: str
@@ -58,7 +84,7 @@ class Finding:
     message: str
     replacement: str = ""
     fixable: bool = False
-    _edit: tuple | None = field(default=None, repr=False, compare=False)  # (l0, c0, l1, c1, text), 0-based byte cols
+    edit: Edit | None = field(default=None, repr=False, compare=False)
 
     @property
     def level(self) -> str:
@@ -66,7 +92,7 @@ class Finding:
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d.pop("_edit")
+        d.pop("edit")
         d["level"] = self.level
         return d
 
@@ -280,7 +306,7 @@ class _File:
         return any(a <= line <= b and (only is None or name == only or name.startswith(only + "."))
                    for a, b, only in self.guards)
 
-    def add(self, node, hit: Hit, edit: tuple | None = None) -> None:
+    def add(self, node, hit: Hit, edit: Edit | None = None) -> None:
         if self.quiet:
             return
         if self.is_guarded(node.lineno, hit.name):
@@ -290,7 +316,7 @@ class _File:
         self.findings.append(Finding(
             self.path, node.lineno, self.char_col(node.lineno, node.col_offset) + 1,
             node.end_lineno or node.lineno, self.char_col(node.end_lineno or node.lineno, node.end_col_offset or 0) + 1,
-            code, hit.name, text, hit.state.replacement, fixable=edit is not None, _edit=edit))
+            code, hit.name, text, hit.state.replacement, fixable=edit is not None, edit=edit))
 
     def run(self, lines: list[int] | None = None) -> list[Finding]:
         """``lines``: the only lines that can hold a finding (sorted); None: every line."""
@@ -392,7 +418,7 @@ class _File:
             return ""
         return new
 
-    def chain_edit(self, node, root_local: str, root: str, hit: Hit) -> tuple | None:
+    def chain_edit(self, node, root_local: str, root: str, hit: Hit) -> Replace | None:
         new = self.usable(hit)
         if not new:
             return None
@@ -403,9 +429,9 @@ class _File:
             if jax_local is None:
                 return None
             text = jax_local + new[len("jax"):]
-        return (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, text)
+        return Replace(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, text)
 
-    def import_edit(self, node: ast.ImportFrom, a: ast.alias, hit: Hit) -> tuple | None:
+    def import_edit(self, node: ast.ImportFrom, a: ast.alias, hit: Hit) -> Edit | None:
         new = self.usable(hit)
         if not new or node.lineno != node.end_lineno:
             return None
@@ -415,17 +441,12 @@ class _File:
         local = a.asname or a.name
         clause = rest[0] if local == rest[0] else f"{rest[0]} as {local}"
         if len(node.names) == 1:
-            return (
-                node.lineno,
-                node.col_offset,
-                node.end_lineno,
-                node.end_col_offset,
-                f"from {new_mod} import {clause}",
-            )
+            return Replace(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
+                           f"from {new_mod} import {clause}")
         # several names on one line: this one moves to a line of its own below
         line = self.lines[node.lineno - 1]
         indent = line[: len(line) - len(line.lstrip())]
-        return ("split", node, a, f"\n{indent}from {new_mod} import {clause}")
+        return SplitImport(node, a, f"\n{indent}from {new_mod} import {clause}")
 
 
 _GUARD_NAMES = {"__version__", "__version_info__"}
@@ -553,16 +574,16 @@ def _apply(source: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
     edits, done = [], []
     split: dict[int, list] = {}
     for f in findings:
-        if not f.fixable or f._edit is None:
+        if not f.fixable or f.edit is None:
             continue
-        if f._edit[0] == "split":
-            _, node, a, text = f._edit
+        if isinstance(f.edit, SplitImport):
+            node, a, text = f.edit.node, f.edit.alias, f.edit.text
             split.setdefault(id(node), [node, [], ""])
             split[id(node)][1].append(a.name if not a.asname else a.asname)
             split[id(node)][2] += text
             done.append(f)
             continue
-        l0, c0, l1, c1, text = f._edit
+        l0, c0, l1, c1, text = f.edit.line, f.edit.col, f.edit.end_line, f.edit.end_col, f.edit.text
         edits.append((offsets[l0 - 1] + c0, offsets[l1 - 1] + c1, text.encode("utf-8")))
         done.append(f)
     for node, moved, extra in split.values():

@@ -79,12 +79,14 @@ def resolve_args(cell: Cell, python: str, date: str | None, requirements_file: P
         argv += ["--exclude-newer", date]
         # Exact pins are exempt from the cutoff: a re-uploaded wheel (jaxlib 0.4.13) must not
         # hide the release the cell asks for; so are what a user's project needs newer than the date.
+        # (`--exclude-newer-package NAME=DATE`: a per-package cutoff; relied on as uv 0.13.9 behaves here)
         for dist in sorted(set(cell.exact_pins()) | set(exempt)):
             argv += ["--exclude-newer-package", f"{dist}={FAR_FUTURE}"]
     return argv
 
 
-# uv's hint when the date cutoff hides the only releases that satisfy a requirement.
+# uv's hint when the date cutoff hides the only releases that satisfy a requirement (the wording of
+# uv 0.13.9's resolver message: if uv rewords it, the hint is lost, not the resolution).
 PAST_CUTOFF = re.compile(r"`([A-Za-z0-9][\w.-]*)` was filtered by `exclude-newer`")
 
 
