@@ -109,17 +109,16 @@ def _fake_index(monkeypatch, versions, yanked=()):
     monkeypatch.setattr(bisect_mod, "co_installable", lambda package, versions, pins, cache: versions)
 
 
-def _fake_runs(monkeypatch, behaviour):
+def _fake_runs(behaviour):
     """behaviour: version -> 'pass' | 'fail' (the documented error) | 'other' (another error) |
-    'uninstallable'; records each environment built."""
+    'uninstallable'. An ``observe`` (bisect's seam for real cells) and the environments it built."""
     built = []
 
-    def run_cell(cell, matrix, **kw):
-        version = cell.pins[next(d for d in ("equinox", "jax") if cell.id.startswith(f"bisect-{d}-"))]
+    def observe(reqs, cell_id, cases):
+        version = next(r.split("==", 1)[1] for r in reqs if r.startswith("equinox=="))
         built.append(version)
         kind = behaviour[version]
-        res = CellResult(id=cell.id, python="3.11", backend="cpu", status="ok",
-                         versions={"equinox": version})
+        res = CellResult(id=cell_id, python="3.11", backend="cpu", status="ok", versions={"equinox": version})
         if kind == "uninstallable":
             res.status, res.message = "unresolvable", "No solution found"
         else:
@@ -130,23 +129,22 @@ def _fake_runs(monkeypatch, behaviour):
                                       error_types=[err] if err else [])]
         return res
 
-    monkeypatch.setattr(bisect_mod, "run_cell", run_cell)
-    return built
+    return observe, built
 
 
 VERSIONS = [f"0.11.{i}" for i in range(13)]
 
 
-def _bisect(tmp_path, target="demo-bug", good=None, bad=None, pins=("jax==0.4.33",)):
+def _bisect(tmp_path, observe, target="demo-bug", good=None, bad=None, pins=("jax==0.4.33",)):
     matrix = load(make_tree(tmp_path))
     return bisect_mod.bisect(matrix, target, "equinox", good=good, bad=bad, pins=list(pins),
-                             python="3.11", state_dir=tmp_path)
+                             python="3.11", state_dir=tmp_path, observe=observe, progress=lambda m: None)
 
 
 def test_bisect_finds_the_affected_range_without_good_or_bad(monkeypatch, tmp_path):
     _fake_index(monkeypatch, VERSIONS)
-    built = _fake_runs(monkeypatch, {v: "fail" if i < 7 else "pass" for i, v in enumerate(VERSIONS)})
-    r = _bisect(tmp_path)
+    observe, built = _fake_runs({v: "fail" if i < 7 else "pass" for i, v in enumerate(VERSIONS)})
+    r = _bisect(tmp_path, observe)
     assert (r.first_bad, r.last_good) == ("0.11.0", None)
     assert (r.fixed, r.last_affected) == ("0.11.7", "0.11.6")
     assert r.message == ("demo-bug along equinox: present from 0.11.0, the oldest equinox release that can "
@@ -162,8 +160,8 @@ def test_bisect_skips_steps_that_cannot_say(monkeypatch, tmp_path):
     behaviour.update({v: "fail" for v in ("0.11.6", "0.11.7", "0.11.8", "0.11.9")})
     behaviour["0.11.8"] = "uninstallable"
     behaviour["0.11.4"] = "other"
-    _fake_runs(monkeypatch, behaviour)
-    r = _bisect(tmp_path)
+    observe, _ = _fake_runs(behaviour)
+    r = _bisect(tmp_path, observe)
     assert (r.first_bad, r.last_good) == ("0.11.6", "0.11.5")
     assert (r.fixed, r.last_affected) == ("0.11.10", "0.11.9")
     assert "introduced in 0.11.6 (last clean 0.11.5); fixed in 0.11.10 (last affected 0.11.9)" in r.message
@@ -172,18 +170,18 @@ def test_bisect_skips_steps_that_cannot_say(monkeypatch, tmp_path):
 
 def test_bisect_skips_yanked_unless_named(monkeypatch, tmp_path):
     _fake_index(monkeypatch, VERSIONS, yanked={"0.11.5"})
-    built = _fake_runs(monkeypatch, {v: "pass" if i < 5 else "fail" for i, v in enumerate(VERSIONS)})
-    r = _bisect(tmp_path, pins=())
+    observe, built = _fake_runs({v: "pass" if i < 5 else "fail" for i, v in enumerate(VERSIONS)})
+    r = _bisect(tmp_path, observe, pins=())
     assert "0.11.5" not in built and r.first_bad == "0.11.6" and r.fixed is None
     assert "not fixed up to 0.11.12" in r.message
-    r = _bisect(tmp_path, good="0.11.5", bad="0.11.8", pins=())
+    r = _bisect(tmp_path, observe, good="0.11.5", bad="0.11.8", pins=())
     assert r.first_bad == "0.11.5"
 
 
 def test_bisect_reports_no_change(monkeypatch, tmp_path):
     _fake_index(monkeypatch, VERSIONS)
-    _fake_runs(monkeypatch, {v: "pass" for v in VERSIONS})
-    r = _bisect(tmp_path)
+    observe, _ = _fake_runs({v: "pass" for v in VERSIONS})
+    r = _bisect(tmp_path, observe)
     assert r.first_bad is None and "no change" in r.message
 
 
