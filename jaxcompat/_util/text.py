@@ -6,6 +6,10 @@ import re
 from typing import NamedTuple
 
 
+def quiet(message: str = "", **_print_options) -> None:
+    """The default progress callback of an operation: say nothing (a command passes ``print``)."""
+
+
 def short_case(case: str) -> str:
     """cases/test_inline_marker_int.py::test_nested_in_jit -> inline_marker_int::nested_in_jit"""
     module, _, name = str(case).partition("::")

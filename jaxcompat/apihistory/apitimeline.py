@@ -45,6 +45,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.atomic import write_bytes
+from jaxcompat._util.text import quiet
 from jaxcompat.env import resolution
 from jaxcompat.env.releases import versions as released_versions
 
@@ -572,7 +573,7 @@ def column(version: str, cache: Path) -> dict[str, ModuleApi]:
     return col
 
 
-def regenerate(cache: Path, out: Path = DATA, releases: list[str] | None = None, progress=print) -> dict:
+def regenerate(cache: Path, out: Path = DATA, releases: list[str] | None = None, progress=quiet) -> dict:
     from jaxcompat._util.atomic import write_text
 
     t0 = time.perf_counter()
@@ -596,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(DATA), help="the timeline file (default: the package's)")
     p.add_argument("--release", action="append", help="only these releases (default: every one from 0.4.13 on PyPI)")
     args = p.parse_args(argv)
-    regenerate(Path(args.cache), Path(args.out), args.release)
+    regenerate(Path(args.cache), Path(args.out), args.release, progress=print)
     return 0
 
 

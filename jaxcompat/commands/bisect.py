@@ -71,7 +71,8 @@ def bisect_with(args, matrix: Matrix) -> int:
 def _one_axis(args, matrix: Matrix) -> int:
     target = rule_target(args.target, matrix) if not args.signature else _signature_target(args)
     result = bisect(matrix, target, args.package, good=args.good, bad=args.bad, pins=args.pins,
-                    python=args.python or AUTO, state_dir=Path(args.state), use_cache=not args.no_cache)
+                    python=args.python or AUTO, state_dir=Path(args.state), use_cache=not args.no_cache,
+                    progress=print)
     print(render(result))
     name = f"bisect-{result.package}-{_slug(args.target)}"
     path = Path(args.reports) / f"{name}.json"
@@ -113,7 +114,7 @@ def _region(args, matrix: Matrix) -> int:
 def _bound(args, matrix: Matrix, target: Target, seen: dict[str, str], axes: list[str]) -> region.Region:
     observe = observer(matrix, python=args.python or AUTO, state_dir=Path(args.state), use_cache=not args.no_cache)
     reg = region.bound(matrix, target, seen, axes=axes, python=args.python or AUTO, state_dir=Path(args.state),
-                       observe=observe)
+                       observe=observe, progress=print)
     print(region.render(reg))
     name = drafts.Group(target.signature, "case").id if target.signature else target.id
     path = Path(args.reports) / "bisect" / f"region-{_slug(name)}.json"

@@ -125,7 +125,7 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     from jaxcompat.env.candidate import verdict
     from jaxcompat.operations import usertests
 
-    cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state))
+    cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state), progress=print)
     ours, _ = verdict(result, matrix)
     mine = usertests.verdict(cmp, target)
     extra = usertests.not_exercised(result, cmp.tests)

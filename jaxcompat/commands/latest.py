@@ -37,7 +37,7 @@ def run(args) -> int:
         return EXIT_CONFIG
     with run_lock(reports_dir):
         result = run_latest(matrix, state_dir=Path(args.state), reports_dir=reports_dir, use_cache=not args.no_cache,
-                            index=index)
+                            index=index, progress=print)
         text, regressed = report_latest(result, baseline, reports_dir)
         if args.update_baseline:
             update_baseline(baseline_path, [result.to_dict()])

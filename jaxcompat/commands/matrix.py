@@ -43,7 +43,7 @@ def run(args) -> int:
             print(f"re-running {len(cells)} cell(s) that did not finish: {', '.join(c.id for c in cells) or 'none'}")
         results, interrupted = run_cells(matrix, cells, jobs=args.jobs, state_dir=state_dir,
                                          reports_dir=reports_dir, case_args=args.case or None,
-                                         repeat=args.repeat, use_cache=not args.no_cache)
+                                         repeat=args.repeat, use_cache=not args.no_cache, progress=print)
         by_id = {**previous, **{r.id: r for r in results}}
         ordered = [by_id[c.id] for c in matrix.cells if c.id in by_id]
         summary = write_consolidated(matrix, ordered, reports_dir,

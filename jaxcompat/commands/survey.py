@@ -75,7 +75,7 @@ def run(args) -> int:
         if not args.report_only:
             _, interrupted = survey.run(matrix, mine, jobs=args.jobs, state_dir=state_dir, out_dir=out_dir,
                                         fresh=args.fresh, cases=args.case,
-                                        use_cache=not (args.no_cache or args.fresh))
+                                        use_cache=not (args.no_cache or args.fresh), progress=print)
         # Every stored observation counts (an earlier sample's too), except combinations that
         # have since become cells of matrix.toml: the score is about truth off the matrix.
         taken = survey.matrix_pairs(matrix)
@@ -116,7 +116,7 @@ def _edges(args, matrix, rel, sp) -> int:
         cost = {"rounds": 0, "environments": 0, "seconds": 0.0, "interrupted": False}
         if not args.report_only:
             cost = edges.search(matrix, plan, jobs=args.jobs, state_dir=state_dir, out_dir=out_dir,
-                          budget=args.budget, use_cache=not args.no_cache)
+                          budget=args.budget, use_cache=not args.no_cache, progress=print)
         else:
             edges.observe_stored(plan, out_dir)
             cost.update(left=plan.steps_left(), **plan.coverage())

@@ -21,7 +21,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from jaxcompat._util.text import first_line, last_line
+from jaxcompat._util.text import first_line, last_line, quiet
 from jaxcompat.env import releases, resolution
 from jaxcompat.env.candidate import candidate_cell, parse_requirement
 from jaxcompat.knowledge import rules
@@ -180,7 +180,7 @@ def observer(matrix: Matrix, *, python: str, state_dir: Path, use_cache: bool = 
 
 def bisect(matrix: Matrix, target: str | Target, package: str, *, good: str | None, bad: str | None,
            pins: list[str], python: str, state_dir: Path, use_cache: bool = True,
-           progress=print, observe: Observe | None = None, candidates: list[str] | None = None) -> BisectResult:
+           progress=quiet, observe: Observe | None = None, candidates: list[str] | None = None) -> BisectResult:
     """``candidates`` (oldest first) and ``observe`` replace the package index and real cells
     (a replay of recorded observations)."""
     package = canonicalize_name(package)

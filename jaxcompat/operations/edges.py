@@ -23,6 +23,7 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from jaxcompat._util.text import quiet
 from jaxcompat.knowledge import signature
 from jaxcompat.knowledge.config import Matrix
 from jaxcompat.knowledge.outcomes import CellResult
@@ -142,7 +143,7 @@ def observe_stored(plan: Plan, out_dir: Path) -> None:
 
 
 def search(matrix: Matrix, plan: Plan, *, jobs: int, state_dir: Path, out_dir: Path, budget: int,
-           use_cache: bool = True, progress=print) -> dict:
+           use_cache: bool = True, progress=quiet) -> dict:
     """Rounds until no column has an open interval, or ``budget`` new environments are spent."""
     spent, rounds, t0, interrupted = 0, 0, time.monotonic(), False
     observe_stored(plan, out_dir)

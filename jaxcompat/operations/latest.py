@@ -12,7 +12,7 @@ from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.layout import command
-from jaxcompat._util.text import first_line
+from jaxcompat._util.text import first_line, quiet
 from jaxcompat.env.candidate import source_lines
 from jaxcompat.env.pythons import PythonMissing, find_python
 from jaxcompat.knowledge.config import LATEST, Cell, Matrix
@@ -37,7 +37,7 @@ def latest_cell(python: str, index: IndexOptions = NO_INDEX) -> Cell:
 
 
 def run_latest(matrix: Matrix, *, state_dir: Path, reports_dir: Path, pythons=PYTHONS,
-               use_cache: bool = True, progress=print, index: IndexOptions = NO_INDEX) -> CellResult:
+               use_cache: bool = True, progress=quiet, index: IndexOptions = NO_INDEX) -> CellResult:
     """Try the newest Python first; fall back while the newest releases cannot resolve on it."""
     result: CellResult | None = None
     tried = []

@@ -17,6 +17,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from jaxcompat._util.text import quiet
 from jaxcompat.env import releases
 from jaxcompat.knowledge.config import Matrix
 from jaxcompat.operations.bisect import ABSENT, PRESENT, UNKNOWN, BisectResult, Observe, Target, bisect, judge, record
@@ -108,7 +109,7 @@ def axes_for(target: Target, seen: dict[str, str], wanted: list[str] | None = No
 def bound(matrix: Matrix, target: Target, seen: dict[str, str], *, axes: list[str], python: str,
           state_dir: Path, observe: Observe, candidates: dict[str, list[str]] | None = None,
           dates: dict[str, dict[str, str]] | None = None, corners: bool = True,
-          progress=print) -> Region:
+          progress=quiet) -> Region:
     """Bisect ``target`` along every axis from ``seen``; ``candidates``/``dates`` per package
     replace the package index (a replay)."""
     region = Region(target.id, list(target.cases), {a: seen[a] for a in axes})

@@ -19,6 +19,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from jaxcompat._util.atomic import write_text
+from jaxcompat._util.text import quiet
 from jaxcompat.env import releases, resolution
 from jaxcompat.knowledge import compat
 from jaxcompat.knowledge.config import ANY, Cell, Matrix
@@ -152,7 +153,7 @@ def shard(combos: list[Combo], spec: str | None) -> list[Combo]:
 
 def run(matrix: Matrix, combos: list[Combo], *, jobs: int, state_dir: Path, out_dir: Path,
         fresh: bool = False, cases: list[str] | None = None, use_cache: bool = True,
-        progress=print) -> tuple[list[CellResult], bool]:
+        progress=quiet) -> tuple[list[CellResult], bool]:
     """Run the combinations not yet observed (all with ``fresh``); show progress and time left.
     With ``cases``, only those cases run, into ``out_dir/extra``: their results are laid over the
     stored observations (a case module added since the survey ran costs only its own time)."""

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from packaging.specifiers import SpecifierSet
 
-from jaxcompat._util.text import first_line, last_line
+from jaxcompat._util.text import first_line, last_line, quiet
 from jaxcompat.env.testdeps import TestDeps, TestDepsError, choose, diagnose, normalise
 from jaxcompat.knowledge.config import ANY, Cell, Matrix
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, error_matches
@@ -499,7 +499,7 @@ class Comparison:
 
 
 def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matrix, state_dir: Path,
-            progress=print) -> Comparison:
+            progress=quiet) -> Comparison:
     """Run the user's tests after (and before), run what changed once more, classify."""
     progress(f"your tests in the candidate ({candidate.id})…")
     after = observe(candidate, matrix, state_dir, target)

@@ -14,6 +14,7 @@ import sys
 import threading
 from pathlib import Path
 
+from jaxcompat._util.text import quiet
 from jaxcompat.knowledge.config import Cell, Matrix
 from jaxcompat.knowledge.outcomes import CellResult, cell_label
 from jaxcompat.model.vocab import CellOutcome, CellStatus
@@ -34,7 +35,7 @@ def not_run(cell: Cell, why: str) -> CellResult:
 
 def run_cells(matrix: Matrix, cells: list[Cell], *, jobs: int, state_dir: Path, reports_dir: Path,
               case_args: list[str] | None = None, repeat: int = 1, compile_bytecode: bool = True,
-              use_cache: bool = True, progress=print) -> tuple[list[CellResult], bool]:
+              use_cache: bool = True, progress=quiet) -> tuple[list[CellResult], bool]:
     """Run ``cells``; return (results in matrix order, interrupted?)."""
     results: dict[str, CellResult] = {}
     interrupted = False
