@@ -48,11 +48,13 @@ from jaxcompat._util.atomic import write_bytes
 from jaxcompat._util.text import quiet
 from jaxcompat.env import resolution
 from jaxcompat.env.releases import versions as released_versions
+from jaxcompat.model.vocab import TimelineState
 
 FORMAT = 6  # the per-release columns' format too: bump it when what is read changes
 FIRST = Version("0.4.13")
 DATA = Path(__file__).resolve().parents[1] / "data" / "jax_api_timeline.json"
-PRESENT, DEPRECATED, REMOVED, GONE = "+", "D", "R", "-"
+PRESENT, DEPRECATED, REMOVED, GONE = (TimelineState.PRESENT, TimelineState.DEPRECATED, TimelineState.REMOVED,
+                                      TimelineState.GONE)  # the timeline file stores their one-letter values
 SKIP_PARTS = {"tests", "examples"}
 
 

@@ -26,7 +26,7 @@ from jaxcompat.env.testdeps import TestDeps, TestDepsError, choose, diagnose, no
 from jaxcompat.knowledge.config import ANY, Cell, Matrix
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, error_matches
 from jaxcompat.knowledge.rules import applies
-from jaxcompat.model.vocab import Phase
+from jaxcompat.model.vocab import Phase, UserTestStatus
 from jaxcompat.report import junit as junit_xml
 from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run.runner import run_cases
@@ -45,18 +45,41 @@ class UserTestClass(NamedTuple):
 
 # In the verdict's order.
 TEST_CLASSES = {
-    "broken": UserTestClass("passed before, fails after: the upgrade's doing",
-                        "✗ broken by the upgrade (passed before, fail after)", True, True, (True,), "failure"),
-    "fails": UserTestClass("fails, with no passing run before to compare",
-                       "✗ failing after (no passing run before to compare)", True, True, (False,), "failure"),
-    "fails-both": UserTestClass("failed before and after: not the upgrade's doing",
-                            "· failing before and after (not the upgrade's doing)", True, False, (), "failure"),
-    "flaky": UserTestClass("its outcome changed when run again (never blamed on the upgrade)",
-                       "? flaky (the outcome changed when run again; not blamed on the upgrade)", False, False, (),
-                       "failure"),
-    "fixed": UserTestClass("failed before, passes after", "✓ fixed by the upgrade", False, True),
-    "pass": UserTestClass("passes (before too, if it ran)", "", False, False),
-    "skipped": UserTestClass("skipped in the candidate", "", False, False, (), "skipped"),
+    UserTestStatus.BROKEN: UserTestClass(
+        "passed before, fails after: the upgrade's doing",
+        "✗ broken by the upgrade (passed before, fail after)",
+        True,
+        True,
+        (True,),
+        "failure",
+    ),
+    UserTestStatus.FAILS: UserTestClass(
+        "fails, with no passing run before to compare",
+        "✗ failing after (no passing run before to compare)",
+        True,
+        True,
+        (False,),
+        "failure",
+    ),
+    UserTestStatus.FAILS_BOTH: UserTestClass(
+        "failed before and after: not the upgrade's doing",
+        "· failing before and after (not the upgrade's doing)",
+        True,
+        False,
+        (),
+        "failure",
+    ),
+    UserTestStatus.FLAKY: UserTestClass(
+        "its outcome changed when run again (never blamed on the upgrade)",
+        "? flaky (the outcome changed when run again; not blamed on the upgrade)",
+        False,
+        False,
+        (),
+        "failure",
+    ),
+    UserTestStatus.FIXED: UserTestClass("failed before, passes after", "✓ fixed by the upgrade", False, True),
+    UserTestStatus.PASS: UserTestClass("passes (before too, if it ran)", "", False, False),
+    UserTestStatus.SKIPPED: UserTestClass("skipped in the candidate", "", False, False, (), "skipped"),
 }
 
 
