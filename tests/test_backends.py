@@ -10,7 +10,8 @@ import pytest
 
 from jaxcompat.env import envs
 from jaxcompat.env.candidate import CandidateError, candidate_cell
-from jaxcompat.knowledge.config import ConfigError, load, parse
+from jaxcompat.knowledge.config import load, parse
+from jaxcompat.model.matrix import ConfigError
 from jaxcompat.operations.ci import job_matrix
 from jaxcompat.plugin.backends import BACKENDS, backend_of, describe_device, installed_backend, marker
 from jaxcompat.run import cell

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from jaxcompat.knowledge.config import ConfigError, load, parse
+from jaxcompat.knowledge.config import load, parse
 from jaxcompat.knowledge.rules import covers
+from jaxcompat.model.matrix import ConfigError
 from tests.helpers import MINIMAL, make_tree
 
 

@@ -270,7 +270,8 @@ def test_a_requirement_table_in_matrix_toml_overrides_the_learned_record(tmp_pat
 def test_a_bad_requirement_table_names_the_file_the_key_and_the_fix(tmp_path, edit, key):
     import tomllib
 
-    from jaxcompat.knowledge.config import ConfigError, parse
+    from jaxcompat.knowledge.config import parse
+    from jaxcompat.model.matrix import ConfigError
 
     with pytest.raises(ConfigError) as e:
         parse(tomllib.loads(edit(REQ_TABLE)), tmp_path / "matrix.toml")

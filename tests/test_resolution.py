@@ -8,7 +8,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 
 from jaxcompat.env import resolution
-from jaxcompat.knowledge.config import Cell
+from jaxcompat.model.matrix import Cell
 
 
 def _file(name, date="2024-01-01", requires="", yanked=False):

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jaxcompat.knowledge.config import ConfigError, load, parse
+from jaxcompat.knowledge.config import load, parse
+from jaxcompat.model.matrix import ConfigError
 from jaxcompat.run.cell import run_cell
 from tests.helpers import MINIMAL, make_tree
 

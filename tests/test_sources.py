@@ -20,9 +20,9 @@ from jaxcompat._util.uvbin import uv_bin
 from jaxcompat.commands import main
 from jaxcompat.env import envs, resolution, sources
 from jaxcompat.env.candidate import CandidateError, candidate_cell, parse_requirement, read_requirements, verdict
-from jaxcompat.knowledge.config import Cell
 from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.index import NO_INDEX, IndexOptions, SourceError, index_options
+from jaxcompat.model.matrix import Cell
 from jaxcompat.report.scrub import scrub_paths
 from jaxcompat.run import resultcache
 from jaxcompat.run.cell import record_sources
@@ -316,8 +316,8 @@ def test_the_cell_reports_its_sources_scrubbed(tmp_path, links):
     data = result.to_dict()
     assert data["sources"] and str(tmp_path) not in json.dumps(data)
     assert "sources" not in CellResult(id="c", python="3.11", backend="cpu", status="ok").to_dict()
-    from jaxcompat.knowledge.config import Matrix as M
-    from jaxcompat.knowledge.config import Settings
+    from jaxcompat.model.matrix import Matrix as M
+    from jaxcompat.model.matrix import Settings
 
     text, _ = verdict(result, M(path=Path("m.toml"), settings=Settings(), cells=(), failures=()))
     first = text.splitlines()[:3]

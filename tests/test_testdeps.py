@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from jaxcompat.env import testdeps
-from jaxcompat.knowledge.config import Cell
+from jaxcompat.model.matrix import Cell
 from jaxcompat.operations import usertests
 
 

@@ -24,7 +24,7 @@ from jaxcompat.commands import (
     scan,
     survey,
 )
-from jaxcompat.knowledge.config import ConfigError
+from jaxcompat.model.matrix import ConfigError
 
 COMMANDS = (matrix, report, check, latest, bisect, survey, compat, pins, ci_plan, cache_key, learned, cells, scan)
 POSITIONAL_TAIL = {"bisect": "pins", "check": "requirements"}  # requirements may follow options

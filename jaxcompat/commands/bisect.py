@@ -22,8 +22,8 @@ from jaxcompat.commands import options
 from jaxcompat.env.candidate import CandidateError, parse_requirement
 from jaxcompat.env.resolution import AUTO
 from jaxcompat.knowledge import drafts, signature
-from jaxcompat.knowledge.config import Matrix
 from jaxcompat.knowledge.outcomes import CellResult, reclassify
+from jaxcompat.model.matrix import Matrix
 from jaxcompat.operations import region
 from jaxcompat.operations.bisect import BisectError, Target, bisect, observed_cell, observer, render, rule_target
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from jaxcompat._util.exits import EXIT_OK
 from jaxcompat.commands import options
-from jaxcompat.knowledge.config import ConfigError, load
+from jaxcompat.knowledge.config import load
+from jaxcompat.model.matrix import ConfigError
 
 NAME = "cache-key"
 

@@ -9,7 +9,7 @@ from jaxcompat._util.exits import EXIT_FAILING, EXIT_INTERRUPTED, EXIT_OK
 from jaxcompat._util.layout import command
 from jaxcompat._util.lock import run_lock
 from jaxcompat.commands import options
-from jaxcompat.knowledge.config import ConfigError
+from jaxcompat.model.matrix import ConfigError
 from jaxcompat.report import reports
 from jaxcompat.run.matrix import default_jobs, run_cells, write_consolidated
 

@@ -7,7 +7,8 @@ import argparse
 from pathlib import Path
 
 from jaxcompat._util.layout import STATE_ENV, layout
-from jaxcompat.knowledge.config import ConfigError, load
+from jaxcompat.knowledge.config import load
+from jaxcompat.model.matrix import ConfigError
 from jaxcompat.report import reports
 
 

@@ -17,10 +17,10 @@ from packaging.utils import canonicalize_name
 from jaxcompat._util.layout import command
 from jaxcompat._util.text import first_line
 from jaxcompat.env import sources
-from jaxcompat.knowledge.config import ANY, Cell, Matrix
 from jaxcompat.knowledge.deprecations import forecast
 from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, UNEXPLAINED_OUTCOMES, CellResult
 from jaxcompat.model.index import NO_INDEX, IndexOptions
+from jaxcompat.model.matrix import ANY, Cell, Matrix
 from jaxcompat.plugin.backends import JAX_EXTRAS
 from jaxcompat.plugin.packages import COMPANIONS, ECOSYSTEM
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.uvbin import uv_bin
 from jaxcompat.env import sources
-from jaxcompat.knowledge.config import ANY, LATEST, Cell
+from jaxcompat.model.matrix import ANY, LATEST, Cell
 from jaxcompat.plugin.backends import JAX_EXTRAS
 
 FAR_FUTURE = "2100-01-01"

@@ -19,8 +19,8 @@ from packaging.version import Version
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat.env import envs, releases, resolution
-from jaxcompat.knowledge.config import Cell
 from jaxcompat.knowledge.learned import World
+from jaxcompat.model.matrix import Cell
 
 PROBE_TIMEOUT_S = 300
 

@@ -27,7 +27,7 @@ from packaging.version import InvalidVersion, Version
 from jaxcompat._util.atomic import write_text
 from jaxcompat.env import releases, sources
 from jaxcompat.env.pythons import PythonMissing, find_python
-from jaxcompat.knowledge.config import Cell, is_exact
+from jaxcompat.model.matrix import Cell, is_exact
 
 AUTO = "auto"  # cell.python: choose the lowest supported Python this machine has
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")

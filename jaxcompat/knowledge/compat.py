@@ -21,9 +21,9 @@ from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.jsonfile import read_json
-from jaxcompat.knowledge.config import Failure, Matrix
 from jaxcompat.knowledge.outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, parse_cells, reclassify
 from jaxcompat.knowledge.rules import clause_holds
+from jaxcompat.model.matrix import Failure, Matrix
 from jaxcompat.plugin.packages import DEPENDENTS, ECOSYSTEM, ON_EQUINOX
 
 COMMAND = "python -m jaxcompat compat"

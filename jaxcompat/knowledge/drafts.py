@@ -24,10 +24,11 @@ from packaging.version import Version
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.layout import command
+from jaxcompat._util.toml import tomllib
 from jaxcompat.knowledge import config, signature
-from jaxcompat.knowledge.config import Matrix, tomllib
 from jaxcompat.knowledge.outcomes import UNEXPLAINED_OUTCOMES, CellResult, reclassify
 from jaxcompat.knowledge.signature import Signature
+from jaxcompat.model.matrix import Matrix
 from jaxcompat.plugin.packages import ECOSYSTEM
 
 FILE = "draft-rules.toml"

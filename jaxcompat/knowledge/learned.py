@@ -31,7 +31,7 @@ from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.text import frames, last_line
-from jaxcompat.knowledge.config import Cell
+from jaxcompat.model.matrix import Cell
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "learned.json"
 SAVE_COMMAND = "python -m jaxcompat learned --save"

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
-from jaxcompat.knowledge.config import Failure
 from jaxcompat.knowledge.deprecations import Deprecation
 from jaxcompat.knowledge.learned import Added
 from jaxcompat.knowledge.rules import case_failures, cell_failures, collateral_failures
+from jaxcompat.model.matrix import Failure
 from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome, Phase
 
 # The vocabularies are types of the model (jaxcompat/model/vocab.py); these are the sets the

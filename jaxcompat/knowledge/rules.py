@@ -11,7 +11,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from jaxcompat.knowledge.config import CaseEntry, Failure
+from jaxcompat.model.matrix import CaseEntry, Failure
 
 
 def names(entry: str, nodeid: str) -> bool:

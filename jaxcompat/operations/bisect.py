@@ -25,9 +25,9 @@ from jaxcompat._util.text import first_line, last_line, quiet
 from jaxcompat.env import releases, resolution
 from jaxcompat.env.candidate import candidate_cell, parse_requirement
 from jaxcompat.knowledge import rules
-from jaxcompat.knowledge.config import Failure, Matrix
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, error_matches
 from jaxcompat.knowledge.signature import Signature
+from jaxcompat.model.matrix import Failure, Matrix
 from jaxcompat.model.vocab import BisectState
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.run.cell import run_cell

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from jaxcompat.knowledge.config import Matrix
+from jaxcompat.model.matrix import Matrix
 
 CPU_RUNNER = "ubuntu-latest"
 PREFIX = "cell-"

@@ -25,7 +25,7 @@ from jaxcompat.knowledge.compat import (
     table,
     to_json,
 )
-from jaxcompat.knowledge.config import Matrix
+from jaxcompat.model.matrix import Matrix
 
 
 def gather(cache: Path) -> Releases:

@@ -25,8 +25,8 @@ from packaging.version import Version
 
 from jaxcompat._util.text import quiet
 from jaxcompat.knowledge import signature
-from jaxcompat.knowledge.config import Matrix
 from jaxcompat.knowledge.outcomes import CellResult
+from jaxcompat.model.matrix import Matrix
 from jaxcompat.operations.survey import Combo, Space, _load, run
 
 STRIDE = 6

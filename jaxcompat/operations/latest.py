@@ -15,10 +15,10 @@ from jaxcompat._util.layout import command
 from jaxcompat._util.text import first_line, quiet
 from jaxcompat.env.candidate import source_lines
 from jaxcompat.env.pythons import PythonMissing, find_python
-from jaxcompat.knowledge.config import LATEST, Cell, Matrix
 from jaxcompat.knowledge.deprecations import forecast
 from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, CellResult
 from jaxcompat.model.index import NO_INDEX, IndexOptions
+from jaxcompat.model.matrix import LATEST, Cell, Matrix
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.report.compare import Diff, compare, render
 from jaxcompat.report.reports import markdown, matrix_dict, read_cells

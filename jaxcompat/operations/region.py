@@ -19,7 +19,7 @@ from packaging.version import Version
 
 from jaxcompat._util.text import quiet
 from jaxcompat.env import releases
-from jaxcompat.knowledge.config import Matrix
+from jaxcompat.model.matrix import Matrix
 from jaxcompat.operations.bisect import ABSENT, PRESENT, UNKNOWN, BisectResult, Observe, Target, bisect, judge, record
 from jaxcompat.plugin.packages import ECOSYSTEM
 

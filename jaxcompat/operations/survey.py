@@ -22,10 +22,10 @@ from jaxcompat._util.atomic import write_text
 from jaxcompat._util.text import quiet
 from jaxcompat.env import releases, resolution
 from jaxcompat.knowledge import compat
-from jaxcompat.knowledge.config import ANY, Cell, Matrix
 from jaxcompat.knowledge.deprecations import names as names_api
 from jaxcompat.knowledge.deprecations import parse as parse_deprecations
 from jaxcompat.knowledge.outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, CellResult, reclassify
+from jaxcompat.model.matrix import ANY, Cell, Matrix
 from jaxcompat.plugin.packages import COMPANIONS, ON_EQUINOX
 from jaxcompat.report import reports
 from jaxcompat.run.matrix import run_cells

@@ -23,9 +23,9 @@ from packaging.specifiers import SpecifierSet
 
 from jaxcompat._util.text import first_line, last_line, quiet
 from jaxcompat.env.testdeps import TestDeps, TestDepsError, choose, diagnose, normalise
-from jaxcompat.knowledge.config import ANY, Cell, Matrix
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, error_matches
 from jaxcompat.knowledge.rules import applies
+from jaxcompat.model.matrix import ANY, Cell, Matrix
 from jaxcompat.model.vocab import Phase, UserTestStatus
 from jaxcompat.report import junit as junit_xml
 from jaxcompat.report.scrub import Scrubber

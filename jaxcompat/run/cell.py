@@ -16,7 +16,6 @@ from packaging.utils import canonicalize_name
 from jaxcompat.env import envs, probe, releases, resolution, sources
 from jaxcompat.env.pythons import PythonMissing, find_python
 from jaxcompat.knowledge import learned, rules
-from jaxcompat.knowledge.config import Cell, Matrix
 from jaxcompat.knowledge.outcomes import (
     FAILING_OUTCOMES,
     CellResult,
@@ -25,6 +24,7 @@ from jaxcompat.knowledge.outcomes import (
     classify_cell_error,
     render_failed_imports,
 )
+from jaxcompat.model.matrix import Cell, Matrix
 from jaxcompat.plugin.backends import backend_of, describe_device
 from jaxcompat.plugin.loaded import describe_shadowed
 from jaxcompat.plugin.packages import ECOSYSTEM, KEY_DISTS

@@ -28,8 +28,8 @@ from packaging.utils import canonicalize_name
 
 from jaxcompat._util.uvbin import uv_bin
 from jaxcompat.env import envs
-from jaxcompat.knowledge.config import Matrix
 from jaxcompat.knowledge.outcomes import CellResult
+from jaxcompat.model.matrix import Matrix
 from jaxcompat.plugin import backends, loaded
 from jaxcompat.plugin.backends import backend_of, describe_device
 from jaxcompat.plugin.packages import ECOSYSTEM, KEY_DISTS

@@ -15,8 +15,8 @@ import threading
 from pathlib import Path
 
 from jaxcompat._util.text import quiet
-from jaxcompat.knowledge.config import Cell, Matrix
 from jaxcompat.knowledge.outcomes import CellResult, cell_label
+from jaxcompat.model.matrix import Cell, Matrix
 from jaxcompat.model.vocab import CellOutcome, CellStatus
 from jaxcompat.report import reports
 from jaxcompat.report.matrixreport import write_matrix
