@@ -26,13 +26,15 @@ from jaxcompat.commands import (
 )
 from jaxcompat.model.matrix import ConfigError
 
+DESCRIPTION = ("Does this combination of jax, jaxlib, equinox, diffrax, optimistix, lineax and chex break my "
+               "work: how, why, and what to pin instead? Each subcommand has --help.")
 COMMANDS = (matrix, report, check, latest, bisect, survey, compat, pins, ci_plan, cache_key, learned, cells, scan)
 POSITIONAL_TAIL = {"bisect": "pins", "check": "requirements"}  # requirements may follow options
 
 
 def build_parser() -> argparse.ArgumentParser:
     where = layout()
-    p = argparse.ArgumentParser(prog="jax-compat" if where.bundled else "jaxcompat", description=__doc__)
+    p = argparse.ArgumentParser(prog="jax-compat" if where.bundled else "jaxcompat", description=DESCRIPTION)
     sub = p.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(sub)
