@@ -26,7 +26,7 @@ import os
 import re
 import textwrap
 from bisect import bisect_left, bisect_right
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Union
 
@@ -91,8 +91,7 @@ class Finding:
         return "error" if self.code == REMOVED_CODE else "warning"
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d.pop("edit")
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "edit"}
         d["level"] = self.level
         return d
 

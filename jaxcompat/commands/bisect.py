@@ -26,6 +26,7 @@ from jaxcompat.knowledge.outcomes import CellResult, reclassify
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.operations import region
 from jaxcompat.operations.bisect import BisectError, Target, bisect, observed_cell, observer, render, rule_target
+from jaxcompat.report import reports
 
 NAME = "bisect"
 
@@ -167,15 +168,15 @@ def _draft_and_verify(args, matrix: Matrix, pairs, cells: list[CellResult]) -> i
 
 
 def _load_cell(path: Path) -> CellResult:
+    """The one cell of a single-cell report (read by the one reader of cell reports)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise BisectError(f"{path}: cannot read a result ({e}); give a check.json or a cell report") from None
-    if isinstance(data, dict) and "payload" in data:
-        raise BisectError(f"{path} is a result-cache entry; give a check.json or reports/cells/<id>.json")
-    if not isinstance(data, dict) or "results" not in data:
-        raise BisectError(f"{path} is not a cell report (no `results`): give a check.json or reports/cells/<id>.json")
-    return CellResult.from_dict(data)
+        cells = reports.read_cells(path)
+    except reports.ReportError as e:
+        raise BisectError(str(e)) from None
+    if len(cells) != 1:
+        raise BisectError(f"{path} is not a cell report (it holds {len(cells)} cells): give a check.json "
+                          "or reports/cells/<id>.json")
+    return cells[0]
 
 
 def _slug(text: str) -> str:

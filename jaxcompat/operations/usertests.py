@@ -543,12 +543,7 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
                 if s1 != s2 and not second.error:
                     flaky[name] = "; ".join(filter(None, [flaky.get(name), f"{side}: {s1}, then {s2}"]))
         tests = classify(after, before, matrix, candidate.backend, flaky)
-    prefix = str(target.root) + "/"  # reports name the user's files relative to their project
-    for t in tests:
-        t.traceback, t.message = t.traceback.replace(prefix, ""), t.message.replace(prefix, "")
-        t.explained_by_api = t.explained_by_api.replace(prefix, "")
-    for side in filter(None, (after, before)):
-        side.cause = side.cause.replace(prefix, "")
+    # (every text is already relative to the project and free of machine paths: observe scrubbed it)
     sides = {"candidate": after, **({"baseline": before} if before else {})}
     return Comparison(tests, with_baseline=baseline is not None, error=after.error,
                       candidate_versions=after.versions,

@@ -38,7 +38,11 @@ def write_cell(cell: CellResult, reports_dir: Path) -> None:
 
 
 def load_cell(path: Path) -> CellResult:
-    return CellResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    """A ``cells/<id>.json`` (ReportError when it is not one cell)."""
+    cells = read_cells(path)
+    if len(cells) != 1:
+        raise ReportError(f"{path}: holds {len(cells)} cells where one was expected; give a cells/<id>.json")
+    return cells[0]
 
 
 class ReportError(ValueError):
