@@ -73,6 +73,11 @@ def plain_class(before: str | None, after: str | None) -> str:
         return "broken" if before == "passed" else "fails-both"
     return "fixed" if before in bad else "pass"
 
+def _key_versions(data: dict, side: str) -> str:
+    """``jax=0.4.33, jaxlib=0.4.33, equinox=0.11.6`` of one side of a check.json."""
+    versions = data.get("user_tests_versions", {}).get(side, {})
+    return ", ".join(f"{k}={v}" for k, v in sorted(versions.items()) if k in ("jax", "jaxlib", "equinox"))
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -186,9 +191,3 @@ def _classes(ours: dict) -> dict[str, int]:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-def _key_versions(data: dict, side: str) -> str:
-    """``jax=0.4.33, jaxlib=0.4.33, equinox=0.11.6`` of one side of a check.json."""
-    versions = data.get("user_tests_versions", {}).get(side, {})
-    return ", ".join(f"{k}={v}" for k, v in sorted(versions.items()) if k in ("jax", "jaxlib", "equinox"))
