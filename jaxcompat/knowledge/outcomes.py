@@ -12,7 +12,7 @@ from jaxcompat.knowledge.deprecations import Deprecation
 from jaxcompat.knowledge.learned import Added
 from jaxcompat.knowledge.rules import case_failures, cell_failures, collateral_failures
 from jaxcompat.model.matrix import Failure
-from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome, Phase
+from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome, Phase, TestStatus
 
 # The vocabularies are types of the model (jaxcompat/model/vocab.py); these are the sets the
 # judging and the reports ask about, derived from them.
@@ -33,7 +33,7 @@ class RawResult:
     """What the pytest plugin saw for one test, before any knowledge is applied."""
 
     case: str  # pytest node id, e.g. cases/test_x.py::test_y
-    status: str  # passed | failed | skipped | timeout | crash
+    status: TestStatus  # what pytest saw (or the watchdog: timeout, crash)
     error_types: list[str] = field(default_factory=list)  # the exception's class and its bases
     message: str = ""
     duration_s: float = 0.0
@@ -42,6 +42,7 @@ class RawResult:
     phase: Phase = Phase.CALL  # where it failed: collecting its module, setup, the test, teardown
 
     def __post_init__(self) -> None:
+        self.status = TestStatus.parse(self.status, f"{self.case}: status")
         self.phase = Phase.parse(self.phase, f"{self.case}: phase")
 
     @classmethod
