@@ -389,3 +389,26 @@ def test_latest_takes_the_index_options(tmp_path, links):
     assert cell.index == opts and latest_cell("3.12").index == NO_INDEX
     argv = envs.resolve_args(cell, sys.executable, None, tmp_path / "r.in")
     assert "--prerelease" in argv and str(links) in argv
+
+
+def test_an_environment_is_reused_only_for_the_interpreter_it_was_built_with(tmp_path, monkeypatch):
+    """uv writes the same lock for Python 3.11 and 3.12 when the resolution agrees: a 3.11
+    environment must not be re-used for a cell on 3.12 (seen on a real check --tests whose
+    baseline claimed Python 3.12 and ran in the 3.11 environment of an earlier check)."""
+    calls = []
+
+    def fake_run(argv, **kw):
+        calls.append(argv[1])
+        if argv[1] == "venv":
+            (tmp_path / "c" / "bin").mkdir(parents=True, exist_ok=True)
+            (tmp_path / "c" / "bin" / "python").write_text("")
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(envs, "_run", fake_run)
+    cell = Cell(id="c", python="3.11", backend="cpu", pins={})
+    assert not envs.install(cell, "/py/3.11", "jax==0.9.2\n", tmp_path).reused
+    assert envs.install(cell, "/py/3.11", "jax==0.9.2\n", tmp_path).reused
+    assert not envs.install(cell, "/py/3.12", "jax==0.9.2\n", tmp_path).reused
+    assert calls.count("venv") == 2
+    assert envs.matching_env(cell, "jax==0.9.2\n", tmp_path, "/py/3.12") == tmp_path / "c"
+    assert envs.matching_env(cell, "jax==0.9.2\n", tmp_path, "/py/3.11") is None

@@ -215,14 +215,25 @@ def lock(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...]
     return text, notes, round(time.perf_counter() - t0, 3)
 
 
-def matching_env(cell: Cell, lock_text: str, env_root: Path) -> Path | None:
-    """The cell's environment folder when it holds exactly this lock (else None)."""
+def _spec(lock_text: str, python_exe: str | None) -> dict:
+    """What an environment was built from: its lock and its interpreter. ``uv pip compile`` writes
+    the same lock for two Pythons when the resolution agrees, so the lock alone would re-use a
+    Python 3.11 environment for a cell that asks for 3.12."""
+    return {"lock": hashlib.sha256(lock_text.encode()).hexdigest()[:16], "python": python_exe}
+
+
+def matching_env(cell: Cell, lock_text: str, env_root: Path, python_exe: str | None = None) -> Path | None:
+    """The cell's environment folder when it holds exactly this lock (and, when given, was built
+    with this interpreter), else None."""
     env = env_root / cell.id
     try:
         spec = json.loads((env / SPEC_FILE).read_text())
     except (OSError, ValueError):
         return None
-    return env if spec.get("lock") == hashlib.sha256(lock_text.encode()).hexdigest()[:16] else None
+    want = _spec(lock_text, python_exe)
+    if python_exe is None:
+        want.pop("python")
+    return env if all(spec.get(k) == v for k, v in want.items()) else None
 
 
 def install(cell: Cell, python_exe: str, lock_text: str, env_root: Path,
@@ -231,14 +242,9 @@ def install(cell: Cell, python_exe: str, lock_text: str, env_root: Path,
     env = env_root / cell.id
     env_python = env / "bin" / "python"
     timings: dict[str, float] = {}
-    lock_hash = hashlib.sha256(lock_text.encode()).hexdigest()[:16]
     spec_path = env / SPEC_FILE
-    if spec_path.is_file() and env_python.exists():
-        try:
-            if json.loads(spec_path.read_text()).get("lock") == lock_hash:
-                return BuiltEnv(env, str(env_python), lock_text, timings, reused=True)
-        except ValueError:
-            pass
+    if env_python.exists() and matching_env(cell, lock_text, env_root, python_exe) is not None:
+        return BuiltEnv(env, str(env_python), lock_text, timings, reused=True)
     t1 = time.perf_counter()
     spec_path.unlink(missing_ok=True)
     proc = _run([uv_bin(), "venv", "--quiet", "--clear", "--python", python_exe,
@@ -256,7 +262,7 @@ def install(cell: Cell, python_exe: str, lock_text: str, env_root: Path,
         status = "unresolvable" if UNRESOLVABLE.search(proc.stderr) else "install-error"
         raise BuildError(status, _clean(proc.stderr))
     timings["install_s"] = round(time.perf_counter() - t2, 3)
-    write_text(spec_path, json.dumps({"lock": lock_hash, "cell": cell.id}))
+    write_text(spec_path, json.dumps({**_spec(lock_text, python_exe), "cell": cell.id}))
     return BuiltEnv(env, str(env_python), lock_text, timings)
 
 
