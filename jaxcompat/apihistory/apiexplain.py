@@ -19,6 +19,7 @@ from pathlib import Path
 from jaxcompat._util.text import frames
 from jaxcompat.apihistory.apitimeline import Timeline
 from jaxcompat.apihistory.scan import Hit, Target, resolve
+from jaxcompat.knowledge.deprecations import History, apis
 from jaxcompat.plugin.packages import DEPENDENTS
 
 _NO_ATTR = re.compile(r"module '(jax(?:\.\w+)*)' has no attribute '(\w+)'")
@@ -74,6 +75,41 @@ def _named(error_type: str, message: str, timeline: Timeline) -> tuple[str, int]
         if text.strip().startswith(msg[:120]):
             return name, 0
     return None
+
+
+def history(api: str, timeline: Timeline | None = None) -> History | None:
+    """What jax's API history says of one deprecated jax name (``jax.core.get_aval``): the release
+    that deprecated it and the first that no longer has it (None when the history does not know
+    the name as deprecated or removed in any release)."""
+    timeline = timeline or Timeline.load()
+    hit = resolve(timeline, api, timeline.newest)
+    if hit is not None and (hit.state.broken or hit.state.deprecated_in):
+        st = hit.state
+        removed = st.removed_in if st.broken else ""
+        return History(deprecated_in=st.deprecated_in, removed_in=removed, newest=timeline.newest)
+    # deprecated once, and back (or never removed) at the newest: ask the release it was deprecated in
+    for release in reversed(timeline.releases):
+        hit = resolve(timeline, api, release)
+        if hit is not None and hit.state.deprecated_in:
+            return History(deprecated_in=hit.state.deprecated_in, removed_in=hit.state.removed_in,
+                           newest=timeline.newest)
+    return None
+
+
+def histories(records: list) -> dict[str, History]:
+    """For ``knowledge.deprecations.forecast``: each recorded deprecation's API -> its history, so
+    the warnings before the break say the release that removes it from the same history as scan
+    (``{}`` without a timeline: the messages' own announcements are used)."""
+    try:
+        timeline = Timeline.load()
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for api in apis(records):
+        found = history(api, timeline) if api.startswith("jax.") else None
+        if found is not None:
+            out[api] = found
+    return out
 
 
 def where(traceback: str) -> str:

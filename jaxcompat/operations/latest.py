@@ -13,6 +13,7 @@ from pathlib import Path
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.layout import command
 from jaxcompat._util.text import first_line, quiet
+from jaxcompat.apihistory.apiexplain import histories
 from jaxcompat.env.candidate import source_lines
 from jaxcompat.env.pythons import PythonMissing, find_python
 from jaxcompat.knowledge.deprecations import forecast
@@ -105,7 +106,7 @@ def issue_body(result: CellResult, diff: Diff) -> str:
 
 def warnings_section(result: CellResult) -> list[str]:
     """The jax deprecations the ecosystem's code hit tonight, with the jax that removes each."""
-    lines = forecast(result.deprecations, result.versions)
+    lines = forecast(result.deprecations, result.versions, histories(result.deprecations))
     if not lines:
         return []
     return ["### Warnings before the break (jax deprecations hit by the ecosystem's code)", ""] + \
@@ -130,7 +131,7 @@ def report_latest(result: CellResult, baseline: list[CellResult], reports_dir: P
     md += warnings_section(result)
     if result.deprecations:
         text += "\n\nwarnings before the break:\n" + "\n".join(
-            f"  - {x}" for x in forecast(result.deprecations, result.versions)
+            f"  - {x}" for x in forecast(result.deprecations, result.versions, histories(result.deprecations))
         )
     if regressed:
         body = issue_body(result, diff)
