@@ -82,6 +82,17 @@ def update_baseline(path: Path, cells: list[dict]) -> None:
     write_text(path, json.dumps(data, indent=2) + "\n")
 
 
+def refresh_baseline(path: Path, result: CellResult, baseline: list[CellResult]) -> bool:
+    """Store tonight's result as the baseline's ``latest`` cell when it differs from it (outcomes,
+    versions, status, cases added to the suite since): the nightly proposes that as a change, so
+    the next night reports only what moved after it. Unchanged, the file is left as it is (no
+    proposal for timings alone). Whether it was written."""
+    if compare(baseline_latest(baseline), [result], match_single=True).empty:
+        return False
+    update_baseline(path, [result.to_dict()])
+    return True
+
+
 def issue_body(result: CellResult, diff: Diff) -> str:
     versions = ", ".join(f"{d} {v}" for d, v in result.versions.items() if d in PACKAGES + ("numpy",))
     lines = ["### jax-compat nightly: regression on the newest releases", "",
