@@ -12,7 +12,7 @@ the last one outside jax itself: the user's code or the dependency that used the
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from jaxcompat._util.text import frames
 from jaxcompat.apihistory.apitimeline import Timeline
 from jaxcompat.apihistory.scan import Hit, Target, resolve
 from jaxcompat.knowledge.deprecations import History, apis
+from jaxcompat.model.vocab import Phase
 from jaxcompat.plugin.packages import DEPENDENTS
 
 _NO_ATTR = re.compile(r"module '(jax(?:\.\w+)*)' has no attribute '(\w+)'")
@@ -153,6 +154,91 @@ def explain_result(raw, versions: dict[str, str]) -> str:
     except (OSError, ValueError):
         return ""  # no timeline: nothing to say, never a crash of the check
     return got.text() if got else ""
+
+
+_WARNINGS = ("DeprecationWarning", "FutureWarning", "PendingDeprecationWarning")
+
+
+@dataclass(frozen=True)
+class WarningAsError:
+    """A test not collected because a jax deprecation warning, raised while a package imported,
+    was turned into an error by the project's own warning filter."""
+
+    name: str  # the jax name the warning is about (jax.interpreters.batching.NotMapped)
+    category: str  # DeprecationWarning, FutureWarning
+    package: str  # the import name whose code used it ("" : the project's own code)
+    version: str  # that package's installed version
+    where: str  # file:line of the use
+    deprecated_in: str  # the jax release that deprecated it ("" when the history does not say)
+    removed_in: str  # the jax release that removes it ("" while the newest still has it)
+    jax: str  # the installed jax
+    setting: str  # the project's setting that makes it an error ("" when not found in its configuration)
+    upgrade: str = ""  # a release of ``package`` that no longer uses it, from a rule ("" when none is known)
+    collected: bool = False  # the warning was raised while the test ran (not while its module imported)
+
+    def text(self) -> str:
+        who = f"{self.package} {self.version}".strip() if self.package else "your code"
+        at = f" ({self.where})" if self.where else ""
+        since = f"deprecated in jax {self.deprecated_in}" if self.deprecated_in else "deprecated in jax"
+        gone = f", removed in {self.removed_in}" if self.removed_in else ""
+        made = (f"the project's own warning filter ({self.setting}) makes that {self.category} an error"
+                if self.setting else f"a warning filter of the project makes that {self.category} an error")
+        return f"{'failed' if self.collected else 'not collected'}: {who} uses {self.name}{at}, {since}{gone}; {made}"
+
+    def fix(self) -> str:
+        """What to pin or change, most direct first."""
+        out = []
+        if self.upgrade:
+            out.append(self.upgrade)
+        if self.package:
+            out.append(f'add "ignore::{self.category}:{self.package}" to the project\'s filterwarnings, after '
+                       f"its \"error\" (the warning comes from {self.package}, not from your code)")
+        else:
+            out.append(f"stop using {self.name} in your code")
+        if self.deprecated_in:
+            until = f" (jax {self.removed_in} removes it: this only postpones the break)" if self.removed_in else ""
+            out.append(f"pin jax<{self.deprecated_in}{until}")
+        return "; or ".join(out)
+
+
+def explain_warning(error_types: list[str], message: str, traceback: str, versions: dict[str, str],
+                    setting: str, failures=(), timeline: Timeline | None = None) -> WarningAsError | None:
+    """Why a test was not collected, if the reason is a jax deprecation warning raised as an error
+    (``filterwarnings = ["error"]``, ``-W error``): the name, the package that used it and the jax
+    release that deprecated it (jax's API history), the project's setting, and, when a rule knows
+    the package's release that no longer uses the name, that release (else None)."""
+    category = next((t for t in error_types if t in _WARNINGS), "")
+    text = re.sub(r"^\[(setup|teardown|collect|call)\]\s*", "", message or "")
+    name = next(iter(apis([{"message": text}])), "")
+    if not category or not name.startswith("jax."):
+        return None
+    timeline = timeline or Timeline.load()
+    known = history(name, timeline)
+    used = where(traceback)
+    package = next((f.package for f in reversed(frames(traceback))
+                    if f.package and f.package not in ("jax", "jaxlib", "_pytest", "pluggy")), "")
+    package = package if package and used.startswith(package + "/") else ""
+    version = versions.get(package, "") if package else ""
+    upgrade = ""
+    for f in failures:
+        ranges = [c[package] for c in f.affects if package in c]
+        if package and version and f.match.search(text) and any(version in r for r in ranges):
+            upgrade = f"{f.fix} (known failure {f.id}: what this warning becomes on a later jax)"
+            break
+    return WarningAsError(name, category, package, version, used,
+                          known.deprecated_in if known else "", known.removed_in if known else "",
+                          versions.get("jax", ""), setting, upgrade)
+
+
+def explain_warning_result(raw, versions: dict[str, str], setting: str, matrix=None) -> WarningAsError | None:
+    """For usertests.classify: a test not collected because of a jax deprecation warning made an
+    error, or None (also when there is no timeline: never a crash of the check)."""
+    try:
+        found = explain_warning(list(raw.error_types or []), raw.message, raw.traceback, versions, setting,
+                                matrix.failures if matrix is not None else ())
+    except (OSError, ValueError):
+        return None
+    return replace(found, collected=raw.phase != Phase.COLLECT) if found is not None else None
 
 
 def verdict_lines(tests: list, root: Path | None, jax_version: str) -> str:
