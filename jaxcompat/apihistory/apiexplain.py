@@ -250,7 +250,7 @@ def verdict_lines(tests: list, root: Path | None, jax_version: str) -> str:
     out = []
     if failing:
         out.append(f"  i of {len(failing)} failing test(s): {len(by_rule)} explained by a known failure, "
-                   f"{len(by_api)} by jax's API history (a name jax removed), "
+                   f"{len(by_api)} by jax's API history (a name jax removed, or deprecated under your warning filter), "
                    f"{len(failing) - len(by_rule) - len(by_api)} unexplained")
     if root is not None and jax_version:
         from jaxcompat.apihistory.scan import scan
