@@ -212,3 +212,18 @@ def test_check_tests_on_a_project_that_makes_deprecations_errors(tmp_path):
     assert t["class"] == "broken" and t["phase"] == "collect" and "tests/conftest.py:5: in <module>" in t["traceback"]
     assert data["user_tests_run"]["sides"]["candidate"]["uncollectable"] == ["tests"]
     assert str(tmp_path) not in json.dumps(data)
+
+
+def test_a_session_error_stands_only_for_the_tests_it_kept_from_running(tmp_path):
+    """A collection error of the session (".") or a folder gives its error to the tests that did
+    not run because of it; where every test still ran, it stays a record of its own."""
+    matrix = load(make_tree(tmp_path, MINIMAL))
+    err = RawResult(case=".", status="failed", phase="collect", error_types=["ImportError"],
+                    message="ImportError: x", traceback="conftest.py:1: in <module>")
+    ran = {t: RawResult(case=t, status="passed") for t in TESTS}
+    tests = usertests.classify(usertests.Observed(results={".": err, **ran}), _passed(), matrix, "cpu")
+    assert {t.test: t.cls for t in tests} == {**{t: "pass" for t in TESTS}, ".": "fails"}
+    tests = usertests.classify(usertests.Observed(results={".": err, TESTS[0]: ran[TESTS[0]]}), _passed(), matrix,
+                               "cpu")
+    assert {t.test: t.cls for t in tests} == {TESTS[0]: "pass", TESTS[1]: "broken", TESTS[2]: "broken"}
+    assert all(t.traceback == err.traceback for t in tests if t.cls == "broken")

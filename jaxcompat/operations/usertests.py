@@ -277,8 +277,9 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
     except cells.Stop:
         message = Scrubber({str(Path.home()): "~"}, envs_dir=state_dir / "envs")(f"{scratch.status}: {scratch.message}")
         return Observed(error=message, cause=message.strip().splitlines()[-1] if message.strip() else scratch.status)
+    workdir = state_dir / "runs" / f"{cell.id}-user"
     run = run_cases(built.python, target.root, list(nodeids or []), backend=done.backend, imports=[],
-                    timeout_s=matrix.settings.case_timeout_s, workdir=state_dir / "runs" / f"{cell.id}-user",
+                    timeout_s=matrix.settings.case_timeout_s, workdir=workdir,
                     project=True, max_restarts=MAX_RESTARTS)
     # the tests' own messages and tracebacks name the environment, the project and the home folder:
     # scrubbed here, before anything is clipped, judged or written (report.scrub)
@@ -287,7 +288,10 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
     out = Observed(results={r.case: scrub.raw(r) for r in run.results},
                    versions={k.lower(): v for k, v in run.versions.items()},
                    warning_filter=warning_filter(target.root))
-    stopped = conftest_failure(scrub(run.log_tail)) if not run.results else None
+    # pytest's whole output, not only its tail: a deep import chain can push the conftest's name out of it
+    log = workdir / "pytest.log"
+    stopped = conftest_failure(scrub(log.read_text(encoding="utf-8", errors="replace") if log.is_file()
+                                     else run.log_tail)) if not run.results else None
     if stopped is not None:
         out.results[stopped.case] = stopped
         # the plugin never reported the environment: what is installed is what the lock (and the
@@ -377,12 +381,13 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
     # A module that cannot even be imported in the candidate: its tests take its error, and the
     # module's own record is not counted again beside them.
     broken_modules = {k: r for k, r in candidate.results.items() if _collect_error(r)}
-    stands_for = {m for m in broken_modules if baseline and any(_stands_for(m, t) for t in baseline.results)}
+    stands_for = {m for m in broken_modules if baseline
+                  and any(_stands_for(m, t) and t not in candidate.results for t in baseline.results)}
     # and the other way: a module that could not be collected in the baseline gives its tests that
     # ran in the candidate its error as their baseline (they did not pass before)
     broken_before = {k: r for k, r in (baseline.results if baseline else {}).items() if _collect_error(r)}
     stands_for |= {m for m in broken_before if m not in candidate.results
-                   and any(_stands_for(m, t) for t in candidate.results)}
+                   and any(_stands_for(m, t) and t not in baseline.results for t in candidate.results)}
     out = []
     for name in (n for n in names if n not in stands_for):
         raw = candidate.results.get(name) or _enclosing(name, broken_modules)
