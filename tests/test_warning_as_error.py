@@ -86,6 +86,9 @@ def test_every_test_under_a_conftest_that_failed_is_broken_and_explained(tmp_pat
     assert f"3 × [collect] DeprecationWarning: {NAME} is deprecated." in text
     assert "jax's API history: not collected: equinox 0.13.0 uses" in text and "what to pin or change: " in text
     assert "(no message)" not in text and "no traceback was recorded" not in text
+    # the JUnit file and the HTML page say the same
+    assert "broken: not collected: equinox 0.13.0 uses" in usertests.junit(tests, "tinyproj")
+    assert "not collected: equinox 0.13.0 uses" in usertests.html_section(tests, True)
 
 
 def test_a_test_module_whose_import_warns_is_explained_the_same_way():

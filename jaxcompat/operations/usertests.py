@@ -502,7 +502,9 @@ def junit(tests: list[UserTest], name: str) -> str:
         case = junit_xml.Case(*junit_xml.case_of(t.test))
         if TEST_CLASSES[t.cls].junit == "failure":
             case.kind, case.type, case.text = junit_xml.Kind.FAILURE, t.cls, f"{t.shown}\n{t.traceback}"
-            case.message = f"{t.cls}" + (f": explained by {t.explained_by} (fix: {t.fix})" if t.explained_by else "")
+            case.message = f"{t.cls}" + (f": explained by {t.explained_by} (fix: {t.fix})" if t.explained_by else
+                                         f": {t.explained_by_api}" + (f" (fix: {t.fix})" if t.fix else "")
+                                         if t.explained_by_api else "")
         elif TEST_CLASSES[t.cls].junit == "skipped":
             case.kind = junit_xml.Kind.SKIPPED
         cases.append(case)
@@ -532,7 +534,7 @@ def html_section(tests: list[UserTest], with_baseline: bool) -> str:
         rows.append(
             f'<tr class="c-{esc(t.cls)}"><td><b>{esc(t.cls)}</b></td><td><code>{esc(t.test)}</code>{detail}</td>'
             f"<td>{esc(t.baseline) if with_baseline else '—'}</td><td>{esc(t.candidate)}</td>"
-            f"<td>{esc(t.explained_by or '')}</td><td>{esc(t.fix)} {link}</td></tr>"
+            f"<td>{esc(t.explained_by or t.explained_by_api or '')}</td><td>{esc(t.fix)} {link}</td></tr>"
         )
     return ('<section class="user-tests"><h2>Your tests</h2><table><thead><tr><th>class</th><th>test</th>'
             "<th>baseline</th><th>candidate</th><th>explained by</th><th>fix</th></tr></thead><tbody>"
