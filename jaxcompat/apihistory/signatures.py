@@ -101,14 +101,16 @@ class Params:
             return Bound(BindProblem.TOO_MANY_POSITIONAL, index=len(slots))
         filled = {p.name for p in slots[:n_pos]}
         names = self.names()
+        posonly = {p.name for p in self.posonly}
         for k in keywords:
-            if any(p.name == k for p in self.posonly) and not self.varkw:
-                return Bound(BindProblem.POSITIONAL_ONLY_BY_KEYWORD, name=k)
-            if k not in names and not self.varkw:
-                return Bound(BindProblem.UNKNOWN_KEYWORD, name=k)
+            if k not in names:  # unknown, or positional-only: either lands in **kwargs, if there is one
+                if self.varkw:
+                    continue
+                problem = BindProblem.POSITIONAL_ONLY_BY_KEYWORD if k in posonly else BindProblem.UNKNOWN_KEYWORD
+                return Bound(problem, name=k)
             if k in filled:
                 return Bound(BindProblem.MULTIPLE_VALUES, name=k)
-        given = filled | set(keywords)
+        given = filled | (set(keywords) & names)  # a positional-only name by keyword lands in **kwargs
         if not dstar:
             for i, p in enumerate(slots):
                 if not p.default and p.name not in given and not (star and i >= n_pos):
