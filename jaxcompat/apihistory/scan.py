@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import gc
 import json
 import os
 import re
@@ -896,6 +897,15 @@ def scan(paths: list[str], target: Target, timeline: Timeline | None = None, fix
          diff: bool = False, exhaustive: bool = False) -> Report:
     """``exhaustive``: parse and walk every file that mentions jax (no reading ahead of the
     parser: the same findings, slower; the tests hold the two to that)."""
+    gc.disable()  # each file's tree is garbage once read: collections in between only walk the live ones
+    try:
+        return _scan(paths, target, timeline, fix, diff, exhaustive)
+    finally:
+        gc.enable()
+
+
+def _scan(paths: list[str], target: Target, timeline: Timeline | None, fix: bool, diff: bool,
+          exhaustive: bool) -> Report:
     timeline = timeline or Timeline.load()
     found: list[Finding] = []
     errors: list[str] = []
