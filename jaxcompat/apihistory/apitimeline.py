@@ -32,25 +32,29 @@ from __future__ import annotations
 
 import argparse
 import ast
+import gc
 import json
+import os
 import re
 import sys
 import tarfile
 import time
 import zipfile
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from jaxcompat._util.atomic import write_bytes
+from jaxcompat._util.atomic import write_bytes, write_text
 from jaxcompat._util.text import quiet
+from jaxcompat.apihistory.signatures import Callables, Params, absolute_module, parse, top_names
 from jaxcompat.env import resolution
 from jaxcompat.env.releases import versions as released_versions
 from jaxcompat.model.vocab import TimelineState
 
-FORMAT = 6  # the per-release columns' format too: bump it when what is read changes
+FORMAT = 7  # the per-release columns' format too: bump it when what is read changes
 FIRST = Version("0.4.13")
 DATA = Path(__file__).resolve().parents[1] / "data" / "jax_api_timeline.json"
 PRESENT, DEPRECATED, REMOVED, GONE = (TimelineState.PRESENT, TimelineState.DEPRECATED, TimelineState.REMOVED,
@@ -69,13 +73,17 @@ class ModuleApi:
     messages: dict[str, str] = field(default_factory=dict)  # name -> its _deprecations message
     opaque: bool = False  # some exports cannot be read statically: vanished names are not "gone"
     warns: str = ""  # the module warns (DeprecationWarning) on import: the message
+    signatures: dict[str, str] = field(default_factory=dict)  # name or Class.method -> Params text
+    private: list[str] = field(default_factory=list)  # names no API promises: ``_x`` here, or all of ``jax._src``
 
     def to_dict(self) -> dict:
-        return {"names": self.names, "messages": self.messages, "opaque": self.opaque, "warns": self.warns}
+        return {"names": self.names, "messages": self.messages, "opaque": self.opaque, "warns": self.warns,
+                "signatures": self.signatures, "private": self.private}
 
     @classmethod
     def from_dict(cls, d: dict) -> ModuleApi:
-        return cls(dict(d["names"]), dict(d["messages"]), bool(d["opaque"]), d.get("warns", ""))
+        return cls(dict(d["names"]), dict(d["messages"]), bool(d["opaque"]), d.get("warns", ""),
+                   dict(d.get("signatures", {})), list(d.get("private", [])))
 
 
 def read_sources(archive: Path) -> dict[str, str]:
@@ -111,14 +119,37 @@ def is_public(mod: str) -> bool:
 
 def read_release(archive: Path) -> dict[str, ModuleApi]:
     """Every public module of one jax release and what it exports."""
+    gc.disable()  # the trees kept are millions of objects: each collection would walk them all (3x slower)
+    try:
+        return _read_release(archive)
+    finally:
+        gc.enable()
+
+
+def _read_release(archive: Path) -> dict[str, ModuleApi]:
     sources = {module_name(p): s for p, s in read_sources(archive).items()}
-    reader = _Reader(sources)
-    return {mod: reader.api(mod) for mod in sorted(sources) if is_public(mod)}
+    trees: dict[str, ast.Module] = {}
+    reader = _Reader(sources, trees)
+    out = {mod: reader.api(mod) for mod in sorted(sources) if is_public(mod)}
+    callables = Callables(sources, trees)
+    sigs = callables.read({mod: [n for n, s in api.names.items() if s != REMOVED] for mod, api in out.items()})
+    for mod, api in out.items():
+        api.signatures = sigs.get(mod, {})
+    for mod in sorted(sources):  # what no API promises: read for the release that removes it
+        if mod.split(".")[0] != "jax" or any(p in SKIP_PARTS for p in mod.split(".")):
+            continue
+        top = top_names(sources[mod])
+        if is_public(mod):
+            out[mod].private = sorted(n for n in top if n.startswith("_") and not n.startswith("__"))
+        else:
+            out[mod] = ModuleApi(private=sorted(n for n in top if not n.startswith("__")))
+    return out
 
 
 class _Reader:
-    def __init__(self, sources: dict[str, str]):
+    def __init__(self, sources: dict[str, str], trees: dict[str, ast.Module] | None = None):
         self.sources = sources
+        self.trees = {} if trees is None else trees  # parsed once, shared with the signatures' reader
         self.cache: dict[str, ModuleApi] = {}
         self.all_names: dict[str, set[str]] = {}
 
@@ -127,11 +158,9 @@ class _Reader:
             return self.cache[mod]
         out = ModuleApi()
         self.cache[mod] = out  # a cycle of * imports ends here
-        try:
-            tree = ast.parse(self.sources[mod])
-        except SyntaxError:
-            out.opaque = True
-            return out
+        tree = self.trees.get(mod)
+        if tree is None:
+            tree = self.trees[mod] = parse(mod, self.sources[mod])
         defined: dict[str, None] = {}
         wrapped: set[str] = set()
         getattrs = {"deprecation_getattr"}  # the local names of jax's deprecation_getattr
@@ -168,7 +197,7 @@ class _Reader:
                 elif isinstance(st, ast.ImportFrom):
                     for a in st.names:
                         if a.name == "*":
-                            src = _absolute(mod, is_pkg, st.module, st.level)
+                            src = absolute_module(mod, is_pkg, st.module, st.level)
                             if src in self.sources and depth < 8:
                                 inner = self.api(src, depth + 1)
                                 out.opaque |= inner.opaque
@@ -260,14 +289,6 @@ def _is_deprecation_getattr(value: ast.expr | None, names: set[str]) -> bool:
     return (isinstance(f, ast.Name) and f.id in names) or "deprecation_getattr" in ast.unparse(f)
 
 
-def _absolute(mod: str, is_pkg: bool, target: str | None, level: int) -> str:
-    if not level:
-        return target or ""
-    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
-    base = base[: len(base) - (level - 1)] if level > 1 else base
-    return ".".join(base + ([target] if target else []))
-
-
 def _target_names(t: ast.expr) -> list[str]:
     if isinstance(t, ast.Name):
         return [t.id]
@@ -351,7 +372,7 @@ def replacement(message: str) -> str:
 def build(columns: dict[str, dict[str, ModuleApi]]) -> dict:
     """The timeline from per-release exports (``{version: {module: ModuleApi}}``)."""
     releases = sorted(columns, key=Version)
-    all_mods = sorted({m for col in columns.values() for m in col})
+    all_mods = sorted({m for col in columns.values() for m in col if is_public(m)})
     modules: dict[str, dict] = {}
     names: dict[str, dict] = {}
     ever_gone = {m for m in all_mods if any(m not in columns[r] for r in releases)}
@@ -392,7 +413,43 @@ def build(columns: dict[str, dict[str, ModuleApi]]) -> dict:
             if repl:
                 rec["replacement"] = repl
             names.setdefault(mod, {})[n] = rec
-    return {"format": FORMAT, "releases": releases, "modules": modules, "names": names}
+    return {"format": FORMAT, "releases": releases, "modules": modules, "names": names,
+            "callables": _callables(columns, releases), "private": _private(columns, releases)}
+
+
+def _callables(columns: dict[str, dict[str, ModuleApi]], releases: list[str]) -> dict[str, list[list[str]]]:
+    """``{"jax.numpy.array": [[release, signature], ...]}`` for every callable whose signature ever
+    changed (a release that cannot read it, or lacks it, says nothing: names' events say that)."""
+    seqs: dict[str, list[tuple[str, str]]] = {}
+    for r in releases:
+        for mod, api in columns[r].items():
+            for key, sig in api.signatures.items():
+                seqs.setdefault(f"{mod}.{key}", []).append((r, sig))
+    return {q: _compress(seq) for q, seq in sorted(seqs.items()) if len({s for _, s in seq}) > 1}
+
+
+def _private(columns: dict[str, dict[str, ModuleApi]], releases: list[str]) -> dict[str, dict]:
+    """What no API promises, where the wheels show it going: ``{module: {"events": [...], "names":
+    {name: [[release, "+"|"-"], ...]}}}``; a private module that went away, or a private name that
+    went away from a module that stayed (``jax.lib.xla_bridge._backends``, ``jax._src.core.x``)."""
+    out: dict[str, dict] = {}
+    mods = sorted({m for col in columns.values() for m, api in col.items() if api.private or not is_public(m)})
+    for mod in mods:
+        here = [r for r in releases if mod in columns[r]]
+        events = _compress([(r, PRESENT if mod in columns[r] else GONE) for r in releases])
+        names: dict[str, list[list[str]]] = {}
+        every = sorted({n for r in here for n in columns[r][mod].private})
+        sets = {r: set(columns[r][mod].private) for r in here}
+        for n in every:
+            seq = _compress([(r, PRESENT if n in sets[r] else GONE) for r in here])
+            if any(s == GONE for _, s in seq[1:]):
+                names[n] = seq
+        if names or any(s == GONE for _, s in events[1:]):
+            rec: dict = {"events": events}
+            if names:
+                rec["names"] = names
+            out[mod] = rec
+    return out
 
 
 def _compress(seq: list[tuple[str, str]]) -> list[list[str]]:
@@ -430,6 +487,8 @@ class Timeline:
         self.releases: list[str] = data["releases"]
         self.modules: dict[str, dict] = data["modules"]
         self.names: dict[str, dict[str, dict]] = data["names"]
+        self.callables: dict[str, list[list[str]]] = data.get("callables", {})
+        self.private: dict[str, dict] = data.get("private", {})
         self._v = [Version(r) for r in self.releases]
 
     @classmethod
@@ -521,6 +580,36 @@ class Timeline:
         v = _ver(release)
         return next((r for r, s in events if _ver(r) > v and s in states), "")
 
+    def signature(self, qual: str, release: str) -> Params | None:
+        """The parameters of ``qual`` (``jax.numpy.array``, ``jax.Array.reshape``) at ``release``,
+        for a callable whose signature ever changed; None when the timeline has no reading."""
+        events = self.callables.get(qual)
+        if not events:
+            return None
+        sig, since = self._at(events, release)
+        return Params.parse(sig) if since else None
+
+    def signature_history(self, qual: str) -> list[tuple[str, Params]]:
+        return [(r, Params.parse(s)) for r, s in self.callables.get(qual, [])]
+
+    def private_gone(self, dotted: str, release: str) -> str:
+        """The release from which the private module or name ``dotted`` (``jax._src.x``,
+        ``jax.lib.xla_bridge._backends``) is gone, as of ``release``; "" while it is there or unknown."""
+        parts = dotted.split(".")
+        for i in range(len(parts), 0, -1):
+            mod = ".".join(parts[:i])
+            rec = self.private.get(mod)
+            if rec is None:
+                continue
+            state, since = self._at(rec["events"], release)
+            if state == GONE:
+                return since
+            if i < len(parts) and parts[i] in rec.get("names", {}):
+                state, since = self._at(rec["names"][parts[i]], release)
+                return since if state == GONE else ""
+            return ""
+        return ""
+
     def is_module(self, dotted: str) -> bool:
         return dotted in self.modules
 
@@ -564,23 +653,31 @@ def archive_for(version: str, wheels: Path) -> Path:
     return hit
 
 
+def _column_path(version: str, cache: Path) -> Path:
+    return cache / "columns" / f"{version}-f{FORMAT}.json"  # only a release that parsed whole is kept
+
+
 def column(version: str, cache: Path) -> dict[str, ModuleApi]:
     """One release's exports, read once and kept as JSON beside the wheels."""
-    path = cache / "columns" / f"{version}-f{FORMAT}.json"
+    path = _column_path(version, cache)
     if path.is_file():
         return {m: ModuleApi.from_dict(d) for m, d in json.loads(path.read_text(encoding="utf-8")).items()}
     col = read_release(archive_for(version, cache / "wheels"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({m: a.to_dict() for m, a in col.items()}, sort_keys=True), encoding="utf-8")
+    write_text(path, json.dumps({m: a.to_dict() for m, a in col.items()}, sort_keys=True))
     return col
 
 
 def regenerate(cache: Path, out: Path = DATA, releases: list[str] | None = None, progress=quiet) -> dict:
-    from jaxcompat._util.atomic import write_text
-
     t0 = time.perf_counter()
     releases = releases or pypi_releases(cache)
+    todo = [r for r in releases if not _column_path(r, cache).is_file()]
+    for r in todo:
+        archive_for(r, cache / "wheels")  # downloads one at a time: the index is asked politely
     columns = {}
+    if len(todo) > 1:  # reading is CPU-bound: one process per core
+        with ProcessPoolExecutor(max_workers=min(len(todo), os.cpu_count() or 1)) as pool:
+            for r, _ in zip(todo, pool.map(column, todo, [cache] * len(todo)), strict=True):
+                progress(f"read jax {r}")
     for r in releases:
         columns[r] = column(r, cache)
     data = build(columns)

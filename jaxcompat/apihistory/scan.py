@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import gc
 import json
 import os
 import re
@@ -30,13 +31,28 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Union
 
-from jaxcompat.apihistory.apitimeline import DEPRECATED, GONE, PRESENT, REMOVED, State, Timeline
+from jaxcompat.apihistory import behaviour
+from jaxcompat.apihistory.apitimeline import DEPRECATED, GONE, PRESENT, REMOVED, State, Timeline, _ver
+from jaxcompat.apihistory.signatures import Params
+from jaxcompat.model.vocab import BindProblem
 
 REMOVED_CODE, DEPRECATED_CODE = "JXC001", "JXC002"
+CALL_CODE, PRIVATE_CODE, BEHAVIOUR_CODE, CALL_DEPRECATED_CODE, PRIVATE_GONE_CODE = (
+    "JXC003", "JXC004", "JXC005", "JXC006", "JXC007")
 RULES = {
     REMOVED_CODE: ("jax-api-removed", "A jax name in use is removed at the target jax release."),
     DEPRECATED_CODE: ("jax-api-deprecated", "A jax name in use is deprecated at the target jax release."),
+    CALL_CODE: ("jax-call-rejected", "A call that the target release's signature rejects: an argument by position "
+                "that is keyword-only now, a keyword removed or renamed, a newly required parameter."),
+    PRIVATE_CODE: ("jax-private-api", "Private jax API (jax._src, an underscore name): it may change in any "
+                   "release, without deprecation."),
+    BEHAVIOUR_CODE: ("jax-behaviour-changed", "A jax function whose behaviour changed between the releases, "
+                     "with nothing in its name or signature to show it."),
+    CALL_DEPRECATED_CODE: ("jax-call-deprecated", "A call the target accepts with a DeprecationWarning: an argument "
+                           "by position that jax is making keyword-only."),
+    PRIVATE_GONE_CODE: ("jax-private-removed", "Private jax API that the target release no longer has."),
 }
+ERROR_CODES = frozenset({REMOVED_CODE, CALL_CODE, PRIVATE_GONE_CODE})
 SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "__pycache__", "node_modules",
              "site-packages", "build", "dist", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".jaxcompat"}
 _REMOVAL = re.compile(r"(?i)(?:will be removed|removed)\s+(?:in|with|from)\s+(?:JAX\s+)?v?(\d+\.\d+(?:\.\d+)*)")
@@ -88,7 +104,7 @@ class Finding:
 
     @property
     def level(self) -> str:
-        return "error" if self.code == REMOVED_CODE else "warning"
+        return "error" if self.code in ERROR_CODES else "warning"
 
     def to_dict(self) -> dict:
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "edit"}
@@ -191,6 +207,138 @@ def is_rename(old: str, new: str) -> bool:
     """The replacement is the same object under a new name (e.g. jax.tree_map → jax.tree.map)."""
     o, parts = old.rsplit(".", 1)[-1], new.split(".")
     return o == parts[-1] or o.rstrip("_") == parts[-1] or (len(parts) > 1 and o == "_".join(parts[-2:]))
+
+
+def private_part(dotted: str) -> str:
+    """The prefix of ``dotted`` up to its first private part (``jax._src``, ``jax.lib.xla_bridge._backends``),
+    or "" when every part is public (dunders such as ``__version__`` are public)."""
+    parts = dotted.split(".")
+    if parts[0] != "jax":
+        return ""
+    for i, p in enumerate(parts[1:], start=2):
+        if p.startswith("_") and not (p.startswith("__") and p.endswith("__")):
+            return ".".join(parts[:i])
+    return ""
+
+
+BEHAVIOUR = behaviour.by_name()
+
+
+def _pretty(p: Params) -> str:
+    return "(" + p.text().replace(",", ", ").replace("=", "=…") + ")"
+
+
+def _slot_names(p: Params, first: int, last: int) -> list[str]:
+    return [x.name for x in p.slots[first:last]]
+
+
+def judge_call(dotted: str, hist: list[tuple[str, Params]], target: Target, call: ast.Call,
+               source: str) -> tuple[str, str, Edit | None] | None:
+    """(code, message, fix) for a call of a jax callable whose signature changed, or None when the
+    target binds it as before. A call is only judged where some release in the history bound it
+    (a call that never bound anywhere is the reader's blind spot or the user's own bug: not ours)."""
+    star = any(type(a) is ast.Starred for a in call.args)
+    n_pos = sum(type(a) is not ast.Starred for a in call.args)
+    kws = [k.arg for k in call.keywords if k.arg]
+    dstar = any(k.arg is None for k in call.keywords)
+    upto = [(r, p) for r, p in hist if _ver(r) <= _ver(target.release)]
+    if not upto:
+        return None
+    binds = [p.bind(n_pos, kws, star, dstar) for _, p in upto]
+    now = upto[-1][1]
+    named = next((i for i in range(len(upto) - 1, -1, -1) if binds[i].ok and not binds[i].into_varargs), None)
+    after = [(r, p) for r, p in hist if _ver(r) > _ver(target.release)]
+    if binds[-1].ok:
+        if not binds[-1].into_varargs or named is None:
+            return None
+        # positional arguments that named parameters took before now land in a deprecation shim's *args
+        first = len(now.slots)
+        moved = _slot_names(upto[named][1], first, n_pos)
+        if not moved or not all(m in now.names() for m in moved):
+            return None
+        since = upto[named + 1][0]
+        later = next((r for r, p in after if not p.bind(n_pos, kws, star, dstar).ok), "")
+        fails = f"; a TypeError from jax {later}" if later else ""
+        text = (f"{dotted}: {', '.join(moved)} passed by position is deprecated since jax {since} "
+                f"(a DeprecationWarning{fails}): pass {_kw_list(moved)} by keyword")
+        return CALL_DEPRECATED_CODE, text, _by_keyword(call, first, moved, source)
+    ok = next((i for i in range(len(upto) - 2, -1, -1) if binds[i].ok), None)
+    if ok is None:
+        later = next((r for r, p in after if p.bind(n_pos, kws, star, dstar).ok), "")
+        if not later:
+            return None  # never bound in any release we read: not a change of jax's
+        return CALL_CODE, (f"{dotted}: this call is accepted only from jax {later} ({binds[-1].problem}"
+                           f"{' ' + binds[-1].name if binds[-1].name else ''} at jax {target.release}); "
+                           f"its parameters at jax {target.release}: {_pretty(now)}"), None
+    broke, was = upto[ok + 1][0], upto[ok][1]
+    b = binds[-1]
+    edit: Edit | None = None
+    if b.problem is BindProblem.TOO_MANY_POSITIONAL:
+        ref = upto[named][1] if named is not None else was
+        moved = _slot_names(ref, b.index, n_pos)
+        if not moved or len(moved) != n_pos - b.index:
+            return None
+        kwonly = [m for m in moved if m in {x.name for x in now.kwonly}]
+        shim = next((r for (r, p), bd in zip(upto[ok:], binds[ok:], strict=True) if bd.ok and bd.into_varargs), "")
+        warned = f" (by position it warned since jax {shim})" if shim else ""
+        text = f"{', '.join(moved)} passed by position, keyword-only since jax {broke}{warned}"
+        if len(kwonly) == len(moved):
+            text += f": pass {_kw_list(moved)} by keyword"
+            edit = _by_keyword(call, b.index, moved, source)
+    elif b.problem is BindProblem.UNKNOWN_KEYWORD:
+        new = _renamed(b.name, was, now)
+        if new:
+            text = f"keyword {b.name}= was renamed {new}= in jax {broke}: write {new}="
+            kw = next(k for k in call.keywords if k.arg == b.name)
+            edit = Replace(kw.lineno, kw.col_offset, kw.lineno, kw.col_offset + len(b.name.encode("utf-8")), new)
+        else:
+            text = f"keyword {b.name}= was removed in jax {broke}"
+    elif b.problem is BindProblem.MISSING_REQUIRED:
+        text = f"{b.name} is required since jax {broke}"
+    elif b.problem is BindProblem.POSITIONAL_ONLY_BY_KEYWORD:
+        text = f"{b.name} is positional-only since jax {broke}: pass it by position"
+    else:
+        text = f"{b.problem} since jax {broke}"
+    text = f"{dotted}: {text}; its parameters at jax {target.release}: {_pretty(now)}"
+    if target.before and not _binds_at(hist, target.before, n_pos, kws, star, dstar):
+        text += f" (already failing in jax {target.before})"
+    return CALL_CODE, text, edit
+
+
+def _kw_list(names: list[str]) -> str:
+    return ", ".join(f"{n}=" for n in names)
+
+
+def _binds_at(hist: list[tuple[str, Params]], release: str, n_pos: int, kws: list[str], star: bool,
+              dstar: bool) -> bool:
+    upto = [p for r, p in hist if _ver(r) <= _ver(release)]
+    return not upto or upto[-1].bind(n_pos, kws, star, dstar).ok
+
+
+def _renamed(old: str, was: Params, now: Params) -> str:
+    """The new name of keyword ``old``: the parameter in its place that ``was`` did not have."""
+    new_names = now.names() - was.names()
+    slots = [p.name for p in was.slots]
+    if old in slots:
+        i = slots.index(old)
+        if i < len(now.slots) and now.slots[i].name in new_names:
+            return now.slots[i].name
+    gone = was.names() - now.names()
+    if gone == {old} and len(new_names) == 1:
+        return next(iter(new_names))
+    return ""
+
+
+def _by_keyword(call: ast.Call, first: int, names: list[str], source: str) -> Replace | None:
+    args = call.args[first:first + len(names)]
+    if len(args) != len(names) or any(type(a) is ast.Starred for a in args) or call.keywords and any(
+            (k.lineno, k.col_offset) < (args[-1].lineno, args[-1].col_offset) for k in call.keywords):
+        return None
+    texts = [ast.get_source_segment(source, a) for a in args]
+    if any(t is None for t in texts):
+        return None
+    return Replace(args[0].lineno, args[0].col_offset, args[-1].end_lineno, args[-1].end_col_offset,
+                   ", ".join(f"{n}={t}" for n, t in zip(names, texts, strict=True)))
 
 
 # ---------------------------------------------------------------- one file
@@ -312,21 +460,70 @@ class _File:
             self.guarded += 1  # the code already handles the name's absence (try/except, hasattr, version check)
             return
         code, text = message(hit, self.target, self.timeline)
+        self.emit(node, code, hit.name, text, hit.state.replacement, edit)
+
+    def emit(self, node, code: str, name: str, text: str, replacement: str = "", edit: Edit | None = None) -> None:
         self.findings.append(Finding(
             self.path, node.lineno, self.char_col(node.lineno, node.col_offset) + 1,
             node.end_lineno or node.lineno, self.char_col(node.end_lineno or node.lineno, node.end_col_offset or 0) + 1,
-            code, hit.name, text, hit.state.replacement, fixable=edit is not None, edit=edit))
+            code, name, text, replacement, fixable=edit is not None, edit=edit))
+
+    # private API: jax._src, underscore names reached through public modules
+    def on_private(self, node, dotted: str) -> bool:
+        """Report ``dotted`` if it reaches private jax API; True when it did."""
+        name = private_part(dotted)
+        if not name or self.quiet:
+            return bool(name)
+        if self.is_guarded(node.lineno, name):
+            self.guarded += 1
+            return True
+        gone = self.timeline.private_gone(dotted, self.target.release)
+        if gone:
+            self.emit(node, PRIVATE_GONE_CODE, dotted,
+                      f"{dotted} is private jax API, gone in jax {gone}: private names change without deprecation")
+        else:
+            self.emit(node, PRIVATE_CODE, name,
+                      f"{dotted} is private jax API ({name}): it may change in any release, without deprecation")
+        return True
+
+    # calls: the target's signature, and behaviour that changed
+    def on_call(self, node: ast.Call) -> None:
+        func = node.func
+        if type(func) is ast.Name:
+            dotted = self.aliases.get(func.id, "")
+        elif type(func) is ast.Attribute:
+            dotted = self.dotted(func)
+        else:
+            return
+        if not dotted or resolve(self.timeline, dotted, self.target.release):
+            return  # not jax, or reported as removed/deprecated already
+        for change in BEHAVIOUR.get(dotted, ()):
+            if change.crossed(self.target.before, self.target.release) and not self.is_guarded(node.lineno, dotted):
+                if _ver(self.target.release) < _ver(change.release):
+                    head = f"{dotted} warns since jax {change.warned} (DeprecationWarning); from jax {change.release}"
+                else:
+                    head = f"{dotted} changed in jax {change.release}" + (
+                        f" (it warned from {change.warned})" if change.warned else "")
+                self.emit(func, BEHAVIOUR_CODE, dotted, f"{head}: {change.meaning}; instead: {change.instead}")
+        hist = self.timeline.signature_history(dotted)
+        if hist and not self.is_guarded(node.lineno, dotted):
+            verdict = judge_call(dotted, hist, self.target, node, self.source)
+            if verdict is not None:
+                code, text, edit = verdict
+                self.emit(node, code, dotted, text, edit=edit)
 
     def run(self, lines: list[int] | None = None) -> list[Finding]:
         """``lines``: the only lines that can hold a finding (sorted); None: every line."""
         tree = ast.parse(self.source, filename=self.path)
-        imports, attrs, branches = [], [], []
+        imports, attrs, branches, calls = [], [], [], []
         for node in (ast.walk(tree) if lines is None else _pruned(tree, lines)):
             t = type(node)
             if t is ast.Attribute:
                 attrs.append(node)
             elif t is ast.Import or t is ast.ImportFrom:
                 imports.append(node)
+            elif t is ast.Call:
+                calls.append(node)
             elif t is ast.Try or t is ast.If or t is ast.IfExp or t is ast.BoolOp or t.__name__ == "TryStar":
                 branches.append(node)
         imports.sort(key=lambda n: (n.lineno, n.col_offset))
@@ -343,6 +540,8 @@ class _File:
         for node in attrs:
             if id(node) not in inner:
                 self.on_chain(node)
+        for node in calls:
+            self.on_call(node)
         return self.findings
 
     # imports: bind aliases, report what is broken where it is imported
@@ -359,6 +558,9 @@ class _File:
                 local = a.asname or "jax"
                 bound = a.name if a.asname else "jax"
                 self.aliases[local] = bound
+                if self.on_private(a, a.name):
+                    self.reported_aliases.add(local)
+                    continue
                 hit = resolve(self.timeline, a.name, release, modules=a.name.count(".") + 1)
                 if hit:
                     self.add(a, hit)
@@ -366,6 +568,13 @@ class _File:
                         self.reported_aliases.add(local)
             return
         if node.level or not node.module or not (node.module == "jax" or node.module.startswith("jax.")):
+            return
+        if private_part(node.module):
+            for a in node.names:
+                self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+                self.reported_aliases.add(a.asname or a.name)
+            self.on_private(node, node.module + (f".{node.names[0].name}" if len(node.names) == 1
+                                                 and node.names[0].name != "*" else ""))
             return
         mod_hit = resolve(self.timeline, node.module, release, modules=node.module.count(".") + 1)
         if mod_hit:
@@ -377,6 +586,9 @@ class _File:
             local = a.asname or a.name
             self.aliases[local] = full
             if mod_hit:
+                self.reported_aliases.add(local)
+                continue
+            if self.on_private(a, full):
                 self.reported_aliases.add(local)
                 continue
             hit = resolve(self.timeline, full, release)
@@ -394,6 +606,19 @@ class _File:
             return
         root = self.aliases[cur.id]
         dotted = ".".join([root] + parts[::-1])
+        if cur.id in self.reported_aliases and private_part(root):
+            gone = self.timeline.private_gone(dotted, self.target.release)
+            if gone and not self.quiet and not self.is_guarded(node.lineno, dotted):
+                self.emit(node, PRIVATE_GONE_CODE, dotted, f"{dotted} is private jax API, gone in jax {gone}: "
+                          "private names change without deprecation")
+            return
+        if cur.id not in self.reported_aliases and private_part(dotted):
+            depth = len(private_part(dotted).split(".")) - len(root.split("."))
+            sub = node
+            for _ in range(len(parts) - depth):
+                sub = sub.value
+            self.on_private(sub, dotted)
+            return
         hit = resolve(self.timeline, dotted, self.target.release)
         if hit is None or (cur.id in self.reported_aliases and len(hit.name) <= len(root)):
             return  # nothing, or what its import already reported
@@ -485,7 +710,7 @@ def candidate_lines(source: str, words: frozenset[str], timeline: Timeline, rele
     everything broken at the target (``words``): none. Else the jax imports are read (``ast`` on
     each statement alone) and looked up, and so is every chain that starts at a name they bind.
     When an import cannot be read on its own, every line counts."""
-    if words.isdisjoint(_IDENT.findall(source)):
+    if words.isdisjoint(_IDENT.findall(source)) and "._" not in source:
         return None
     imports = [m.start() for m in _IMPORT_LINE.finditer(source)]
     aliases, broken = _read_imports(source, imports, timeline, release)
@@ -503,9 +728,13 @@ def candidate_lines(source: str, words: frozenset[str], timeline: Timeline, rele
             dotted = ".".join([aliases[parts[0]], *parts[1:]])
             hit = seen.get(dotted)
             if hit is None:
-                hit = seen[dotted] = resolve(timeline, dotted, release) is not None
+                hit = seen[dotted] = interesting(timeline, dotted, release)
             if hit:
                 keep.append(m.start())
+        direct = [a for a, d in aliases.items() if d in timeline.callables or d in BEHAVIOUR]
+        if direct:  # `from jax.numpy import array` ... `array(x, None, False)`
+            calls = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(direct))) + r")\s*\(")
+            keep += [m.start() for m in calls.finditer(source)]
     if not keep and not broken:
         return None
     return sorted({bisect_right(starts, i) for i in keep + imports})
@@ -529,12 +758,14 @@ def _read_imports(source: str, imports: list[int], timeline: Timeline, release: 
                 for a in node.names:
                     if a.name.split(".")[0] == "jax":
                         out[a.asname or "jax"] = a.name if a.asname else "jax"
-                        broken = broken or bool(resolve(timeline, a.name, release, modules=a.name.count(".") + 1))
+                        broken = (broken or bool(private_part(a.name))
+                                  or bool(resolve(timeline, a.name, release, modules=a.name.count(".") + 1)))
             elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "jax":
-                broken = broken or bool(resolve(timeline, node.module, release, modules=node.module.count(".") + 1))
+                broken = (broken or bool(private_part(node.module))
+                          or bool(resolve(timeline, node.module, release, modules=node.module.count(".") + 1)))
                 for a in node.names:
                     out[a.asname or a.name] = f"{node.module}.{a.name}"
-                    broken = broken or (a.name != "*" and bool(resolve(timeline, f"{node.module}.{a.name}", release)))
+                    broken = broken or (a.name != "*" and interesting(timeline, f"{node.module}.{a.name}", release))
     return out, broken
 
 
@@ -607,6 +838,19 @@ def _apply(source: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
 # ---------------------------------------------------------------- many files
 
 
+def interesting(timeline: Timeline, dotted: str, release: str) -> bool:
+    """Can a use of ``dotted`` hold a finding at ``release``?"""
+    return (resolve(timeline, dotted, release) is not None or bool(private_part(dotted))
+            or dotted in timeline.callables or dotted in BEHAVIOUR)
+
+
+def call_words(timeline: Timeline) -> frozenset[str]:
+    """The last part of every function and class whose signature ever changed (not methods: their
+    receivers are not known statically), and of every name whose behaviour changed."""
+    out = {q.rsplit(".", 1)[-1] for q in timeline.callables if timeline.is_module(q.rsplit(".", 1)[0])}
+    return frozenset(out | {n.rsplit(".", 1)[-1] for n in BEHAVIOUR})
+
+
 def broken_words(timeline: Timeline, release: str) -> frozenset[str]:
     """The last part of every module and name that is removed or deprecated at ``release``."""
     out = set()
@@ -646,20 +890,29 @@ class Report:
 
     @property
     def errors(self) -> list[Finding]:
-        return [f for f in self.findings if f.code == REMOVED_CODE]
+        return [f for f in self.findings if f.code in ERROR_CODES]
 
 
 def scan(paths: list[str], target: Target, timeline: Timeline | None = None, fix: bool = False,
          diff: bool = False, exhaustive: bool = False) -> Report:
     """``exhaustive``: parse and walk every file that mentions jax (no reading ahead of the
     parser: the same findings, slower; the tests hold the two to that)."""
+    gc.disable()  # each file's tree is garbage once read: collections in between only walk the live ones
+    try:
+        return _scan(paths, target, timeline, fix, diff, exhaustive)
+    finally:
+        gc.enable()
+
+
+def _scan(paths: list[str], target: Target, timeline: Timeline | None, fix: bool, diff: bool,
+          exhaustive: bool) -> Report:
     timeline = timeline or Timeline.load()
     found: list[Finding] = []
     errors: list[str] = []
     fixed: list[Finding] = []
     diffs: list[str] = []
     guarded = 0
-    words = broken_words(timeline, target.release)
+    words = broken_words(timeline, target.release) | call_words(timeline)
     seen: dict[str, bool] = {}
     listed = files(paths)
     for path in listed:
@@ -718,7 +971,7 @@ def render(report: Report, fmt: str, target: Target, timeline: Timeline) -> str:
     lines = [f.text() for f in report.findings] + [f"warning: {e}" for e in report.parse_errors]
     n_err, n_warn = len(report.errors), len(report.findings) - len(report.errors)
     summary = (f"jax {target.release}" + (f" (from {target.before})" if target.before else "")
-               + f": {report.files} files, {n_err} removed, {n_warn} deprecated in use")
+               + f": {report.files} files, {n_err} errors, {n_warn} warnings")
     if report.guarded:
         summary += f" ({report.guarded} more inside try/except or hasattr/version checks, not reported)"
     if report.fixed:
@@ -736,7 +989,7 @@ def _gh(s: str) -> str:
 def sarif(report: Report, target: Target, timeline: Timeline) -> dict:
     """SARIF 2.1.0, as GitHub code scanning reads it."""
     rules = [{"id": code, "name": name, "shortDescription": {"text": text},
-              "defaultConfiguration": {"level": "error" if code == REMOVED_CODE else "warning"}}
+              "defaultConfiguration": {"level": "error" if code in ERROR_CODES else "warning"}}
              for code, (name, text) in RULES.items()]
     results = []
     for f in report.findings:

@@ -229,3 +229,13 @@ class UserTestStatus(Word):
     FIXED = "fixed"
     PASS = "pass"
     SKIPPED = "skipped"
+
+
+class BindProblem(Word):
+    """Why a call does not bind to a callable's parameters, as Python would say it."""
+
+    TOO_MANY_POSITIONAL = "too many positional arguments"
+    UNKNOWN_KEYWORD = "unexpected keyword argument"
+    POSITIONAL_ONLY_BY_KEYWORD = "positional-only parameter passed by keyword"
+    MULTIPLE_VALUES = "multiple values for one parameter"
+    MISSING_REQUIRED = "missing a required argument"
