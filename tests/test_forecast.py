@@ -27,12 +27,18 @@ def _timeline_says(api: str) -> tuple[str, str]:
     return st.deprecated_in, st.removed_in
 
 
+def _replacement(api: str) -> str:
+    mod, _, name = api.rpartition(".")
+    return Timeline.load().name(mod, name, Timeline.load().newest).replacement
+
+
 def test_the_removal_release_comes_from_the_timeline_when_the_message_announces_none():
     dep = Deprecation.from_dict(GET_AVAL)
     assert dep.removal is None  # the message itself says nothing of a removal
     deprecated_in, removed_in = _timeline_says("jax.core.get_aval")
     assert removed_in, "the committed timeline knows jax.core.get_aval went"
-    assert history("jax.core.get_aval") == History(deprecated_in, removed_in, Timeline.load().newest)
+    assert history("jax.core.get_aval") == History(deprecated_in, removed_in, Timeline.load().newest,
+                                                   _replacement("jax.core.get_aval"))
     (line,) = forecast([GET_AVAL], {"equinox": "0.13.2"}, histories([GET_AVAL]))
     assert line == (f"equinox 0.13.2 uses jax.core.get_aval (equinox/internal/_loop/common.py:8), "
                     f"which jax removes in {removed_in} (deprecated in {deprecated_in})")

@@ -230,3 +230,19 @@ def test_a_session_error_stands_only_for_the_tests_it_kept_from_running(tmp_path
                                "cpu")
     assert {t.test: t.cls for t in tests} == {TESTS[0]: "pass", TESTS[1]: "broken", TESTS[2]: "broken"}
     assert all(t.traceback == err.traceback for t in tests if t.cls == "broken")
+
+
+def test_a_deprecated_name_in_the_project_s_own_test_says_what_to_use_instead(tmp_path):
+    """The warning raised while a test runs, from the project's own code (not a dependency's):
+    the test failed (it was collected), and the fix is the replacement jax names."""
+    t = Timeline.load()
+    st = t.name("jax", "tree_map", t.newest)
+    assert st.replacement and st.deprecated_in
+    raw = RawResult(case="tests/test_t.py::test_map", status="failed", error_types=["DeprecationWarning", "Warning"],
+                    message=f"DeprecationWarning: {st.message or 'jax.tree_map is deprecated'}",
+                    traceback="tests/test_t.py:3: in test_map\n    jax.tree_map(f, x)\n")
+    after = usertests.Observed(results={raw.case: raw}, versions={"jax": st.deprecated_in},
+                               warning_filter='addopts "-W error" in pytest.ini')
+    (u,) = usertests.classify(after, None, load(make_tree(tmp_path, MINIMAL)), "cpu")
+    assert u.explained_by_api.startswith("failed: your code uses jax.tree_map (tests/test_t.py:3)")
+    assert u.fix.startswith(f"use {st.replacement} instead of jax.tree_map in your code; or pin jax<{st.deprecated_in}")

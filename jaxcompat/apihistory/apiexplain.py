@@ -87,13 +87,14 @@ def history(api: str, timeline: Timeline | None = None) -> History | None:
     if hit is not None and (hit.state.broken or hit.state.deprecated_in):
         st = hit.state
         removed = st.removed_in if st.broken else ""
-        return History(deprecated_in=st.deprecated_in, removed_in=removed, newest=timeline.newest)
+        return History(deprecated_in=st.deprecated_in, removed_in=removed, newest=timeline.newest,
+                       replacement=st.replacement)
     # deprecated once, and back (or never removed) at the newest: ask the release it was deprecated in
     for release in reversed(timeline.releases):
         hit = resolve(timeline, api, release)
         if hit is not None and hit.state.deprecated_in:
             return History(deprecated_in=hit.state.deprecated_in, removed_in=hit.state.removed_in,
-                           newest=timeline.newest)
+                           newest=timeline.newest, replacement=hit.state.replacement)
     return None
 
 
@@ -174,6 +175,7 @@ class WarningAsError:
     jax: str  # the installed jax
     setting: str  # the project's setting that makes it an error ("" when not found in its configuration)
     upgrade: str = ""  # a release of ``package`` that no longer uses it, from a rule ("" when none is known)
+    replacement: str = ""  # what jax says to use instead
     collected: bool = False  # the warning was raised while the test ran (not while its module imported)
 
     def text(self) -> str:
@@ -194,7 +196,9 @@ class WarningAsError:
             out.append(f'add "ignore::{self.category}:{self.package}" to the project\'s filterwarnings, after '
                        f"its \"error\" (the warning comes from {self.package}, not from your code)")
         else:
-            out.append(f"stop using {self.name} in your code")
+            instead = f"use {self.replacement} instead of {self.name}" if self.replacement else \
+                f"stop using {self.name}"
+            out.append(f"{instead} in your code")
         if self.deprecated_in:
             until = f" (jax {self.removed_in} removes it: this only postpones the break)" if self.removed_in else ""
             out.append(f"pin jax<{self.deprecated_in}{until}")
@@ -227,7 +231,7 @@ def explain_warning(error_types: list[str], message: str, traceback: str, versio
             break
     return WarningAsError(name, category, package, version, used,
                           known.deprecated_in if known else "", known.removed_in if known else "",
-                          versions.get("jax", ""), setting, upgrade)
+                          versions.get("jax", ""), setting, upgrade, known.replacement if known else "")
 
 
 def explain_warning_result(raw, versions: dict[str, str], setting: str, matrix=None) -> WarningAsError | None:

@@ -31,6 +31,7 @@ class History:
     deprecated_in: str = ""  # the first release that deprecates it ("" when the history does not say)
     removed_in: str = ""  # the first release without it ("" while the newest release still has it)
     newest: str = ""  # the newest release the history knows
+    replacement: str = ""  # what jax's message says to use instead ("" when it names nothing)
 
 
 @dataclass(frozen=True)
