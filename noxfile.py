@@ -118,8 +118,20 @@ def scan(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def timeline(session: nox.Session) -> None:
-    """Regenerate jaxcompat/data/jax_api_timeline.json from every jax release's wheel (each read once, cached)."""
-    session.run(sys.executable, "-m", "jaxcompat.apihistory.apitimeline", *session.posargs, external=True)
+    """Regenerate jaxcompat/data/{jax,equinox}_api_timeline.json from every release's wheel (each read once,
+    cached), on the newest Python here: jax 0.12 is written in Python 3.12 syntax, which 3.11 cannot parse."""
+    from jaxcompat.env.pythons import PythonMissing, find_python
+
+    for version in ("3.14", "3.13", "3.12"):
+        try:
+            exe = find_python(version)
+            break
+        except PythonMissing:
+            continue
+    else:
+        session.error("no Python >= 3.12 found (fix: `uv python install 3.13` or `pyenv install 3.13`)")
+    session.run("uv", "run", "--no-project", "--python", exe, "--with", "packaging>=22", "python", "-m",
+                "jaxcompat.apihistory.apitimeline", *session.posargs, external=True)
 
 
 @nox.session(python=False)
