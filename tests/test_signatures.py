@@ -340,3 +340,10 @@ def test_scan_command_reads_equinox_beside_jax(tmp_path, capsys):
     assert [f["code"] for s in data["scans"] for f in s["findings"]] == ["JXC003", "JXC002"]
     assert main(["scan", str(tmp_path), "--equinox", "latest"]) == 0  # equinox alone: a deprecation warns
     assert "equinox 0.13.8: 1 files, 0 errors, 1 warnings" in capsys.readouterr().out
+
+
+def test_a_fallback_import_does_not_rebind_and_setting_an_attribute_never_fails(tmp_path, tl):
+    code = ("try:\n    from jax._src import core\nexcept ImportError:\n    from jax._src import mesh as core\n"
+            "x = core.get_aval\ncore.get_aval = print\n")
+    got = [(f.line, f.code, f.name) for f in scan_at(tmp_path, tl, code, "0.12.0").findings]
+    assert got == [(4, "JXC004", "jax._src"), (5, "JXC007", "jax._src.core.get_aval")]

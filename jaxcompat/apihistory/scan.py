@@ -356,6 +356,7 @@ class _File:
         self.reported_aliases: set[str] = set()  # bound to something already reported at its import
         self.imported: set[str] = set()  # modules imported by `import X` anywhere in the file
         self.guards: list[tuple[int, int, str | None]] = []  # (first, last line, only this name or None)
+        self.fallbacks: list[tuple[int, int]] = []  # the lines of every `except` handler
         self.guarded = 0  # hits left out there
         self.quiet = False
 
@@ -532,6 +533,8 @@ class _File:
             elif t is ast.Try or t is ast.If or t is ast.IfExp or t is ast.BoolOp or t.__name__ == "TryStar":
                 branches.append(node)
         imports.sort(key=lambda n: (n.lineno, n.col_offset))
+        self.fallbacks = [(h.lineno, h.end_lineno or h.lineno) for b in branches if type(b) is ast.Try
+                          or type(b).__name__ == "TryStar" for h in b.handlers]
         for node in imports:
             self.on_import(node, first=True)
         for node in branches:
@@ -562,7 +565,7 @@ class _File:
                 self.imported.add(a.name)
                 local = a.asname or self.pkg
                 bound = a.name if a.asname else self.pkg
-                self.aliases[local] = bound
+                self.bind(local, bound, a)
                 if self.on_private(a, a.name):
                     self.reported_aliases.add(local)
                     continue
@@ -576,7 +579,7 @@ class _File:
             return
         if private_part(node.module):
             for a in node.names:
-                self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+                self.bind(a.asname or a.name, f"{node.module}.{a.name}", node)
                 self.reported_aliases.add(a.asname or a.name)
             self.on_private(node, node.module + (f".{node.names[0].name}" if len(node.names) == 1
                                                  and node.names[0].name != "*" else ""))
@@ -589,7 +592,7 @@ class _File:
                 continue
             full = f"{node.module}.{a.name}"
             local = a.asname or a.name
-            self.aliases[local] = full
+            self.bind(local, full, node)
             if mod_hit:
                 self.reported_aliases.add(local)
                 continue
@@ -600,6 +603,15 @@ class _File:
             if hit:
                 self.add(a, hit, self.import_edit(node, a, hit))
                 self.reported_aliases.add(local)
+
+    def bind(self, local: str, dotted: str, node) -> None:
+        """``local`` names ``dotted`` from here on; an import in an ``except`` handler is the fallback
+        of the one its ``try`` made (``try: from jax._src import compiler`` / ``except ImportError:
+        from jax._src import dispatch as compiler``): it does not rebind the name."""
+        line = getattr(node, "lineno", 0)
+        if local in self.aliases and any(a <= line <= b for a, b in self.fallbacks):
+            return
+        self.aliases[local] = dotted
 
     def on_chain(self, node: ast.Attribute) -> None:
         parts = []
@@ -613,11 +625,14 @@ class _File:
         dotted = ".".join([root] + parts[::-1])
         if cur.id in self.reported_aliases and private_part(root):
             gone = self.timeline.private_gone(dotted, self.target.release)
-            if gone and not self.quiet and not self.is_guarded(node.lineno, dotted):
+            if (gone and not self.quiet and type(node.ctx) is ast.Load  # setting an attribute never fails
+                    and not self.is_guarded(node.lineno, dotted)):
                 self.emit(node, PRIVATE_GONE_CODE, dotted, f"{dotted} is private {self.pkg} API, gone in "
                           f"{self.pkg} {gone}: private names change without deprecation")
             return
-        if cur.id not in self.reported_aliases and private_part(dotted):
+        private = private_part(dotted)
+        if (cur.id not in self.reported_aliases and private
+                and not resolve(self.timeline, private.rsplit(".", 1)[0], self.target.release)):
             depth = len(private_part(dotted).split(".")) - len(root.split("."))
             sub = node
             for _ in range(len(parts) - depth):
