@@ -170,6 +170,11 @@ def message(hit: Hit, target: Target, timeline: Timeline) -> tuple[str, str]:
     st, pkg = hit.state, timeline.package
     kind = "module " if hit.is_module else ""
     use = f": use {st.replacement}" if st.replacement else ""
+    gone = resolve(timeline, st.replacement, target.release) if st.replacement else None
+    if gone is not None and gone.state.broken:  # the replacement one release gave, the next removed
+        then = gone.state.replacement
+        use = (f"; its replacement {st.replacement} was removed too, in {pkg} {gone.state.removed_in}"
+               + (f": use {then}" if then and then != hit.name else ""))
     if st.broken:
         dep = f" (deprecated in {st.deprecated_in})" if st.deprecated_in and st.deprecated_in != st.removed_in else ""
         how = (
