@@ -41,9 +41,9 @@ COMPUTE_ON = {
 }
 MESH_CLASS = {
     "0.10.0": "class Mesh:\n  def __init__(self, devices, axis_names):\n    pass\n"
-              "  def local_mesh(self, n):\n    pass\n",
+              "  def local_mesh(self, n):\n    pass\n  def old_api(self, n):\n    pass\n",
     "0.10.1": "class Mesh:\n  def __init__(self, devices, axis_names):\n    pass\n"
-              "  def local_mesh(self, n):\n    pass\n",
+              "  def local_mesh(self, n):\n    pass\n  def old_api(self, n):\n    pass\n",
     "0.12.0": "class Mesh:\n  def __init__(self, devices, axis_names, *, axis_types):\n    pass\n"
               "  def local_mesh(self, n, m=None):\n    pass\n",
 }
@@ -347,3 +347,16 @@ def test_a_fallback_import_does_not_rebind_and_setting_an_attribute_never_fails(
             "x = core.get_aval\ncore.get_aval = print\n")
     got = [(f.line, f.code, f.name) for f in scan_at(tmp_path, tl, code, "0.12.0").findings]
     assert got == [(4, "JXC004", "jax._src"), (5, "JXC007", "jax._src.core.get_aval")]
+
+
+def test_a_method_its_class_no_longer_has_is_known_and_explains_an_attribute_error(tl):
+    from jaxcompat.apihistory.apiexplain import explain_method
+
+    assert tl.callables["jax.sharding.Mesh.old_api"] == [["0.10.0", "n"], ["0.12.0", "-"]]
+    assert tl.method_gone("jax.sharding.Mesh.old_api", "0.12.0") == "0.12.0"
+    assert tl.signature("jax.sharding.Mesh.old_api", "0.12.0") is None
+    msg = "AttributeError: 'Mesh' object has no attribute 'old_api'"
+    assert explain_method(msg, TB, "0.12.0", timeline=tl) == (
+        "jax.sharding.Mesh.old_api was removed in jax 0.12.0, used at proj/core.py:12")
+    assert explain_method(msg, TB, "0.10.1", timeline=tl) == ""
+    assert explain_method("AttributeError: 'Mesh' object has no attribute 'shape'", TB, "0.12.0", timeline=tl) == ""

@@ -164,6 +164,30 @@ def explain_call(message: str, traceback: str, jax_version: str, timeline: Timel
     return next(iter(changes.values())) + (f", called at {at}" if at else "")
 
 
+_NO_METHOD = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
+
+
+def explain_method(message: str, traceback: str, jax_version: str, timeline: Timeline | None = None) -> str:
+    """``'ShapedArray' object has no attribute 'lo_ty'``: a method of a public jax class that the
+    release at ``jax_version`` no longer has; "" when the history knows of none."""
+    m = _NO_METHOD.search(message)
+    if not m:
+        return ""
+    timeline = timeline or Timeline.load()
+    try:
+        release = timeline.release(jax_version)
+    except ValueError:
+        return ""
+    tail = f".{m.group(1)}.{m.group(2)}"
+    found = {q: timeline.method_gone(q, release) for q in timeline.callables if q.endswith(tail)}
+    found = {q: r for q, r in found.items() if r}
+    if not found:
+        return ""
+    qual = min(found, key=len)  # the same class is public under several modules: the shortest name
+    at = where(traceback)
+    return f"{qual} was removed in jax {found[qual]}" + (f", used at {at}" if at else "")
+
+
 def _required_since(hist: list, name: str, release: str) -> str:
     """The release from which ``name`` is a required parameter, if it was not before."""
     since = ""
@@ -184,6 +208,8 @@ def explain_result(raw, versions: dict[str, str]) -> str:
         got = explain_removed(error_type, raw.message, raw.traceback, versions.get("jax", ""))
         if got is None and "TypeError" in types + [error_type]:
             return explain_call(raw.message or "", raw.traceback or "", versions.get("jax", ""))
+        if got is None and "AttributeError" in types + [error_type]:
+            return explain_method(raw.message or "", raw.traceback or "", versions.get("jax", ""))
     except (OSError, ValueError):
         return ""  # no timeline: nothing to say, never a crash of the check
     return got.text() if got else ""

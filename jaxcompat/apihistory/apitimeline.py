@@ -434,9 +434,16 @@ def _callables(columns: dict[str, dict[str, ModuleApi]], releases: list[str]) ->
     changed (a release that cannot read it, or lacks it, says nothing: names' events say that)."""
     seqs: dict[str, list[tuple[str, str]]] = {}
     for r in releases:
+        classes = set()  # the public classes whose methods this release shows
         for mod, api in columns[r].items():
             for key, sig in api.signatures.items():
                 seqs.setdefault(f"{mod}.{key}", []).append((r, sig))
+                if "." in key:
+                    classes.add(f"{mod}.{key.split('.')[0]}")
+        for qual, seq in seqs.items():  # a method its class no longer has: GONE
+            cls = qual.rsplit(".", 1)[0]
+            if cls in classes and seq[-1][0] != r and seq[-1][1] != GONE:
+                seq.append((r, GONE))
     return {q: _compress(seq) for q, seq in sorted(seqs.items()) if len({s for _, s in seq}) > 1}
 
 
@@ -602,10 +609,16 @@ class Timeline:
         if not events:
             return None
         sig, since = self._at(events, release)
-        return Params.parse(sig) if since else None
+        return Params.parse(sig) if since and sig != GONE else None
 
     def signature_history(self, qual: str) -> list[tuple[str, Params]]:
-        return [(r, Params.parse(s)) for r, s in self.callables.get(qual, [])]
+        return [(r, Params.parse(s)) for r, s in self.callables.get(qual, []) if s != GONE]
+
+    def method_gone(self, qual: str, release: str) -> str:
+        """The release from which the method ``qual`` (``jax.core.ShapedArray.lo_ty``) is gone from
+        its class, as of ``release``; "" while it is there, or unknown."""
+        sig, since = self._at(self.callables.get(qual, []), release)
+        return since if sig == GONE else ""
 
     def private_gone(self, dotted: str, release: str) -> str:
         """The release from which the private module or name ``dotted`` (``jax._src.x``,
