@@ -751,13 +751,18 @@ def candidate_lines(source: str, words: frozenset[str], timeline: Timeline, rele
         )
         for m in chains.finditer(source):
             parts = _DOT.split(m.group())
-            dotted = ".".join([aliases[parts[0]], *parts[1:]])
-            hit = seen.get(dotted)
-            if hit is None:
-                hit = seen[dotted] = interesting(timeline, dotted, release)
-            if hit:
-                keep.append(m.start())
-        direct = [a for a, d in aliases.items() if d in timeline.callables or d in BEHAVIOUR]
+            for root in aliases[parts[0]]:  # every binding of the name (a fallback import binds it again)
+                dotted = ".".join([root, *parts[1:]])
+                hit = seen.get(dotted)
+                if hit is None:
+                    if private_part(root):  # its import is reported: only a gone name says more
+                        hit = seen[dotted] = bool(timeline.private_gone(dotted, release))
+                    else:
+                        hit = seen[dotted] = interesting(timeline, dotted, release)
+                if hit:
+                    keep.append(m.start())
+                    break
+        direct = [a for a, ds in aliases.items() if any(d in timeline.callables or d in BEHAVIOUR for d in ds)]
         if direct:  # `from jax.numpy import array` ... `array(x, None, False)`
             calls = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(direct))) + r")\s*\(")
             keep += [m.start() for m in calls.finditer(source)]
@@ -770,9 +775,9 @@ _DOT = re.compile(r"\s*\.\s*")
 
 
 def _read_imports(source: str, imports: list[int], timeline: Timeline, release: str):
-    """The names the jax imports bind ({local: dotted}), and whether one imports something broken;
-    (None, True) when an import cannot be read on its own."""
-    out: dict[str, str] = {}
+    """The names the jax imports bind ({local: [dotted, …]}: every binding, in order), and whether
+    one imports something broken; (None, True) when an import cannot be read on its own."""
+    out: dict[str, list[str]] = {}
     broken = False
     pkg = timeline.package
     for start in imports:
@@ -784,14 +789,14 @@ def _read_imports(source: str, imports: list[int], timeline: Timeline, release: 
             if isinstance(node, ast.Import):
                 for a in node.names:
                     if a.name.split(".")[0] == pkg:
-                        out[a.asname or pkg] = a.name if a.asname else pkg
+                        out.setdefault(a.asname or pkg, []).append(a.name if a.asname else pkg)
                         broken = (broken or bool(private_part(a.name))
                                   or bool(resolve(timeline, a.name, release, modules=a.name.count(".") + 1)))
             elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == pkg:
                 broken = (broken or bool(private_part(node.module))
                           or bool(resolve(timeline, node.module, release, modules=node.module.count(".") + 1)))
                 for a in node.names:
-                    out[a.asname or a.name] = f"{node.module}.{a.name}"
+                    out.setdefault(a.asname or a.name, []).append(f"{node.module}.{a.name}")
                     broken = broken or (a.name != "*" and interesting(timeline, f"{node.module}.{a.name}", release))
     return out, broken
 
