@@ -116,26 +116,22 @@ def scan(session: nox.Session) -> None:
     _jaxcompat(session, "scan")
 
 
-# jax >= 0.12 writes Python 3.12 syntax (PEP 695): its wheels are read by the newest Python here.
-TIMELINE_PYTHONS = ("3.14", "3.13", "3.12")
-
-
 @nox.session(python=False)
 def timeline(session: nox.Session) -> None:
-    """Regenerate jaxcompat/data/jax_api_timeline.json from every jax release's wheel (each read once, cached),
-    on the newest Python this machine has (3.12 or newer: jax 0.12's sources do not parse on 3.11)."""
+    """Regenerate jaxcompat/data/{jax,equinox}_api_timeline.json from every release's wheel (each read once,
+    cached), on the newest Python here: jax 0.12 is written in Python 3.12 syntax, which 3.11 cannot parse."""
     from jaxcompat.env.pythons import PythonMissing, find_python
 
-    for version in TIMELINE_PYTHONS:
+    for version in ("3.14", "3.13", "3.12"):
         try:
             exe = find_python(version)
+            break
         except PythonMissing:
             continue
-        session.run("uv", "run", "--no-project", "--python", exe, "--with", "packaging>=22",
-                    "python", "-m", "jaxcompat.apihistory.apitimeline", *session.posargs, external=True)
-        return
-    session.error(f"no Python {' or '.join(TIMELINE_PYTHONS)} here: jax 0.12's wheels need 3.12 or newer to be "
-                  "read (fix: `uv python install 3.13` or `pyenv install 3.13`)")
+    else:
+        session.error("no Python >= 3.12 found (fix: `uv python install 3.13` or `pyenv install 3.13`)")
+    session.run("uv", "run", "--no-project", "--python", exe, "--with", "packaging>=22", "python", "-m",
+                "jaxcompat.apihistory.apitimeline", *session.posargs, external=True)
 
 
 @nox.session(python=False)

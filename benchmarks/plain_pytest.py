@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     sides = {"candidate": args.candidate_cell or cells.get("candidate") or data["id"],
              "baseline": args.baseline_cell or cells.get("baseline")}
     project = Path(args.project).resolve()
-    work = Path(args.out).with_suffix(".work")
+    work = Path(args.out).resolve().with_suffix(".work")  # pytest runs from the project: no relative paths
     work.mkdir(parents=True, exist_ok=True)
     plain, timing = {}, {}
     for side, cell in sides.items():

@@ -459,3 +459,17 @@ def test_the_candidates_ecosystem_read_against_the_history(tmp_path):
     assert "equinox/_a.py:4: module jax.lib.xla_bridge was removed in jax 0.9.0 — predicted, not exercised" in text
     assert "use no name removed" in ecosystem_lines(tmp_path, "0.4.30", [seen])
     assert ecosystem_lines(tmp_path / "nothing-here", "0.10.2", []) == ""
+
+
+def test_a_replacement_removed_in_its_turn_is_said_not_offered(tmp_path):
+    """jax 0.11.0 removed jax.core.CallPrimitive for jax.extend.core.CallPrimitive, which 0.11.1
+    removed (seen on the real releases: absent from both modules on 0.11.2 and 0.12.0.1)."""
+    from jaxcompat.apihistory.apitimeline import Timeline as Bundled
+
+    real = Bundled.load()
+    (tmp_path / "m.py").write_text("import jax.core\nx = jax.core.CallPrimitive\n")
+    (f,) = scan([str(tmp_path)], Target("0.12.0"), real).findings
+    assert "its replacement jax.extend.core.CallPrimitive was removed too, in jax 0.11.1" in f.message
+    assert not f.fixable
+    (f,) = scan([str(tmp_path)], Target("0.11.0"), real).findings
+    assert f.message.endswith("use jax.extend.core.CallPrimitive") and f.fixable

@@ -41,9 +41,9 @@ COMPUTE_ON = {
 }
 MESH_CLASS = {
     "0.10.0": "class Mesh:\n  def __init__(self, devices, axis_names):\n    pass\n"
-              "  def local_mesh(self, n):\n    pass\n",
+              "  def local_mesh(self, n):\n    pass\n  def old_api(self, n):\n    pass\n",
     "0.10.1": "class Mesh:\n  def __init__(self, devices, axis_names):\n    pass\n"
-              "  def local_mesh(self, n):\n    pass\n",
+              "  def local_mesh(self, n):\n    pass\n  def old_api(self, n):\n    pass\n",
     "0.12.0": "class Mesh:\n  def __init__(self, devices, axis_names, *, axis_types):\n    pass\n"
               "  def local_mesh(self, n, m=None):\n    pass\n",
 }
@@ -286,3 +286,77 @@ def test_top_names_reads_module_level_bindings():
     src = ("import numpy as np\nfrom a.b import (x as _y,\n  z)\ndef _f(): pass\n_X: int = 3\n"
            "class _C: pass\nif True:\n  _hidden = 1\n")
     assert top_names(src) == {"np", "_y", "z", "_f", "_X", "_C"}
+
+
+TB = 'Traceback (most recent call last):\n  File "/v/lib/python3.12/site-packages/proj/core.py", line 12, in f\n'
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("TypeError: array() takes from 1 to 2 positional arguments but 3 were given",
+     "jax.numpy.array: copy passed by position, keyword-only since jax 0.12.0 (by position it warned since jax "
+     "0.10.1): pass copy= by keyword, called at proj/core.py:12"),
+    ("TypeError: make_mesh() got an unexpected keyword argument 'axis_shapes'",
+     "jax.make_mesh: keyword axis_shapes= was renamed axis_sizes= in jax 0.12.0: write axis_sizes=, called at "
+     "proj/core.py:12"),
+    ("TypeError: compute_on() missing 2 required keyword-only arguments: 'compute_type' and 'out_memory_spaces'",
+     "jax.experimental.compute_on.compute_on: out_memory_spaces is required since jax 0.12.0, called at "
+     "proj/core.py:12"),
+    ("TypeError: helper() takes 1 positional argument but 2 were given", ""),  # not jax's
+    ("TypeError: unsupported operand type(s) for +: 'int' and 'str'", ""),
+])
+def test_a_type_error_from_a_signature_change_is_explained(tl, message, expected):
+    from jaxcompat.apihistory.apiexplain import explain_call
+
+    assert explain_call(message, TB, "0.12.0", timeline=tl) == expected
+    assert explain_call(message, TB, "0.10.0", timeline=tl) == ""  # nothing had changed yet
+
+
+def test_equinox_has_its_own_history_read_the_same_way(tmp_path):
+    from jaxcompat.apihistory.apitimeline import PACKAGES
+
+    eqx = Timeline.load(PACKAGES["equinox"][1])
+    assert eqx.package == "equinox" and eqx.releases[0] == "0.10.0"
+    code = ("import equinox as eqx\nimport jax\n\n"
+            "class M(eqx.Module):\n    w: jax.Array = eqx.static_field()\n\n"
+            "mlp = eqx.nn.MLP(2, 2, 4, 1, scan=True, key=jax.random.key(0))\n"
+            "def static_field():\n    return 1\n")  # a local look-alike is never flagged
+    (tmp_path / "m.py").write_text(code)
+    got = {f.line: f for f in scan([str(tmp_path)], Target("0.13.4"), eqx).findings}
+    assert got[5].code == "JXC002" and "equinox.static_field is deprecated since equinox 0.13.0" in got[5].message
+    assert "use equinox.field" in got[5].message
+    assert got[7].code == "JXC003" and "accepted only from equinox 0.13.5" in got[7].message
+    assert set(got) == {5, 7}
+    assert {f.line for f in scan([str(tmp_path)], Target("0.13.5"), eqx).findings} == {5}
+
+
+def test_scan_command_reads_equinox_beside_jax(tmp_path, capsys):
+    from jaxcompat.commands import main
+
+    (tmp_path / "m.py").write_text("import equinox as eqx\nimport jax.numpy as jnp\nf = eqx.static_field()\n"
+                                   "a = jnp.array([1.0], None, False)\n")
+    assert main(["scan", str(tmp_path), "--jax", "0.12.0", "--equinox", "0.13.8", "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert [s["package"] for s in data["scans"]] == ["jax", "equinox"]
+    assert [f["code"] for s in data["scans"] for f in s["findings"]] == ["JXC003", "JXC002"]
+    assert main(["scan", str(tmp_path), "--equinox", "latest"]) == 0  # equinox alone: a deprecation warns
+    assert "equinox 0.13.8: 1 files, 0 errors, 1 warnings" in capsys.readouterr().out
+
+
+def test_a_fallback_import_does_not_rebind_and_setting_an_attribute_never_fails(tmp_path, tl):
+    code = ("try:\n    from jax._src import core\nexcept ImportError:\n    from jax._src import mesh as core\n"
+            "x = core.get_aval\ncore.get_aval = print\n")
+    got = [(f.line, f.code, f.name) for f in scan_at(tmp_path, tl, code, "0.12.0").findings]
+    assert got == [(4, "JXC004", "jax._src"), (5, "JXC007", "jax._src.core.get_aval")]
+
+
+def test_a_method_its_class_no_longer_has_is_known_and_explains_an_attribute_error(tl):
+    from jaxcompat.apihistory.apiexplain import explain_method
+
+    assert tl.callables["jax.sharding.Mesh.old_api"] == [["0.10.0", "n"], ["0.12.0", "-"]]
+    assert tl.method_gone("jax.sharding.Mesh.old_api", "0.12.0") == "0.12.0"
+    assert tl.signature("jax.sharding.Mesh.old_api", "0.12.0") is None
+    msg = "AttributeError: 'Mesh' object has no attribute 'old_api'"
+    assert explain_method(msg, TB, "0.12.0", timeline=tl) == (
+        "jax.sharding.Mesh.old_api was removed in jax 0.12.0, used at proj/core.py:12")
+    assert explain_method(msg, TB, "0.10.1", timeline=tl) == ""
+    assert explain_method("AttributeError: 'Mesh' object has no attribute 'shape'", TB, "0.12.0", timeline=tl) == ""

@@ -90,7 +90,8 @@ def test_the_nightly_regenerates_runs_latest_and_proposes_only_what_changed():
     assert {"3.12", "3.13"} <= set(pythons)
     propose = next(s for s in steps if "create-pull-request" in s.get("uses", ""))
     assert propose["if"] == "steps.changes.outputs.changed == 'true'"
-    assert propose["with"]["add-paths"].split() == ["jaxcompat/data/jax_api_timeline.json", "reports/baseline.json"]
+    assert propose["with"]["add-paths"].split() == ["jaxcompat/data/jax_api_timeline.json",
+                                                    "jaxcompat/data/equinox_api_timeline.json", "reports/baseline.json"]
     upload = next(s for s in steps if "upload-artifact" in s.get("uses", ""))
     assert upload["if"] == "always()" and "reports/nightly.diff" in upload["with"]["path"]
     assert any("GITHUB_STEP_SUMMARY" in r for r in runs)

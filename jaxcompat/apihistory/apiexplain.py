@@ -11,14 +11,15 @@ the last one outside jax itself: the user's code or the dependency that used the
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
 from jaxcompat._util.text import frames
-from jaxcompat.apihistory.apitimeline import Timeline
-from jaxcompat.apihistory.scan import Hit, Target, resolve
+from jaxcompat.apihistory.apitimeline import Timeline, _ver
+from jaxcompat.apihistory.scan import CALL_CODE, CALL_DEPRECATED_CODE, Hit, Target, judge_call, renamed_keyword, resolve
 from jaxcompat.knowledge.deprecations import History, apis
 from jaxcompat.model.vocab import Phase
 from jaxcompat.plugin.packages import DEPENDENTS
@@ -146,12 +147,107 @@ def explain_removed(error_type: str, message: str, traceback: str, jax_version: 
     return Explanation(hit.name, st.removed_in, st.deprecated_in, st.replacement, where(traceback))
 
 
+_POSITIONAL = re.compile(r"(\w+)\(\) takes (?:from \d+ to |at most |exactly )?(\d+) positional arguments? "
+                         r"but (\d+) (?:were|was) given")
+_KEYWORD = re.compile(r"(\w+)\(\) got an unexpected keyword argument '(\w+)'")
+_MISSING = re.compile(r"(\w+)\(\) missing \d+ required (?:keyword-only |positional )?arguments?: (.*)")
+
+
+def explain_call(message: str, traceback: str, jax_version: str, timeline: Timeline | None = None) -> str:
+    """A ``TypeError`` from calling a jax function with arguments its signature at ``jax_version``
+    rejects (an argument by position that became keyword-only, a keyword renamed or removed, a
+    newly required parameter), explained from the signatures' history; "" when none fits."""
+    timeline = timeline or Timeline.load()
+    try:
+        release = timeline.release(jax_version)
+    except ValueError:
+        return ""
+    if m := _POSITIONAL.search(message):
+        func, call = m.group(1), f"f({', '.join(['x'] * int(m.group(3)))})"
+    elif m := _KEYWORD.search(message):
+        func, call = m.group(1), ""
+    elif m := _MISSING.search(message):
+        func, call = m.group(1), ""
+    else:
+        return ""
+    at = where(traceback)
+    keyword = m.group(2) if m.re is _KEYWORD else ""
+    found = []
+    for qual in timeline.callables:
+        if qual.rsplit(".", 1)[-1] != func:
+            continue
+        hist = timeline.signature_history(qual)
+        if call:
+            node = ast.parse(call).body[0].value
+            got = judge_call(qual, hist, Target(release), node, call)
+            if got and got[0] in (CALL_CODE, CALL_DEPRECATED_CODE):
+                found.append(got[1].split("; its parameters")[0])
+        elif keyword:
+            upto = [(r, p) for r, p in hist if _ver(r) <= _ver(release)]
+            for (_, was), (r1, now) in zip(upto, upto[1:], strict=False):
+                if keyword in was.names() and keyword not in now.names() and not now.varkw:
+                    new = renamed_keyword(keyword, was, now)
+                    found.append(f"{qual}: keyword {keyword}= was " + (f"renamed {new}= in jax {r1}: write {new}="
+                                                                      if new else f"removed in jax {r1}"))
+        else:
+            for name in re.findall(r"'(\w+)'", m.group(2)):
+                since = _required_since(hist, name, release)
+                if since:
+                    found.append(f"{qual}: {name} is required since jax {since}")
+                    break
+    # one change, maybe under several public names (jax.make_mesh is jax.sharding's too): the shortest
+    changes = {f.split(": ", 1)[1]: f for f in sorted(found, key=len, reverse=True)}
+    if len(changes) != 1:
+        return ""  # nothing, or different jax functions of that name changed: not ours to pick
+    return next(iter(changes.values())) + (f", called at {at}" if at else "")
+
+
+_NO_METHOD = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
+
+
+def explain_method(message: str, traceback: str, jax_version: str, timeline: Timeline | None = None) -> str:
+    """``'ShapedArray' object has no attribute 'lo_ty'``: a method of a public jax class that the
+    release at ``jax_version`` no longer has; "" when the history knows of none."""
+    m = _NO_METHOD.search(message)
+    if not m:
+        return ""
+    timeline = timeline or Timeline.load()
+    try:
+        release = timeline.release(jax_version)
+    except ValueError:
+        return ""
+    tail = f".{m.group(1)}.{m.group(2)}"
+    found = {q: timeline.method_gone(q, release) for q in timeline.callables if q.endswith(tail)}
+    found = {q: r for q, r in found.items() if r}
+    if not found:
+        return ""
+    qual = min(found, key=len)  # the same class is public under several modules: the shortest name
+    at = where(traceback)
+    return f"{qual} was removed in jax {found[qual]}" + (f", used at {at}" if at else "")
+
+
+def _required_since(hist: list, name: str, release: str) -> str:
+    """The release from which ``name`` is a required parameter, if it was not before."""
+    since = ""
+    for r, p in hist:
+        if _ver(r) > _ver(release):
+            break
+        required = any(x.name == name and not x.default for x in p.slots + p.kwonly)
+        since = (since or r) if required else ""
+    first = hist[0][0] if hist else ""
+    return since if since and since != first else ""
+
+
 def explain_result(raw, versions: dict[str, str]) -> str:
     """For usertests.classify: the explanation of a failing RawResult, or ""."""
     types = list(getattr(raw, "error_types", []) or [])
     error_type = next((t for t in types if t in _ERRORS), types[0] if types else "")
     try:
         got = explain_removed(error_type, raw.message, raw.traceback, versions.get("jax", ""))
+        if got is None and "TypeError" in types + [error_type]:
+            return explain_call(raw.message or "", raw.traceback or "", versions.get("jax", ""))
+        if got is None and "AttributeError" in types + [error_type]:
+            return explain_method(raw.message or "", raw.traceback or "", versions.get("jax", ""))
     except (OSError, ValueError):
         return ""  # no timeline: nothing to say, never a crash of the check
     return got.text() if got else ""
@@ -254,7 +350,8 @@ def verdict_lines(tests: list, root: Path | None, jax_version: str) -> str:
     out = []
     if failing:
         out.append(f"  i of {len(failing)} failing test(s): {len(by_rule)} explained by a known failure, "
-                   f"{len(by_api)} by jax's API history (a name jax removed, or deprecated under your warning filter), "
+                   f"{len(by_api)} by jax's API history (a name removed, a signature changed, a deprecation "
+                   "your warning filter makes an error), "
                    f"{len(failing) - len(by_rule) - len(by_api)} unexplained")
     if root is not None and jax_version:
         from jaxcompat.apihistory.scan import scan

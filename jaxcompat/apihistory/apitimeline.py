@@ -49,14 +49,19 @@ from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.atomic import write_bytes, write_text
 from jaxcompat._util.text import quiet
-from jaxcompat.apihistory.signatures import Callables, Params, absolute_module, parse, top_names
+from jaxcompat.apihistory.signatures import Callables, Params, absolute_module, parse, top_names, warns_when_called
 from jaxcompat.env import resolution
 from jaxcompat.env.releases import versions as released_versions
 from jaxcompat.model.vocab import TimelineState
 
-FORMAT = 7  # the per-release columns' format too: bump it when what is read changes
+FORMAT = 8  # the per-release columns' format too: bump it when what is read changes
 FIRST = Version("0.4.13")
 DATA = Path(__file__).resolve().parents[1] / "data" / "jax_api_timeline.json"
+# The packages whose API history is kept: (first release read, the timeline file).
+PACKAGES = {
+    "jax": (FIRST, DATA),
+    "equinox": (Version("0.10.0"), DATA.with_name("equinox_api_timeline.json")),
+}
 PRESENT, DEPRECATED, REMOVED, GONE = (TimelineState.PRESENT, TimelineState.DEPRECATED, TimelineState.REMOVED,
                                       TimelineState.GONE)  # the timeline file stores their one-letter values
 SKIP_PARTS = {"tests", "examples"}
@@ -86,19 +91,20 @@ class ModuleApi:
                    dict(d.get("signatures", {})), list(d.get("private", [])))
 
 
-def read_sources(archive: Path) -> dict[str, str]:
-    """``{"jax/lib/xla_bridge.py": source}`` for every .py under jax/ in a wheel or an sdist."""
+def read_sources(archive: Path, pkg: str = "jax") -> dict[str, str]:
+    """``{"jax/lib/xla_bridge.py": source}`` for every .py under ``pkg``/ in a wheel or an sdist."""
     out: dict[str, str] = {}
+    top = pkg + "/"
     if archive.name.endswith(".whl") or archive.suffix == ".zip":
         with zipfile.ZipFile(archive) as z:
             for name in z.namelist():
-                if name.startswith("jax/") and name.endswith(".py"):
+                if name.startswith(top) and name.endswith(".py"):
                     out[name] = z.read(name).decode("utf-8", "replace")
     elif archive.name.endswith((".tar.gz", ".tgz")):
         with tarfile.open(archive) as t:
             for m in t.getmembers():
                 parts = m.name.split("/", 1)  # jax-0.4.13/jax/...
-                if m.isfile() and len(parts) == 2 and parts[1].startswith("jax/") and parts[1].endswith(".py"):
+                if m.isfile() and len(parts) == 2 and parts[1].startswith(top) and parts[1].endswith(".py"):
                     f = t.extractfile(m)
                     if f is not None:
                         out[parts[1]] = f.read().decode("utf-8", "replace")
@@ -112,31 +118,36 @@ def module_name(path: str) -> str:
     return mod.removesuffix(".__init__")
 
 
-def is_public(mod: str) -> bool:
+def is_public(mod: str, pkg: str = "") -> bool:
     parts = mod.split(".")
-    return parts[0] == "jax" and not any(p.startswith("_") or p in SKIP_PARTS for p in parts)
+    return parts[0] == (pkg or parts[0]) and not any(p.startswith("_") or p in SKIP_PARTS for p in parts)
 
 
-def read_release(archive: Path) -> dict[str, ModuleApi]:
-    """Every public module of one jax release and what it exports."""
+def read_release(archive: Path, pkg: str = "jax") -> dict[str, ModuleApi]:
+    """Every public module of one release of ``pkg`` and what it exports."""
     gc.disable()  # the trees kept are millions of objects: each collection would walk them all (3x slower)
     try:
-        return _read_release(archive)
+        return _read_release(archive, pkg)
     finally:
         gc.enable()
 
 
-def _read_release(archive: Path) -> dict[str, ModuleApi]:
-    sources = {module_name(p): s for p, s in read_sources(archive).items()}
+def _read_release(archive: Path, pkg: str) -> dict[str, ModuleApi]:
+    sources = {module_name(p): s for p, s in read_sources(archive, pkg).items()}
     trees: dict[str, ast.Module] = {}
-    reader = _Reader(sources, trees)
+    reader = _Reader(sources, trees, pkg)
     out = {mod: reader.api(mod) for mod in sorted(sources) if is_public(mod)}
     callables = Callables(sources, trees)
     sigs = callables.read({mod: [n for n, s in api.names.items() if s != REMOVED] for mod, api in out.items()})
     for mod, api in out.items():
         api.signatures = sigs.get(mod, {})
+        for name, state in list(api.names.items()):  # a function that warns of its own deprecation when called
+            found = callables.definition(mod, name) if state == PRESENT else None
+            msg = warns_when_called(found[1]) if found else ""
+            if msg:
+                api.names[name], api.messages[name] = DEPRECATED, msg
     for mod in sorted(sources):  # what no API promises: read for the release that removes it
-        if mod.split(".")[0] != "jax" or any(p in SKIP_PARTS for p in mod.split(".")):
+        if mod.split(".")[0] != pkg or any(p in SKIP_PARTS for p in mod.split(".")):
             continue
         top = top_names(sources[mod])
         if is_public(mod):
@@ -147,8 +158,8 @@ def _read_release(archive: Path) -> dict[str, ModuleApi]:
 
 
 class _Reader:
-    def __init__(self, sources: dict[str, str], trees: dict[str, ast.Module] | None = None):
-        self.sources = sources
+    def __init__(self, sources: dict[str, str], trees: dict[str, ast.Module] | None = None, pkg: str = "jax"):
+        self.sources, self.pkg = sources, pkg
         self.trees = {} if trees is None else trees  # parsed once, shared with the signatures' reader
         self.cache: dict[str, ModuleApi] = {}
         self.all_names: dict[str, set[str]] = {}
@@ -192,7 +203,7 @@ class _Reader:
                         local = a.asname or a.name.split(".")[0]
                         if a.asname or a.name.split(".")[0] != mod.split(".")[0]:  # `import jax.x` inside jax
                             defined[local] = None
-                        if not _is_jax(a.name) and a.asname != a.name:
+                        if not _inside(a.name, self.pkg) and a.asname != a.name:
                             external.add(local)  # `import numpy as np`: a tool of the module, not its API
                 elif isinstance(st, ast.ImportFrom):
                     for a in st.names:
@@ -213,7 +224,7 @@ class _Reader:
                                 getattrs.add(a.asname or a.name)
                             if a.name.startswith("_deprecated_") and a.asname and not a.asname.startswith("_"):
                                 wrapped.add(a.asname)  # jax 0.4.13: a wrapper that warns when called
-                            if not st.level and not _is_jax(st.module or "") and a.asname != a.name:
+                            if not st.level and not _inside(st.module or "", self.pkg) and a.asname != a.name:
                                 external.add(a.asname or a.name)  # `from functools import partial`
                 elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     if st.name == "__getattr__":
@@ -274,8 +285,8 @@ def _is_type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _is_jax(module: str) -> bool:
-    return module == "jax" or module.startswith("jax.")
+def _inside(module: str, pkg: str) -> bool:
+    return module == pkg or module.startswith(pkg + ".")
 
 
 def _is_main(test: ast.expr) -> bool:
@@ -354,7 +365,8 @@ def _warns(call: ast.Call, strings: dict[str, str]) -> str:
 
 
 _USE = re.compile(
-    r"(?:\b[Uu]se|\breplaced by|\bmoved to|\bin favou?r of|\bReplace with)\s+`?(jax(?:\.[A-Za-z_][A-Za-z0-9_]*)+)"
+    r"(?:\b[Uu]se|\breplaced by|\bmoved to|\bin favou?r of|\bReplace with)\s+`?"
+    r"((?:jax|equinox)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)"
 )
 
 
@@ -369,7 +381,7 @@ def replacement(message: str) -> str:
     return m.group(1) if m else ""
 
 
-def build(columns: dict[str, dict[str, ModuleApi]]) -> dict:
+def build(columns: dict[str, dict[str, ModuleApi]], pkg: str = "jax") -> dict:
     """The timeline from per-release exports (``{version: {module: ModuleApi}}``)."""
     releases = sorted(columns, key=Version)
     all_mods = sorted({m for col in columns.values() for m in col if is_public(m)})
@@ -413,7 +425,7 @@ def build(columns: dict[str, dict[str, ModuleApi]]) -> dict:
             if repl:
                 rec["replacement"] = repl
             names.setdefault(mod, {})[n] = rec
-    return {"format": FORMAT, "releases": releases, "modules": modules, "names": names,
+    return {"format": FORMAT, "package": pkg, "releases": releases, "modules": modules, "names": names,
             "callables": _callables(columns, releases), "private": _private(columns, releases)}
 
 
@@ -422,9 +434,16 @@ def _callables(columns: dict[str, dict[str, ModuleApi]], releases: list[str]) ->
     changed (a release that cannot read it, or lacks it, says nothing: names' events say that)."""
     seqs: dict[str, list[tuple[str, str]]] = {}
     for r in releases:
+        classes = set()  # the public classes whose methods this release shows
         for mod, api in columns[r].items():
             for key, sig in api.signatures.items():
                 seqs.setdefault(f"{mod}.{key}", []).append((r, sig))
+                if "." in key:
+                    classes.add(f"{mod}.{key.split('.')[0]}")
+        for qual, seq in seqs.items():  # a method its class no longer has: GONE
+            cls = qual.rsplit(".", 1)[0]
+            if cls in classes and seq[-1][0] != r and seq[-1][1] != GONE:
+                seq.append((r, GONE))
     return {q: _compress(seq) for q, seq in sorted(seqs.items()) if len({s for _, s in seq}) > 1}
 
 
@@ -481,8 +500,9 @@ class State:
 
 class Timeline:
     def __init__(self, data: dict):
+        self.package: str = data.get("package", "jax")
         if data.get("format") != FORMAT:
-            raise ValueError(f"jax API timeline: format {data.get('format')!r}, expected {FORMAT} "
+            raise ValueError(f"{self.package} API timeline: format {data.get('format')!r}, expected {FORMAT} "
                              "(fix: regenerate it with `nox -s timeline`)")
         self.releases: list[str] = data["releases"]
         self.modules: dict[str, dict] = data["modules"]
@@ -494,6 +514,7 @@ class Timeline:
     @classmethod
     @lru_cache(maxsize=4)
     def load(cls, path: Path = DATA) -> Timeline:
+        """The timeline file at ``path`` (default: jax's; ``PACKAGES[pkg][1]`` for another)."""
         return cls(json.loads(Path(path).read_text(encoding="utf-8")))
 
     @property
@@ -504,7 +525,8 @@ class Timeline:
         """The release a ``--jax`` value names: ``0.10.0``, ``jax==0.10.0``, ``>=0.9,<0.10``, ``latest``."""
         from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-        s = spec.strip().removeprefix("jax").strip()
+        pkg = self.package
+        s = spec.strip().removeprefix(pkg).strip()
         if s in ("", "latest"):
             return self.newest
         try:
@@ -515,13 +537,13 @@ class Timeline:
         try:
             spec_set = SpecifierSet(s)
         except InvalidSpecifier:
-            raise ValueError(f"--jax {spec!r}: not a jax version or specifier (e.g. 0.10.0, '>=0.9')") from None
+            raise ValueError(f"--{pkg} {spec!r}: not a {pkg} version or specifier (e.g. 0.10.0, '>=0.9')") from None
         ok = [r for r in self.releases if Version(r) in spec_set]
         if not ok:
             if s.startswith("==") and Version(s[2:]) > self._v[-1]:
-                raise ValueError(f"--jax {spec}: newer than the timeline's newest release {self.newest} "
+                raise ValueError(f"--{pkg} {spec}: newer than the timeline's newest release {self.newest} "
                                  "(fix: regenerate it with `nox -s timeline`)")
-            raise ValueError(f"--jax {spec}: no jax release from {self.releases[0]} to {self.newest} matches")
+            raise ValueError(f"--{pkg} {spec}: no {pkg} release from {self.releases[0]} to {self.newest} matches")
         return ok[-1]
 
     def _at(self, events: list[list[str]], release: str) -> tuple[str, str]:
@@ -587,10 +609,16 @@ class Timeline:
         if not events:
             return None
         sig, since = self._at(events, release)
-        return Params.parse(sig) if since else None
+        return Params.parse(sig) if since and sig != GONE else None
 
     def signature_history(self, qual: str) -> list[tuple[str, Params]]:
-        return [(r, Params.parse(s)) for r, s in self.callables.get(qual, [])]
+        return [(r, Params.parse(s)) for r, s in self.callables.get(qual, []) if s != GONE]
+
+    def method_gone(self, qual: str, release: str) -> str:
+        """The release from which the method ``qual`` (``jax.core.ShapedArray.lo_ty``) is gone from
+        its class, as of ``release``; "" while it is there, or unknown."""
+        sig, since = self._at(self.callables.get(qual, []), release)
+        return since if sig == GONE else ""
 
     def private_gone(self, dotted: str, release: str) -> str:
         """The release from which the private module or name ``dotted`` (``jax._src.x``,
@@ -626,17 +654,17 @@ class Timeline:
 # ---------------------------------------------------------------- regenerating
 
 
-def pypi_releases(cache: Path, first: Version = FIRST) -> list[str]:
-    """Every final jax release from ``first`` on, from the index's own listing (the one client the
-    tool uses: every release is listed, whatever Python this host runs; `pip index versions`
+def pypi_releases(cache: Path, first: Version = FIRST, pkg: str = "jax") -> list[str]:
+    """Every final release of ``pkg`` from ``first`` on, from the index's own listing (the one client
+    the tool uses: every release is listed, whatever Python this host runs; `pip index versions`
     hid those that require a newer Python)."""
-    return [v for v in released_versions("jax", cache, refresh=True) if Version(v) >= first]
+    return [v for v in released_versions(pkg, cache, refresh=True) if Version(v) >= first]
 
 
-def archive_for(version: str, wheels: Path) -> Path:
+def archive_for(version: str, wheels: Path, pkg: str = "jax") -> Path:
     """The release's wheel (or, for a release without one, its sdist), downloaded once."""
     def found() -> Path | None:
-        for pat in (f"jax-{version}-py3-none-any.whl", f"jax-{version}.tar.gz"):
+        for pat in (f"{pkg}-{version}-py3-none-any.whl", f"{pkg}-{version}.tar.gz"):
             hits = list(wheels.glob(pat))
             if hits:
                 return hits[0]
@@ -644,48 +672,53 @@ def archive_for(version: str, wheels: Path) -> Path:
 
     hit = found()
     if hit is None:
-        # jax's wheel is pure Python (py3-none-any) and read as text: any Python reads any release
-        name, blob = resolution.download("jax", version, wheels.parent)
+        # the wheels are pure Python (py3-none-any) and read as text: any Python reads any release
+        name, blob = resolution.download(pkg, version, wheels.parent)
         write_bytes(wheels / name, blob)
         hit = found()
         if hit is None:
-            raise RuntimeError(f"the index gave {name} for jax {version}, neither its wheel nor its sdist")
+            raise RuntimeError(f"the index gave {name} for {pkg} {version}, neither its wheel nor its sdist")
     return hit
 
 
-def _column_path(version: str, cache: Path) -> Path:
-    return cache / "columns" / f"{version}-f{FORMAT}.json"  # only a release that parsed whole is kept
+def _column_path(version: str, cache: Path, pkg: str = "jax") -> Path:
+    prefix = "" if pkg == "jax" else f"{pkg}-"  # jax's columns keep the names they always had
+    return cache / "columns" / f"{prefix}{version}-f{FORMAT}.json"  # only a release that parsed whole is kept
 
 
-def column(version: str, cache: Path) -> dict[str, ModuleApi]:
+def column(version: str, cache: Path, pkg: str = "jax") -> dict[str, ModuleApi]:
     """One release's exports, read once and kept as JSON beside the wheels."""
-    path = _column_path(version, cache)
+    path = _column_path(version, cache, pkg)
     if path.is_file():
         return {m: ModuleApi.from_dict(d) for m, d in json.loads(path.read_text(encoding="utf-8")).items()}
-    col = read_release(archive_for(version, cache / "wheels"))
+    col = read_release(archive_for(version, cache / "wheels", pkg), pkg)
     write_text(path, json.dumps({m: a.to_dict() for m, a in col.items()}, sort_keys=True))
     return col
 
 
-def regenerate(cache: Path, out: Path = DATA, releases: list[str] | None = None, progress=quiet) -> dict:
+def regenerate(cache: Path, out: Path | None = None, releases: list[str] | None = None, progress=quiet,
+               pkg: str = "jax") -> dict:
     t0 = time.perf_counter()
-    releases = releases or pypi_releases(cache)
-    todo = [r for r in releases if not _column_path(r, cache).is_file()]
+    first, default_out = PACKAGES[pkg]
+    out = out or default_out
+    releases = releases or pypi_releases(cache, first, pkg)
+    todo = [r for r in releases if not _column_path(r, cache, pkg).is_file()]
     for r in todo:
-        archive_for(r, cache / "wheels")  # downloads one at a time: the index is asked politely
+        archive_for(r, cache / "wheels", pkg)  # downloads one at a time: the index is asked politely
     columns = {}
     if len(todo) > 1:  # reading is CPU-bound: one process per core
         with ProcessPoolExecutor(max_workers=min(len(todo), os.cpu_count() or 1)) as pool:
-            for r, _ in zip(todo, pool.map(column, todo, [cache] * len(todo)), strict=True):
-                progress(f"read jax {r}")
+            for r, _ in zip(todo, pool.map(column, todo, [cache] * len(todo), [pkg] * len(todo)), strict=True):
+                progress(f"read {pkg} {r}")
     for r in releases:
-        columns[r] = column(r, cache)
-    data = build(columns)
+        columns[r] = column(r, cache, pkg)
+    data = build(columns, pkg)
     text = json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
     write_text(out, text)
     n_names = sum(len(v) for v in data["names"].values())
     progress(f"{out.name}: {len(releases)} releases ({releases[0]}–{releases[-1]}), {len(data['modules'])} modules, "
-             f"{n_names} changed names, {len(text) / 1024:.0f} KiB, in {time.perf_counter() - t0:.1f}s")
+             f"{n_names} changed names, {len(data['callables'])} changed signatures, {len(text) / 1024:.0f} KiB, "
+             f"in {time.perf_counter() - t0:.1f}s")
     return data
 
 
@@ -693,10 +726,16 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m jaxcompat.apihistory.apitimeline", description=__doc__.split("\n")[0])
     p.add_argument("--cache", default=str(Path.home() / ".cache" / "jax-compat" / "jax-api"),
                    help="where wheels and per-release columns are kept (default: %(default)s)")
-    p.add_argument("--out", default=str(DATA), help="the timeline file (default: the package's)")
-    p.add_argument("--release", action="append", help="only these releases (default: every one from 0.4.13 on PyPI)")
+    p.add_argument("--package", choices=sorted(PACKAGES), action="append",
+                   help="whose API history (repeatable; default: every one: jax, equinox)")
+    p.add_argument("--out", help="the timeline file (default: the package's own, jaxcompat/data/PKG_api_timeline.json)")
+    p.add_argument("--release", action="append", help="only these releases (default: every one on the index)")
     args = p.parse_args(argv)
-    regenerate(Path(args.cache), Path(args.out), args.release, progress=print)
+    pkgs = args.package or sorted(PACKAGES, key=lambda k: k != "jax")
+    if (args.out or args.release) and len(pkgs) > 1:
+        p.error("--out and --release need one --package")
+    for pkg in pkgs:
+        regenerate(Path(args.cache), Path(args.out) if args.out else None, args.release, progress=print, pkg=pkg)
     return 0
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Union
 
 from jaxcompat.apihistory import behaviour
-from jaxcompat.apihistory.apitimeline import DEPRECATED, GONE, PRESENT, REMOVED, State, Timeline, _ver
+from jaxcompat.apihistory.apitimeline import DEPRECATED, GONE, PACKAGES, PRESENT, REMOVED, State, Timeline, _ver
 from jaxcompat.apihistory.signatures import Params
 from jaxcompat.model.vocab import BindProblem
 
@@ -138,9 +138,9 @@ def resolve(timeline: Timeline, dotted: str, release: str, modules: int = 0) -> 
     them a module that is gone may live on as an attribute (``jax.config``: the module went in
     0.4.29, ``jax.config.update`` works on)."""
     parts = dotted.split(".")
-    if parts[0] != "jax":
+    if parts[0] != timeline.package:
         return None
-    mod = "jax"
+    mod = timeline.package
     warned: Hit | None = None  # a deprecated module on the way: a removed name inside it says more
     for i, p in enumerate(parts[1:], start=2):
         sub = f"{mod}.{p}"
@@ -167,29 +167,34 @@ def resolve(timeline: Timeline, dotted: str, release: str, modules: int = 0) -> 
 
 def message(hit: Hit, target: Target, timeline: Timeline) -> tuple[str, str]:
     """(code, message) of a hit, with the real figures from the timeline."""
-    st = hit.state
+    st, pkg = hit.state, timeline.package
     kind = "module " if hit.is_module else ""
     use = f": use {st.replacement}" if st.replacement else ""
+    gone = resolve(timeline, st.replacement, target.release) if st.replacement else None
+    if gone is not None and gone.state.broken:  # the replacement one release gave, the next removed
+        then = gone.state.replacement
+        use = (f"; its replacement {st.replacement} was removed too, in {pkg} {gone.state.removed_in}"
+               + (f": use {then}" if then and then != hit.name else ""))
     if st.broken:
         dep = f" (deprecated in {st.deprecated_in})" if st.deprecated_in and st.deprecated_in != st.removed_in else ""
         how = (
             ""
             if st.state == GONE
-            else " (jax's table says: " + _clip(st.message) + ")"
+            else f" ({pkg}'s table says: " + _clip(st.message) + ")"
             if not st.replacement and st.message
             else ""
         )
-        text = f"{kind}{hit.name} was removed in jax {st.removed_in}{dep}{use}{how}"
+        text = f"{kind}{hit.name} was removed in {pkg} {st.removed_in}{dep}{use}{how}"
         if target.before:
             before = _before(hit, target.before, timeline)
             if before.broken:
-                text += f" (already removed in jax {target.before})"
+                text += f" (already removed in {pkg} {target.before})"
         return REMOVED_CODE, text
     removal = st.removed_in
     said = _REMOVAL.search(st.message)
-    when = (f"; removed in jax {removal}" if removal else
-            f"; jax says it will be removed in {said.group(1)}" if said else "; no removal scheduled yet")
-    return DEPRECATED_CODE, f"{kind}{hit.name} is deprecated since jax {st.deprecated_in or st.since}{when}{use}"
+    when = (f"; removed in {pkg} {removal}" if removal else
+            f"; {pkg} says it will be removed in {said.group(1)}" if said else "; no removal scheduled yet")
+    return DEPRECATED_CODE, f"{kind}{hit.name} is deprecated since {pkg} {st.deprecated_in or st.since}{when}{use}"
 
 
 def _before(hit: Hit, release: str, timeline: Timeline) -> State:
@@ -213,7 +218,7 @@ def private_part(dotted: str) -> str:
     """The prefix of ``dotted`` up to its first private part (``jax._src``, ``jax.lib.xla_bridge._backends``),
     or "" when every part is public (dunders such as ``__version__`` are public)."""
     parts = dotted.split(".")
-    if parts[0] != "jax":
+    if parts[0] not in PACKAGES:
         return ""
     for i, p in enumerate(parts[1:], start=2):
         if p.startswith("_") and not (p.startswith("__") and p.endswith("__")):
@@ -237,6 +242,7 @@ def judge_call(dotted: str, hist: list[tuple[str, Params]], target: Target, call
     """(code, message, fix) for a call of a jax callable whose signature changed, or None when the
     target binds it as before. A call is only judged where some release in the history bound it
     (a call that never bound anywhere is the reader's blind spot or the user's own bug: not ours)."""
+    pkg = dotted.split(".")[0]
     star = any(type(a) is ast.Starred for a in call.args)
     n_pos = sum(type(a) is not ast.Starred for a in call.args)
     kws = [k.arg for k in call.keywords if k.arg]
@@ -258,18 +264,19 @@ def judge_call(dotted: str, hist: list[tuple[str, Params]], target: Target, call
             return None
         since = upto[named + 1][0]
         later = next((r for r, p in after if not p.bind(n_pos, kws, star, dstar).ok), "")
-        fails = f"; a TypeError from jax {later}" if later else ""
-        text = (f"{dotted}: {', '.join(moved)} passed by position is deprecated since jax {since} "
+        fails = f"; a TypeError from {pkg} {later}" if later else ""
+        text = (f"{dotted}: {', '.join(moved)} passed by position is deprecated since {pkg} {since} "
                 f"(a DeprecationWarning{fails}): pass {_kw_list(moved)} by keyword")
         return CALL_DEPRECATED_CODE, text, _by_keyword(call, first, moved, source)
-    ok = next((i for i in range(len(upto) - 2, -1, -1) if binds[i].ok), None)
+    # a release where the call bound for sure: not by handing an unknown keyword to **kwargs
+    ok = next((i for i in range(len(upto) - 2, -1, -1) if binds[i].ok and not binds[i].into_varkw), None)
     if ok is None:
-        later = next((r for r, p in after if p.bind(n_pos, kws, star, dstar).ok), "")
+        later = next((r for r, p in after if (b := p.bind(n_pos, kws, star, dstar)).ok and not b.into_varkw), "")
         if not later:
             return None  # never bound in any release we read: not a change of jax's
-        return CALL_CODE, (f"{dotted}: this call is accepted only from jax {later} ({binds[-1].problem}"
-                           f"{' ' + binds[-1].name if binds[-1].name else ''} at jax {target.release}); "
-                           f"its parameters at jax {target.release}: {_pretty(now)}"), None
+        return CALL_CODE, (f"{dotted}: this call is accepted only from {pkg} {later} ({binds[-1].problem}"
+                           f"{' ' + binds[-1].name if binds[-1].name else ''} at {pkg} {target.release}); "
+                           f"its parameters at {pkg} {target.release}: {_pretty(now)}"), None
     broke, was = upto[ok + 1][0], upto[ok][1]
     b = binds[-1]
     edit: Edit | None = None
@@ -280,28 +287,28 @@ def judge_call(dotted: str, hist: list[tuple[str, Params]], target: Target, call
             return None
         kwonly = [m for m in moved if m in {x.name for x in now.kwonly}]
         shim = next((r for (r, p), bd in zip(upto[ok:], binds[ok:], strict=True) if bd.ok and bd.into_varargs), "")
-        warned = f" (by position it warned since jax {shim})" if shim else ""
-        text = f"{', '.join(moved)} passed by position, keyword-only since jax {broke}{warned}"
+        warned = f" (by position it warned since {pkg} {shim})" if shim else ""
+        text = f"{', '.join(moved)} passed by position, keyword-only since {pkg} {broke}{warned}"
         if len(kwonly) == len(moved):
             text += f": pass {_kw_list(moved)} by keyword"
             edit = _by_keyword(call, b.index, moved, source)
     elif b.problem is BindProblem.UNKNOWN_KEYWORD:
-        new = _renamed(b.name, was, now)
+        new = renamed_keyword(b.name, was, now)
         if new:
-            text = f"keyword {b.name}= was renamed {new}= in jax {broke}: write {new}="
+            text = f"keyword {b.name}= was renamed {new}= in {pkg} {broke}: write {new}="
             kw = next(k for k in call.keywords if k.arg == b.name)
             edit = Replace(kw.lineno, kw.col_offset, kw.lineno, kw.col_offset + len(b.name.encode("utf-8")), new)
         else:
-            text = f"keyword {b.name}= was removed in jax {broke}"
+            text = f"keyword {b.name}= was removed in {pkg} {broke}"
     elif b.problem is BindProblem.MISSING_REQUIRED:
-        text = f"{b.name} is required since jax {broke}"
+        text = f"{b.name} is required since {pkg} {broke}"
     elif b.problem is BindProblem.POSITIONAL_ONLY_BY_KEYWORD:
-        text = f"{b.name} is positional-only since jax {broke}: pass it by position"
+        text = f"{b.name} is positional-only since {pkg} {broke}: pass it by position"
     else:
-        text = f"{b.problem} since jax {broke}"
-    text = f"{dotted}: {text}; its parameters at jax {target.release}: {_pretty(now)}"
+        text = f"{b.problem} since {pkg} {broke}"
+    text = f"{dotted}: {text}; its parameters at {pkg} {target.release}: {_pretty(now)}"
     if target.before and not _binds_at(hist, target.before, n_pos, kws, star, dstar):
-        text += f" (already failing in jax {target.before})"
+        text += f" (already failing in {pkg} {target.before})"
     return CALL_CODE, text, edit
 
 
@@ -315,7 +322,7 @@ def _binds_at(hist: list[tuple[str, Params]], release: str, n_pos: int, kws: lis
     return not upto or upto[-1].bind(n_pos, kws, star, dstar).ok
 
 
-def _renamed(old: str, was: Params, now: Params) -> str:
+def renamed_keyword(old: str, was: Params, now: Params) -> str:
     """The new name of keyword ``old``: the parameter in its place that ``was`` did not have."""
     new_names = now.names() - was.names()
     slots = [p.name for p in was.slots]
@@ -347,12 +354,14 @@ def _by_keyword(call: ast.Call, first: int, names: list[str], source: str) -> Re
 class _File:
     def __init__(self, path: str, source: str, timeline: Timeline, target: Target):
         self.path, self.source, self.timeline, self.target = path, source, timeline, target
+        self.pkg = timeline.package
         self.lines = source.splitlines(keepends=True)
         self.findings: list[Finding] = []
         self.aliases: dict[str, str] = {}  # local name -> the jax dotted name it is bound to
         self.reported_aliases: set[str] = set()  # bound to something already reported at its import
         self.imported: set[str] = set()  # modules imported by `import X` anywhere in the file
         self.guards: list[tuple[int, int, str | None]] = []  # (first, last line, only this name or None)
+        self.fallbacks: list[tuple[int, int]] = []  # the lines of every `except` handler
         self.guarded = 0  # hits left out there
         self.quiet = False
 
@@ -436,7 +445,7 @@ class _File:
             left, right = right, left
             op = {ast.Gt: ast.Lt(), ast.Lt: ast.Gt(), ast.GtE: ast.LtE(), ast.LtE: ast.GtE()}.get(type(op), op)
         if not (
-            isinstance(left, ast.Attribute) and left.attr == "__version_info__" and self.dotted(left.value) == "jax"
+            isinstance(left, ast.Attribute) and left.attr == "__version_info__" and self.dotted(left.value) == self.pkg
         ):
             return None
         try:
@@ -480,10 +489,11 @@ class _File:
         gone = self.timeline.private_gone(dotted, self.target.release)
         if gone:
             self.emit(node, PRIVATE_GONE_CODE, dotted,
-                      f"{dotted} is private jax API, gone in jax {gone}: private names change without deprecation")
+                      f"{dotted} is private {self.pkg} API, gone in {self.pkg} {gone}: "
+                      "private names change without deprecation")
         else:
             self.emit(node, PRIVATE_CODE, name,
-                      f"{dotted} is private jax API ({name}): it may change in any release, without deprecation")
+                      f"{dotted} is private {self.pkg} API ({name}): it may change in any release, without deprecation")
         return True
 
     # calls: the target's signature, and behaviour that changed
@@ -497,10 +507,11 @@ class _File:
             return
         if not dotted or resolve(self.timeline, dotted, self.target.release):
             return  # not jax, or reported as removed/deprecated already
-        for change in BEHAVIOUR.get(dotted, ()):
+        for change in (BEHAVIOUR.get(dotted, ()) if self.pkg == "jax" else ()):
             if change.crossed(self.target.before, self.target.release) and not self.is_guarded(node.lineno, dotted):
                 if _ver(self.target.release) < _ver(change.release):
-                    head = f"{dotted} warns since jax {change.warned} (DeprecationWarning); from jax {change.release}"
+                    head = (f"{dotted} warns since jax {change.warned} (DeprecationWarning); "
+                            f"from jax {change.release}")
                 else:
                     head = f"{dotted} changed in jax {change.release}" + (
                         f" (it warned from {change.warned})" if change.warned else "")
@@ -527,6 +538,8 @@ class _File:
             elif t is ast.Try or t is ast.If or t is ast.IfExp or t is ast.BoolOp or t.__name__ == "TryStar":
                 branches.append(node)
         imports.sort(key=lambda n: (n.lineno, n.col_offset))
+        self.fallbacks = [(h.lineno, h.end_lineno or h.lineno) for b in branches if type(b) is ast.Try
+                          or type(b).__name__ == "TryStar" for h in b.handlers]
         for node in imports:
             self.on_import(node, first=True)
         for node in branches:
@@ -552,12 +565,12 @@ class _File:
         release = self.target.release
         if isinstance(node, ast.Import):
             for a in node.names:
-                if a.name != "jax" and not a.name.startswith("jax."):
+                if a.name != self.pkg and not a.name.startswith(self.pkg + "."):
                     continue
                 self.imported.add(a.name)
-                local = a.asname or "jax"
-                bound = a.name if a.asname else "jax"
-                self.aliases[local] = bound
+                local = a.asname or self.pkg
+                bound = a.name if a.asname else self.pkg
+                self.bind(local, bound, a)
                 if self.on_private(a, a.name):
                     self.reported_aliases.add(local)
                     continue
@@ -567,11 +580,11 @@ class _File:
                     if a.asname:
                         self.reported_aliases.add(local)
             return
-        if node.level or not node.module or not (node.module == "jax" or node.module.startswith("jax.")):
+        if node.level or not node.module or not (node.module == self.pkg or node.module.startswith(self.pkg + ".")):
             return
         if private_part(node.module):
             for a in node.names:
-                self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+                self.bind(a.asname or a.name, f"{node.module}.{a.name}", node)
                 self.reported_aliases.add(a.asname or a.name)
             self.on_private(node, node.module + (f".{node.names[0].name}" if len(node.names) == 1
                                                  and node.names[0].name != "*" else ""))
@@ -584,7 +597,7 @@ class _File:
                 continue
             full = f"{node.module}.{a.name}"
             local = a.asname or a.name
-            self.aliases[local] = full
+            self.bind(local, full, node)
             if mod_hit:
                 self.reported_aliases.add(local)
                 continue
@@ -595,6 +608,15 @@ class _File:
             if hit:
                 self.add(a, hit, self.import_edit(node, a, hit))
                 self.reported_aliases.add(local)
+
+    def bind(self, local: str, dotted: str, node) -> None:
+        """``local`` names ``dotted`` from here on; an import in an ``except`` handler is the fallback
+        of the one its ``try`` made (``try: from jax._src import compiler`` / ``except ImportError:
+        from jax._src import dispatch as compiler``): it does not rebind the name."""
+        line = getattr(node, "lineno", 0)
+        if local in self.aliases and any(a <= line <= b for a, b in self.fallbacks):
+            return
+        self.aliases[local] = dotted
 
     def on_chain(self, node: ast.Attribute) -> None:
         parts = []
@@ -608,11 +630,14 @@ class _File:
         dotted = ".".join([root] + parts[::-1])
         if cur.id in self.reported_aliases and private_part(root):
             gone = self.timeline.private_gone(dotted, self.target.release)
-            if gone and not self.quiet and not self.is_guarded(node.lineno, dotted):
-                self.emit(node, PRIVATE_GONE_CODE, dotted, f"{dotted} is private jax API, gone in jax {gone}: "
-                          "private names change without deprecation")
+            if (gone and not self.quiet and type(node.ctx) is ast.Load  # setting an attribute never fails
+                    and not self.is_guarded(node.lineno, dotted)):
+                self.emit(node, PRIVATE_GONE_CODE, dotted, f"{dotted} is private {self.pkg} API, gone in "
+                          f"{self.pkg} {gone}: private names change without deprecation")
             return
-        if cur.id not in self.reported_aliases and private_part(dotted):
+        private = private_part(dotted)
+        if (cur.id not in self.reported_aliases and private
+                and not resolve(self.timeline, private.rsplit(".", 1)[0], self.target.release)):
             depth = len(private_part(dotted).split(".")) - len(root.split("."))
             sub = node
             for _ in range(len(parts) - depth):
@@ -649,10 +674,10 @@ class _File:
         if new.startswith(root + "."):
             text = root_local + new[len(root):]
         else:
-            jax_local = next((k for k, v in self.aliases.items() if v == "jax"), None)
+            jax_local = next((k for k, v in self.aliases.items() if v == self.pkg), None)
             if jax_local is None:
                 return None
-            text = jax_local + new[len("jax"):]
+            text = jax_local + new[len(self.pkg):]
         return Replace(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, text)
 
     def import_edit(self, node: ast.ImportFrom, a: ast.alias, hit: Hit) -> Edit | None:
@@ -697,7 +722,8 @@ def _pruned(tree: ast.Module, lines: list[int]):
 
 _NEWLINE = re.compile("\n")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+jax\b|import[ \t][^#\n]*\bjax\b)", re.M)
+_IMPORT_LINES = {pkg: re.compile(rf"^[ \t]*(?:from[ \t]+{pkg}\b|import[ \t][^#\n]*\b{pkg}\b)", re.M)
+                 for pkg in ("jax", "equinox")}
 
 
 def candidate_lines(source: str, words: frozenset[str], timeline: Timeline, release: str,
@@ -712,7 +738,7 @@ def candidate_lines(source: str, words: frozenset[str], timeline: Timeline, rele
     When an import cannot be read on its own, every line counts."""
     if words.isdisjoint(_IDENT.findall(source)) and "._" not in source:
         return None
-    imports = [m.start() for m in _IMPORT_LINE.finditer(source)]
+    imports = [m.start() for m in _IMPORT_LINES[timeline.package].finditer(source)]
     aliases, broken = _read_imports(source, imports, timeline, release)
     starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
     if aliases is None:
@@ -725,13 +751,18 @@ def candidate_lines(source: str, words: frozenset[str], timeline: Timeline, rele
         )
         for m in chains.finditer(source):
             parts = _DOT.split(m.group())
-            dotted = ".".join([aliases[parts[0]], *parts[1:]])
-            hit = seen.get(dotted)
-            if hit is None:
-                hit = seen[dotted] = interesting(timeline, dotted, release)
-            if hit:
-                keep.append(m.start())
-        direct = [a for a, d in aliases.items() if d in timeline.callables or d in BEHAVIOUR]
+            for root in aliases[parts[0]]:  # every binding of the name (a fallback import binds it again)
+                dotted = ".".join([root, *parts[1:]])
+                hit = seen.get(dotted)
+                if hit is None:
+                    if private_part(root):  # its import is reported: only a gone name says more
+                        hit = seen[dotted] = bool(timeline.private_gone(dotted, release))
+                    else:
+                        hit = seen[dotted] = interesting(timeline, dotted, release)
+                if hit:
+                    keep.append(m.start())
+                    break
+        direct = [a for a, ds in aliases.items() if any(d in timeline.callables or d in BEHAVIOUR for d in ds)]
         if direct:  # `from jax.numpy import array` ... `array(x, None, False)`
             calls = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(direct))) + r")\s*\(")
             keep += [m.start() for m in calls.finditer(source)]
@@ -744,10 +775,11 @@ _DOT = re.compile(r"\s*\.\s*")
 
 
 def _read_imports(source: str, imports: list[int], timeline: Timeline, release: str):
-    """The names the jax imports bind ({local: dotted}), and whether one imports something broken;
-    (None, True) when an import cannot be read on its own."""
-    out: dict[str, str] = {}
+    """The names the jax imports bind ({local: [dotted, …]}: every binding, in order), and whether
+    one imports something broken; (None, True) when an import cannot be read on its own."""
+    out: dict[str, list[str]] = {}
     broken = False
+    pkg = timeline.package
     for start in imports:
         try:
             tree = ast.parse(textwrap.dedent(_statement(source, start)))
@@ -756,15 +788,15 @@ def _read_imports(source: str, imports: list[int], timeline: Timeline, release: 
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
-                    if a.name.split(".")[0] == "jax":
-                        out[a.asname or "jax"] = a.name if a.asname else "jax"
+                    if a.name.split(".")[0] == pkg:
+                        out.setdefault(a.asname or pkg, []).append(a.name if a.asname else pkg)
                         broken = (broken or bool(private_part(a.name))
                                   or bool(resolve(timeline, a.name, release, modules=a.name.count(".") + 1)))
-            elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "jax":
+            elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == pkg:
                 broken = (broken or bool(private_part(node.module))
                           or bool(resolve(timeline, node.module, release, modules=node.module.count(".") + 1)))
                 for a in node.names:
-                    out[a.asname or a.name] = f"{node.module}.{a.name}"
+                    out.setdefault(a.asname or a.name, []).append(f"{node.module}.{a.name}")
                     broken = broken or (a.name != "*" and interesting(timeline, f"{node.module}.{a.name}", release))
     return out, broken
 
@@ -921,7 +953,7 @@ def _scan(paths: list[str], target: Target, timeline: Timeline | None, fix: bool
         except (OSError, UnicodeDecodeError) as e:
             errors.append(f"{path}: cannot read ({e})")
             continue
-        if "jax" not in source:
+        if timeline.package not in source:
             continue
         lines = None if exhaustive else candidate_lines(source, words, timeline, target.release, seen)
         if lines is None and not exhaustive:
@@ -957,7 +989,8 @@ def _scan(paths: list[str], target: Target, timeline: Timeline | None, fix: bool
 
 def render(report: Report, fmt: str, target: Target, timeline: Timeline) -> str:
     if fmt == "json":
-        return json.dumps({"jax": target.release, "from": target.before or None, "files": report.files,
+        return json.dumps({timeline.package: target.release, "package": timeline.package,
+                           "from": target.before or None, "files": report.files,
                            "findings": [f.to_dict() for f in report.findings],
                            "fixed": [f.to_dict() for f in report.fixed], "guarded": report.guarded,
                            "parse_errors": report.parse_errors},
@@ -970,7 +1003,7 @@ def render(report: Report, fmt: str, target: Target, timeline: Timeline) -> str:
         return "".join(x + "\n" for x in out)
     lines = [f.text() for f in report.findings] + [f"warning: {e}" for e in report.parse_errors]
     n_err, n_warn = len(report.errors), len(report.findings) - len(report.errors)
-    summary = (f"jax {target.release}" + (f" (from {target.before})" if target.before else "")
+    summary = (f"{timeline.package} {target.release}" + (f" (from {target.before})" if target.before else "")
                + f": {report.files} files, {n_err} errors, {n_warn} warnings")
     if report.guarded:
         summary += f" ({report.guarded} more inside try/except or hasattr/version checks, not reported)"
@@ -998,7 +1031,7 @@ def sarif(report: Report, target: Target, timeline: Timeline) -> dict:
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": Path(f.path).as_posix()},
                 "region": {"startLine": f.line, "startColumn": f.col, "endLine": f.end_line, "endColumn": f.end_col}}}],
-            "properties": {"jaxName": f.name, "replacement": f.replacement, "jax": target.release},
+            "properties": {"jaxName": f.name, "replacement": f.replacement, timeline.package: target.release},
         })
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -1010,7 +1043,7 @@ def sarif(report: Report, target: Target, timeline: Timeline) -> dict:
                         "name": "jax-compat scan",
                         "informationUri": "https://github.com/jax-ml/jax",
                         "rules": rules,
-                        "properties": {"timeline": f"jax {timeline.releases[0]}–{timeline.newest}"},
+                        "properties": {"timeline": f"{timeline.package} {timeline.releases[0]}–{timeline.newest}"},
                     }
                 },
                 "results": results,

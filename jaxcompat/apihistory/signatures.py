@@ -102,9 +102,11 @@ class Params:
         filled = {p.name for p in slots[:n_pos]}
         names = self.names()
         posonly = {p.name for p in self.posonly}
+        into_varkw = 0
         for k in keywords:
             if k not in names:  # unknown, or positional-only: either lands in **kwargs, if there is one
                 if self.varkw:
+                    into_varkw += 1
                     continue
                 problem = BindProblem.POSITIONAL_ONLY_BY_KEYWORD if k in posonly else BindProblem.UNKNOWN_KEYWORD
                 return Bound(problem, name=k)
@@ -119,7 +121,7 @@ class Params:
                 if not p.default and p.name not in given:
                     return Bound(BindProblem.MISSING_REQUIRED, name=p.name)
         into_varargs = max(0, n_pos - len(slots)) if self.varargs else 0
-        return Bound(None, into_varargs=into_varargs)
+        return Bound(None, into_varargs=into_varargs, into_varkw=into_varkw)
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ class Bound:
     name: str = ""  # the keyword or parameter the problem is about
     index: int = -1  # TOO_MANY_POSITIONAL: the first positional argument with no slot (0-based)
     into_varargs: int = 0  # positional arguments that land in *args
+    into_varkw: int = 0  # keywords that land in **kwargs (forwarded somewhere: whether they are taken is unknown)
 
     @property
     def ok(self) -> bool:
@@ -158,6 +161,25 @@ def of_function(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool = Fal
     kw = [Param(x.arg, d is not None) for x, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)]
     return Params(tuple(posonly), tuple(pos), a.vararg.arg if a.vararg else "", tuple(kw),
                   a.kwarg.arg if a.kwarg else "").text()
+
+
+def warns_when_called(node: ast.AST) -> str:
+    """The message of a function that warns of its own deprecation before anything else it does
+    (``def static_field(**kw): warnings.warn("`equinox.static_field` is deprecated ...")``), or ""."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ""
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    if not body or not isinstance(body[0], ast.Expr) or not isinstance(body[0].value, ast.Call):
+        return ""
+    call = body[0].value
+    func = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    if func != "warn" or not call.args:
+        return ""
+    parts = [call.args[0]] if not isinstance(call.args[0], ast.JoinedStr) else call.args[0].values
+    text = "".join(p.value for p in parts if isinstance(p, ast.Constant) and isinstance(p.value, str))
+    return " ".join(text.split()) if "deprecat" in text.lower() else ""
 
 
 def _decorator_name(d: ast.expr) -> str:

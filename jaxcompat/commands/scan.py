@@ -1,29 +1,45 @@
-"""``jax-compat scan``: your code against jax's API history (static, ruff-style)."""
+"""``jax-compat scan``: your code against jax's (and equinox's) API history (static, ruff-style)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
-from jaxcompat.apihistory.apitimeline import Timeline
-from jaxcompat.apihistory.scan import ScanError, Target, render, scan
+from jaxcompat.apihistory.apitimeline import PACKAGES, Timeline
+from jaxcompat.apihistory.scan import ScanError, Target, render, sarif, scan
 
 NAME = "scan"
 
 
 def run(args) -> int:
     try:
-        timeline = Timeline.load(Path(args.timeline)) if args.timeline else Timeline.load()
-        to = args.to or args.jax
-        target = Target(timeline.release(to) if to else timeline.newest,
-                        timeline.release(args.from_) if args.from_ else "")
-        report = scan(args.paths, target, timeline, fix=args.fix, diff=args.diff)
+        scans = []
+        jax_wanted = args.jax or args.to or args.from_ or args.timeline or not args.equinox
+        if jax_wanted:
+            timeline = Timeline.load(Path(args.timeline)) if args.timeline else Timeline.load()
+            to = args.to or args.jax
+            scans.append((timeline, Target(timeline.release(to) if to else timeline.newest,
+                                           timeline.release(args.from_) if args.from_ else "")))
+        if args.equinox or args.equinox_from:
+            timeline = Timeline.load(PACKAGES["equinox"][1])
+            scans.append((timeline, Target(timeline.release(args.equinox) if args.equinox else timeline.newest,
+                                           timeline.release(args.equinox_from) if args.equinox_from else "")))
+        reports = [(scan(args.paths, target, tl, fix=args.fix, diff=args.diff), target, tl) for tl, target in scans]
     except (ScanError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
-    sys.stdout.write(render(report, args.format, target, timeline))
-    return EXIT_FAILING if report.errors else EXIT_OK
+    if len(reports) == 1 or args.format in ("text", "github"):
+        sys.stdout.write("".join(render(r, args.format, t, tl) for r, t, tl in reports))
+    elif args.format == "json":  # one object per package scanned
+        sys.stdout.write(json.dumps({"scans": [json.loads(render(r, "json", t, tl)) for r, t, tl in reports]},
+                                    indent=2) + "\n")
+    else:  # SARIF: one run per package
+        logs = [sarif(r, t, tl) for r, t, tl in reports]
+        logs[0]["runs"] = [run for log in logs for run in log["runs"]]
+        sys.stdout.write(json.dumps(logs[0], indent=2) + "\n")
+    return EXIT_FAILING if any(r.errors for r, _, _ in reports) else EXIT_OK
 
 
 def add_parser(sub) -> None:
@@ -37,5 +53,8 @@ def add_parser(sub) -> None:
     s.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
     s.add_argument("--fix", action="store_true", help="rewrite plain renames in place")
     s.add_argument("--diff", action="store_true", help="print the rewrites --fix would make, write nothing")
+    s.add_argument("--equinox", help="also (or only) against equinox's API history: the equinox release "
+                   "(0.13.0, latest; given alone, jax is scanned only when --jax is given too)")
+    s.add_argument("--equinox-from", help="the equinox release you run today")
     s.add_argument("--timeline", metavar="FILE", help="a jax API timeline other than the bundled one")
     s.set_defaults(func=run)
