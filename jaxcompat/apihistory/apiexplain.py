@@ -258,8 +258,8 @@ _WARNINGS = ("DeprecationWarning", "FutureWarning", "PendingDeprecationWarning")
 
 @dataclass(frozen=True)
 class WarningAsError:
-    """A test not collected because a jax deprecation warning, raised while a package imported,
-    was turned into an error by the project's own warning filter."""
+    """A test not collected (or failed) because a jax deprecation warning, raised while a package
+    imported (or while the test ran), was turned into an error by the project's own warning filter."""
 
     name: str  # the jax name the warning is about (jax.interpreters.batching.NotMapped)
     category: str  # DeprecationWarning, FutureWarning
@@ -268,7 +268,6 @@ class WarningAsError:
     where: str  # file:line of the use
     deprecated_in: str  # the jax release that deprecated it ("" when the history does not say)
     removed_in: str  # the jax release that removes it ("" while the newest still has it)
-    jax: str  # the installed jax
     setting: str  # the project's setting that makes it an error ("" when not found in its configuration)
     upgrade: str = ""  # a release of ``package`` that no longer uses it, from a rule ("" when none is known)
     replacement: str = ""  # what jax says to use instead
@@ -303,7 +302,7 @@ class WarningAsError:
 
 def explain_warning(error_types: list[str], message: str, traceback: str, versions: dict[str, str],
                     setting: str, failures=(), timeline: Timeline | None = None) -> WarningAsError | None:
-    """Why a test was not collected, if the reason is a jax deprecation warning raised as an error
+    """Why a test was not collected (or failed), if the reason is a jax deprecation warning raised as an error
     (``filterwarnings = ["error"]``, ``-W error``): the name, the package that used it and the jax
     release that deprecated it (jax's API history), the project's setting, and, when a rule knows
     the package's release that no longer uses the name, that release (else None)."""
@@ -327,7 +326,7 @@ def explain_warning(error_types: list[str], message: str, traceback: str, versio
             break
     return WarningAsError(name, category, package, version, used,
                           known.deprecated_in if known else "", known.removed_in if known else "",
-                          versions.get("jax", ""), setting, upgrade, known.replacement if known else "")
+                          setting, upgrade, known.replacement if known else "")
 
 
 def explain_warning_result(raw, versions: dict[str, str], setting: str, matrix=None) -> WarningAsError | None:
