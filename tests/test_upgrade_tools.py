@@ -10,7 +10,7 @@ from jaxcompat.env.candidate import CandidateError, candidate_cell, read_require
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.outcomes import CaseResult, CellResult, parse_cells
 from jaxcompat.operations import bisect as bisect_mod
-from jaxcompat.operations.latest import report_latest, update_baseline
+from jaxcompat.operations.latest import load_baseline, refresh_baseline, report_latest, update_baseline
 from jaxcompat.report.compare import compare, render
 from tests.helpers import MINIMAL, make_tree
 
@@ -268,3 +268,63 @@ def test_resolver_trap_suggests_the_nearest_release_outside_the_range(monkeypatc
     assert escape_pins(res, matrix, ["diffrax==0.6.0"], tmp_path) == ["jax==0.4.31", "equinox==0.11.8"]
     # the user pinned jax exactly: only equinox can move
     assert escape_pins(res, matrix, ["jax==0.4.33"], tmp_path) == ["equinox==0.11.8"]
+
+
+def _suite(outcomes: dict[str, str], jax="0.12.0.1") -> list[CellResult]:
+    return parse_cells({"cells": [{"id": "latest", "status": "ok", "versions": {"jax": jax},
+                                 "results": [{"case": c, "outcome": o, "message": f"E: {o}"}
+                                             for c, o in outcomes.items()]}]})
+
+
+def test_cases_added_to_the_suite_since_the_baseline_are_one_line_not_one_change_each():
+    old = {f"cases/a.py::test_{i}": "pass" for i in range(3)}
+    added = {f"cases/new.py::test_{i}": ("skipped" if i % 10 == 0 else "pass") for i in range(42)}
+    d = compare(_suite(old), _suite({**old, **added}), match_single=True)
+    assert len(d.new_cases) == 42 and not d.moved and not d.regressed and not d.empty
+    text = render(d, "baseline", "tonight's newest releases")
+    assert "absent" not in text and text.count("\n") == 1
+    assert "+ 42 case(s) not in the baseline (added to the suite since), none failing the run: 37 pass, 5 skipped" \
+        in text
+    # a new case that fails the run is news of its own, listed as a regression
+    d = compare(_suite(old), _suite({**old, "cases/new.py::test_x": "regression"}), match_single=True)
+    assert d.regressed and [m.case for m in d.moved] == ["cases/new.py::test_x"] and not d.new_cases
+    assert "REGRESSION" in render(d)
+    # and a case the baseline had that did not run tonight is said once too
+    d = compare(_suite(old), _suite(dict(list(old.items())[:1])), match_single=True)
+    assert len(d.gone_cases) == 2 and "- 2 case(s) of the baseline not run in this run" in render(d)
+
+
+def test_refresh_baseline_writes_only_when_tonight_differs(tmp_path):
+    path = tmp_path / "baseline.json"
+    update_baseline(path, [c.to_dict() for c in _suite({"cases/a.py::test_x": "pass"}, jax="0.11.2")])
+    path.write_text(path.read_text().replace('"schema": 1', '"schema": 1, "other": "kept"'))
+    same = _suite({"cases/a.py::test_x": "pass"}, jax="0.11.2")[0]
+    before = path.read_text()
+    assert not refresh_baseline(path, same, load_baseline(path)) and path.read_text() == before
+    tonight = _suite({"cases/a.py::test_x": "pass", "cases/b.py::test_y": "pass"}, jax="0.12.0.1")[0]
+    assert refresh_baseline(path, tonight, load_baseline(path))
+    data = json.loads(path.read_text())
+    assert data["other"] == "kept" and data["cells"][0]["versions"]["jax"] == "0.12.0.1"
+    assert compare(load_baseline(path), [tonight], match_single=True).empty  # the next night: no change
+
+
+def test_latest_refresh_baseline_on_the_command_line(tmp_path, monkeypatch, capsys):
+    from jaxcompat.commands import main
+    from jaxcompat.operations import latest
+
+    make_tree(tmp_path)
+    baseline = tmp_path / "baseline.json"
+    update_baseline(baseline, [c.to_dict() for c in _suite({"cases/a.py::test_x": "pass"})])
+    tonight = _suite({"cases/a.py::test_x": "pass", **{f"cases/n.py::test_{i}": "pass" for i in range(42)}})[0]
+    monkeypatch.setattr(latest, "run_latest", lambda *a, **k: tonight)
+    argv = ["latest", "--matrix", str(tmp_path / "matrix.toml"), "--reports", str(tmp_path / "reports"),
+            "--state", str(tmp_path / "state"), "--baseline", str(baseline), "--refresh-baseline"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "+ 42 case(s) not in the baseline" in out and "absent" not in out
+    assert f"baseline updated: {baseline}" in out
+    assert "+ 42 case(s) not in the baseline" in (tmp_path / "reports" / "latest.md").read_text()
+    assert main(argv) == 0  # the next night, the same releases: nothing to report, nothing to propose
+    out = capsys.readouterr().out
+    assert "No change between baseline and tonight's newest releases." in out
+    assert f"baseline unchanged (tonight matches it): {baseline}" in out

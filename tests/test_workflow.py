@@ -18,7 +18,10 @@ REPO = Path(__file__).resolve().parent.parent
 WORKFLOW = REPO / ".github" / "workflows" / "matrix.yml"
 
 
-@pytest.mark.parametrize("workflow", [WORKFLOW, WORKFLOW.with_name("survey.yml")], ids=lambda p: p.name)
+NIGHTLY = WORKFLOW.with_name("nightly.yml")
+
+
+@pytest.mark.parametrize("workflow", [WORKFLOW, WORKFLOW.with_name("survey.yml"), NIGHTLY], ids=lambda p: p.name)
 def test_workflow_passes_the_github_workflow_schema(workflow):
     check_jsonschema("vendor.github-workflows", workflow)
 
@@ -66,3 +69,29 @@ def test_a_cell_job_restores_its_results_under_the_digest_of_its_inputs():
     run = cell_job.index("nox -s \"${{ matrix.session }}\"")
     assert key < results < install < run
     assert "path: .jaxcompat/results" in cell_job
+
+
+def test_the_nightly_regenerates_runs_latest_and_proposes_only_what_changed():
+    """Scheduled and on demand; the timeline before latest (which refreshes the baseline only when
+    tonight differs); the Pythons the newest releases need; the proposal only when a file changed,
+    limited to the two files it refreshes; the verdicts uploaded whatever happened."""
+    from ruamel.yaml import YAML  # check-jsonschema's YAML reader (nox -s tests installs it)
+
+    wf = YAML(typ="safe").load(NIGHTLY.read_text())
+    on = wf["on"]
+    assert on["schedule"][0]["cron"] and "workflow_dispatch" in on
+    (job,) = wf["jobs"].values()
+    steps = job["steps"]
+    runs = [s.get("run", "") for s in steps]
+    order = [next(i for i, r in enumerate(runs) if needle in r)
+             for needle in ("nox -s timeline", "nox -s tests", "nox -s latest -- --refresh-baseline", "git diff --")]
+    assert order == sorted(order)
+    pythons = str(next(s["with"]["python-version"] for s in steps if "setup-python" in s.get("uses", ""))).split()
+    assert {"3.12", "3.13"} <= set(pythons)
+    propose = next(s for s in steps if "create-pull-request" in s.get("uses", ""))
+    assert propose["if"] == "steps.changes.outputs.changed == 'true'"
+    assert propose["with"]["add-paths"].split() == ["jaxcompat/data/jax_api_timeline.json",
+                                                    "jaxcompat/data/equinox_api_timeline.json", "reports/baseline.json"]
+    upload = next(s for s in steps if "upload-artifact" in s.get("uses", ""))
+    assert upload["if"] == "always()" and "reports/nightly.diff" in upload["with"]["path"]
+    assert any("GITHUB_STEP_SUMMARY" in r for r in runs)

@@ -32,6 +32,9 @@ def last_line(text: str | None) -> str:
 # One frame of a Python traceback: ``  File "/…/site-packages/equinox/_ad.py", line 418, in __call__``
 # (traceback.format_list / format_exception; pytest's plain tracebacks too).
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?', re.M)
+# pytest's own (short and long styles, collection errors, "ImportError while loading conftest"):
+# ``../venv/lib/python3.11/site-packages/equinox/internal/_noinline.py:185: in _MetaBatchTransform``
+_PYTEST_FRAME = re.compile(r"^(?P<path>[^\s:][^:\n]*\.py):(?P<line>\d+): in (?P<func>\S+)", re.M)
 _SITE = re.compile(r"[/\\]site-packages[/\\](?P<pkg>\w+)[/\\]")
 
 
@@ -56,5 +59,6 @@ class Frame(NamedTuple):
 def frames(traceback: str | None) -> list[Frame]:
     """The frames of a traceback, outermost first (the one parser of frames: signatures, the
     import probe's culprit, the API history's explanations all read them here)."""
-    return [Frame(m.group("path"), int(m.group("line")), m.group("func") or "")
-            for m in _FRAME.finditer(traceback or "")]
+    found = sorted([*_FRAME.finditer(traceback or ""), *_PYTEST_FRAME.finditer(traceback or "")],
+                   key=lambda m: m.start())
+    return [Frame(m.group("path"), int(m.group("line")), m.group("func") or "") for m in found]

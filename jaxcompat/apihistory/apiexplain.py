@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
 from jaxcompat._util.text import frames
 from jaxcompat.apihistory.apitimeline import Timeline, _ver
 from jaxcompat.apihistory.scan import CALL_CODE, CALL_DEPRECATED_CODE, Hit, Target, judge_call, renamed_keyword, resolve
+from jaxcompat.knowledge.deprecations import History, apis
+from jaxcompat.model.vocab import Phase
 from jaxcompat.plugin.packages import DEPENDENTS
 
 _NO_ATTR = re.compile(r"module '(jax(?:\.\w+)*)' has no attribute '(\w+)'")
@@ -75,6 +77,42 @@ def _named(error_type: str, message: str, timeline: Timeline) -> tuple[str, int]
         if text.strip().startswith(msg[:120]):
             return name, 0
     return None
+
+
+def history(api: str, timeline: Timeline | None = None) -> History | None:
+    """What jax's API history says of one deprecated jax name (``jax.core.get_aval``): the release
+    that deprecated it and the first that no longer has it (None when the history does not know
+    the name as deprecated or removed in any release)."""
+    timeline = timeline or Timeline.load()
+    hit = resolve(timeline, api, timeline.newest)
+    if hit is not None and (hit.state.broken or hit.state.deprecated_in):
+        st = hit.state
+        removed = st.removed_in if st.broken else ""
+        return History(deprecated_in=st.deprecated_in, removed_in=removed, newest=timeline.newest,
+                       replacement=st.replacement)
+    # deprecated once, and back (or never removed) at the newest: ask the release it was deprecated in
+    for release in reversed(timeline.releases):
+        hit = resolve(timeline, api, release)
+        if hit is not None and hit.state.deprecated_in:
+            return History(deprecated_in=hit.state.deprecated_in, removed_in=hit.state.removed_in,
+                           newest=timeline.newest, replacement=hit.state.replacement)
+    return None
+
+
+def histories(records: list) -> dict[str, History]:
+    """For ``knowledge.deprecations.forecast``: each recorded deprecation's API -> its history, so
+    the warnings before the break say the release that removes it from the same history as scan
+    (``{}`` without a timeline: the messages' own announcements are used)."""
+    try:
+        timeline = Timeline.load()
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for api in apis(records):
+        found = history(api, timeline) if api.startswith("jax.") else None
+        if found is not None:
+            out[api] = found
+    return out
 
 
 def where(traceback: str) -> str:
@@ -215,6 +253,93 @@ def explain_result(raw, versions: dict[str, str]) -> str:
     return got.text() if got else ""
 
 
+_WARNINGS = ("DeprecationWarning", "FutureWarning", "PendingDeprecationWarning")
+
+
+@dataclass(frozen=True)
+class WarningAsError:
+    """A test not collected (or failed) because a jax deprecation warning, raised while a package
+    imported (or while the test ran), was turned into an error by the project's own warning filter."""
+
+    name: str  # the jax name the warning is about (jax.interpreters.batching.NotMapped)
+    category: str  # DeprecationWarning, FutureWarning
+    package: str  # the import name whose code used it ("" : the project's own code)
+    version: str  # that package's installed version
+    where: str  # file:line of the use
+    deprecated_in: str  # the jax release that deprecated it ("" when the history does not say)
+    removed_in: str  # the jax release that removes it ("" while the newest still has it)
+    setting: str  # the project's setting that makes it an error ("" when not found in its configuration)
+    upgrade: str = ""  # a release of ``package`` that no longer uses it, from a rule ("" when none is known)
+    replacement: str = ""  # what jax says to use instead
+    collected: bool = False  # the warning was raised while the test ran (not while its module imported)
+
+    def text(self) -> str:
+        who = f"{self.package} {self.version}".strip() if self.package else "your code"
+        at = f" ({self.where})" if self.where else ""
+        since = f"deprecated in jax {self.deprecated_in}" if self.deprecated_in else "deprecated in jax"
+        gone = f", removed in {self.removed_in}" if self.removed_in else ""
+        made = (f"the project's own warning filter ({self.setting}) makes that {self.category} an error"
+                if self.setting else f"a warning filter of the project makes that {self.category} an error")
+        return f"{'failed' if self.collected else 'not collected'}: {who} uses {self.name}{at}, {since}{gone}; {made}"
+
+    def fix(self) -> str:
+        """What to pin or change, most direct first."""
+        out = []
+        if self.upgrade:
+            out.append(self.upgrade)
+        if self.package:
+            out.append(f'add "ignore::{self.category}:{self.package}" to the project\'s filterwarnings, after '
+                       f"its \"error\" (the warning comes from {self.package}, not from your code)")
+        else:
+            instead = f"use {self.replacement} instead of {self.name}" if self.replacement else \
+                f"stop using {self.name}"
+            out.append(f"{instead} in your code")
+        if self.deprecated_in:
+            until = f" (jax {self.removed_in} removes it: this only postpones the break)" if self.removed_in else ""
+            out.append(f"pin jax<{self.deprecated_in}{until}")
+        return "; or ".join(out)
+
+
+def explain_warning(error_types: list[str], message: str, traceback: str, versions: dict[str, str],
+                    setting: str, failures=(), timeline: Timeline | None = None) -> WarningAsError | None:
+    """Why a test was not collected (or failed), if the reason is a jax deprecation warning raised as an error
+    (``filterwarnings = ["error"]``, ``-W error``): the name, the package that used it and the jax
+    release that deprecated it (jax's API history), the project's setting, and, when a rule knows
+    the package's release that no longer uses the name, that release (else None)."""
+    category = next((t for t in error_types if t in _WARNINGS), "")
+    text = re.sub(r"^\[(setup|teardown|collect|call)\]\s*", "", message or "")
+    name = next(iter(apis([{"message": text}])), "")
+    if not category or not name.startswith("jax."):
+        return None
+    timeline = timeline or Timeline.load()
+    known = history(name, timeline)
+    used = where(traceback)
+    package = next((f.package for f in reversed(frames(traceback))
+                    if f.package and f.package not in ("jax", "jaxlib", "_pytest", "pluggy")), "")
+    package = package if package and used.startswith(package + "/") else ""
+    version = versions.get(package, "") if package else ""
+    upgrade = ""
+    for f in failures:
+        ranges = [c[package] for c in f.affects if package in c]
+        if package and version and f.match.search(text) and any(version in r for r in ranges):
+            upgrade = f"{f.fix} (known failure {f.id}: what this warning becomes on a later jax)"
+            break
+    return WarningAsError(name, category, package, version, used,
+                          known.deprecated_in if known else "", known.removed_in if known else "",
+                          setting, upgrade, known.replacement if known else "")
+
+
+def explain_warning_result(raw, versions: dict[str, str], setting: str, matrix=None) -> WarningAsError | None:
+    """For usertests.classify: a test not collected because of a jax deprecation warning made an
+    error, or None (also when there is no timeline: never a crash of the check)."""
+    try:
+        found = explain_warning(list(raw.error_types or []), raw.message, raw.traceback, versions, setting,
+                                matrix.failures if matrix is not None else ())
+    except (OSError, ValueError):
+        return None
+    return replace(found, collected=raw.phase != Phase.COLLECT) if found is not None else None
+
+
 def verdict_lines(tests: list, root: Path | None, jax_version: str) -> str:
     """The verdict's lines: how many failures jax's API history explains (apart from the rules),
     and the project's own uses of names the candidate's jax deprecates or removed."""
@@ -224,7 +349,8 @@ def verdict_lines(tests: list, root: Path | None, jax_version: str) -> str:
     out = []
     if failing:
         out.append(f"  i of {len(failing)} failing test(s): {len(by_rule)} explained by a known failure, "
-                   f"{len(by_api)} by jax's API history (a name removed, a signature changed), "
+                   f"{len(by_api)} by jax's API history (a name removed, a signature changed, a deprecation "
+                   "your warning filter makes an error), "
                    f"{len(failing) - len(by_rule) - len(by_api)} unexplained")
     if root is not None and jax_version:
         from jaxcompat.apihistory.scan import scan

@@ -62,7 +62,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from jaxcompat.env.candidate import CandidateError, candidate_cell, read_requirements, verdict
+    from jaxcompat.env.candidate import CandidateError, candidate_cell, read_requirements
     from jaxcompat.knowledge import drafts
     from jaxcompat.operations import usertests
 
@@ -103,7 +103,7 @@ def run(args) -> int:
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
         if target is not None:
             return _check_user_tests(result, cell, baseline, target, matrix, reports_dir, args)
-    text, safe = verdict(result, matrix)
+    text, safe = _verdict(result, matrix)
     from jaxcompat.apihistory.apiexplain import ecosystem_lines
     text += "\n" * bool(eco := ecosystem_lines(Path(args.state) / "envs" / cell.id, result.versions.get("jax", ""),
                                                    result.results)) + eco
@@ -122,11 +122,10 @@ def run(args) -> int:
 def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path, args) -> int:
     """check --tests: the user's tests after (and before), explained; exit 1 exactly when one is
     broken by the upgrade (with --baseline) or fails (without)."""
-    from jaxcompat.env.candidate import verdict
     from jaxcompat.operations import usertests
 
     cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state), progress=print)
-    ours, _ = verdict(result, matrix)
+    ours, _ = _verdict(result, matrix)
     mine = usertests.verdict(cmp, target)
     extra = usertests.not_exercised(result, cmp.tests)
     from jaxcompat.apihistory.apiexplain import verdict_lines
@@ -158,9 +157,17 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     return EXIT_FAILING if cmp.failed else EXIT_OK
 
 
+def _verdict(result, matrix) -> tuple[str, bool]:
+    """The candidate's verdict, its warnings before the break dated by jax's API history (the same
+    history as scan: "which jax removes in 0.10.0", where jax's own message announces nothing)."""
+    from jaxcompat.apihistory.apiexplain import histories
+    from jaxcompat.env.candidate import verdict
+
+    return verdict(result, matrix, histories(result.deprecations))
+
+
 def _check_existing(args, matrix) -> int:
     """``check --env PATH``: the verdict for an environment that already exists (nothing installed)."""
-    from jaxcompat.env.candidate import verdict
     from jaxcompat.run.existing import BadEnvironment, check_existing, environment_lines
 
     given = [
@@ -184,7 +191,7 @@ def _check_existing(args, matrix) -> int:
             print(f"error: {e.message}", file=sys.stderr)
             return EXIT_CONFIG
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
-    text, safe = verdict(result, matrix)
+    text, safe = _verdict(result, matrix)
     print("\n".join(environment_lines(result) + [text]))
     print(f"\nreport: {reports_dir / 'check.json'}")
     return EXIT_OK if safe else EXIT_FAILING

@@ -19,12 +19,22 @@ def add_parser(sub) -> None:
         "latest", parents=[options.common(), options.indexes()], help="the newest releases, compared with the baseline"
     )
     lt.add_argument("--baseline", help="baseline file (default: reports/baseline.json)")
-    lt.add_argument("--update-baseline", action="store_true", help="store tonight's result as the baseline")
+    keep = lt.add_mutually_exclusive_group()
+    keep.add_argument("--update-baseline", action="store_true", help="store tonight's result as the baseline")
+    keep.add_argument("--refresh-baseline", action="store_true",
+                      help="store tonight's result as the baseline only when it differs from it (outcomes, "
+                           "versions, status, new cases): what the nightly workflow proposes")
     lt.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from jaxcompat.operations.latest import load_baseline, report_latest, run_latest, update_baseline
+    from jaxcompat.operations.latest import (
+        load_baseline,
+        refresh_baseline,
+        report_latest,
+        run_latest,
+        update_baseline,
+    )
 
     matrix = options.load_matrix(args)
     reports_dir = Path(args.reports)
@@ -41,11 +51,14 @@ def run(args) -> int:
         text, regressed = report_latest(result, baseline, reports_dir)
         if args.update_baseline:
             update_baseline(baseline_path, [result.to_dict()])
+        refreshed = args.refresh_baseline and refresh_baseline(baseline_path, result, baseline)
     print(reports.terminal_grid([result]))
     print()
     print(text)
     print(f"\nreports: {reports_dir / 'latest.md'}, {reports_dir / 'latest.json'}"
           + (f", {reports_dir / 'latest-issue.md'} (issue body)" if regressed else ""))
-    if args.update_baseline:
+    if args.update_baseline or refreshed:
         print(f"baseline updated: {baseline_path}")
+    elif args.refresh_baseline:
+        print(f"baseline unchanged (tonight matches it): {baseline_path}")
     return EXIT_FAILING if regressed else EXIT_OK

@@ -9,6 +9,7 @@ and what the rules predicted that did not happen.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -17,7 +18,7 @@ from packaging.utils import canonicalize_name
 from jaxcompat._util.layout import command
 from jaxcompat._util.text import first_line
 from jaxcompat.env import sources
-from jaxcompat.knowledge.deprecations import forecast
+from jaxcompat.knowledge.deprecations import History, forecast
 from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, UNEXPLAINED_OUTCOMES, CellResult
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import ANY, Cell, Matrix
@@ -140,8 +141,10 @@ def _check_extra(backend: str, jax: str) -> None:
                              f"pin jax >= {since} for {backend}, or drop [{extra}] to check it on the CPU")
 
 
-def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
-    """Human verdict and whether the candidate is safe (no failure of any kind)."""
+def verdict(result: CellResult, matrix: Matrix, history: Mapping[str, History] | None = None) -> tuple[str, bool]:
+    """Human verdict and whether the candidate is safe (no failure of any kind). ``history``: what
+    jax's API history says of each deprecation's API (``apihistory.apiexplain.histories``), so the
+    warnings before the break name the release that removes it."""
     where = (
         f" (existing environment, Python {result.python}, {result.backend})" if result.environment != "built" else ""
     )
@@ -165,7 +168,7 @@ def verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
     lines += ["  ! known failures the rules predicted but that did not happen (rules out of date):"] if stale else []
     lines += [f"    - {r.case}: {r.failure}" for r in stale]
     lines += ["  ! " + "; ".join(result.notes)] if result.outcome == "stale" else []
-    ahead = forecast(result.deprecations, result.versions)
+    ahead = forecast(result.deprecations, result.versions, history)
     if ahead:
         lines.append("  ! warnings before the break (jax deprecations this combination's packages use):")
         lines += [f"    - {line}" for line in ahead]

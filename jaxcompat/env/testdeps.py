@@ -301,6 +301,55 @@ def addopts(root: Path) -> tuple[str, str]:
     return "", ""
 
 
+def _ini_options(root: Path) -> tuple[dict[str, object], str]:
+    """The project's pytest options (``filterwarnings``, ``addopts`` …) from the first configuration
+    file pytest would read, and its name."""
+    for name, section in _CONFIG_FILES:
+        path = root / name
+        if not path.is_file():
+            continue
+        if section is None:
+            try:
+                opts = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("pytest", {}).get(
+                    "ini_options")
+            except ValueError:
+                continue
+            if opts is not None:
+                return dict(opts), name
+            continue
+        cfg = configparser.ConfigParser(interpolation=None)
+        try:
+            cfg.read(path, encoding="utf-8")
+        except configparser.Error:
+            continue
+        if cfg.has_section(section):
+            return dict(cfg.items(section)), name
+    return {}, ""
+
+
+def warning_filter(root: Path, category: str = "DeprecationWarning") -> str:
+    """The project's own pytest setting that turns a warning of ``category`` into an error
+    (``filterwarnings = ["error"]`` in pyproject.toml, ``-W error::DeprecationWarning`` in
+    ``addopts``), as a person would write it, or "" when its configuration has none."""
+    opts, config = _ini_options(root)
+    entries = opts.get("filterwarnings", [])
+    if isinstance(entries, str):
+        entries = [e.strip() for e in entries.splitlines() if e.strip() and not e.strip().startswith("#")]
+    for entry in entries:
+        action, _, rest = str(entry).partition(":")
+        wanted = rest.split(":")[1].strip().rsplit(".", 1)[-1] if rest.count(":") >= 1 else ""
+        if action.strip() == "error" and wanted in ("", category, "Warning"):
+            return f'filterwarnings "{entry}" in {config}'
+    addopts = opts.get("addopts", "")
+    addopts = " ".join(addopts) if isinstance(addopts, list) else str(addopts)
+    for m in re.finditer(r"(?:-W\s*|--pythonwarnings[=\s])(\S+)", addopts):
+        action, _, rest = m.group(1).partition(":")
+        wanted = rest.split(":")[1].strip().rsplit(".", 1)[-1] if rest.count(":") >= 1 else ""
+        if action == "error" and wanted in ("", category, "Warning"):
+            return f'addopts "{m.group(0).strip()}" in {config}'
+    return ""
+
+
 def diagnose(log: str, root: Path, deps: TestDeps) -> str:
     """One line: why pytest could not collect or run the user's tests, where the need comes from,
     and how to provide it (``--with``, or an extra/group that declares it)."""

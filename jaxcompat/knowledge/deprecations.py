@@ -4,17 +4,34 @@ The pytest plugin records every Deprecation/FutureWarning that jax raises into e
 optimistix, lineax, chex or jaxtyping code (at import or while a case runs). jax's messages
 usually name the API and when it goes ("... is deprecated ... will be removed in JAX v0.10.0",
 "... was deprecated in JAX v0.8.2 and removed in JAX v0.10.0"): that is the forecast.
+
+The release that removes a name is taken from jax's API history (the timeline ``scan`` reads,
+built from the released wheels) wherever it knows the name: it is what jax did, not what a message
+announced, and many messages announce nothing ("jax.core.get_aval is deprecated; use jax.typeof
+instead." — gone in 0.10.0). That history lives in a higher stage (``apihistory``); it reaches
+this one as data, a ``History`` per API, given by the caller.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
 _REMOVAL = re.compile(r"(?i)(?:removed|will be removed|removal)\s+(?:in|with|from)\s+(?:JAX\s+)?v?(\d+\.\d+(?:\.\d+)*)")
 _API = re.compile(r"\b(jax(?:lib)?(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+
+
+@dataclass(frozen=True)
+class History:
+    """What jax's API history says of one deprecated name (given by ``apihistory.apiexplain``)."""
+
+    deprecated_in: str = ""  # the first release that deprecates it ("" when the history does not say)
+    removed_in: str = ""  # the first release without it ("" while the newest release still has it)
+    newest: str = ""  # the newest release the history knows
+    replacement: str = ""  # what jax's message says to use instead ("" when it names nothing)
 
 
 @dataclass(frozen=True)
@@ -41,20 +58,30 @@ class Deprecation:
         m = _REMOVAL.search(self.message)
         return m.group(1) if m else None
 
-    def due(self, jax_version: str) -> bool:
-        """Whether ``jax_version`` is at or past the announced removal."""
+    def removed_in(self, history: History | None = None) -> str | None:
+        """The release that removes it: the history's when it knows one, else jax's announcement."""
+        return (history.removed_in if history is not None and history.removed_in else None) or self.removal
+
+    def due(self, jax_version: str, history: History | None = None) -> bool:
+        """Whether ``jax_version`` is at or past the removal."""
+        removal = self.removed_in(history)
         try:
-            return self.removal is not None and Version(jax_version) >= Version(self.removal)
+            return removal is not None and Version(jax_version) >= Version(removal)
         except InvalidVersion:
             return False
 
-    def sentence(self, versions: dict[str, str]) -> str:
+    def sentence(self, versions: dict[str, str], history: History | None = None) -> str:
         who = f"{self.package} {versions.get(self.package, '')}".strip()
-        when = (
-            f"which jax removes in {self.removal}"
-            if self.removal
-            else "which jax has deprecated (no removal version announced)"
-        )
+        removal = self.removed_in(history)
+        since = history.deprecated_in if history is not None else ""
+        if removal:
+            dated = f" (deprecated in {since})" if since and since != removal else ""
+            when = f"which jax removes in {removal}{dated}"
+        elif history is not None and history.newest:
+            when = (f"which jax has deprecated{f' since {since}' if since else ''} "
+                    f"(still there in jax {history.newest}, the newest release; no removal announced)")
+        else:
+            when = "which jax has deprecated (no removal version announced)"
         return f"{who} uses {self.api} ({self.where}), {when}"
 
 
@@ -63,19 +90,27 @@ def parse(records: list) -> list[Deprecation]:
     return [d if isinstance(d, Deprecation) else Deprecation.from_dict(d) for d in records]
 
 
-def forecast(records: list[dict], versions: dict[str, str]) -> list[str]:
-    """One line per distinct (package, API): what breaks on a later jax, soonest first."""
+def apis(records: list) -> list[str]:
+    """The distinct jax APIs the records are about (what to ask jax's API history)."""
+    return list(dict.fromkeys(d.api for d in parse(records)))
+
+
+def forecast(records: list, versions: dict[str, str], history: Mapping[str, History] | None = None) -> list[str]:
+    """One line per distinct (package, API): what breaks on a later jax, soonest first.
+    ``history``: API -> what jax's API history says of it (``apihistory.apiexplain.histories``)."""
+    history = history or {}
     seen: dict[tuple[str, str], Deprecation] = {}
     for d in parse(records):
         seen.setdefault((d.package, d.api), d)
 
     def key(d: Deprecation):
+        removal = d.removed_in(history.get(d.api))
         try:
-            return (0, Version(d.removal)) if d.removal else (1, Version("0"))
+            return (0, Version(removal)) if removal else (1, Version("0"))
         except InvalidVersion:
             return (1, Version("0"))
 
-    return [d.sentence(versions) for d in sorted(seen.values(), key=key)]
+    return [d.sentence(versions, history.get(d.api)) for d in sorted(seen.values(), key=key)]
 
 
 def names(api: str, failure_text: str) -> bool:

@@ -13,6 +13,7 @@ from pathlib import Path
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.layout import command
 from jaxcompat._util.text import first_line, quiet
+from jaxcompat.apihistory.apiexplain import histories
 from jaxcompat.env.candidate import source_lines
 from jaxcompat.env.pythons import PythonMissing, find_python
 from jaxcompat.knowledge.deprecations import forecast
@@ -81,6 +82,17 @@ def update_baseline(path: Path, cells: list[dict]) -> None:
     write_text(path, json.dumps(data, indent=2) + "\n")
 
 
+def refresh_baseline(path: Path, result: CellResult, baseline: list[CellResult]) -> bool:
+    """Store tonight's result as the baseline's ``latest`` cell when it differs from it (outcomes,
+    versions, status, cases added to the suite since): the nightly proposes that as a change, so
+    the next night reports only what moved after it. Unchanged, the file is left as it is (no
+    proposal for timings alone). Whether it was written."""
+    if compare(baseline_latest(baseline), [result], match_single=True).empty:
+        return False
+    update_baseline(path, [result.to_dict()])
+    return True
+
+
 def issue_body(result: CellResult, diff: Diff) -> str:
     versions = ", ".join(f"{d} {v}" for d, v in result.versions.items() if d in PACKAGES + ("numpy",))
     lines = ["### jax-compat nightly: regression on the newest releases", "",
@@ -105,7 +117,7 @@ def issue_body(result: CellResult, diff: Diff) -> str:
 
 def warnings_section(result: CellResult) -> list[str]:
     """The jax deprecations the ecosystem's code hit tonight, with the jax that removes each."""
-    lines = forecast(result.deprecations, result.versions)
+    lines = forecast(result.deprecations, result.versions, histories(result.deprecations))
     if not lines:
         return []
     return ["### Warnings before the break (jax deprecations hit by the ecosystem's code)", ""] + \
@@ -130,7 +142,7 @@ def report_latest(result: CellResult, baseline: list[CellResult], reports_dir: P
     md += warnings_section(result)
     if result.deprecations:
         text += "\n\nwarnings before the break:\n" + "\n".join(
-            f"  - {x}" for x in forecast(result.deprecations, result.versions)
+            f"  - {x}" for x in forecast(result.deprecations, result.versions, histories(result.deprecations))
         )
     if regressed:
         body = issue_body(result, diff)

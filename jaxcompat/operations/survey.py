@@ -20,6 +20,7 @@ from packaging.version import Version
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.text import quiet
+from jaxcompat.apihistory.apiexplain import histories
 from jaxcompat.env import releases, resolution
 from jaxcompat.knowledge import compat
 from jaxcompat.knowledge.deprecations import names as names_api
@@ -350,11 +351,13 @@ def render_md(summary: dict, obs: list[Observation], rows: list[dict], meta: dic
 def forecasts(obs: list[Observation]) -> list[dict]:
     """Each jax deprecation the ecosystem's code hit, and whether a surveyed later jax broke on it."""
     out: dict[tuple[str, str, str], dict] = {}
+    history = histories([d for o in obs for d in o.cell.deprecations])
     for o in obs:
         for d in parse_deprecations(o.cell.deprecations):
             key = (d.package, o.combo.equinox if d.package == "equinox" else o.cell.versions.get(d.package, ""), d.api)
             entry = out.setdefault(key, {"package": d.package, "version": key[1], "api": d.api,
-                                         "removal": d.removal, "where": d.where, "warned_on": [], "broke_on": []})
+                                         "removal": d.removed_in(history.get(d.api)), "where": d.where,
+                                         "warned_on": [], "broke_on": []})
             entry["warned_on"].append(o.combo.jax)
     for entry in out.values():
         for o in obs:

@@ -15,6 +15,7 @@ with --tests: 1 exactly when a test is ``broken`` (with a baseline) or ``fails``
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -22,13 +23,14 @@ from typing import NamedTuple
 from packaging.specifiers import SpecifierSet
 
 from jaxcompat._util.text import first_line, last_line, quiet
-from jaxcompat.env.testdeps import TestDeps, TestDepsError, choose, diagnose, normalise
+from jaxcompat.env.testdeps import TestDeps, TestDepsError, choose, diagnose, normalise, warning_filter
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, error_matches
 from jaxcompat.knowledge.rules import applies
 from jaxcompat.model.matrix import ANY, Cell, Matrix
 from jaxcompat.model.vocab import Phase, UserTestStatus
 from jaxcompat.report import junit as junit_xml
 from jaxcompat.report.scrub import Scrubber
+from jaxcompat.run.cell import lock_versions
 from jaxcompat.run.runner import run_cases
 
 
@@ -187,6 +189,7 @@ class Observed:
     versions: dict[str, str] = field(default_factory=dict)
     error: str = ""  # why the tests could not start there (install, resolution, pytest itself)
     cause: str = ""  # when no test ran: the one-line cause and how to provide what is missing
+    warning_filter: str = ""  # the project's setting that turns a DeprecationWarning into an error, if any
 
     @property
     def ran(self) -> int:
@@ -204,6 +207,63 @@ def _collect_error(raw: RawResult) -> bool:
     return raw.phase == Phase.COLLECT
 
 
+_CONFTEST = re.compile(r"^ImportError while loading conftest '(?P<path>[^']+)'\.?[ \t]*$", re.M)
+_E_LINE = re.compile(r"^E\s+(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))(?::|$)", re.M)
+
+
+def conftest_failure(log: str) -> RawResult | None:
+    """The conftest that pytest could not import before it collected anything, as a collection
+    error of the folder it configures ("tests", or "." for the project's own), with pytest's
+    traceback and error: pytest stops in its configuration, before any hook of the plugin runs,
+    so this text in its output is the only record of it (without it, every test of the project
+    would read "(no message) … no traceback was recorded"). ``log``: pytest's output, scrubbed (the
+    project's paths relative to it)."""
+    found = list(_CONFTEST.finditer(log or ""))
+    if not found:
+        return None
+    m = found[-1]
+    block = []
+    for line in log[m.end():].lstrip("\n").splitlines():
+        if not line.strip():
+            break
+        block.append(line)
+    errors = [ln[1:].strip() for ln in block if ln.startswith("E ")]
+    kinds = _E_LINE.findall("\n".join(block))
+    rel = m.group("path").replace("\\", "/")
+    folder = rel.rpartition("/")[0] if "/" in rel else ""
+    return RawResult(case=folder or ".", status="failed", phase=Phase.COLLECT,
+                     error_types=_classes(kinds[-1].rsplit(".", 1)[-1]) if kinds else [],
+                     message="\n".join(errors) or f"ImportError while loading conftest '{rel}'",
+                     traceback=f"ImportError while loading conftest '{rel}'.\n" + "\n".join(block).strip())
+
+
+def _classes(name: str) -> list[str]:
+    """``DeprecationWarning`` -> its classes up to BaseException (a rule naming Warning matches)."""
+    import builtins
+
+    cls = getattr(builtins, name, None)
+    if isinstance(cls, type) and issubclass(cls, BaseException):
+        return [c.__name__ for c in cls.__mro__ if c is not object]
+    return [name]
+
+
+def _enclosing(name: str, broken: dict[str, RawResult]) -> RawResult | None:
+    """The collection error that stands for a test that was not collected: its module's, else the
+    nearest folder's (a conftest there failed), else the session's (".")."""
+    path = name.split("::")[0]
+    while True:
+        if path in broken:
+            return broken[path]
+        if "/" not in path:
+            return broken.get(".")
+        path = path.rpartition("/")[0]
+
+
+def _stands_for(key: str, name: str) -> bool:
+    """Whether the collection error ``key`` (a module, a folder, or ".") covers the test ``name``."""
+    return key == "." or name.startswith(key + "::") or name.startswith(key + "/")
+
+
 def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
             nodeids: list[str] | None = None) -> Observed:
     """Run the user's tests (or ``nodeids``) in ``cell``'s environment, building it if need be."""
@@ -217,16 +277,27 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
     except cells.Stop:
         message = Scrubber({str(Path.home()): "~"}, envs_dir=state_dir / "envs")(f"{scratch.status}: {scratch.message}")
         return Observed(error=message, cause=message.strip().splitlines()[-1] if message.strip() else scratch.status)
+    workdir = state_dir / "runs" / f"{cell.id}-user"
     run = run_cases(built.python, target.root, list(nodeids or []), backend=done.backend, imports=[],
-                    timeout_s=matrix.settings.case_timeout_s, workdir=state_dir / "runs" / f"{cell.id}-user",
+                    timeout_s=matrix.settings.case_timeout_s, workdir=workdir,
                     project=True, max_restarts=MAX_RESTARTS)
     # the tests' own messages and tracebacks name the environment, the project and the home folder:
     # scrubbed here, before anything is clipped, judged or written (report.scrub)
     scrub = Scrubber({str(target.root) + "/": "", str(target.root): "<project>",
                       str(matrix.root.resolve()) + "/": "<root>/", str(Path.home()): "~"}, envs_dir=state_dir / "envs")
     out = Observed(results={r.case: scrub.raw(r) for r in run.results},
-                   versions={k.lower(): v for k, v in run.versions.items()})
-    if not run.results:
+                   versions={k.lower(): v for k, v in run.versions.items()},
+                   warning_filter=warning_filter(target.root))
+    # pytest's whole output, not only its tail: a deep import chain can push the conftest's name out of it
+    log = workdir / "pytest.log"
+    stopped = conftest_failure(scrub(log.read_text(encoding="utf-8", errors="replace") if log.is_file()
+                                     else run.log_tail)) if not run.results else None
+    if stopped is not None:
+        out.results[stopped.case] = stopped
+        # the plugin never reported the environment: what is installed is what the lock (and the
+        # cell's exact pins) say
+        out.versions = out.versions or {**done.exact_pins(), **lock_versions(built.lock)}
+    if not run.results and stopped is None:
         out.error = scrub(f"pytest exited with code {run.rc} before running any test:\n{run.log_tail[-1500:]}")
     skipped = [r for r in out.results.values() if r.status == "skipped"]
     if out.ran == 0 and nodeids is None and skipped and len(skipped) == len(out.results):
@@ -310,16 +381,17 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
     # A module that cannot even be imported in the candidate: its tests take its error, and the
     # module's own record is not counted again beside them.
     broken_modules = {k: r for k, r in candidate.results.items() if _collect_error(r)}
-    stands_for = {m for m in broken_modules if baseline and any(t.startswith(m + "::") for t in baseline.results)}
+    stands_for = {m for m in broken_modules if baseline
+                  and any(_stands_for(m, t) and t not in candidate.results for t in baseline.results)}
     # and the other way: a module that could not be collected in the baseline gives its tests that
     # ran in the candidate its error as their baseline (they did not pass before)
     broken_before = {k: r for k, r in (baseline.results if baseline else {}).items() if _collect_error(r)}
     stands_for |= {m for m in broken_before if m not in candidate.results
-                   and any(t.startswith(m + "::") for t in candidate.results)}
+                   and any(_stands_for(m, t) and t not in baseline.results for t in candidate.results)}
     out = []
     for name in (n for n in names if n not in stands_for):
-        raw = candidate.results.get(name) or broken_modules.get(name.split("::")[0])
-        before_raw = (baseline.results.get(name) or broken_before.get(name.split("::")[0])) if baseline else None
+        raw = candidate.results.get(name) or _enclosing(name, broken_modules)
+        before_raw = (baseline.results.get(name) or _enclosing(name, broken_before)) if baseline else None
         before = status(before_raw) if baseline else None
         after = status(raw)
         t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(before, after))
@@ -329,8 +401,12 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
             if known is not None:
                 t.explained_by, t.fix, t.upstream = known.id, known.fix, list(known.upstream)
             else:
-                from jaxcompat.apihistory.apiexplain import explain_result
-                t.explained_by_api = explain_result(raw, candidate.versions)
+                from jaxcompat.apihistory.apiexplain import explain_result, explain_warning_result
+                made_error = explain_warning_result(raw, candidate.versions, candidate.warning_filter, matrix)
+                if made_error is not None:
+                    t.explained_by_api, t.fix = made_error.text(), made_error.fix()
+                else:
+                    t.explained_by_api = explain_result(raw, candidate.versions)
         if flaky and name in flaky:
             t.cls, t.note = "flaky", flaky[name]
         out.append(t)
@@ -384,6 +460,8 @@ def verdict(cmp: "Comparison", target: Target) -> str:
                 lines.append(f"        upstream: {', '.join(t.upstream)}")
             elif t.explained_by_api:
                 lines.append(f"        jax's API history: {t.explained_by_api}")
+                if t.fix:
+                    lines.append(f"        what to pin or change: {t.fix}")
             elif kind.failed:
                 where = t.traceback.rstrip().splitlines()[-6:]
                 lines.append(
@@ -424,7 +502,9 @@ def junit(tests: list[UserTest], name: str) -> str:
         case = junit_xml.Case(*junit_xml.case_of(t.test))
         if TEST_CLASSES[t.cls].junit == "failure":
             case.kind, case.type, case.text = junit_xml.Kind.FAILURE, t.cls, f"{t.shown}\n{t.traceback}"
-            case.message = f"{t.cls}" + (f": explained by {t.explained_by} (fix: {t.fix})" if t.explained_by else "")
+            case.message = f"{t.cls}" + (f": explained by {t.explained_by} (fix: {t.fix})" if t.explained_by else
+                                         f": {t.explained_by_api}" + (f" (fix: {t.fix})" if t.fix else "")
+                                         if t.explained_by_api else "")
         elif TEST_CLASSES[t.cls].junit == "skipped":
             case.kind = junit_xml.Kind.SKIPPED
         cases.append(case)
@@ -454,7 +534,7 @@ def html_section(tests: list[UserTest], with_baseline: bool) -> str:
         rows.append(
             f'<tr class="c-{esc(t.cls)}"><td><b>{esc(t.cls)}</b></td><td><code>{esc(t.test)}</code>{detail}</td>'
             f"<td>{esc(t.baseline) if with_baseline else '—'}</td><td>{esc(t.candidate)}</td>"
-            f"<td>{esc(t.explained_by or '')}</td><td>{esc(t.fix)} {link}</td></tr>"
+            f"<td>{esc(t.explained_by or t.explained_by_api or '')}</td><td>{esc(t.fix)} {link}</td></tr>"
         )
     return ('<section class="user-tests"><h2>Your tests</h2><table><thead><tr><th>class</th><th>test</th>'
             "<th>baseline</th><th>candidate</th><th>explained by</th><th>fix</th></tr></thead><tbody>"

@@ -10,6 +10,7 @@ from jaxcompat._util.text import first_line
 from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, CellResult
 
 CAUGHT = FAILING_OUTCOMES | {"reproduced"}  # a known failure or a failure of the run
+ABSENT = "absent"  # a case one of the two runs does not have
 
 
 class Moved(NamedTuple):
@@ -46,6 +47,10 @@ class Diff:
     moved: list[Moved] = field(default_factory=list)
     versions: list[VersionMove] = field(default_factory=list)
     status: list[StatusMove] = field(default_factory=list)
+    # cases the earlier run did not have (added to the suite since), that do not fail the run:
+    # new knowledge, said in one line, not one "absent -> pass" each
+    new_cases: list[Moved] = field(default_factory=list)
+    gone_cases: list[Moved] = field(default_factory=list)  # cases the earlier run had, not run now
 
     @property
     def new_failures(self) -> list[Moved]:
@@ -62,7 +67,8 @@ class Diff:
 
     @property
     def empty(self) -> bool:
-        return not (self.added_cells or self.removed_cells or self.moved or self.versions or self.status)
+        return not (self.added_cells or self.removed_cells or self.moved or self.versions or self.status
+                    or self.new_cases or self.gone_cases)
 
 
 def compare(old: list[CellResult], new: list[CellResult], *, match_single: bool = False) -> Diff:
@@ -83,10 +89,17 @@ def compare(old: list[CellResult], new: list[CellResult], *, match_single: bool 
                 d.versions.append(VersionMove(cid, dist, o.versions.get(dist), n.versions.get(dist)))
         oo, no = {r.case: r for r in o.results}, {r.case: r for r in n.results}
         for case in sorted(set(oo) | set(no)):
-            before = oo[case].outcome if case in oo else "absent"
-            after = no[case].outcome if case in no else "absent"
-            if before != after:
-                d.moved.append(Moved(cid, case, before, after, no[case].message if case in no else ""))
+            before = oo[case].outcome if case in oo else ABSENT
+            after = no[case].outcome if case in no else ABSENT
+            if before == after:
+                continue
+            move = Moved(cid, case, before, after, no[case].message if case in no else "")
+            if before == ABSENT and after not in FAILING_OUTCOMES:
+                d.new_cases.append(move)
+            elif after == ABSENT and o.status == n.status:
+                d.gone_cases.append(move)
+            else:
+                d.moved.append(move)
     return d
 
 
@@ -100,6 +113,12 @@ def render(diff: Diff, old_label: str = "baseline", new_label: str = "this run")
         out.append(f"  - cell {c} (gone)")
     for s in diff.status:
         out.append(f"  cell {s.cell}: status {s.before} -> {s.after}")
+    if diff.new_cases:
+        out.append(f"  + {len(diff.new_cases)} case(s) not in the {old_label} (added to the suite since), "
+                   f"none failing the run: {_tally(diff.new_cases)}")
+    if diff.gone_cases:
+        names = ", ".join(m.case for m in diff.gone_cases[:5]) + (" …" if len(diff.gone_cases) > 5 else "")
+        out.append(f"  - {len(diff.gone_cases)} case(s) of the {old_label} not run in {new_label}: {names}")
     if diff.versions:
         out.append("  versions that moved:")
         for v in diff.versions:
@@ -112,3 +131,10 @@ def render(diff: Diff, old_label: str = "baseline", new_label: str = "this run")
             out.append(f"    {m.cell}: {m.case}: {m.before} -> {m.after}{flag}"
                        + (f"\n        {first}" if first and flag else ""))
     return "\n".join(out)
+
+
+def _tally(moves: list[Moved]) -> str:
+    counts: dict[str, int] = {}
+    for m in moves:
+        counts[m.after] = counts.get(m.after, 0) + 1
+    return ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items(), key=lambda kv: -kv[1]))

@@ -1,0 +1,75 @@
+"""The warnings before the break come from the same history as scan (offline, no jax).
+
+jax's own messages often announce no removal ("jax.core.get_aval is deprecated; use jax.typeof
+instead."); the timeline read from the wheels knows it went in 0.10.0. `check`, `latest` and the
+survey say that release, not "no removal version announced" (issue 33)."""
+
+from __future__ import annotations
+
+from jaxcompat.apihistory.apiexplain import histories, history
+from jaxcompat.apihistory.apitimeline import DEPRECATED, Timeline
+from jaxcompat.apihistory.scan import resolve
+from jaxcompat.commands.check import _verdict
+from jaxcompat.knowledge.config import load
+from jaxcompat.knowledge.deprecations import Deprecation, History, forecast
+from jaxcompat.knowledge.outcomes import CellResult
+from jaxcompat.operations.latest import warnings_section
+from tests.helpers import make_tree
+
+# what the plugin recorded while equinox 0.13.2 imported under jax 0.9.1 (jax's own message)
+GET_AVAL = {"package": "equinox", "where": "equinox/internal/_loop/common.py:8", "category": "DeprecationWarning",
+            "message": "jax.core.get_aval is deprecated; use jax.typeof instead.", "case": None}
+
+
+def _timeline_says(api: str) -> tuple[str, str]:
+    mod, _, name = api.rpartition(".")
+    st = Timeline.load().name(mod, name, Timeline.load().newest)
+    return st.deprecated_in, st.removed_in
+
+
+def _replacement(api: str) -> str:
+    mod, _, name = api.rpartition(".")
+    return Timeline.load().name(mod, name, Timeline.load().newest).replacement
+
+
+def test_the_removal_release_comes_from_the_timeline_when_the_message_announces_none():
+    dep = Deprecation.from_dict(GET_AVAL)
+    assert dep.removal is None  # the message itself says nothing of a removal
+    deprecated_in, removed_in = _timeline_says("jax.core.get_aval")
+    assert removed_in, "the committed timeline knows jax.core.get_aval went"
+    assert history("jax.core.get_aval") == History(deprecated_in, removed_in, Timeline.load().newest,
+                                                   _replacement("jax.core.get_aval"))
+    (line,) = forecast([GET_AVAL], {"equinox": "0.13.2"}, histories([GET_AVAL]))
+    assert line == (f"equinox 0.13.2 uses jax.core.get_aval (equinox/internal/_loop/common.py:8), "
+                    f"which jax removes in {removed_in} (deprecated in {deprecated_in})")
+    assert dep.due(removed_in, history("jax.core.get_aval")) and not dep.due("0.9.1", history("jax.core.get_aval"))
+
+
+def test_check_verdict_says_the_release_that_removes_it(tmp_path):
+    matrix = load(make_tree(tmp_path))
+    result = CellResult(id="c", python="3.11", backend="cpu", status="ok",
+                        versions={"jax": "0.9.1", "equinox": "0.13.2"}, deprecations=[GET_AVAL])
+    text, _ = _verdict(result, matrix)
+    _, removed_in = _timeline_says("jax.core.get_aval")
+    assert f"equinox 0.13.2 uses jax.core.get_aval (equinox/internal/_loop/common.py:8), which jax removes in " \
+           f"{removed_in}" in text
+    assert "no removal version announced" not in text
+    # latest's report and issue body say the same
+    assert any(f"which jax removes in {removed_in}" in line for line in warnings_section(result))
+
+
+def test_a_name_still_deprecated_at_the_newest_release_says_so():
+    t = Timeline.load()
+    hits = (resolve(t, f"{m}.{n}", t.newest) for m, names in sorted(t.names.items()) for n in sorted(names))
+    hit = next(h for h in hits if h is not None and h.state.state == DEPRECATED)
+    rec = {**GET_AVAL, "message": f"{hit.name} is deprecated."}
+    (line,) = forecast([rec], {"equinox": "0.13.2"}, histories([rec]))
+    assert f"still there in jax {t.newest}, the newest release; no removal announced" in line
+
+
+def test_without_the_history_the_message_own_announcement_is_used():
+    rec = {**GET_AVAL, "message": "jax.core.get_aval is deprecated. It will be removed in JAX v0.10.0."}
+    assert forecast([rec], {"equinox": "0.13.2"}) == [
+        "equinox 0.13.2 uses jax.core.get_aval (equinox/internal/_loop/common.py:8), which jax removes in 0.10.0"]
+    # a name the history does not know (not jax's, or never deprecated) gets no history
+    assert histories([{**GET_AVAL, "message": "jaxtyping.foo is deprecated"}]) == {}
