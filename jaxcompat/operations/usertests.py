@@ -100,11 +100,14 @@ class Target:
     root: Path
     project: bool
     deps: TestDeps = field(default_factory=TestDeps)
+    only: tuple[str, ...] = ()  # the tests named inside the project (paths relative to root); () = all
+    env: tuple[tuple[str, str], ...] = ()  # environment variables for its tests
 
     def describe(self) -> str:
         if not self.project:
             return f"the tests in {self.root.name}/"
-        return f"{self.root.name}, installed editable, run with its own pytest configuration"
+        named = f", only {', '.join(self.only)}" if self.only else ""
+        return f"{self.root.name}, installed editable, run with its own pytest configuration{named}"
 
     def editable(self) -> str:
         return str(self.root) + (f"[{','.join(self.deps.extras)}]" if self.deps.extras else "")
@@ -156,13 +159,41 @@ def same_python(candidate: Cell, baseline: Cell, target: Target, cache_dir: Path
             f"both sides on Python {python} (the lowest that every pin of both accepts{why})")
 
 
+# What makes a folder a project's root, as pytest finds its rootdir from the paths it is given
+# (its ini files and the files that declare a project).
+ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", "pytest.ini", ".pytest.ini", "tox.ini")
+INSTALLABLE = ("pyproject.toml", "setup.py")
+
+
+def project_root(path: Path) -> Path | None:
+    """The nearest folder at or above ``path`` that is a project's root (``ROOT_MARKERS``) and can
+    be installed (``INSTALLABLE``); None when there is none (a bare folder of tests). A git
+    repository's top is as far as the walk goes."""
+    here = path if path.is_dir() else path.parent
+    for folder in (here, *here.parents):
+        if any((folder / m).is_file() for m in ROOT_MARKERS) and any((folder / m).is_file() for m in INSTALLABLE):
+            return folder
+        if (folder / ".git").exists() or folder == Path.home():
+            return None
+    return None
+
+
 def locate(path: str, extras: list[str] | None = None, groups: list[str] | None = None,
-           with_: list[str] | None = None) -> Target:
-    root = Path(path).expanduser().resolve()
-    if not root.exists():
+           with_: list[str] | None = None, env: dict[str, str] | None = None) -> Target:
+    """What --tests names. A path inside a project (its tests/ folder, one test module) is run as
+    that project: its root found as pytest finds its rootdir, the project and its test
+    dependencies installed, only the tests named run."""
+    given = Path(path).expanduser().resolve()
+    if not given.exists():
         raise TestsError(f"--tests {path}: no such file or directory")
+    found = project_root(given)
+    if found is not None and found != given:
+        target = locate(str(found), extras, groups, with_, env)
+        return replace(target, only=(given.relative_to(found).as_posix(),))
+    root = given
     if not root.is_dir():
-        raise TestsError(f"--tests {path}: not a directory (name a project root or a folder of tests)")
+        raise TestsError(f"--tests {path}: not a directory, and no project above it "
+                         "(name a project root, a folder of tests, or a test module inside a project)")
     project = (root / "pyproject.toml").is_file() or (root / "setup.py").is_file()
     if not project and (extras or groups):
         raise TestsError(f"--tests {path}: --extra/--group need a project (pyproject.toml or setup.py); "
@@ -173,7 +204,7 @@ def locate(path: str, extras: list[str] | None = None, groups: list[str] | None 
         deps = choose(root, extras, groups, with_)
     except TestDepsError as e:
         raise TestsError(str(e)) from None
-    return Target(root, project=project, deps=deps)
+    return Target(root, project=project, deps=deps, env=tuple(sorted((env or {}).items())))
 
 
 # ---------------------------------------------------------------- running
@@ -217,9 +248,9 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
     except cells.Stop:
         message = Scrubber({str(Path.home()): "~"}, envs_dir=state_dir / "envs")(f"{scratch.status}: {scratch.message}")
         return Observed(error=message, cause=message.strip().splitlines()[-1] if message.strip() else scratch.status)
-    run = run_cases(built.python, target.root, list(nodeids or []), backend=done.backend, imports=[],
+    run = run_cases(built.python, target.root, list(nodeids or target.only), backend=done.backend, imports=[],
                     timeout_s=matrix.settings.case_timeout_s, workdir=state_dir / "runs" / f"{cell.id}-user",
-                    project=True, max_restarts=MAX_RESTARTS)
+                    project=True, max_restarts=MAX_RESTARTS, extra_env=dict(target.env))
     # the tests' own messages and tracebacks name the environment, the project and the home folder:
     # scrubbed here, before anything is clipped, judged or written (report.scrub)
     scrub = Scrubber({str(target.root) + "/": "", str(target.root): "<project>",
