@@ -18,7 +18,8 @@ REPO = Path(__file__).resolve().parent.parent
 WORKFLOW = REPO / ".github" / "workflows" / "matrix.yml"
 
 
-@pytest.mark.parametrize("workflow", [WORKFLOW, WORKFLOW.with_name("survey.yml")], ids=lambda p: p.name)
+@pytest.mark.parametrize("workflow", [WORKFLOW, WORKFLOW.with_name("survey.yml"), WORKFLOW.with_name("crater.yml")],
+                         ids=lambda p: p.name)
 def test_workflow_passes_the_github_workflow_schema(workflow):
     check_jsonschema("vendor.github-workflows", workflow)
 

@@ -99,7 +99,8 @@ def run(args) -> int:
           + (f"; dependents as of {args.as_of}" if args.as_of else ""), flush=True)
     t0 = time.perf_counter()
     with run_lock(out_dir):
-        crater.run(mine, plan, matrix, Path(args.state), out_dir, progress=lambda s: print(s, flush=True))
+        crater.run(mine, plan, matrix, Path(args.state), out_dir, progress=lambda s: print(s, flush=True),
+                   use_cache=not args.no_cache)
         names_all = {d.name for d in chosen}
         results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
         text, code = crater.write(out_dir, results, _plan_text(plan.key), time.perf_counter() - t0,

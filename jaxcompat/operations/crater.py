@@ -139,7 +139,8 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     res.test_deps = target.deps.describe()
     try:
         candidate = candidate_cell(list(plan.candidate), python=plan.python, companions=False, index=plan.index)
-        baseline = candidate_cell(list(plan.baseline), python=plan.python, companions=False, index=plan.index)
+        # the index options are the candidate's (a nightly index, --pre): the baseline is releases
+        baseline = candidate_cell(list(plan.baseline), python=plan.python, companions=False)
     except CandidateError as e:  # validated by the command already; kept for a caller that did not
         res.verdict, res.cause = DependentVerdict.CRASHED, str(e)
         return _done(res, t0)
@@ -152,7 +153,8 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     cell_c, cell_b = target.cell(candidate), target.cell(baseline)
     cell_c, cell_b, _ = usertests.same_python(cell_c, cell_b, target, cache)
     res.python = cell_c.python
-    cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress=progress)
+    cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress=progress,
+                            jobs=min(2, os.cpu_count() or 1))
     res.environments = 2
     res.tests = cmp.to_dict()
     res.ran, res.classes = dict(cmp.ran), usertests._counts(cmp.tests)
@@ -260,13 +262,44 @@ def result_path(out_dir: Path, name: str) -> Path:
     return out_dir / RESULTS / f"{name}.json"
 
 
+def cache_key(dep: Dependent, plan: Plan, matrix: Matrix) -> str | None:
+    """Where a judged result may be re-used from: only when nothing in it moves (every requirement
+    of both sides an exact release, no other index, the dependent an exact sdist release); the key
+    holds the plan, the dependent's record, and the rules' file (they explain the failures)."""
+    import hashlib
+
+    from packaging.requirements import Requirement
+
+    if plan.index or dep.source.git or dep.source.version == "latest" and not plan.as_of:
+        return None
+    for text in plan.candidate + plan.baseline:
+        req = Requirement(text)
+        if req.url or len(req.specifier) != 1 or next(iter(req.specifier)).operator != "==":
+            return None
+    rules = matrix.path.read_bytes() if matrix.path.is_file() else b""
+    return hashlib.sha256(f"{plan.key}|{dep!r}".encode() + rules).hexdigest()[:20]
+
+
 def run(deps: list[Dependent], plan: Plan, matrix: Matrix, state_dir: Path, out_dir: Path,
-        progress=quiet, isolate: bool = True) -> list[DependentResult]:
-    """Every dependent in turn; each result written the moment it is known."""
+        progress=quiet, isolate: bool = True, use_cache: bool = True) -> list[DependentResult]:
+    """Every dependent in turn; each result written the moment it is known (and, judged with
+    nothing moving, kept in the result cache for the next run)."""
     out: list[DependentResult] = []
     for i, dep in enumerate(deps, 1):
         progress(f"[{i}/{len(deps)}] {dep.name} ({dep.source.describe()})…")
-        res = (isolated if isolate else judge)(dep, plan, matrix, state_dir, progress)
+        key = cache_key(dep, plan, matrix)
+        cached = state_dir / "crater" / "cache" / f"{dep.name}-{key}.json" if key else None
+        res = None
+        if use_cache and cached is not None and cached.is_file():
+            try:
+                res = DependentResult.from_dict(json.loads(cached.read_text()))
+                progress("    (from the result cache: the same candidate, baseline, dependent and rules)")
+            except (OSError, ValueError, KeyError, TypeError):
+                res = None
+        if res is None:
+            res = (isolated if isolate else judge)(dep, plan, matrix, state_dir, progress)
+            if cached is not None and res.verdict.judged:
+                write_text(cached, json.dumps(res.to_dict()) + "\n")
         write_text(result_path(out_dir, dep.name), json.dumps(res.to_dict(), indent=1) + "\n")
         progress(f"    {dep.name} {res.version}: {res.verdict}" + (f" ({res.cause})" if res.cause else "")
                  + f" — {res.seconds:.0f} s")

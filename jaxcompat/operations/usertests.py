@@ -162,7 +162,23 @@ def same_python(candidate: Cell, baseline: Cell, target: Target, cache_dir: Path
 # What makes a folder a project's root, as pytest finds its rootdir from the paths it is given
 # (its ini files and the files that declare a project).
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", "pytest.ini", ".pytest.ini", "tox.ini")
-INSTALLABLE = ("pyproject.toml", "setup.py")
+
+
+def installable(folder: Path) -> bool:
+    """A project pip can install: a setup.py, or a pyproject.toml that declares a project or its
+    build system (one that only configures tools, pytest's ini options, is not)."""
+    if (folder / "setup.py").is_file():
+        return True
+    path = folder / "pyproject.toml"
+    if not path.is_file():
+        return False
+    from jaxcompat._util.toml import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        return False
+    return "project" in data or "build-system" in data
 
 
 def project_root(path: Path) -> Path | None:
@@ -171,7 +187,7 @@ def project_root(path: Path) -> Path | None:
     repository's top is as far as the walk goes."""
     here = path if path.is_dir() else path.parent
     for folder in (here, *here.parents):
-        if any((folder / m).is_file() for m in ROOT_MARKERS) and any((folder / m).is_file() for m in INSTALLABLE):
+        if any((folder / m).is_file() for m in ROOT_MARKERS) and installable(folder):
             return folder
         if (folder / ".git").exists() or folder == Path.home():
             return None
@@ -552,11 +568,35 @@ class Comparison:
                                  "cause": causes[side]} for side in sides}}
 
 
+def build(cell: Cell, matrix: Matrix, state_dir: Path) -> None:
+    """Build ``cell``'s environment (or find it built), so that ``observe`` finds it ready; a
+    failure is left for ``observe`` to meet and report."""
+    from jaxcompat.run import cell as cells
+
+    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok")
+    try:
+        done, python_exe = cells.complete(cell, matrix, scratch, state_dir)
+        lock_text = cells.locked(done, python_exe, matrix, scratch, state_dir, cells.Options())
+        cells.install(done, python_exe, lock_text, matrix, scratch, state_dir, cells.Options())
+    except cells.Stop:
+        pass
+
+
 def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matrix, state_dir: Path,
-            progress=quiet) -> Comparison:
-    """Run the user's tests after (and before), run what changed once more, classify."""
+            progress=quiet, jobs: int = 1) -> Comparison:
+    """Run the user's tests after (and before), run what changed once more, classify. With
+    ``jobs`` > 1 the baseline's environment is built while the candidate's tests run."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(1) if baseline is not None and jobs > 1 else None
+    ahead = pool.submit(build, baseline, matrix, state_dir) if pool is not None else None
     progress(f"your tests in the candidate ({candidate.id})…")
-    after = observe(candidate, matrix, state_dir, target)
+    try:
+        after = observe(candidate, matrix, state_dir, target)
+    finally:
+        if pool is not None:
+            ahead.result()
+            pool.shutdown()
     before = None
     if baseline is not None:
         progress(f"your tests in the baseline ({baseline.id})…")
