@@ -155,6 +155,11 @@ def test_the_exit_status_of_a_crater(verdicts, code):
                                enumerate(verdicts)]) == code
 
 
+def test_every_verdict_is_documented():
+    page = (REPO / "docs" / "crater.md").read_text(encoding="utf-8")
+    assert all(f"| `{v}` |" in page for v in DependentVerdict)
+
+
 def test_a_capped_dependent_is_never_safe_nor_broken():
     v = DependentVerdict.CAPPED
     assert not v.judged and v != DependentVerdict.BROKEN and "cap" in v.meaning
