@@ -72,6 +72,9 @@ class DependentResult:
     seconds: float = 0.0
     environments: int = 0  # environments it needed (both sides)
     plan: str = ""  # Plan.key
+    cells: dict[str, str] = field(default_factory=dict)  # per side: the environment's id (under <state>/envs)
+    only: list[str] = field(default_factory=list)  # the tests run (paths in the project; [] = its configuration)
+    env: dict[str, str] = field(default_factory=dict)  # the environment variables its tests ran with
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -153,6 +156,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     cell_c, cell_b = target.cell(candidate), target.cell(baseline)
     cell_c, cell_b, _ = usertests.same_python(cell_c, cell_b, target, cache)
     res.python = cell_c.python
+    res.cells, res.only, res.env = {"candidate": cell_c.id, "baseline": cell_b.id}, list(dep.tests), dict(target.env)
     cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress=progress,
                             jobs=min(2, os.cpu_count() or 1))
     res.environments = 2
