@@ -37,6 +37,8 @@ def add_parser(sub) -> None:
     c.add_argument("--name", type=_name, help="keep this run's reports apart, in reports/crater/NAME/ "
                                              "(a replay of history, a second candidate)")
     c.add_argument("--python", help="the Python of both sides (default: the lowest every pin accepts)")
+    c.add_argument("--budget", type=options.positive, metavar="SECONDS",
+                   help="every dependent's time budget (default: its budget_s in the dependents file)")
     c.add_argument("--shard", type=options.shard, help="i/n: every n-th dependent by name from the i-th (CI jobs)")
     c.add_argument("--report-only", action="store_true",
                    help="merge the stored results of every shard into one report (runs nothing)")
@@ -93,6 +95,10 @@ def run(args) -> int:
         return EXIT_CONFIG
     plan = crater.Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of)
     chosen = crater.select(dependents, set(names), args.dependent)
+    if args.budget:
+        from dataclasses import replace
+
+        chosen = [replace(d, budget_s=float(args.budget)) for d in chosen]
     mine = crater.shard(chosen, args.shard)
     print(f"crater: {' '.join(reqs)} against {' '.join(base)}; {len(chosen)} dependents"
           + (f", shard {args.shard}: {', '.join(d.name for d in mine)}" if args.shard else "")
