@@ -21,7 +21,7 @@ from jaxcompat.env.candidate import candidate_cell
 from jaxcompat.env.projects import caps, runtime_requirements
 from jaxcompat.knowledge.dependents import load, parse
 from jaxcompat.model.matrix import ConfigError
-from jaxcompat.model.vocab import DependentVerdict
+from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
 from jaxcompat.operations import crater, usertests
 from tests.helpers import MINIMAL, failure_toml, make_tree
 
@@ -112,11 +112,10 @@ def test_a_cap_of_the_dependent_is_read_from_its_own_metadata(tmp_path):
 
 
 def _result(name: str, verdict: str, *broken: tuple[str, str, str | None]) -> crater.DependentResult:
-    tests = [{"test": t, "class": "broken", "candidate": "failed", "baseline": "passed", "message": m,
-              "traceback": f"{name}/tests/test_x.py:3: in {t}", "explained_by": rule,
-              "fix": "upgrade equinox to >=0.11.7" if rule else "", "upstream": [], "explained_by_api": ""}
-             for t, m, rule in broken]
-    tests.append({"test": "tests/test_x.py::test_fine", "class": "pass", "candidate": "passed", "baseline": "passed"})
+    tests = [usertests.UserTest(t, "failed", "passed", UserTestStatus.BROKEN, explained_by=rule, message=m,
+                                fix="upgrade equinox to >=0.11.7" if rule else "",
+                                traceback=f"{name}/tests/test_x.py:3: in {t}") for t, m, rule in broken]
+    tests.append(usertests.UserTest("tests/test_x.py::test_fine", "passed", "passed", UserTestStatus.PASS))
     return crater.DependentResult(name, DependentVerdict(verdict), version="1.0", tests=tests,
                                   ran={"candidate": len(tests), "baseline": len(tests)},
                                   versions={"candidate": {"jax": "0.4.33", "equinox": "0.11.6"}})
@@ -158,6 +157,13 @@ def test_the_exit_status_of_a_crater(verdicts, code):
 def test_every_verdict_is_documented():
     page = (REPO / "docs" / "crater.md").read_text(encoding="utf-8")
     assert all(f"| `{v}` |" in page for v in DependentVerdict)
+
+
+def test_a_result_reads_back_as_it_was_written():
+    res = _result("alpha", "broken", ("tests/test_x.py::test_grad", f"ValueError: {CLOSURE}", "closure-bug"))
+    again = crater.DependentResult.from_dict(json.loads(json.dumps(res.to_dict())))
+    assert again == res and isinstance(again.tests[0], usertests.UserTest)
+    assert again.tests[0].cls is UserTestStatus.BROKEN and again.verdict is DependentVerdict.BROKEN
 
 
 def test_a_capped_dependent_is_never_safe_nor_broken():

@@ -32,7 +32,7 @@ from jaxcompat.knowledge.signature import Signature, frame, normalise
 from jaxcompat.model.dependents import Dependent, Dependents
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import Matrix
-from jaxcompat.model.vocab import DependentVerdict
+from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
 from jaxcompat.operations import usertests
 
 RESULTS = "dependents"  # the folder (under the crater's reports) of one JSON per dependent
@@ -65,7 +65,7 @@ class DependentResult:
     caps: list[str] = field(default_factory=list)  # its own requirements that exclude a side
     ran: dict[str, int] = field(default_factory=dict)  # tests that ran, per side
     classes: dict[str, int] = field(default_factory=dict)
-    tests: list[dict] = field(default_factory=list)  # usertests.UserTest records
+    tests: list[usertests.UserTest] = field(default_factory=list)
     versions: dict[str, dict[str, str]] = field(default_factory=dict)  # per side: the ecosystem as installed
     test_deps: str = ""
     python: str = ""
@@ -77,17 +77,20 @@ class DependentResult:
     env: dict[str, str] = field(default_factory=dict)  # the environment variables its tests ran with
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d["tests"] = [t.to_dict() for t in self.tests]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> DependentResult:
         d = dict(d)
         d["verdict"] = DependentVerdict.parse(d["verdict"], "verdict")
+        d["tests"] = [usertests.UserTest.from_dict(t) for t in d.get("tests", [])]
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
 
-    def broken(self) -> list[dict]:
-        return [t for t in self.tests if t["class"] == "broken"]
+    def broken(self) -> list[usertests.UserTest]:
+        return [t for t in self.tests if t.cls == UserTestStatus.BROKEN]
 
 
 # ---------------------------------------------------------------- choosing
@@ -160,7 +163,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress=progress,
                             jobs=min(2, os.cpu_count() or 1))
     res.environments = 2
-    res.tests = cmp.to_dict()
+    res.tests = list(cmp.tests)
     res.ran, res.classes = dict(cmp.ran), usertests._counts(cmp.tests)
     res.versions = {"candidate": _eco(cmp.candidate_versions), "baseline": _eco(cmp.baseline_versions)}
     for side, error in (("candidate", cmp.error), ("baseline", cmp.baseline_error)):
@@ -344,15 +347,15 @@ class Group:
                 "count": sum(len(v) for v in self.tests.values())}
 
 
-def signature_of(test: dict) -> Signature:
+def signature_of(test: usertests.UserTest) -> Signature:
     """A broken test's signature, read from its record (the first line of its message and its
     traceback's last frame)."""
-    message = test.get("message") or ""
+    message = test.message or ""
     head = message.split(": ", 1)
     error = head[0].rsplit(".", 1)[-1] if len(head) == 2 and head[0].replace(".", "").isidentifier() else ""
-    if test.get("candidate") == "error" and not error:
+    if test.candidate == "error" and not error:
         error = "error"
-    return Signature(error or "failed", normalise(message, error), frame(test.get("traceback") or ""))
+    return Signature(error or "failed", normalise(message, error), frame(test.traceback or ""))
 
 
 def group(results: list[DependentResult]) -> list[Group]:
@@ -362,10 +365,9 @@ def group(results: list[DependentResult]) -> list[Group]:
     for res in results:
         for t in res.broken():
             sig = signature_of(t)
-            key = ("rule", t["explained_by"]) if t.get("explained_by") else sig.family
-            g = groups.setdefault(key, Group(sig, t.get("explained_by"), t.get("fix", ""), list(t.get("upstream", [])),
-                                             t.get("explained_by_api", "")))
-            g.tests.setdefault(res.name, []).append(t["test"])
+            key = ("rule", t.explained_by) if t.explained_by else sig.family
+            g = groups.setdefault(key, Group(sig, t.explained_by, t.fix, list(t.upstream), t.explained_by_api))
+            g.tests.setdefault(res.name, []).append(t.test)
     return sorted(groups.values(), key=lambda g: (-len(g.tests), -sum(len(v) for v in g.tests.values())))
 
 
@@ -485,12 +487,12 @@ def html(text: str, results: list[DependentResult]) -> str:
 
     body = [f"<h1>jax-compat crater</h1><pre>{esc(text)}</pre>"]
     for r in sorted(results, key=lambda r: r.name):
-        failing = [t for t in r.tests if usertests.TEST_CLASSES[t["class"]].failed or t["class"] == "flaky"]
+        failing = [t for t in r.tests if usertests.TEST_CLASSES[t.cls].failed or t.cls == UserTestStatus.FLAKY]
         rows = "".join(
-            f'<tr class="c-{esc(t["class"])}"><td><b>{esc(t["class"])}</b></td><td><code>{esc(t["test"])}</code>'
-            f"<details><summary>{esc(t.get('message') or 'traceback')}</summary><pre>{esc(t.get('traceback'))}</pre>"
-            f"</details></td><td>{esc(t.get('baseline'))}</td><td>{esc(t.get('candidate'))}</td>"
-            f"<td>{esc(t.get('explained_by') or t.get('explained_by_api') or '')}</td></tr>" for t in failing)
+            f'<tr class="c-{esc(t.cls)}"><td><b>{esc(t.cls)}</b></td><td><code>{esc(t.test)}</code>'
+            f"<details><summary>{esc(t.shown or 'traceback')}</summary><pre>{esc(t.traceback)}</pre>"
+            f"</details></td><td>{esc(t.baseline)}</td><td>{esc(t.candidate)}</td>"
+            f"<td>{esc(t.explained_by or t.explained_by_api or '')}</td></tr>" for t in failing)
         body.append(f"<h2>{esc(r.name)} {esc(r.version)}: {esc(r.verdict)}</h2><p>{esc(r.cause)}</p>"
                     + (f"<table><tr><th>class</th><th>test</th><th>baseline</th><th>candidate</th>"
                        f"<th>explained by</th></tr>{rows}</table>" if rows else ""))
@@ -509,13 +511,13 @@ def junit(results: list[DependentResult]) -> str:
             cases.append(c)
             continue
         for t in r.tests:
-            cls, name = junit_xml.case_of(t["test"])
+            cls, name = junit_xml.case_of(t.test)
             case = junit_xml.Case(f"{r.name}.{cls}", name)
-            kind = usertests.TEST_CLASSES[t["class"]].junit
+            kind = usertests.TEST_CLASSES[t.cls].junit
             if kind == "failure":
-                case.kind, case.type = junit_xml.Kind.FAILURE, t["class"]
-                case.message = t["class"] + (f": explained by {t['explained_by']}" if t.get("explained_by") else "")
-                case.text = f"{t.get('message', '')}\n{t.get('traceback', '')}"
+                case.kind, case.type = junit_xml.Kind.FAILURE, str(t.cls)
+                case.message = t.cls + (f": explained by {t.explained_by}" if t.explained_by else "")
+                case.text = f"{t.shown}\n{t.traceback}"
             elif kind == "skipped":
                 case.kind = junit_xml.Kind.SKIPPED
             cases.append(case)

@@ -311,6 +311,16 @@ class UserTest:
             d.pop("phase")
         return d
 
+    @classmethod
+    def from_dict(cls, d: dict) -> UserTest:
+        """A record as ``to_dict`` wrote it (a stored crater result, a check.json)."""
+        d = dict(d)
+        d["cls"] = UserTestStatus.parse(d.pop("class"), "class")
+        d.setdefault("baseline", None)
+        d["phase"] = Phase.parse(d.get("phase", Phase.CALL), "phase")
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in known})
+
     @property
     def shown(self) -> str:
         """The message as a person reads it: where it failed, when not in the test itself."""
