@@ -62,13 +62,14 @@ def from_crater(crater_json: Path, name: str, state: Path) -> tuple[dict, Path]:
     """A dependent of a crater report as a check.json of ``check --tests`` (its tests, its two
     environments, its versions), and the root of its unpacked source under the state folder."""
     data = json.loads(crater_json.read_text())
-    dep = next(d for d in data["dependents"] if d["name"] == name)
+    dep = data if "dependents" not in data else next(d for d in data["dependents"] if d["name"] == name)
     src = state / "crater" / "src" / f"{name}-{dep['version']}" / "src"
     entries = [p for p in src.iterdir() if not p.name.startswith(".")]
     root = entries[0] if len(entries) == 1 and entries[0].is_dir() else src
     ran = {side: {"ran": n} for side, n in dep.get("ran", {}).items()}
-    return ({"id": dep["cells"]["candidate"], "user_tests": dep["tests"],
-             "user_tests_run": {"cells": dep["cells"], "sides": ran},
+    cells = dep.get("cells", {})
+    return ({"id": cells.get("candidate", ""), "user_tests": dep["tests"],
+             "user_tests_run": {"cells": cells, "sides": ran},
              "user_tests_versions": dep.get("versions", {}), "_only": dep.get("only", []),
              "_env": dep.get("env", {}), "_seconds": dep.get("seconds", 0.0)}, root)
 
@@ -120,7 +121,7 @@ def _key_versions(data: dict, side: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check-json", help="check.json of `check --tests`")
-    ap.add_argument("--crater-json", help="instead: a crater.json, with --dependent NAME")
+    ap.add_argument("--crater-json", help="instead: a crater.json (or one dependent's result), with --dependent NAME")
     ap.add_argument("--dependent", help="with --crater-json: which dependent")
     ap.add_argument("--project", help="the project's root (with --crater-json: its unpacked source)")
     ap.add_argument("--only", action="append", default=[], metavar="PATH",
