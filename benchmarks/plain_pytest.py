@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     cells = data.get("user_tests_run", {}).get("cells", {})
     sides = {"candidate": args.candidate_cell or cells.get("candidate") or data["id"],
              "baseline": args.baseline_cell or cells.get("baseline")}
-    work = Path(args.out).with_suffix(".work")
+    work = Path(args.out).resolve().with_suffix(".work")  # absolute: pytest writes it from the project's folder
     work.mkdir(parents=True, exist_ok=True)
     plain, timing = {}, {}
     for side, cell in sides.items():
