@@ -178,11 +178,12 @@ def main(argv: list[str] | None = None) -> int:
         elif got != cls:
             mismatches.append((key, before, after, cls, got))
     agree = sum(counts.values()) - len(mismatches) - len(flaky)
+    ours_name = "the crater" if args.crater_json else "`check --tests`"
     lines = [
         f"# {'crater' if args.crater_json else 'check --tests'} vs plain pytest: {project.name}",
         "",
         f"Plain pytest (`-p no:cacheprovider --continue-on-collection-errors`, the project's own configuration) "
-        f"in the two environments that `check --tests` built: baseline `{sides['baseline']}` "
+        f"in the two environments that {ours_name} built: baseline `{sides['baseline']}` "
         f"({_key_versions(data, 'baseline')}), "
         f"candidate `{sides['candidate']}` "
         f"({_key_versions(data, 'candidate')}).",
@@ -191,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{_tally(plain['baseline'])}; candidate exit {timing['candidate'][0]} ({timing['candidate'][1]} s), "
         f"{_tally(plain['candidate'])}",
         f"- plain classes: {', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}",
-        f"- check --tests classes: {', '.join(f'{k} {v}' for k, v in sorted(_classes(ours).items()))}; "
+        f"- {ours_name} classes: {', '.join(f'{k} {v}' for k, v in sorted(_classes(ours).items()))}; "
         f"ran {data.get('user_tests_run', {}).get('sides', {}).get('candidate', {}).get('ran', '?')} in the candidate, "
         f"{data.get('user_tests_run', {}).get('sides', {}).get('baseline', {}).get('ran', '?')} in the baseline",
         f"- **agree on {agree} of {sum(counts.values())} tests**; flaky by our re-run: {len(flaky)}; "
