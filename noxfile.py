@@ -66,6 +66,12 @@ def check(session: nox.Session) -> None:
 
 
 @nox.session(python=False)
+def crater(session: nox.Session) -> None:
+    """Before a release: the dependents' own tests (dependents.toml) in a baseline and the candidate."""
+    _jaxcompat(session, "crater")
+
+
+@nox.session(python=False)
 def latest(session: nox.Session) -> None:
     """Nightly: the newest releases of every package, compared with reports/baseline.json."""
     _jaxcompat(session, "latest")

@@ -25,14 +25,53 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 
-def run_plain(python: str, project: Path, xml: Path, timeout_s: int) -> tuple[int, float]:
+def run_plain(python: str, project: Path, xml: Path, timeout_s: int, only: list[str] | None = None,
+              extra_env: dict[str, str] | None = None) -> tuple[int, float]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
+    env.update(extra_env or {})
     env.setdefault("JAX_PLATFORMS", "cpu")
     t0 = time.perf_counter()
-    proc = subprocess.run([python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--continue-on-collection-errors",
-                           f"--junitxml={xml}", "-o", "junit_family=xunit1"], cwd=project, env=env,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout_s)
-    return proc.returncode, round(time.perf_counter() - t0, 1)
+    try:
+        proc = subprocess.run([python, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                               "--continue-on-collection-errors", f"--junitxml={xml}", "-o", "junit_family=xunit1",
+                               *(only or [])], cwd=project, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout_s)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        rc = 124
+    return rc, round(time.perf_counter() - t0, 1)
+
+
+def install_seconds(state: Path, cell: str, scratch: Path) -> float:
+    """What installing one side costs with a warm uv cache: a fresh venv synced from that
+    environment's lock (as the crater's first build of it did), timed."""
+    env = state / "envs" / cell
+    lock = env / "jaxcompat-lock.txt"
+    python = (env / "bin" / "python").resolve()
+    if not lock.is_file():
+        return 0.0
+    t0 = time.perf_counter()
+    subprocess.run(["uv", "venv", "--quiet", "--clear", "--python", str(python), str(scratch)], check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(["uv", "pip", "sync", "--quiet", "--python", str(scratch / "bin" / "python"), str(lock)],
+                   check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return round(time.perf_counter() - t0, 1)
+
+
+def from_crater(crater_json: Path, name: str, state: Path) -> tuple[dict, Path]:
+    """A dependent of a crater report as a check.json of ``check --tests`` (its tests, its two
+    environments, its versions), and the root of its unpacked source under the state folder."""
+    data = json.loads(crater_json.read_text())
+    dep = data if "dependents" not in data else next(d for d in data["dependents"] if d["name"] == name)
+    src = state / "crater" / "src" / f"{name}-{dep['version']}" / "src"
+    entries = [p for p in src.iterdir() if not p.name.startswith(".")]
+    root = entries[0] if len(entries) == 1 and entries[0].is_dir() else src
+    ran = {side: {"ran": n} for side, n in dep.get("ran", {}).items()}
+    cells = dep.get("cells", {})
+    return ({"id": cells.get("candidate", ""), "user_tests": dep["tests"],
+             "user_tests_run": {"cells": cells, "sides": ran},
+             "user_tests_versions": dep.get("versions", {}), "_only": dep.get("only", []),
+             "_env": dep.get("env", {}), "_seconds": dep.get("seconds", 0.0)}, root)
 
 
 def outcomes(xml: Path) -> dict[str, str]:
@@ -81,8 +120,14 @@ def _key_versions(data: dict, side: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check-json", required=True)
-    ap.add_argument("--project", required=True)
+    ap.add_argument("--check-json", help="check.json of `check --tests`")
+    ap.add_argument("--crater-json", help="instead: a crater.json (or one dependent's result), with --dependent NAME")
+    ap.add_argument("--dependent", help="with --crater-json: which dependent")
+    ap.add_argument("--project", help="the project's root (with --crater-json: its unpacked source)")
+    ap.add_argument("--only", action="append", default=[], metavar="PATH",
+                    help="run only these tests (default: what the crater recorded; else the project's configuration)")
+    ap.add_argument("--installs", action="store_true",
+                    help="also time each side's install from its lock (warm uv cache) for the cost ratio")
     ap.add_argument("--state", required=True, help="the --state folder of the check (its envs/)")
     ap.add_argument("--candidate-cell", help="default: from check.json")
     ap.add_argument("--baseline-cell", help="default: from check.json")
@@ -90,12 +135,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--reuse", action="store_true", help="re-use the plain runs' junit files of an earlier call")
     args = ap.parse_args(argv)
-    data = json.loads(Path(args.check_json).read_text())
+    if args.crater_json:
+        data, project = from_crater(Path(args.crater_json), args.dependent, Path(args.state).resolve())
+    else:
+        if not (args.check_json and args.project):
+            ap.error("give --check-json and --project, or --crater-json and --dependent")
+        data, project = json.loads(Path(args.check_json).read_text()), Path(args.project).resolve()
     cells = data.get("user_tests_run", {}).get("cells", {})
     sides = {"candidate": args.candidate_cell or cells.get("candidate") or data["id"],
              "baseline": args.baseline_cell or cells.get("baseline")}
-    project = Path(args.project).resolve()
-    work = Path(args.out).resolve().with_suffix(".work")  # pytest runs from the project: no relative paths
+    work = Path(args.out).resolve().with_suffix(".work")  # absolute: pytest writes it from the project's folder
     work.mkdir(parents=True, exist_ok=True)
     plain, timing = {}, {}
     for side, cell in sides.items():
@@ -105,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.reuse and xml.is_file() and meta.is_file():
             rc, secs = json.loads(meta.read_text())
         else:
-            rc, secs = run_plain(python, project, xml, args.timeout)
+            rc, secs = run_plain(python, project, xml, args.timeout, args.only or data.get("_only"), data.get("_env"))
             meta.write_text(json.dumps([rc, secs]))
         plain[side], timing[side] = outcomes(xml), (rc, secs)
         print(f"{side}: pytest exit {rc} in {secs} s, {len(plain[side])} results", file=sys.stderr)
@@ -129,11 +178,12 @@ def main(argv: list[str] | None = None) -> int:
         elif got != cls:
             mismatches.append((key, before, after, cls, got))
     agree = sum(counts.values()) - len(mismatches) - len(flaky)
+    ours_name = "the crater" if args.crater_json else "`check --tests`"
     lines = [
-        f"# check --tests vs plain pytest: {project.name}",
+        f"# {'crater' if args.crater_json else 'check --tests'} vs plain pytest: {project.name}",
         "",
         f"Plain pytest (`-p no:cacheprovider --continue-on-collection-errors`, the project's own configuration) "
-        f"in the two environments that `check --tests` built: baseline `{sides['baseline']}` "
+        f"in the two environments that {ours_name} built: baseline `{sides['baseline']}` "
         f"({_key_versions(data, 'baseline')}), "
         f"candidate `{sides['candidate']}` "
         f"({_key_versions(data, 'candidate')}).",
@@ -142,13 +192,22 @@ def main(argv: list[str] | None = None) -> int:
         f"{_tally(plain['baseline'])}; candidate exit {timing['candidate'][0]} ({timing['candidate'][1]} s), "
         f"{_tally(plain['candidate'])}",
         f"- plain classes: {', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}",
-        f"- check --tests classes: {', '.join(f'{k} {v}' for k, v in sorted(_classes(ours).items()))}; "
+        f"- {ours_name} classes: {', '.join(f'{k} {v}' for k, v in sorted(_classes(ours).items()))}; "
         f"ran {data.get('user_tests_run', {}).get('sides', {}).get('candidate', {}).get('ran', '?')} in the candidate, "
         f"{data.get('user_tests_run', {}).get('sides', {}).get('baseline', {}).get('ran', '?')} in the baseline",
         f"- **agree on {agree} of {sum(counts.values())} tests**; flaky by our re-run: {len(flaky)}; "
         f"disagree: {len(mismatches)}",
         "",
     ]
+    if args.installs:
+        installs = {side: install_seconds(Path(args.state).resolve(), cell, work / f"venv-{side}")
+                    for side, cell in sides.items()}
+        plain_total = sum(t[1] for t in timing.values()) + sum(installs.values())
+        ours_s = data.get("_seconds") or 0.0
+        lines.insert(-1, f"- cost: plain pytest {timing['baseline'][1] + timing['candidate'][1]:.0f} s + installs "
+                         f"{sum(installs.values()):.0f} s (warm uv cache, from the locks) = {plain_total:.0f} s; "
+                         + (f"the crater took {ours_s:.0f} s for this dependent (re-runs before blame included): "
+                            f"**{ours_s / plain_total:.2f}x**" if ours_s and plain_total else "crater time unknown"))
     if mismatches:
         lines += ["| test | plain baseline | plain candidate | plain class | check --tests |", "|---|---|---|---|---|"]
         lines += [f"| `{k}` | {b} | {a} | {c} | {g} |" for k, b, a, c, g in mismatches[:200]]

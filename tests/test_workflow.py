@@ -21,7 +21,8 @@ WORKFLOW = REPO / ".github" / "workflows" / "matrix.yml"
 NIGHTLY = WORKFLOW.with_name("nightly.yml")
 
 
-@pytest.mark.parametrize("workflow", [WORKFLOW, WORKFLOW.with_name("survey.yml"), NIGHTLY], ids=lambda p: p.name)
+@pytest.mark.parametrize("workflow", [WORKFLOW, WORKFLOW.with_name("survey.yml"), NIGHTLY,
+                                      WORKFLOW.with_name("crater.yml")], ids=lambda p: p.name)
 def test_workflow_passes_the_github_workflow_schema(workflow):
     check_jsonschema("vendor.github-workflows", workflow)
 

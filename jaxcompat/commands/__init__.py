@@ -16,6 +16,7 @@ from jaxcompat.commands import (
     check,
     ci_plan,
     compat,
+    crater,
     latest,
     learned,
     matrix,
@@ -28,8 +29,10 @@ from jaxcompat.model.matrix import ConfigError
 
 DESCRIPTION = ("Does this combination of jax, jaxlib, equinox, diffrax, optimistix, lineax and chex break my "
                "work: how, why, and what to pin instead? Each subcommand has --help.")
-COMMANDS = (matrix, report, check, latest, bisect, survey, compat, pins, ci_plan, cache_key, learned, cells, scan)
-POSITIONAL_TAIL = {"bisect": "pins", "check": "requirements"}  # requirements may follow options
+COMMANDS = (matrix, report, check, crater, latest, bisect, survey, compat, pins, ci_plan, cache_key, learned, cells,
+            scan)
+# requirements may follow options
+POSITIONAL_TAIL = {"bisect": "pins", "check": "requirements", "crater": "requirements"}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -78,6 +78,34 @@ def download(dist: str, version: str, cache_dir: Path) -> tuple[str, bytes]:
         return chosen["filename"], resp.read()
 
 
+def download_sdist(dist: str, version: str, cache_dir: Path) -> tuple[str, bytes]:
+    """A release's source distribution (where a project's tests usually travel), as (file name,
+    bytes); a ResolutionError when the release has none."""
+    files = [f for f in _files(dist, version, cache_dir) if f["filename"].endswith((".tar.gz", ".zip"))]
+    if not files:
+        raise ResolutionError(f"{dist} {version} has no source distribution on the package index (wheels only)")
+    url = urljoin(_project(dist, cache_dir)["url"], files[0]["url"])
+    with urllib.request.urlopen(url, timeout=120) as resp:
+        return files[0]["filename"], resp.read()
+
+
+def newest_as_of(dist: str, date: str, cache_dir: Path) -> str:
+    """The newest final release of ``dist`` uploaded before ``date`` (YYYY-MM-DD)."""
+    files = _project(dist, cache_dir)["files"]
+    best: Version | None = None
+    for v, fs in files.items():
+        try:
+            ver = Version(v)
+        except InvalidVersion:
+            continue
+        if ver.is_prerelease or not fs or min(f["date"] for f in fs) >= date or all(f["yanked"] for f in fs):
+            continue
+        best = ver if best is None or ver > best else best
+    if best is None:
+        raise ResolutionError(f"{dist} has no release before {date}")
+    return str(best)
+
+
 def requires(dist: str, version: str, cache_dir: Path) -> list[str]:
     """The Requires-Dist lines of a release (read from its wheel; the index serves no metadata)."""
     cache = cache_dir / f"requires-{dist}-{version}.json"

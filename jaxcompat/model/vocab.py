@@ -239,3 +239,37 @@ class BindProblem(Word):
     POSITIONAL_ONLY_BY_KEYWORD = "positional-only parameter passed by keyword"
     MULTIPLE_VALUES = "multiple values for one parameter"
     MISSING_REQUIRED = "missing a required argument"
+
+
+class DependentVerdict(Word):
+    """What the crater says of one dependent project (its own tests, baseline and candidate)."""
+
+    BROKEN = "broken"  # a test passed in the baseline and fails in the candidate (after a re-run)
+    SAFE = "safe"  # its tests ran on both sides and the candidate broke none
+    CAPPED = "capped"  # its own requirements exclude the candidate (or the baseline): not judged, never safe
+    NO_SOURCE = "no-source"  # its sdist or git ref could not be fetched or has no tests
+    INSTALL_ERROR = "install-error"  # it (or its test dependencies) could not be installed on a side
+    NOT_RUN = "not-run"  # installed, but no test ran in the baseline: nothing to compare with
+    CRASHED = "crashed"  # the crater's own work on it died (not one test: the whole dependent)
+    OVER_BUDGET = "over-budget"  # ran past its time budget and was stopped
+
+    @property
+    def judged(self) -> bool:
+        """The candidate was judged on this dependent's tests (broken or safe)."""
+        return self in (DependentVerdict.BROKEN, DependentVerdict.SAFE)
+
+    @property
+    def meaning(self) -> str:
+        return _DEPENDENT[self]
+
+
+_DEPENDENT = {
+    DependentVerdict.BROKEN: "passed in the baseline, fails in the candidate (re-run on both sides first)",
+    DependentVerdict.SAFE: "its tests ran on both sides; the candidate broke none of them",
+    DependentVerdict.CAPPED: "its own requirements exclude the candidate (the cap is named): not judged",
+    DependentVerdict.NO_SOURCE: "its source (sdist or git ref) could not be fetched, or holds no tests",
+    DependentVerdict.INSTALL_ERROR: "it or its test dependencies could not be installed on a side",
+    DependentVerdict.NOT_RUN: "installed, but none of its tests ran in the baseline: nothing to compare with",
+    DependentVerdict.CRASHED: "the crater's work on it died (its cause is kept); the others' results stand",
+    DependentVerdict.OVER_BUDGET: "ran past its time budget and was stopped; the others' results stand",
+}

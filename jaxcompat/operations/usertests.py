@@ -102,11 +102,14 @@ class Target:
     root: Path
     project: bool
     deps: TestDeps = field(default_factory=TestDeps)
+    only: tuple[str, ...] = ()  # the tests named inside the project (paths relative to root); () = all
+    env: tuple[tuple[str, str], ...] = ()  # environment variables for its tests
 
     def describe(self) -> str:
         if not self.project:
             return f"the tests in {self.root.name}/"
-        return f"{self.root.name}, installed editable, run with its own pytest configuration"
+        named = f", only {', '.join(self.only)}" if self.only else ""
+        return f"{self.root.name}, installed editable, run with its own pytest configuration{named}"
 
     def editable(self) -> str:
         return str(self.root) + (f"[{','.join(self.deps.extras)}]" if self.deps.extras else "")
@@ -158,13 +161,57 @@ def same_python(candidate: Cell, baseline: Cell, target: Target, cache_dir: Path
             f"both sides on Python {python} (the lowest that every pin of both accepts{why})")
 
 
+# What makes a folder a project's root, as pytest finds its rootdir from the paths it is given
+# (its ini files and the files that declare a project).
+ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", "pytest.ini", ".pytest.ini", "tox.ini")
+
+
+def installable(folder: Path) -> bool:
+    """A project pip can install: a setup.py, or a pyproject.toml that declares a project or its
+    build system (one that only configures tools, pytest's ini options, is not)."""
+    if (folder / "setup.py").is_file():
+        return True
+    path = folder / "pyproject.toml"
+    if not path.is_file():
+        return False
+    from jaxcompat._util.toml import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        return False
+    return "project" in data or "build-system" in data
+
+
+def project_root(path: Path) -> Path | None:
+    """The nearest folder at or above ``path`` that is a project's root (``ROOT_MARKERS``) and can
+    be installed (``INSTALLABLE``); None when there is none (a bare folder of tests). A git
+    repository's top is as far as the walk goes."""
+    here = path if path.is_dir() else path.parent
+    for folder in (here, *here.parents):
+        if any((folder / m).is_file() for m in ROOT_MARKERS) and installable(folder):
+            return folder
+        if (folder / ".git").exists() or folder == Path.home():
+            return None
+    return None
+
+
 def locate(path: str, extras: list[str] | None = None, groups: list[str] | None = None,
-           with_: list[str] | None = None) -> Target:
-    root = Path(path).expanduser().resolve()
-    if not root.exists():
+           with_: list[str] | None = None, env: dict[str, str] | None = None) -> Target:
+    """What --tests names. A path inside a project (its tests/ folder, one test module) is run as
+    that project: its root found as pytest finds its rootdir, the project and its test
+    dependencies installed, only the tests named run."""
+    given = Path(path).expanduser().resolve()
+    if not given.exists():
         raise TestsError(f"--tests {path}: no such file or directory")
+    found = project_root(given)
+    if found is not None and found != given:
+        target = locate(str(found), extras, groups, with_, env)
+        return replace(target, only=(given.relative_to(found).as_posix(),))
+    root = given
     if not root.is_dir():
-        raise TestsError(f"--tests {path}: not a directory (name a project root or a folder of tests)")
+        raise TestsError(f"--tests {path}: not a directory, and no project above it "
+                         "(name a project root, a folder of tests, or a test module inside a project)")
     project = (root / "pyproject.toml").is_file() or (root / "setup.py").is_file()
     if not project and (extras or groups):
         raise TestsError(f"--tests {path}: --extra/--group need a project (pyproject.toml or setup.py); "
@@ -175,7 +222,7 @@ def locate(path: str, extras: list[str] | None = None, groups: list[str] | None 
         deps = choose(root, extras, groups, with_)
     except TestDepsError as e:
         raise TestsError(str(e)) from None
-    return Target(root, project=project, deps=deps)
+    return Target(root, project=project, deps=deps, env=tuple(sorted((env or {}).items())))
 
 
 # ---------------------------------------------------------------- running
@@ -278,9 +325,9 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
         message = Scrubber({str(Path.home()): "~"}, envs_dir=state_dir / "envs")(f"{scratch.status}: {scratch.message}")
         return Observed(error=message, cause=message.strip().splitlines()[-1] if message.strip() else scratch.status)
     workdir = state_dir / "runs" / f"{cell.id}-user"
-    run = run_cases(built.python, target.root, list(nodeids or []), backend=done.backend, imports=[],
+    run = run_cases(built.python, target.root, list(nodeids or target.only), backend=done.backend, imports=[],
                     timeout_s=matrix.settings.case_timeout_s, workdir=workdir,
-                    project=True, max_restarts=MAX_RESTARTS)
+                    project=True, max_restarts=MAX_RESTARTS, extra_env=dict(target.env))
     # the tests' own messages and tracebacks name the environment, the project and the home folder:
     # scrubbed here, before anything is clipped, judged or written (report.scrub)
     scrub = Scrubber({str(target.root) + "/": "", str(target.root): "<project>",
@@ -334,6 +381,16 @@ class UserTest:
         if self.phase == Phase.CALL:
             d.pop("phase")
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> UserTest:
+        """A record as ``to_dict`` wrote it (a stored crater result, a check.json)."""
+        d = dict(d)
+        d["cls"] = UserTestStatus.parse(d.pop("class"), "class")
+        d.setdefault("baseline", None)
+        d["phase"] = Phase.parse(d.get("phase", Phase.CALL), "phase")
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in known})
 
     @property
     def shown(self) -> str:
@@ -601,11 +658,35 @@ class Comparison:
                                  "cause": causes[side]} for side in sides}}
 
 
+def build(cell: Cell, matrix: Matrix, state_dir: Path) -> None:
+    """Build ``cell``'s environment (or find it built), so that ``observe`` finds it ready; a
+    failure is left for ``observe`` to meet and report."""
+    from jaxcompat.run import cell as cells
+
+    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok")
+    try:
+        done, python_exe = cells.complete(cell, matrix, scratch, state_dir)
+        lock_text = cells.locked(done, python_exe, matrix, scratch, state_dir, cells.Options())
+        cells.install(done, python_exe, lock_text, matrix, scratch, state_dir, cells.Options())
+    except cells.Stop:
+        pass
+
+
 def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matrix, state_dir: Path,
-            progress=quiet) -> Comparison:
-    """Run the user's tests after (and before), run what changed once more, classify."""
+            progress=quiet, jobs: int = 1) -> Comparison:
+    """Run the user's tests after (and before), run what changed once more, classify. With
+    ``jobs`` > 1 the baseline's environment is built while the candidate's tests run."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(1) if baseline is not None and jobs > 1 else None
+    ahead = pool.submit(build, baseline, matrix, state_dir) if pool is not None else None
     progress(f"your tests in the candidate ({candidate.id})…")
-    after = observe(candidate, matrix, state_dir, target)
+    try:
+        after = observe(candidate, matrix, state_dir, target)
+    finally:
+        if pool is not None:
+            ahead.result()
+            pool.shutdown()
     before = None
     if baseline is not None:
         progress(f"your tests in the baseline ({baseline.id})…")

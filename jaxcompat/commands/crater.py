@@ -1,0 +1,153 @@
+"""``jax-compat crater``: the ecosystem's dependents' own tests, in a baseline and in a candidate"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from pathlib import Path
+
+from jaxcompat._util.exits import EXIT_CONFIG
+from jaxcompat._util.layout import layout
+from jaxcompat._util.lock import run_lock
+from jaxcompat.commands import options
+from jaxcompat.env.resolution import AUTO
+
+NAME = "crater"
+SHARDS = 8  # the workflow's job matrix (.github/workflows/crater.yml); the cost line's default
+
+
+def add_parser(sub) -> None:
+    c = sub.add_parser("crater", parents=[options.common(), options.indexes()],
+                       help="before a release: the dependents' own test suites in a baseline and the candidate")
+    c.add_argument("requirements", nargs="*", help="the candidate: PEP 508 requirements (jax==0.4.33, "
+                                                   "'equinox @ git+https://…@main', a wheel)")
+    c.add_argument("-r", "--requirement", dest="requirement_files", action="append", default=[], metavar="FILE",
+                   help="read the candidate's requirements from FILE (repeatable)")
+    c.add_argument("--baseline", action="append", default=[], metavar="REQ",
+                   help="the baseline (repeatable; default: the newest release of each package the candidate names)")
+    c.add_argument("--baseline-file", dest="baseline_files", action="append", default=[], metavar="FILE")
+    c.add_argument("--dependents", metavar="FILE", default=str(layout().root / "dependents.toml"),
+                   help="the projects whose tests to run (default: the checkout's dependents.toml)")
+    c.add_argument("--dependent", action="append", default=[], metavar="NAME",
+                   help="only this dependent (repeatable)")
+    c.add_argument("--as-of", dest="as_of", metavar="YYYY-MM-DD", type=_date,
+                   help='dependents at version "latest" are taken at their newest release before this day '
+                        "(replaying history)")
+    c.add_argument("--name", type=_name, help="keep this run's reports apart, in reports/crater/NAME/ "
+                                             "(a replay of history, a second candidate)")
+    c.add_argument("--python", help="the Python of both sides (default: the lowest every pin accepts)")
+    c.add_argument("--budget", type=options.positive, metavar="SECONDS",
+                   help="every dependent's time budget (default: its budget_s in the dependents file)")
+    c.add_argument("--shard", type=options.shard, help="i/n: every n-th dependent by name from the i-th (CI jobs)")
+    c.add_argument("--report-only", action="store_true",
+                   help="merge the stored results of every shard into one report (runs nothing)")
+    c.set_defaults(func=run)
+
+
+def _name(text: str) -> str:
+    import argparse
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: a name of letters, digits, '.', '_' and '-'")
+    return text
+
+
+def _date(text: str) -> str:
+    import argparse
+
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: write a day as YYYY-MM-DD")
+    return text
+
+
+def run(args) -> int:
+    from jaxcompat.env.candidate import CandidateError, parse_requirement, read_requirements
+    from jaxcompat.knowledge.config import _similar
+    from jaxcompat.knowledge.dependents import load as load_dependents
+    from jaxcompat.model.index import SourceError
+    from jaxcompat.operations import crater
+
+    matrix = options.load_matrix(args)
+    dependents = load_dependents(args.dependents)  # a ConfigError: exit 2, before anything is downloaded
+    out_dir = Path(args.reports) / "crater" / (args.name or "")
+    unknown = [n for n in args.dependent if dependents.get(n) is None]
+    if unknown:
+        names = [d.name for d in dependents.dependents]
+        close = [k for k in names if _similar(unknown[0], k)]
+        print(f"error: --dependent {unknown[0]}: not in {Path(args.dependents).name}"
+              + (f"; did you mean {close[0]!r}?" if close else "") + f" (it has: {', '.join(names)})", file=sys.stderr)
+        return EXIT_CONFIG
+    if args.report_only:
+        return _report_only(out_dir, dependents)
+    try:
+        index = options.index_options(args)
+        reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
+        if not reqs:
+            raise CandidateError("no candidate given: e.g. crater jax==0.4.33 equinox==0.11.6 "
+                                 "--baseline jax==0.4.31 --baseline equinox==0.11.6")
+        names = [parse_requirement(r).name.lower() for r in reqs]
+        base = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)]) or names
+        for text in base:
+            parse_requirement(text)
+    except (CandidateError, SourceError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    plan = crater.Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of)
+    chosen = crater.select(dependents, set(names), args.dependent)
+    if args.budget:
+        from dataclasses import replace
+
+        chosen = [replace(d, budget_s=float(args.budget)) for d in chosen]
+    mine = crater.shard(chosen, args.shard)
+    print(f"crater: {' '.join(reqs)} against {' '.join(base)}; {len(chosen)} dependents"
+          + (f", shard {args.shard}: {', '.join(d.name for d in mine)}" if args.shard else "")
+          + (f"; dependents as of {args.as_of}" if args.as_of else ""), flush=True)
+    t0 = time.perf_counter()
+    with run_lock(out_dir):
+        crater.run(mine, plan, matrix, Path(args.state), out_dir, progress=lambda s: print(s, flush=True),
+                   use_cache=not args.no_cache)
+        names_all = {d.name for d in chosen}
+        results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
+        text, code = crater.write(out_dir, results, _plan_text(plan.key), time.perf_counter() - t0,
+                                  int(args.shard.split("/")[1]) if args.shard else SHARDS, plan)
+    print("\n" + text)
+    if args.shard and len(results) < len(chosen):
+        print(f"(this shard's report holds {len(results)} of {len(chosen)} dependents: merge the shards with "
+              "--report-only)")
+    print(f"\nreports: {out_dir / 'crater.json'}, crater.md, crater.html, crater.xml")
+    return code
+
+
+def _plan_text(key: str) -> dict:
+    import json
+
+    candidate, baseline, as_of = json.loads(key)
+    return {"candidate": candidate, "baseline": baseline, "as_of": as_of}
+
+
+def _report_only(out_dir: Path, dependents) -> int:
+    from jaxcompat.operations import crater
+
+    results = crater.stored(out_dir)
+    if not results:
+        print(f"error: no dependent's result under {out_dir / crater.RESULTS}: run the shards first "
+              "(crater CANDIDATE --shard i/n), or download their artifacts there", file=sys.stderr)
+        return EXIT_CONFIG
+    plans = sorted({r.plan for r in results})
+    if len(plans) > 1:
+        print(f"error: the stored results come from {len(plans)} different crater runs (candidates or baselines); "
+              f"remove the others from {out_dir / crater.RESULTS}: " + " | ".join(plans), file=sys.stderr)
+        return EXIT_CONFIG
+    missing = [d.name for d in dependents.dependents if d.name not in {r.name for r in results}]
+    with run_lock(out_dir):
+        wall = sum(r.seconds for r in results)
+        said = _plan_text(plans[0])
+        plan = crater.Plan(tuple(said["candidate"]), tuple(said["baseline"]), as_of=said["as_of"] or None)
+        text, code = crater.write(out_dir, results, said, wall, SHARDS, plan)
+    print(text)
+    if missing:
+        print(f"(no stored result for {len(missing)} dependent(s) of the file, not selected or not run: "
+              f"{', '.join(missing)})")
+    print(f"\nreports: {out_dir / 'crater.json'}, crater.md, crater.html, crater.xml")
+    return code

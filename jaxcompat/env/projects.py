@@ -1,0 +1,152 @@
+"""A dependent project's source on this machine: its sdist from the index (where its tests usually
+travel) or a git URL at a ref, unpacked once into the state folder; and what it declares it needs
+at run time (so a candidate its own caps exclude is said to be that, not broken)."""
+
+from __future__ import annotations
+
+import email.parser
+import io
+import shutil
+import subprocess
+import tarfile
+import zipfile
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from jaxcompat._util.toml import tomllib
+from jaxcompat.env import releases, resolution
+from jaxcompat.model.dependents import LATEST, Dependent
+
+
+class SourceMissing(Exception):
+    """The dependent's code could not be had (the message says why, in the index's or git's words)."""
+
+
+def version_of(dep: Dependent, cache_dir: Path, as_of: str | None = None) -> str:
+    """The release a dependent is run at: its pinned version, else the newest (as of ``as_of``)."""
+    if dep.source.git:
+        return dep.source.ref or "HEAD"
+    if dep.source.version != LATEST:
+        return dep.source.version
+    try:
+        if as_of:
+            return resolution.newest_as_of(dep.name, as_of, cache_dir)
+        return str(max(Version(v) for v in releases.versions(dep.name, cache_dir)))
+    except (resolution.ResolutionError, releases.IndexError_, ValueError, OSError, InvalidVersion) as e:
+        raise SourceMissing(f"{dep.name}: {e}") from None
+
+
+def fetch(dep: Dependent, version: str, cache_dir: Path, src_dir: Path) -> Path:
+    """The project's root folder (unpacked once; re-used while it is complete)."""
+    dest = src_dir / f"{dep.name}-{version}".replace("/", "_")
+    done = dest / ".jaxcompat-complete"
+    if done.is_file():
+        return _root(dest)
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    if dep.source.git:
+        _clone(dep.source.git, dep.source.ref, dest / "src")
+    else:
+        try:
+            name, blob = resolution.download_sdist(dep.name, version, cache_dir)
+        except (resolution.ResolutionError, OSError) as e:
+            raise SourceMissing(f"{dep.name} {version}: {e}") from None
+        _unpack(name, blob, dest / "src")
+    done.write_text(f"{dep.name} {version}\n")
+    return _root(dest)
+
+
+def _root(dest: Path) -> Path:
+    src = dest / "src"
+    entries = [p for p in src.iterdir() if not p.name.startswith(".")] if src.is_dir() else []
+    return entries[0] if len(entries) == 1 and entries[0].is_dir() else src
+
+
+def _unpack(name: str, blob: bytes, into: Path) -> None:
+    into.mkdir(parents=True, exist_ok=True)
+    if name.endswith(".zip"):
+        with zipfile.ZipFile(io.BytesIO(blob)) as z:
+            for member in z.namelist():
+                if member.startswith("/") or ".." in Path(member).parts:
+                    raise SourceMissing(f"{name}: unsafe path in the archive: {member}")
+            z.extractall(into)
+        return
+    with tarfile.open(fileobj=io.BytesIO(blob)) as t:
+        t.extractall(into, filter="data")
+
+
+def _clone(url: str, ref: str, into: Path) -> None:
+    git = shutil.which("git")
+    if git is None:
+        raise SourceMissing(f"{url}: git is not installed on this machine")
+    steps = [[git, "clone", "--quiet", "--depth", "1"] + (["--branch", ref] if ref else []) + [url, str(into)]]
+    try:
+        proc = subprocess.run(steps[0], capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0 and ref:  # a commit, not a branch or tag: fetch it
+            shutil.rmtree(into, ignore_errors=True)
+            for argv in ([git, "init", "--quiet", str(into)], [git, "-C", str(into), "fetch", "--quiet", "--depth",
+                                                                 "1", url, ref],
+                         [git, "-C", str(into), "checkout", "--quiet", "FETCH_HEAD"]):
+                proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+                if proc.returncode != 0:
+                    break
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise SourceMissing(f"{url}@{ref or 'HEAD'}: {e}") from None
+    if proc.returncode != 0:
+        raise SourceMissing(f"{url}@{ref or 'HEAD'}: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
+
+
+def runtime_requirements(root: Path) -> list[Requirement]:
+    """What the project declares it needs to run (not its extras): from the sdist's PKG-INFO,
+    else ``[project].dependencies``, else setup.cfg's ``install_requires``."""
+    lines: list[str] = []
+    if (root / "PKG-INFO").is_file():
+        meta = email.parser.Parser().parsestr((root / "PKG-INFO").read_text(encoding="utf-8", errors="replace"))
+        lines = meta.get_all("Requires-Dist") or []
+    if not lines and (root / "pyproject.toml").is_file():
+        try:
+            lines = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8")).get(
+                "project", {}).get("dependencies", []) or []
+        except ValueError:
+            lines = []
+    if not lines and (root / "setup.cfg").is_file():
+        import configparser
+
+        cfg = configparser.ConfigParser()
+        try:
+            cfg.read(root / "setup.cfg", encoding="utf-8")
+            text = cfg.get("options", "install_requires", fallback="")
+            lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        except configparser.Error:
+            lines = []
+    out = []
+    for line in lines:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and "extra" in str(req.marker):
+            continue
+        out.append(req)
+    return out
+
+
+def caps(requirements: list[Requirement], pins: dict[str, str]) -> list[str]:
+    """The project's own requirements that exclude an exact pin of ``pins`` ("jax<0.4.32 (flowjax
+    requires; the side pins jax==0.4.33)"): the side cannot install it, and that is not a break."""
+    out = []
+    for req in requirements:
+        name = canonicalize_name(req.name)
+        pinned = pins.get(name)
+        if not pinned or not req.specifier:
+            continue
+        try:
+            Version(pinned)
+        except InvalidVersion:
+            continue  # a range or a direct reference: the resolver decides
+        if not req.specifier.contains(pinned, prereleases=True):
+            out.append(f"{name}{req.specifier} (the side pins {name}=={pinned})")
+    return out

@@ -1,0 +1,145 @@
+"""Read and validate ``dependents.toml`` (or a user's ``--dependents FILE``) into records.
+
+Validated like ``matrix.toml``: an unknown key is refused with "did you mean", and every error
+names the file, the key and the fix (``ConfigError``), before anything is downloaded.
+
+    [[dependent]]
+    name = "flowjax"                 # its distribution name on the package index
+    version = "latest"               # its sdist at this version ("latest": the newest, or as of --as-of)
+    # git = "https://github.com/danielward27/flowjax"; ref = "v17.0.0"   (instead of version)
+    tests = ["tests"]                # where its tests are (default: its own pytest configuration)
+    extras = ["dev"]                 # test-dependency hints (default: where the project declares them)
+    groups = []; with = ["beartype"] # a PEP 735 group; requirements declared nowhere
+    cpu_devices = 1                  # XLA host devices its tests expect
+    env = { JAX_ENABLE_X64 = "1" }   # environment variables for its tests
+    budget_s = 1800                  # both sides, installs included; past it the dependent is stopped
+    depends_on = ["equinox", "jax"]  # which candidates run it (a candidate for equinox runs these)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from jaxcompat.knowledge.config import _read_toml, _similar, _str, _str_list, _table_list, _unknown
+from jaxcompat.model.dependents import LATEST, Dependent, Dependents, DependentSource
+from jaxcompat.model.matrix import ConfigError
+from jaxcompat.plugin.packages import ECOSYSTEM
+
+KEYS = {"name", "version", "git", "ref", "tests", "extras", "groups", "with", "cpu_devices", "env", "budget_s",
+        "depends_on", "note"}
+TOP = {"dependent", "settings"}
+SETTINGS = {"budget_s"}
+GIT_SCHEMES = ("https://", "git+https://", "ssh://", "git@", "file://")
+
+
+def load(path: Path | str) -> Dependents:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(path, "(file)", "no such file", "name a dependents file that exists (see docs/crater.md)")
+    data = _read_toml(path, "write it as TOML: [[dependent]] tables (see docs/crater.md)")
+    return parse(data, path)
+
+
+def parse(data: object, path: Path | str = "dependents.toml") -> Dependents:
+    path = Path(path)
+    if not isinstance(data, dict):
+        raise ConfigError(path, "(top)", "expected a table", "write [[dependent]] tables")
+    _unknown(path, "(top)", data, TOP)
+    settings = data.get("settings", {})
+    if not isinstance(settings, dict):
+        raise ConfigError(path, "settings", "expected a table", "write [settings] with budget_s = SECONDS")
+    _unknown(path, "settings", settings, SETTINGS)
+    budget = _seconds(path, "settings.budget_s", settings.get("budget_s", 1800))
+    raw = _table_list(path, "dependent", data.get("dependent", []))
+    if not raw:
+        raise ConfigError(path, "dependent", "no [[dependent]] table", "add one per project whose tests to run")
+    out: list[Dependent] = []
+    for i, table in enumerate(raw):
+        where = f"dependent[{i}]"
+        name = table.get("name")
+        if isinstance(name, str) and name.strip():
+            where = f"dependent[{name}]"
+        out.append(_dependent(path, where, table, budget))
+    seen: set[str] = set()
+    for d in out:
+        if d.name in seen:
+            raise ConfigError(path, f"dependent[{d.name}].name", "given twice", "keep one [[dependent]] per project")
+        seen.add(d.name)
+    return Dependents(path=path, dependents=tuple(out))
+
+
+def _dependent(path: Path, where: str, t: dict, budget: float) -> Dependent:
+    _unknown(path, where, t, KEYS)
+    name = _str(path, f"{where}.name", t.get("name"))
+    if canonicalize_name(name) != name:
+        raise ConfigError(path, f"{where}.name", f"{name!r} is not a normalised distribution name",
+                          f'write name = "{canonicalize_name(name)}"')
+    version, git, ref = t.get("version"), t.get("git"), t.get("ref")
+    if (version is None) == (git is None):
+        raise ConfigError(path, where, "give exactly one source: version (its sdist) or git (a URL)",
+                          'write version = "latest" (or "1.2.3"), or git = "https://…" with ref = "TAG"')
+    if version is not None:
+        version = _str(path, f"{where}.version", version)
+        if version != LATEST:
+            try:
+                Version(version)
+            except InvalidVersion:
+                raise ConfigError(path, f"{where}.version", f"{version!r} is not a version",
+                                  'write a release ("0.11.6") or "latest"') from None
+        if ref is not None:
+            raise ConfigError(path, f"{where}.ref", "a ref needs a git source", "drop ref, or give git = URL")
+        source = DependentSource(version=version)
+    else:
+        git = _str(path, f"{where}.git", git)
+        if not git.startswith(GIT_SCHEMES):
+            raise ConfigError(path, f"{where}.git", f"{git!r} is not a git URL",
+                              'write git = "https://github.com/OWNER/REPO" (or ssh://, git@, file://)')
+        source = DependentSource(git=git, ref=_str(path, f"{where}.ref", ref) if ref is not None else "")
+    tests = _str_list(path, f"{where}.tests", t.get("tests", []))
+    for p in tests:
+        pp = PurePosixPath(p)
+        if pp.is_absolute() or ".." in pp.parts or not p.strip():
+            raise ConfigError(path, f"{where}.tests", f"{p!r} is not a path inside the project",
+                              'write paths relative to its root, e.g. tests = ["tests"]')
+    with_ = _str_list(path, f"{where}.with", t.get("with", []))
+    for req in with_:
+        try:
+            Requirement(req)
+        except InvalidRequirement as e:
+            raise ConfigError(path, f"{where}.with", f"{req!r} is not a PEP 508 requirement ({e})",
+                              'write e.g. with = ["beartype>=0.18"]') from None
+    devices = t.get("cpu_devices", 1)
+    if not isinstance(devices, int) or isinstance(devices, bool) or devices < 1:
+        raise ConfigError(path, f"{where}.cpu_devices", f"expected a whole number >= 1, got {devices!r}",
+                          "write cpu_devices = 8 (XLA host devices its tests expect)")
+    env = t.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        raise ConfigError(path, f"{where}.env", f"expected a table of strings, got {env!r}",
+                          'write env = { JAX_ENABLE_X64 = "1" }')
+    depends = tuple(canonicalize_name(d) for d in _str_list(path, f"{where}.depends_on", t.get("depends_on", ["jax"])))
+    for d in depends:
+        if d not in ECOSYSTEM:
+            close = [k for k in ECOSYSTEM if _similar(d, k)]
+            raise ConfigError(path, f"{where}.depends_on", f"{d!r} is not a package of the ecosystem",
+                              (f"did you mean {close[0]!r}? " if close else "")
+                              + f"use some of: {', '.join(ECOSYSTEM)}")
+    note = t.get("note", "")
+    if not isinstance(note, str):
+        raise ConfigError(path, f"{where}.note", f"expected a string, got {note!r}")
+    return Dependent(name=name, source=source, tests=tests,
+                     extras=_str_list(path, f"{where}.extras", t.get("extras", [])),
+                     groups=_str_list(path, f"{where}.groups", t.get("groups", [])), with_=with_,
+                     cpu_devices=devices, env=tuple(sorted(env.items())),
+                     budget_s=_seconds(path, f"{where}.budget_s", t.get("budget_s", budget)),
+                     depends_on=depends, note=note)
+
+
+def _seconds(path: Path, key: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ConfigError(path, key, f"expected a number of seconds > 0, got {value!r}",
+                          f"write {key.split('.')[-1]} = 1800")
+    return float(value)

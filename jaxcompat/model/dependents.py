@@ -1,0 +1,53 @@
+"""The records of ``dependents.toml``: the ecosystem's projects whose own test suites the crater
+runs (``knowledge/dependents.py`` validates the file into these; nothing else reads it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+LATEST = "latest"  # version: the newest release (as of --as-of, when given)
+
+
+@dataclass(frozen=True)
+class DependentSource:
+    """Where a dependent's code (and its tests) come from: its sdist on the index at a version,
+    or a git URL at a ref."""
+
+    version: str = ""  # an sdist release, or LATEST
+    git: str = ""
+    ref: str = ""
+
+    def describe(self) -> str:
+        return f"git {self.git}@{self.ref or 'HEAD'}" if self.git else f"sdist {self.version}"
+
+
+@dataclass(frozen=True)
+class Dependent:
+    name: str  # its distribution name on the index
+    source: DependentSource
+    tests: tuple[str, ...] = ()  # paths inside the project; () = its own pytest configuration
+    extras: tuple[str, ...] = ()  # test-dependency hints (default: found where the project declares them)
+    groups: tuple[str, ...] = ()
+    with_: tuple[str, ...] = ()  # requirements its tests need that it declares nowhere
+    cpu_devices: int = 1  # XLA host devices its tests expect
+    env: tuple[tuple[str, str], ...] = ()  # environment variables for its tests
+    budget_s: float = 1800.0  # the whole dependent, both sides, installs included
+    depends_on: tuple[str, ...] = ("jax",)  # packages of the ecosystem it is built on
+    note: str = ""
+
+    def environment(self) -> dict[str, str]:
+        env = dict(self.env)
+        if self.cpu_devices > 1:
+            flags = env.get("XLA_FLAGS", "")
+            env["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={self.cpu_devices}".strip()
+        return env
+
+
+@dataclass(frozen=True)
+class Dependents:
+    path: Path
+    dependents: tuple[Dependent, ...] = field(default_factory=tuple)
+
+    def get(self, name: str) -> Dependent | None:
+        return next((d for d in self.dependents if d.name == name), None)

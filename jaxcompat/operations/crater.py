@@ -1,0 +1,543 @@
+"""The crater: the ecosystem's dependents' own test suites, in a baseline and in a candidate.
+
+Upstream's question before a release — *if I release this, whose tests break, and why?* — asked of
+every project in ``dependents.toml`` through the machinery of ``check --tests`` (usertests: the
+project installed with its test dependencies, its own pytest configuration, re-runs before blame,
+every failure matched against the rules). Each dependent gets a ``DependentVerdict``; broken tests
+are grouped by error signature *across* dependents (one upstream regression is one signature in
+many projects), each group explained by a rule or by jax's API history, or drafted as a rule.
+
+Each dependent runs in a forked child with its own time budget: one that crashes, hangs or fails to
+install loses nothing of the others' results, since each result is written the moment it is known
+(``dependents/<name>.json`` under the crater's reports folder). ``--shard i/n`` takes every n-th
+dependent by name; ``--report-only`` merges what the shards wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import time
+import traceback
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from jaxcompat._util.atomic import write_text
+from jaxcompat._util.text import last_line, quiet
+from jaxcompat.env.resolution import AUTO
+from jaxcompat.knowledge import drafts
+from jaxcompat.knowledge.signature import Signature, frame, normalise
+from jaxcompat.model.dependents import Dependent, Dependents
+from jaxcompat.model.index import NO_INDEX, IndexOptions
+from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
+from jaxcompat.operations import usertests
+
+RESULTS = "dependents"  # the folder (under the crater's reports) of one JSON per dependent
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one crater run compares: the candidate and the baseline (requirements), where releases
+    come from, and the date the dependents are taken as of (their newest release before it)."""
+
+    candidate: tuple[str, ...]
+    baseline: tuple[str, ...]
+    index: IndexOptions = NO_INDEX
+    python: str = AUTO
+    as_of: str | None = None
+
+    @property
+    def key(self) -> str:
+        """Which run a stored result belongs to (a merge refuses to mix two)."""
+        return json.dumps([list(self.candidate), list(self.baseline), self.as_of or ""])
+
+
+@dataclass
+class DependentResult:
+    name: str
+    verdict: DependentVerdict
+    version: str = ""
+    source: str = ""
+    cause: str = ""  # why it was not judged (or, broken: nothing); one line
+    caps: list[str] = field(default_factory=list)  # its own requirements that exclude a side
+    ran: dict[str, int] = field(default_factory=dict)  # tests that ran, per side
+    classes: dict[str, int] = field(default_factory=dict)
+    tests: list[usertests.UserTest] = field(default_factory=list)
+    versions: dict[str, dict[str, str]] = field(default_factory=dict)  # per side: the ecosystem as installed
+    test_deps: str = ""
+    python: str = ""
+    seconds: float = 0.0
+    environments: int = 0  # environments it needed (both sides)
+    plan: str = ""  # Plan.key
+    cells: dict[str, str] = field(default_factory=dict)  # per side: the environment's id (under <state>/envs)
+    only: list[str] = field(default_factory=list)  # the tests run (paths in the project; [] = its configuration)
+    env: dict[str, str] = field(default_factory=dict)  # the environment variables its tests ran with
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["tests"] = [t.to_dict() for t in self.tests]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> DependentResult:
+        d = dict(d)
+        d["verdict"] = DependentVerdict.parse(d["verdict"], "verdict")
+        d["tests"] = [usertests.UserTest.from_dict(t) for t in d.get("tests", [])]
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    def broken(self) -> list[usertests.UserTest]:
+        return [t for t in self.tests if t.cls == UserTestStatus.BROKEN]
+
+
+# ---------------------------------------------------------------- choosing
+
+
+def select(dependents: Dependents, candidate_names: set[str], names: list[str] | None = None) -> list[Dependent]:
+    """The dependents a candidate runs: those built on a package it names (every one, for a
+    candidate of jax or jaxlib: the ecosystem runs on jax), or those named with --dependent."""
+    if names:
+        return [d for d in dependents.dependents if d.name in names]
+    if candidate_names & {"jax", "jaxlib"}:
+        return list(dependents.dependents)
+    return [d for d in dependents.dependents if candidate_names & set(d.depends_on)]
+
+
+def shard(deps: list[Dependent], spec: str | None) -> list[Dependent]:
+    """``i/n``: every n-th dependent by name from the i-th; every dependent is in exactly one shard."""
+    if not spec:
+        return deps
+    i, n = (int(x) for x in spec.split("/"))
+    return sorted(deps, key=lambda d: d.name)[i - 1::n]
+
+
+# ---------------------------------------------------------------- one dependent
+
+
+def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=quiet) -> DependentResult:
+    """One dependent: its source, its caps against both sides, then its tests before and after."""
+    from jaxcompat.env import projects
+    from jaxcompat.env.candidate import CandidateError, candidate_cell
+
+    t0 = time.perf_counter()
+    cache = state_dir / "cache"
+    res = DependentResult(dep.name, DependentVerdict.NO_SOURCE, source=dep.source.describe(), plan=plan.key)
+    try:
+        res.version = projects.version_of(dep, cache, plan.as_of)
+        root = projects.fetch(dep, res.version, cache, state_dir / "crater" / "src")
+        target = usertests.locate(str(root), list(dep.extras), list(dep.groups), list(dep.with_),
+                                  env=dep.environment())
+    except (projects.SourceMissing, usertests.TestsError) as e:
+        res.cause = _scrub(str(e), state_dir)
+        return _done(res, t0)
+    if not target.project:
+        res.cause = f"{dep.name} {res.version}: its source has no pyproject.toml or setup.py to install"
+        return _done(res, t0)
+    missing = [p for p in dep.tests if not (root / p).exists()]
+    if missing or not any(root.rglob("test_*.py")) and not any(root.rglob("*_test.py")):
+        res.cause = (f"{dep.name} {res.version}: " + (f"no {', '.join(missing)} in its source" if missing
+                                                      else "its source holds no test_*.py"))
+        return _done(res, t0)
+    target = replace(target, only=dep.tests)
+    res.test_deps = target.deps.describe()
+    try:
+        candidate = candidate_cell(list(plan.candidate), python=plan.python, companions=False, index=plan.index)
+        # the index options are the candidate's (a nightly index, --pre): the baseline is releases
+        baseline = candidate_cell(list(plan.baseline), python=plan.python, companions=False)
+    except CandidateError as e:  # validated by the command already; kept for a caller that did not
+        res.verdict, res.cause = DependentVerdict.CRASHED, str(e)
+        return _done(res, t0)
+    needs = projects.runtime_requirements(root)
+    for side, cell in (("candidate", candidate), ("baseline", baseline)):
+        res.caps += [f"{side}: {dep.name} {res.version} requires {c}" for c in projects.caps(needs, cell.pins)]
+    if res.caps:
+        res.verdict, res.cause = DependentVerdict.CAPPED, "; ".join(res.caps)
+        return _done(res, t0)
+    cell_c, cell_b = target.cell(candidate), target.cell(baseline)
+    cell_c, cell_b, _ = usertests.same_python(cell_c, cell_b, target, cache)
+    res.python = cell_c.python
+    res.cells, res.only, res.env = {"candidate": cell_c.id, "baseline": cell_b.id}, list(dep.tests), dict(target.env)
+    cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress=progress,
+                            jobs=min(2, os.cpu_count() or 1))
+    res.environments = 2
+    res.tests = list(cmp.tests)
+    res.ran, res.classes = dict(cmp.ran), usertests._counts(cmp.tests)
+    res.versions = {"candidate": _eco(cmp.candidate_versions), "baseline": _eco(cmp.baseline_versions)}
+    for side, error in (("candidate", cmp.error), ("baseline", cmp.baseline_error)):
+        if error and not error.startswith("pytest exited"):  # it could not be installed there
+            unresolvable = error.startswith("unresolvable")
+            res.verdict = DependentVerdict.CAPPED if unresolvable else DependentVerdict.INSTALL_ERROR
+            res.cause = f"{side}: {last_line(error)}"
+            if unresolvable:
+                res.caps = [f"{side}: the resolver: {last_line(error)}"]
+            return _done(res, t0)
+    if cmp.unjudged:
+        res.verdict, res.cause = DependentVerdict.NOT_RUN, cmp.unjudged
+    elif res.broken():
+        res.verdict = DependentVerdict.BROKEN
+    else:
+        res.verdict = DependentVerdict.SAFE
+    return _done(res, t0)
+
+
+def _eco(versions: dict[str, str]) -> dict[str, str]:
+    from jaxcompat.plugin.packages import KEY_DISTS
+
+    return {k: v for k, v in versions.items() if k in KEY_DISTS}
+
+
+def _scrub(text: str, state_dir: Path) -> str:
+    from jaxcompat.report.scrub import Scrubber
+
+    return Scrubber({str(state_dir.resolve()): "<state>", str(Path.home()): "~"})(text)
+
+
+def _done(res: DependentResult, t0: float) -> DependentResult:
+    res.seconds = round(time.perf_counter() - t0, 1)
+    return res
+
+
+# ---------------------------------------------------------------- isolation
+
+
+def _child(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, out: Path, progress) -> None:
+    """In the forked child: its own process group; SIGTERM (the budget) kills its test processes."""
+    from jaxcompat.run import runner
+
+    os.setpgid(0, 0)
+
+    def stop(signum, frame_):  # noqa: ARG001 - signal handler signature
+        runner.stop_all()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    try:
+        res = judge(dep, plan, matrix, state_dir, progress)
+    except BaseException as e:  # noqa: BLE001 - whatever it was, it is this dependent's result
+        res = DependentResult(dep.name, DependentVerdict.CRASHED, source=dep.source.describe(), plan=plan.key,
+                              cause=_scrub(f"{type(e).__name__}: {e}", state_dir)
+                              + " (at " + _scrub(traceback.format_exc().strip().splitlines()[-3].strip(), state_dir)
+                              + ")")
+    write_text(out, json.dumps(res.to_dict()))
+    os._exit(0)
+
+
+def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=quiet) -> DependentResult:
+    """``judge`` in a forked child, stopped past ``dep.budget_s``; a child that dies is that
+    dependent's result (``crashed``), never the crater's end."""
+    out = state_dir / "crater" / "results" / f"{dep.name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    proc = multiprocessing.get_context("fork").Process(target=_child,
+                                                       args=(dep, plan, matrix, state_dir, out, progress))
+    proc.start()
+    proc.join(dep.budget_s)
+    over = proc.is_alive()
+    if over:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.join(20)
+        if proc.is_alive():
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.join(5)
+    seconds = round(time.perf_counter() - t0, 1)
+    base = DependentResult(dep.name, DependentVerdict.CRASHED, source=dep.source.describe(), plan=plan.key,
+                           seconds=seconds)
+    if over:
+        base.verdict = DependentVerdict.OVER_BUDGET
+        base.cause = (f"stopped after {seconds:.0f} s: its budget is {dep.budget_s:.0f} s "
+                      "(budget_s in the dependents file)")
+        return base
+    try:
+        return DependentResult.from_dict(json.loads(out.read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        code = proc.exitcode
+        how = (f"killed by signal {signal.Signals(-code).name}" if code is not None and code < 0
+               else f"exited with code {code}")
+        base.cause = f"the crater's process for {dep.name} {how} before it wrote a result"
+        return base
+
+
+def result_path(out_dir: Path, name: str) -> Path:
+    return out_dir / RESULTS / f"{name}.json"
+
+
+def cache_key(dep: Dependent, plan: Plan, matrix: Matrix) -> str | None:
+    """Where a judged result may be re-used from: only when nothing in it moves (every requirement
+    of both sides an exact release, no other index, the dependent an exact sdist release); the key
+    holds the plan, the dependent's record, and the rules' file (they explain the failures)."""
+    import hashlib
+
+    from packaging.requirements import Requirement
+
+    if plan.index or dep.source.git or dep.source.version == "latest" and not plan.as_of:
+        return None
+    for text in plan.candidate + plan.baseline:
+        req = Requirement(text)
+        if req.url or len(req.specifier) != 1 or next(iter(req.specifier)).operator != "==":
+            return None
+    rules = matrix.path.read_bytes() if matrix.path.is_file() else b""
+    return hashlib.sha256(f"{plan.key}|{dep!r}".encode() + rules).hexdigest()[:20]
+
+
+def run(deps: list[Dependent], plan: Plan, matrix: Matrix, state_dir: Path, out_dir: Path,
+        progress=quiet, isolate: bool = True, use_cache: bool = True) -> list[DependentResult]:
+    """Every dependent in turn; each result written the moment it is known (and, judged with
+    nothing moving, kept in the result cache for the next run)."""
+    out: list[DependentResult] = []
+    for i, dep in enumerate(deps, 1):
+        progress(f"[{i}/{len(deps)}] {dep.name} ({dep.source.describe()})…")
+        key = cache_key(dep, plan, matrix)
+        cached = state_dir / "crater" / "cache" / f"{dep.name}-{key}.json" if key else None
+        res = None
+        if use_cache and cached is not None and cached.is_file():
+            try:
+                res = DependentResult.from_dict(json.loads(cached.read_text()))
+                progress("    (from the result cache: the same candidate, baseline, dependent and rules)")
+            except (OSError, ValueError, KeyError, TypeError):
+                res = None
+        if res is None:
+            res = (isolated if isolate else judge)(dep, plan, matrix, state_dir, progress)
+            if cached is not None and res.verdict.judged:
+                write_text(cached, json.dumps(res.to_dict()) + "\n")
+        write_text(result_path(out_dir, dep.name), json.dumps(res.to_dict(), indent=1) + "\n")
+        progress(f"    {dep.name} {res.version}: {res.verdict}" + (f" ({res.cause})" if res.cause else "")
+                 + f" — {res.seconds:.0f} s")
+        out.append(res)
+    return out
+
+
+def stored(out_dir: Path) -> list[DependentResult]:
+    """Every dependent's result under ``out_dir`` (what shards wrote), by name."""
+    found = []
+    for path in sorted((out_dir / RESULTS).glob("*.json")):
+        try:
+            found.append(DependentResult.from_dict(json.loads(path.read_text(encoding="utf-8"))))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return found
+
+
+# ---------------------------------------------------------------- across dependents
+
+
+@dataclass
+class Group:
+    """Broken tests with one error signature, across dependents."""
+
+    signature: Signature
+    explained_by: str | None = None
+    fix: str = ""
+    upstream: list[str] = field(default_factory=list)
+    api: str = ""  # jax's API history explains it (no rule does)
+    draft: str = ""  # the id of the rule drafted for it (no rule, no API history)
+    tests: dict[str, list[str]] = field(default_factory=dict)  # dependent -> its broken tests
+
+    def to_dict(self) -> dict:
+        return {"signature": self.signature.key, "explained_by": self.explained_by, "fix": self.fix,
+                "upstream": self.upstream, "api": self.api, "draft": self.draft,
+                "dependents": sorted(self.tests), "tests": self.tests,
+                "count": sum(len(v) for v in self.tests.values())}
+
+
+def signature_of(test: usertests.UserTest) -> Signature:
+    """A broken test's signature, read from its record (the first line of its message and its
+    traceback's last frame)."""
+    message = test.message or ""
+    head = message.split(": ", 1)
+    error = head[0].rsplit(".", 1)[-1] if len(head) == 2 and head[0].replace(".", "").isidentifier() else ""
+    if test.candidate == "error" and not error:
+        error = "error"
+    return Signature(error or "failed", normalise(message, error), frame(test.traceback or ""))
+
+
+def group(results: list[DependentResult]) -> list[Group]:
+    """Broken tests of every dependent, one group per signature family (error, message, package),
+    the largest first; a rule's explanation is the group's whatever the message's details."""
+    groups: dict[tuple, Group] = {}
+    for res in results:
+        for t in res.broken():
+            sig = signature_of(t)
+            key = ("rule", t.explained_by) if t.explained_by else sig.family
+            g = groups.setdefault(key, Group(sig, t.explained_by, t.fix, list(t.upstream), t.explained_by_api))
+            g.tests.setdefault(res.name, []).append(t.test)
+    return sorted(groups.values(), key=lambda g: (-len(g.tests), -sum(len(v) for v in g.tests.values())))
+
+
+def draft_rules(groups: list[Group], plan: Plan, results: list[DependentResult]) -> list[dict]:
+    """A rule drafted for each group no rule and no API history explains: its error and message,
+    affecting the candidate's versions as installed, the dependents and tests that show it."""
+    out = []
+    for g in groups:
+        if g.explained_by or g.api:
+            continue
+        seen = [r.versions.get("candidate", {}) for r in results if r.name in g.tests]
+        d = drafts.Group(g.signature, "case", set(), seen=[v for v in seen if v][:8])
+        pins = seen[0] if seen else {}
+        affects = [{k: f"=={v}" for k, v in pins.items() if k in ("jax", "jaxlib", "equinox", "diffrax", "optimistix",
+                                                                     "lineax", "chex")}]
+        rule = drafts.draft(d, affects, "jax-compat crater " + " ".join(plan.candidate))
+        rule["_comment"].append("shown by: " + "; ".join(f"{dep}: {', '.join(ts[:3])}" + (" …" if len(ts) > 3 else "")
+                                                        for dep, ts in sorted(g.tests.items())))
+        g.draft = rule["id"]
+        out.append(rule)
+    return out
+
+
+# ---------------------------------------------------------------- the verdict
+
+
+def exit_status(results: list[DependentResult]) -> int:
+    """1 when the candidate breaks a dependent; else 2 when the crater could not judge (a dependent
+    not judged for another cause than its own caps, or none judged at all); else 0."""
+    if any(r.verdict == DependentVerdict.BROKEN for r in results):
+        return 1
+    unjudged = [r for r in results if not r.verdict.judged and r.verdict != DependentVerdict.CAPPED]
+    if unjudged or not any(r.verdict.judged for r in results):
+        return 2
+    return 0
+
+
+def cost(results: list[DependentResult], shards: int, wall_s: float) -> dict:
+    """Environments, minutes per dependent, the total here, and on ``shards`` CI jobs (the longest
+    shard: the dependents are dealt by name as ``--shard`` deals them)."""
+    by = sorted(results, key=lambda r: r.name)
+    per_shard = [sum(r.seconds for r in by[i::shards]) for i in range(shards)] if shards else [0.0]
+    return {"environments": sum(r.environments for r in results),
+            "minutes": {r.name: round(r.seconds / 60, 1) for r in by},
+            "total_minutes": round(sum(r.seconds for r in results) / 60, 1),
+            "wall_minutes": round(wall_s / 60, 1), "shards": shards,
+            "on_shards_minutes": round(max(per_shard) / 60, 1)}
+
+
+def cost_line(c: dict) -> str:
+    return (f"cost: {c['environments']} environments; {c['total_minutes']} min of dependents here (2 cores), "
+            f"{c['wall_minutes']} min wall; on {c['shards']} shards about {c['on_shards_minutes']} min "
+            f"(the longest shard)")
+
+
+# ---------------------------------------------------------------- reports
+
+
+def summary(results: list[DependentResult], plan_text: dict, groups: list[Group], cost_: dict) -> dict:
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
+    return {"kind": "crater", **plan_text, "verdicts": counts, "exit": exit_status(results),
+            "dependents": [r.to_dict() for r in sorted(results, key=lambda r: r.name)],
+            "groups": [g.to_dict() for g in groups], "cost": cost_}
+
+
+def verdict_text(results: list[DependentResult], groups: list[Group], plan_text: dict, cost_: dict) -> str:
+    """One screen: what the candidate breaks and why, then every dependent's line."""
+    lines = [f"crater: {' '.join(plan_text['candidate'])} against {' '.join(plan_text['baseline'])}"
+             + (f" (dependents as of {plan_text['as_of']})" if plan_text.get("as_of") else "")]
+    broken = [r for r in results if r.verdict == DependentVerdict.BROKEN]
+    code = exit_status(results)
+    if broken:
+        lines.append(f"✗ the candidate breaks {len(broken)} of {len(results)} dependents: "
+                     + ", ".join(f"{r.name} ({len(r.broken())} tests)" for r in broken))
+    elif code == 2:
+        lines.append("✗ the crater could not judge the candidate on every dependent (see below)")
+    else:
+        lines.append(f"✓ the candidate breaks none of the {len(results)} dependents' tests")
+    for g in groups:
+        n = sum(len(v) for v in g.tests.values())
+        lines.append(f"  {n} broken test(s) in {len(g.tests)} dependent(s): {g.signature.key}")
+        if g.explained_by:
+            lines.append(f"      this is {g.explained_by} — fix: {g.fix}" + (f" ({', '.join(g.upstream[:2])})"
+                                                                          if g.upstream else ""))
+        elif g.api:
+            lines.append(f"      jax's API history: {g.api}")
+        else:
+            lines.append(f"      no rule explains it: drafted as {g.draft} (draft-rules.toml)")
+        for dep, tests in sorted(g.tests.items()):
+            lines.append(f"      {dep}: " + ", ".join(tests[:4]) + (f" … and {len(tests) - 4} more" if len(tests) > 4
+                                                                    else ""))
+    lines.append("")
+    for r in sorted(results, key=lambda r: r.name):
+        ran = (f"ran {r.ran.get('baseline', 0)} before, {r.ran.get('candidate', 0)} after; "
+               + ", ".join(f"{c} {n}" for c, n in r.classes.items())) if r.ran else ""
+        lines.append(f"  {r.verdict:<13} {r.name} {r.version}  " + "; ".join(x for x in (ran, r.cause) if x))
+    lines.append("")
+    lines.append(cost_line(cost_))
+    return "\n".join(lines)
+
+
+def markdown(text: str, results: list[DependentResult]) -> str:
+    rows = ["| dependent | version | verdict | ran before | ran after | broken | fixed | fails-both | flaky | cause |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(results, key=lambda r: r.name):
+        c = r.classes
+        rows.append(f"| {r.name} | {r.version} | {r.verdict} | {r.ran.get('baseline', '—')} | "
+                    f"{r.ran.get('candidate', '—')} | {c.get('broken', 0)} | {c.get('fixed', 0)} | "
+                    f"{c.get('fails-both', 0)} | {c.get('flaky', 0)} | {r.cause.replace('|', '/')[:300]} |")
+    return "# jax-compat crater\n\n```\n" + text + "\n```\n\n" + "\n".join(rows) + "\n"
+
+
+def html(text: str, results: list[DependentResult]) -> str:
+    from jaxcompat.report.html import esc, page
+
+    body = [f"<h1>jax-compat crater</h1><pre>{esc(text)}</pre>"]
+    for r in sorted(results, key=lambda r: r.name):
+        failing = [t for t in r.tests if usertests.TEST_CLASSES[t.cls].failed or t.cls == UserTestStatus.FLAKY]
+        rows = "".join(
+            f'<tr class="c-{esc(t.cls)}"><td><b>{esc(t.cls)}</b></td><td><code>{esc(t.test)}</code>'
+            f"<details><summary>{esc(t.shown or 'traceback')}</summary><pre>{esc(t.traceback)}</pre>"
+            f"</details></td><td>{esc(t.baseline)}</td><td>{esc(t.candidate)}</td>"
+            f"<td>{esc(t.explained_by or t.explained_by_api or '')}</td></tr>" for t in failing)
+        body.append(f"<h2>{esc(r.name)} {esc(r.version)}: {esc(r.verdict)}</h2><p>{esc(r.cause)}</p>"
+                    + (f"<table><tr><th>class</th><th>test</th><th>baseline</th><th>candidate</th>"
+                       f"<th>explained by</th></tr>{rows}</table>" if rows else ""))
+    return page("jax-compat crater", "".join(body), usertests.CHECK_CSS)
+
+
+def junit(results: list[DependentResult]) -> str:
+    """One test case per dependent test that was not a plain pass, and one per dependent not judged."""
+    from jaxcompat.report import junit as junit_xml
+
+    cases = []
+    for r in sorted(results, key=lambda r: r.name):
+        if not r.verdict.judged:
+            c = junit_xml.Case(r.name, "(dependent)", junit_xml.Kind.ERROR if r.verdict != DependentVerdict.CAPPED
+                               else junit_xml.Kind.SKIPPED, str(r.verdict), r.cause, r.cause)
+            cases.append(c)
+            continue
+        for t in r.tests:
+            cls, name = junit_xml.case_of(t.test)
+            case = junit_xml.Case(f"{r.name}.{cls}", name)
+            kind = usertests.TEST_CLASSES[t.cls].junit
+            if kind == "failure":
+                case.kind, case.type = junit_xml.Kind.FAILURE, str(t.cls)
+                case.message = t.cls + (f": explained by {t.explained_by}" if t.explained_by else "")
+                case.text = f"{t.shown}\n{t.traceback}"
+            elif kind == "skipped":
+                case.kind = junit_xml.Kind.SKIPPED
+            cases.append(case)
+    return junit_xml.render(junit_xml.Suite("crater", cases))
+
+
+def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s: float, shards: int,
+          plan: Plan) -> tuple[str, int]:
+    """crater.json, crater.md, crater.html, crater.xml and draft-rules.toml, atomically; every
+    text in them was scrubbed when it was observed. Returns the verdict's text and exit status."""
+    groups = group(results)
+    rules = draft_rules(groups, plan, results)
+    c = cost(results, shards, wall_s)
+    text = verdict_text(results, groups, plan_text, c)
+    write_text(out_dir / "crater.json", json.dumps(summary(results, plan_text, groups, c), indent=1) + "\n")
+    write_text(out_dir / "crater.md", markdown(text, results))
+    write_text(out_dir / "crater.html", html(text, results))
+    write_text(out_dir / "crater.xml", junit(results))
+    if rules:
+        write_text(out_dir / "draft-rules.toml", drafts.render(rules))
+    else:
+        (out_dir / "draft-rules.toml").unlink(missing_ok=True)
+    return text, exit_status(results)

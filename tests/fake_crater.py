@@ -1,0 +1,39 @@
+"""Run the real ``crater`` command over fake dependents: the fake cells of tests/fake_matrix.py (this
+interpreter, no uv, no network), and each dependent's source a folder under $FAKE_SOURCES instead
+of its sdist. A source folder holding a file named CRASH kills the crater's process for that
+dependent (as a segfault would); one holding HANG never returns (its budget stops it).
+
+usage: FAKE_SOURCES=DIR python tests/fake_crater.py crater <args...>
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import tests.fake_matrix  # noqa: E402,F401 - patches the cells
+from jaxcompat.commands import main  # noqa: E402
+from jaxcompat.env import projects  # noqa: E402
+
+
+def fake_fetch(dep, version, cache_dir, src_dir):
+    root = Path(os.environ["FAKE_SOURCES"]) / dep.name
+    if (root / "CRASH").exists():
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if (root / "HANG").exists():
+        time.sleep(3600)
+    if not root.is_dir():
+        raise projects.SourceMissing(f"{dep.name} {version}: not on the (fake) index")
+    return root
+
+
+projects.version_of = lambda dep, cache_dir, as_of=None: "1.0"
+projects.fetch = fake_fetch
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

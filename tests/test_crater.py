@@ -1,0 +1,402 @@
+"""The crater: dependents.toml validated like matrix.toml, shards that deal every dependent once,
+broken tests grouped by signature across dependents, a merge of the shards' results, a dependent
+that crashes, hangs or has no source losing nothing of the others', caps never judged, and
+``check --tests`` walking up from a path inside a project to its root. No jax: the real CLI over
+fake dependents (tests/fake_crater.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+from jaxcompat.env.candidate import candidate_cell
+from jaxcompat.env.projects import caps, runtime_requirements
+from jaxcompat.knowledge.dependents import load, parse
+from jaxcompat.model.matrix import ConfigError
+from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
+from jaxcompat.operations import crater, usertests
+from tests.helpers import MINIMAL, failure_toml, make_tree
+
+REPO = Path(__file__).resolve().parent.parent
+DRIVER = REPO / "tests" / "fake_crater.py"
+CLOSURE = "Closure-converted function called with different dynamic arguments"
+RULE = MINIMAL + failure_toml("closure-bug", "cases/test_demo.py::test_bug", '{ pytest = ">=1" }', "ValueError",
+                              CLOSURE, "upgrade equinox to >=0.11.7")
+
+# -------------------------------------------------------------------- the dependents file
+
+
+@pytest.mark.parametrize("table, key, words", [
+    ('name = "a"\nvesion = "1.0"', "dependent[a].vesion", "did you mean 'version'"),
+    ('name = "a"\nversion = "1.0"\ngit = "https://x/y"', "dependent[a]", "exactly one source"),
+    ('name = "a"', "dependent[a]", "exactly one source"),
+    ('name = "a"\nversion = "one"', "dependent[a].version", "not a version"),
+    ('name = "a"\nversion = "1.0"\nref = "v1"', "dependent[a].ref", "needs a git source"),
+    ('name = "a"\ngit = "ftp://x/y"', "dependent[a].git", "not a git URL"),
+    ('name = "a"\nversion = "1.0"\ndepends_on = ["equinx"]', "dependent[a].depends_on", "did you mean 'equinox'"),
+    ('name = "a"\nversion = "1.0"\ntests = ["../elsewhere"]', "dependent[a].tests", "not a path inside"),
+    ('name = "a"\nversion = "1.0"\ncpu_devices = 0', "dependent[a].cpu_devices", "whole number >= 1"),
+    ('name = "a"\nversion = "1.0"\nbudget_s = -5', "dependent[a].budget_s", "seconds > 0"),
+    ('name = "a"\nversion = "1.0"\nwith = ["not a req!"]', "dependent[a].with", "PEP 508"),
+    ('name = "a"\nversion = "1.0"\nenv = { X = 1 }', "dependent[a].env", "table of strings"),
+    ('name = "Flow_Jax"\nversion = "1.0"', "dependent[Flow_Jax].name", 'name = "flow-jax"'),
+])
+def test_a_bad_dependent_names_the_file_the_key_and_the_fix(tmp_path, table, key, words):
+    path = tmp_path / "deps.toml"
+    path.write_text(f"[[dependent]]\n{table}\n")
+    with pytest.raises(ConfigError) as e:
+        load(path)
+    assert e.value.key == key and str(path) in str(e.value)
+    assert words in str(e.value)
+
+
+def test_a_dependent_given_twice_and_an_empty_file_are_refused(tmp_path):
+    with pytest.raises(ConfigError, match="given twice"):
+        parse({"dependent": [{"name": "a", "version": "1"}, {"name": "a", "version": "2"}]}, tmp_path / "d.toml")
+    with pytest.raises(ConfigError, match="no \\[\\[dependent\\]\\] table"):
+        parse({}, tmp_path / "d.toml")
+    with pytest.raises(ConfigError, match="did you mean 'settings'"):
+        parse({"setings": {}, "dependent": [{"name": "a", "version": "1"}]}, tmp_path / "d.toml")
+
+
+def test_the_dependents_file_of_the_checkout_is_broad():
+    deps = load(REPO / "dependents.toml").dependents
+    assert len(deps) >= 12
+    on_equinox = [d.name for d in deps if "equinox" in d.depends_on]
+    on_jax_only = [d.name for d in deps if d.depends_on == ("jax",)]
+    assert len(on_equinox) >= 5 and len(on_jax_only) >= 3, (on_equinox, on_jax_only)
+    assert all(d.budget_s > 0 for d in deps)
+    jax_md = next(d for d in deps if d.name == "jax-md")
+    assert "--xla_force_host_platform_device_count=8" in jax_md.environment()["XLA_FLAGS"]
+
+
+def test_a_candidate_runs_the_dependents_of_what_it_names():
+    deps = load(REPO / "dependents.toml")
+    everyone = crater.select(deps, {"jax", "equinox"})
+    assert len(everyone) == len(deps.dependents)  # the ecosystem runs on jax
+    of_equinox = crater.select(deps, {"equinox"})
+    assert of_equinox and all("equinox" in d.depends_on for d in of_equinox)
+    assert len(of_equinox) < len(deps.dependents)
+    assert [d.name for d in crater.select(deps, {"jax"}, ["quax", "optax"])] == ["quax", "optax"]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 40])
+def test_every_dependent_is_in_exactly_one_shard(n):
+    deps = list(load(REPO / "dependents.toml").dependents)
+    dealt = [d.name for i in range(1, n + 1) for d in crater.shard(deps, f"{i}/{n}")]
+    assert sorted(dealt) == sorted(d.name for d in deps)
+    sizes = [len(crater.shard(deps, f"{i}/{n}")) for i in range(1, n + 1)]
+    assert max(sizes) - min(sizes) <= 1
+
+
+# -------------------------------------------------------------------- judging, unit
+
+
+def test_a_cap_of_the_dependent_is_read_from_its_own_metadata(tmp_path):
+    (tmp_path / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: dep\nVersion: 1.0\n"
+                                       "Requires-Dist: jax<0.4.32,>=0.4.16\nRequires-Dist: equinox>=0.11\n"
+                                       'Requires-Dist: pytest; extra == "test"\n')
+    needs = runtime_requirements(tmp_path)
+    assert [r.name for r in needs] == ["jax", "equinox"]
+    assert caps(needs, {"jax": "0.4.33", "equinox": "0.11.6"}) == ["jax<0.4.32,>=0.4.16 (the side pins jax==0.4.33)"]
+    assert caps(needs, {"jax": "0.4.31", "equinox": "*"}) == []
+    assert caps([Requirement("equinox>=0.12")], {"equinox": "@ git+https://x/equinox@main"}) == []
+
+
+def _result(name: str, verdict: str, *broken: tuple[str, str, str | None]) -> crater.DependentResult:
+    tests = [usertests.UserTest(t, "failed", "passed", UserTestStatus.BROKEN, explained_by=rule, message=m,
+                                fix="upgrade equinox to >=0.11.7" if rule else "",
+                                traceback=f"{name}/tests/test_x.py:3: in {t}") for t, m, rule in broken]
+    tests.append(usertests.UserTest("tests/test_x.py::test_fine", "passed", "passed", UserTestStatus.PASS))
+    return crater.DependentResult(name, DependentVerdict(verdict), version="1.0", tests=tests,
+                                  ran={"candidate": len(tests), "baseline": len(tests)},
+                                  versions={"candidate": {"jax": "0.4.33", "equinox": "0.11.6"}})
+
+
+def test_broken_tests_are_grouped_by_signature_across_dependents():
+    shape = "TypeError: unsupported operand shapes (3, 4) and (5,)"
+    results = [
+        _result("alpha", "broken", ("tests/test_x.py::test_grad", f"ValueError: {CLOSURE}", "closure-bug"),
+                ("tests/test_x.py::test_shape", shape, None)),
+        _result("beta", "broken", ("tests/test_y.py::test_ode", f"ValueError: {CLOSURE} here", "closure-bug"),
+                ("tests/test_y.py::test_other", "TypeError: unsupported operand shapes (7, 1) and (2,)", None)),
+        _result("gamma", "safe"),
+    ]
+    groups = crater.group(results)
+    assert len(groups) == 2
+    rule = next(g for g in groups if g.explained_by)
+    assert rule.explained_by == "closure-bug" and rule.tests == {"alpha": ["tests/test_x.py::test_grad"],
+                                                                "beta": ["tests/test_y.py::test_ode"]}
+    other = next(g for g in groups if not g.explained_by)
+    assert other.signature.error == "TypeError" and sorted(other.tests) == ["alpha", "beta"]  # numbers normalised
+    plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",))
+    drafted = crater.draft_rules(groups, plan, results)
+    assert [d["id"] for d in drafted] == [other.draft] and other.draft.startswith("draft-")
+    assert drafted[0]["affects"] == [{"jax": "==0.4.33", "equinox": "==0.11.6"}]
+    assert any("alpha: tests/test_x.py::test_shape" in c for c in drafted[0]["_comment"])
+    assert crater.exit_status(results) == 1
+
+
+@pytest.mark.parametrize("verdicts, code", [
+    (["safe", "safe"], 0), (["safe", "broken"], 1), (["broken", "over-budget"], 1), (["safe", "capped"], 0),
+    (["capped"], 2), (["safe", "install-error"], 2), (["safe", "crashed"], 2), (["not-run"], 2), ([], 2),
+])
+def test_the_exit_status_of_a_crater(verdicts, code):
+    assert crater.exit_status([crater.DependentResult(f"d{i}", DependentVerdict(v)) for i, v in
+                               enumerate(verdicts)]) == code
+
+
+def test_every_verdict_is_documented():
+    page = (REPO / "docs" / "crater.md").read_text(encoding="utf-8")
+    assert all(f"| `{v}` |" in page for v in DependentVerdict)
+
+
+def test_a_result_reads_back_as_it_was_written():
+    res = _result("alpha", "broken", ("tests/test_x.py::test_grad", f"ValueError: {CLOSURE}", "closure-bug"))
+    again = crater.DependentResult.from_dict(json.loads(json.dumps(res.to_dict())))
+    assert again == res and isinstance(again.tests[0], usertests.UserTest)
+    assert again.tests[0].cls is UserTestStatus.BROKEN and again.verdict is DependentVerdict.BROKEN
+
+
+def test_a_capped_dependent_is_never_safe_nor_broken():
+    v = DependentVerdict.CAPPED
+    assert not v.judged and v != DependentVerdict.BROKEN and "cap" in v.meaning
+
+
+# -------------------------------------------------------------------- the command over fakes
+
+
+def _tree(tmp_path: Path, dependents: str, **projects: str) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    make_tree(tmp_path, RULE)
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (tmp_path / "dependents.toml").write_text(textwrap.dedent(dependents))
+    for name, tests in projects.items():
+        root = tmp_path / "src" / name
+        (root / "tests").mkdir(parents=True)
+        (root / "pyproject.toml").write_text(f'[project]\nname = "{name}"\nversion = "1.0"\n')
+        (root / "tests" / "test_mod.py").write_text(textwrap.dedent(tests))
+    return tmp_path
+
+
+def _crater(tmp, *args: str, reports: str = "reports", timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(DRIVER), "crater", "--matrix", str(tmp / "matrix.toml"),
+                           "--reports", str(tmp / reports), "--state", str(tmp / "state"),
+                           "--dependents", str(tmp / "dependents.toml"), *args],
+                          capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "FAKE_SOURCES": str(tmp / "src")})
+
+
+def _breaks(message: str) -> str:
+    """A test module whose test_grad fails in the candidate (jax==0.4.33) only."""
+    candidate = candidate_cell(["jax==0.4.33"], python="auto", companions=False).id
+    return f'''
+        import os
+
+        def test_ok():
+            pass
+
+        def test_grad():
+            if "{candidate}" in os.environ["JAXCOMPAT_RESULTS"]:
+                raise ValueError("{message}")
+
+        def test_always_fails():
+            assert False, "before and after"
+        '''
+
+
+DEPS = '''
+    [[dependent]]
+    name = "alpha"
+    version = "latest"
+    tests = ["tests"]
+    depends_on = ["jax", "equinox"]
+
+    [[dependent]]
+    name = "beta"
+    version = "latest"
+    depends_on = ["jax"]
+
+    [[dependent]]
+    name = "gamma"
+    version = "latest"
+    depends_on = ["jax"]
+'''
+
+
+@pytest.mark.integration
+def test_a_crater_groups_one_regression_across_dependents_and_explains_it(tmp_path):
+    tmp = _tree(tmp_path, DEPS, alpha=_breaks(CLOSURE + " (alpha)"), beta=_breaks(CLOSURE + " (beta, 2 args)"),
+                gamma="def test_fine():\n    pass\n")
+    proc = _crater(tmp, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    data = json.loads((tmp / "reports" / "crater" / "crater.json").read_text())
+    verdicts = {d["name"]: d["verdict"] for d in data["dependents"]}
+    assert verdicts == {"alpha": "broken", "beta": "broken", "gamma": "safe"}
+    alpha = next(d for d in data["dependents"] if d["name"] == "alpha")
+    assert alpha["ran"] == {"candidate": 3, "baseline": 3}
+    assert alpha["classes"] == {"broken": 1, "fails-both": 1, "pass": 1}
+    [group] = data["groups"]
+    assert group["explained_by"] == "closure-bug" and group["dependents"] == ["alpha", "beta"]
+    assert group["count"] == 2
+    assert "this is closure-bug — fix: upgrade equinox to >=0.11.7" in out
+    assert data["cost"]["environments"] == 6 and "cost: 6 environments" in out
+    written = {p.name for p in (tmp / "reports" / "crater").iterdir()}
+    assert {"crater.json", "crater.md", "crater.html", "crater.xml", "dependents"} <= written
+    assert "draft-rules.toml" not in written  # the one group is explained
+    for name in ("crater.json", "crater.md", "crater.html", "crater.xml"):
+        text = (tmp / "reports" / "crater" / name).read_text()
+        assert str(tmp_path) not in text and str(Path.home()) + "/" not in text, name
+    assert 'name="test_grad"' in (tmp / "reports" / "crater" / "crater.xml").read_text()
+    assert "| alpha | 1.0 | broken | 3 | 3 | 1 |" in (tmp / "reports" / "crater" / "crater.md").read_text()
+
+
+@pytest.mark.integration
+def test_a_dependent_that_crashes_hangs_or_has_no_source_loses_nothing_of_the_others(tmp_path):
+    deps = DEPS + '''
+    [[dependent]]
+    name = "crashy"
+    version = "latest"
+
+    [[dependent]]
+    name = "hangy"
+    version = "latest"
+    budget_s = 4
+
+    [[dependent]]
+    name = "ghost"
+    version = "latest"
+    '''
+    tmp = _tree(tmp_path, deps, alpha=_breaks(CLOSURE), beta="def test_fine():\n    pass\n",
+                gamma="def test_fine():\n    pass\n", crashy="def test_x():\n    pass\n",
+                hangy="def test_x():\n    pass\n")
+    (tmp / "src" / "crashy" / "CRASH").write_text("")
+    (tmp / "src" / "hangy" / "HANG").write_text("")
+    proc = _crater(tmp, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out  # alpha is broken: that is what the run says first
+    data = json.loads((tmp / "reports" / "crater" / "crater.json").read_text())
+    by = {d["name"]: d for d in data["dependents"]}
+    assert {k: v["verdict"] for k, v in by.items()} == {
+        "alpha": "broken", "beta": "safe", "gamma": "safe", "crashy": "crashed", "hangy": "over-budget",
+        "ghost": "no-source"}
+    assert "SIGSEGV" in by["crashy"]["cause"] and "budget is 4 s" in by["hangy"]["cause"]
+    assert "not on the (fake) index" in by["ghost"]["cause"]
+    stored = {p.stem for p in (tmp / "reports" / "crater" / "dependents").glob("*.json")}
+    assert stored == set(by)  # each written as it finished
+    # without the broken one, what could not be judged makes the answer "could not judge"
+    shutil.rmtree(tmp / "reports")
+    proc = _crater(tmp, "--baseline", "jax==0.4.31", "--dependent", "beta", "--dependent", "hangy", "jax==0.4.33")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "could not judge" in proc.stdout
+
+
+@pytest.mark.integration
+def test_shards_merged_by_report_only_give_the_whole_run(tmp_path):
+    tmp = _tree(tmp_path, DEPS, alpha=_breaks(CLOSURE), beta=_breaks("something else broke: 42"),
+                gamma="def test_fine():\n    pass\n")
+    args = ("--baseline", "jax==0.4.31", "jax==0.4.33")
+    whole = _crater(tmp, *args, reports="whole")
+    assert whole.returncode == 1, whole.stdout + whole.stderr
+    merged = tmp / "merged" / "crater" / "dependents"
+    merged.mkdir(parents=True)
+    for i in (1, 2):
+        part = _crater(tmp, *args, "--shard", f"{i}/2", reports=f"shard{i}")
+        assert part.returncode in (0, 1), part.stdout + part.stderr
+        for p in (tmp / f"shard{i}" / "crater" / "dependents").glob("*.json"):
+            shutil.copy(p, merged / p.name)
+    assert sorted(p.stem for p in merged.glob("*.json")) == ["alpha", "beta", "gamma"]
+    report = _crater(tmp, "--report-only", reports="merged")
+    assert report.returncode == 1, report.stdout + report.stderr
+
+    def essence(folder: str) -> tuple:
+        data = json.loads((tmp / folder / "crater" / "crater.json").read_text())
+        return ([(d["name"], d["verdict"], d["classes"]) for d in data["dependents"]],
+                [(g["signature"], g["dependents"], g["draft"]) for g in data["groups"]])
+
+    assert essence("merged") == essence("whole")
+    assert (tmp / "merged" / "crater" / "draft-rules.toml").is_file()  # "something else" has no rule
+    # results of another candidate are not mixed in
+    other = json.loads((merged / "gamma.json").read_text())
+    other["plan"] = json.dumps([["jax==0.5.0"], ["jax"], ""])
+    (merged / "gamma.json").write_text(json.dumps(other))
+    mixed = _crater(tmp, "--report-only", reports="merged")
+    assert mixed.returncode == 2 and "different crater runs" in mixed.stderr
+
+
+@pytest.mark.integration
+def test_bad_input_is_refused_before_anything_is_downloaded(tmp_path):
+    tmp = _tree(tmp_path, DEPS.replace('version = "latest"\n    tests', 'versoin = "latest"\n    tests'))
+    proc = _crater(tmp, "jax==0.4.33")
+    assert proc.returncode == 2 and "dependent[alpha].versoin: unknown key" in proc.stderr
+    assert "did you mean 'version'" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp / "state").exists()
+    tmp = _tree(tmp_path / "2", DEPS)
+    proc = _crater(tmp, "--dependent", "alhpa", "jax==0.4.33")
+    assert proc.returncode == 2 and "did you mean 'alpha'" in proc.stderr
+    proc = _crater(tmp, "--report-only")
+    assert proc.returncode == 2 and "no dependent's result" in proc.stderr
+    assert not (tmp / "state").exists()
+
+
+# -------------------------------------------------------------------- a path inside a project
+
+
+def _project(root: Path) -> Path:
+    (root / "tests" / "unit").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "proj"\nversion = "1"\n'
+                                         '[project.optional-dependencies]\ndev = ["pytest"]\n')
+    (root / "tests" / "unit" / "test_a.py").write_text("def test_a():\n    pass\n")
+    (root / "tests" / "test_b.py").write_text("def test_b():\n    pass\n")
+    return root
+
+
+def test_a_path_inside_a_project_is_run_as_that_project(tmp_path):
+    root = _project(tmp_path / "proj")
+    assert usertests.project_root(root / "tests") == root
+    assert usertests.project_root(root / "tests" / "unit" / "test_a.py") == root
+    target = usertests.locate(str(root / "tests"))
+    assert target.root == root and target.project and target.only == ("tests",)
+    assert target.deps.extras == ("dev",)  # its test dependencies, as from the root
+    module = usertests.locate(str(root / "tests" / "unit" / "test_a.py"))
+    assert module.root == root and module.only == ("tests/unit/test_a.py",)
+    assert usertests.locate(str(root)).only == ()
+    # a folder of tests with an ini file but nothing to install stays a folder of tests
+    bare = tmp_path / "bare"
+    (bare / "t").mkdir(parents=True)
+    (bare / "pytest.ini").write_text("[pytest]\n")
+    (bare / "t" / "test_c.py").write_text("def test_c():\n    pass\n")
+    assert usertests.project_root(bare / "t") is None
+    assert not usertests.locate(str(bare / "t")).project
+
+
+@pytest.mark.integration
+def test_check_tests_on_the_tests_folder_judges_as_the_root_does(tmp_path):
+    root = _project(tmp_path / "proj")
+    make_tree(tmp_path, RULE.replace('pins = { jax = "0.4.33", equinox = "0.11.7" }', 'pins = { jax = "0.4.33" }'))
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    seen = {}
+    for given in (root, root / "tests", root / "tests" / "unit"):
+        reports = tmp_path / f"reports-{given.name}"
+        proc = subprocess.run([sys.executable, str(REPO / "tests" / "fake_matrix.py"), "check", "--matrix",
+                               str(tmp_path / "matrix.toml"), "--reports", str(reports), "--state",
+                               str(tmp_path / "state"), "--tests", str(given), "--no-verify-escapes",
+                               "--baseline", "jax==0.4.31", "jax==0.4.33"],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        data = json.loads((reports / "check.json").read_text())
+        assert data["user_tests_run"]["test_dependencies"] == ["extra `dev`"]
+        seen[given.name] = {t["test"]: t["class"] for t in data["user_tests"]}
+    assert seen["proj"] == seen["tests"] == {"tests/test_b.py::test_b": "pass", "tests/unit/test_a.py::test_a": "pass"}
+    assert seen["unit"] == {"tests/unit/test_a.py::test_a": "pass"}  # only the tests named
