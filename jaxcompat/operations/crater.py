@@ -75,6 +75,7 @@ class DependentResult:
     cells: dict[str, str] = field(default_factory=dict)  # per side: the environment's id (under <state>/envs)
     only: list[str] = field(default_factory=list)  # the tests run (paths in the project; [] = its configuration)
     env: dict[str, str] = field(default_factory=dict)  # the environment variables its tests ran with
+    cached: bool = False  # read from the result cache in this run (its seconds are the run that judged it)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -300,6 +301,7 @@ def run(deps: list[Dependent], plan: Plan, matrix: Matrix, state_dir: Path, out_
         if use_cache and cached is not None and cached.is_file():
             try:
                 res = DependentResult.from_dict(json.loads(cached.read_text()))
+                res.cached = True
                 progress("    (from the result cache: the same candidate, baseline, dependent and rules)")
             except (OSError, ValueError, KeyError, TypeError):
                 res = None
@@ -307,6 +309,7 @@ def run(deps: list[Dependent], plan: Plan, matrix: Matrix, state_dir: Path, out_
             res = (isolated if isolate else judge)(dep, plan, matrix, state_dir, progress)
             if cached is not None and res.verdict.judged:
                 write_text(cached, json.dumps(res.to_dict()) + "\n")
+            res.cached = False
         write_text(result_path(out_dir, dep.name), json.dumps(res.to_dict(), indent=1) + "\n")
         progress(f"    {dep.name} {res.version}: {res.verdict}" + (f" ({res.cause})" if res.cause else "")
                  + f" — {res.seconds:.0f} s")
@@ -409,8 +412,9 @@ def cost(results: list[DependentResult], shards: int, wall_s: float) -> dict:
     """Environments, minutes per dependent, the total here, and on ``shards`` CI jobs (the longest
     shard: the dependents are dealt by name as ``--shard`` deals them)."""
     by = sorted(results, key=lambda r: r.name)
+    fresh = [r for r in results if not r.cached]
     per_shard = [sum(r.seconds for r in by[i::shards]) for i in range(shards)] if shards else [0.0]
-    return {"environments": sum(r.environments for r in results),
+    return {"environments": sum(r.environments for r in fresh), "from_cache": len(results) - len(fresh),
             "minutes": {r.name: round(r.seconds / 60, 1) for r in by},
             "total_minutes": round(sum(r.seconds for r in results) / 60, 1),
             "wall_minutes": round(wall_s / 60, 1), "shards": shards,
@@ -418,7 +422,9 @@ def cost(results: list[DependentResult], shards: int, wall_s: float) -> dict:
 
 
 def cost_line(c: dict) -> str:
-    return (f"cost: {c['environments']} environments; {c['total_minutes']} min of dependents here (2 cores), "
+    cached = f" ({c['from_cache']} dependent(s) from the result cache)" if c.get("from_cache") else ""
+    return (f"cost: {c['environments']} environments built{cached}; {c['total_minutes']} min of the dependents' "
+            "own time, "
             f"{c['wall_minutes']} min wall; on {c['shards']} shards about {c['on_shards_minutes']} min "
             f"(the longest shard)")
 
