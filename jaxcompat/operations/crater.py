@@ -254,7 +254,7 @@ def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progre
     if over:
         base.verdict = DependentVerdict.OVER_BUDGET
         base.cause = (f"stopped after {seconds:.0f} s: its budget is {dep.budget_s:.0f} s "
-                      "(budget_s in the dependents file)")
+                      "(budget_s in the dependents file, or --budget)")
         return base
     try:
         return DependentResult.from_dict(json.loads(out.read_text()))
