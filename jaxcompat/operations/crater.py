@@ -240,14 +240,16 @@ def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progre
     proc.join(dep.budget_s)
     over = proc.is_alive()
     if over:
-        os.kill(proc.pid, signal.SIGTERM)
+        os.kill(proc.pid, signal.SIGTERM)  # its handler kills its test processes (their own sessions)
         proc.join(20)
-        if proc.is_alive():
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.join(5)
+    if over or proc.exitcode != 0:
+        # and whatever else of its process group is left (an installer still writing an environment,
+        # which the next run of that environment would collide with)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.join(5)
     seconds = round(time.perf_counter() - t0, 1)
     base = DependentResult(dep.name, DependentVerdict.CRASHED, source=dep.source.describe(), plan=plan.key,
                            seconds=seconds)
