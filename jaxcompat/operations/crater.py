@@ -471,8 +471,8 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
                                                                     else ""))
     lines.append("")
     for r in sorted(results, key=lambda r: r.name):
-        ran = (f"ran {r.ran.get('baseline', 0)} before, {r.ran.get('candidate', 0)} after; "
-               + ", ".join(f"{c} {n}" for c, n in r.classes.items())) if r.ran else ""
+        ran = "; ".join(x for x in (f"ran {r.ran.get('baseline', 0)} before, {r.ran.get('candidate', 0)} after",
+                                    ", ".join(f"{c} {n}" for c, n in r.classes.items())) if x) if r.ran else ""
         lines.append(f"  {r.verdict:<13} {r.name} {r.version}  " + "; ".join(x for x in (ran, r.cause) if x))
     lines.append("")
     lines.append(cost_line(cost_))
