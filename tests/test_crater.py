@@ -19,6 +19,7 @@ from packaging.requirements import Requirement
 
 from jaxcompat.env.candidate import candidate_cell
 from jaxcompat.env.projects import caps, runtime_requirements
+from jaxcompat.knowledge.config import load as load_matrix
 from jaxcompat.knowledge.dependents import load, parse
 from jaxcompat.model.matrix import ConfigError
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
@@ -250,7 +251,7 @@ def test_a_crater_groups_one_regression_across_dependents_and_explains_it(tmp_pa
     assert group["explained_by"] == "closure-bug" and group["dependents"] == ["alpha", "beta"]
     assert group["count"] == 2
     assert "this is closure-bug — fix: upgrade equinox to >=0.11.7" in out
-    assert data["cost"]["environments"] == 6 and "cost: 6 environments" in out
+    assert data["cost"]["environments"] == 6 and "cost: 6 environments built" in out
     written = {p.name for p in (tmp / "reports" / "crater").iterdir()}
     assert {"crater.json", "crater.md", "crater.html", "crater.xml", "dependents"} <= written
     assert "draft-rules.toml" not in written  # the one group is explained
@@ -400,3 +401,21 @@ def test_check_tests_on_the_tests_folder_judges_as_the_root_does(tmp_path):
         seen[given.name] = {t["test"]: t["class"] for t in data["user_tests"]}
     assert seen["proj"] == seen["tests"] == {"tests/test_b.py::test_b": "pass", "tests/unit/test_a.py::test_a": "pass"}
     assert seen["unit"] == {"tests/unit/test_a.py::test_a": "pass"}  # only the tests named
+
+
+@pytest.mark.integration
+def test_a_judged_result_is_reused_only_when_nothing_moves(tmp_path):
+    tmp = _tree(tmp_path, DEPS, alpha=_breaks(CLOSURE), beta="def test_fine():\n    pass\n",
+                gamma="def test_fine():\n    pass\n")
+    fixed = ("--baseline", "jax==0.4.31", "--as-of", "2024-09-20", "--dependent", "alpha", "jax==0.4.33")
+    first = _crater(tmp, *fixed)
+    again = _crater(tmp, *fixed)
+    assert first.returncode == again.returncode == 1, again.stdout + again.stderr
+    assert "from the result cache" not in first.stdout and "from the result cache" in again.stdout
+    assert "(1 dependent(s) from the result cache)" in again.stdout
+    data = json.loads((tmp / "reports" / "crater" / "crater.json").read_text())
+    assert [(d["name"], d["verdict"], d["cached"]) for d in data["dependents"]] == [("alpha", "broken", True)]
+    moving = _crater(tmp, "--baseline", "jax", "--as-of", "2024-09-20", "--dependent", "alpha", "jax==0.4.33")
+    assert "from the result cache" not in moving.stdout  # the baseline is "the newest jax": it moves
+    assert crater.cache_key(load(tmp / "dependents.toml").dependents[0],
+                            crater.Plan(("jax==0.4.33",), ("jax==0.4.31",)), load_matrix(tmp / "matrix.toml")) is None

@@ -140,6 +140,12 @@ def test_the_cause_of_tests_that_cannot_start_names_addopts_and_the_extra(tmp_pa
     assert testdeps.diagnose(log, root, deps).startswith(
         "pytest: unrecognized arguments: --jaxtyping-packages=flowlike, given by `addopts` in pyproject.toml: "
         "the pytest plugin that provides them is not installed")
+    # the interpreter died while importing (seen: jinns 1.10.2 on jax 0.11.2 and 0.12.0.1): its last line
+    # lists extension modules, which is not the cause
+    log = ("Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f (most recent call first):\n"
+           "  File \"/x/jaxlib/xla_client.py\", line 12 in <module>\n\nExtension modules: numpy._core, "
+           "scipy.linalg._fblas (total: 2)\n")
+    assert testdeps.diagnose(log, root, deps) == "the test process died: Fatal Python error: Segmentation fault"
 
 
 @pytest.mark.parametrize("name, text", [

@@ -96,7 +96,8 @@ def _clone(url: str, ref: str, into: Path) -> None:
     except (OSError, subprocess.TimeoutExpired) as e:
         raise SourceMissing(f"{url}@{ref or 'HEAD'}: {e}") from None
     if proc.returncode != 0:
-        raise SourceMissing(f"{url}@{ref or 'HEAD'}: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
+        said = (proc.stderr or proc.stdout).strip().splitlines()
+        raise SourceMissing(f"{url}@{ref or 'HEAD'}: {said[-1] if said else f'git exited with {proc.returncode}'}")
 
 
 def runtime_requirements(root: Path) -> list[Requirement]:

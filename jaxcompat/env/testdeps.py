@@ -266,6 +266,7 @@ def _listing(names: dict, where: str) -> str:
 
 _MISSING = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
 _UNRECOGNISED = re.compile(r"error: unrecognized arguments: (.+)")
+_FATAL = re.compile(r"^Fatal Python error: (.+)$", re.M)
 _ERROR = re.compile(r"^(?:E\s+)?((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)): (.+)$", re.M)
 _CONFIG_FILES = (
     ("pytest.ini", "pytest"),
@@ -370,6 +371,9 @@ def diagnose(log: str, root: Path, deps: TestDeps) -> str:
                 f"installed; add it with --with PACKAGE" + _hint_extras(deps))
     if "no tests ran" in log or "collected 0 items" in log:
         return "pytest collected no tests (its configuration's testpaths/python_files found none)"
+    fatal = _FATAL.findall(log)
+    if fatal:  # the interpreter died (a segfault in a compiled extension): its last lines list modules
+        return f"the test process died: Fatal Python error: {fatal[-1].strip()}"
     errors = _ERROR.findall(log)
     if errors:
         kind, message = errors[-1]

@@ -75,6 +75,7 @@ class DependentResult:
     cells: dict[str, str] = field(default_factory=dict)  # per side: the environment's id (under <state>/envs)
     only: list[str] = field(default_factory=list)  # the tests run (paths in the project; [] = its configuration)
     env: dict[str, str] = field(default_factory=dict)  # the environment variables its tests ran with
+    cached: bool = False  # read from the result cache in this run (its seconds are the run that judged it)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -239,21 +240,23 @@ def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progre
     proc.join(dep.budget_s)
     over = proc.is_alive()
     if over:
-        os.kill(proc.pid, signal.SIGTERM)
+        os.kill(proc.pid, signal.SIGTERM)  # its handler kills its test processes (their own sessions)
         proc.join(20)
-        if proc.is_alive():
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.join(5)
+    if over or proc.exitcode != 0:
+        # and whatever else of its process group is left (an installer still writing an environment,
+        # which the next run of that environment would collide with)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.join(5)
     seconds = round(time.perf_counter() - t0, 1)
     base = DependentResult(dep.name, DependentVerdict.CRASHED, source=dep.source.describe(), plan=plan.key,
                            seconds=seconds)
     if over:
         base.verdict = DependentVerdict.OVER_BUDGET
         base.cause = (f"stopped after {seconds:.0f} s: its budget is {dep.budget_s:.0f} s "
-                      "(budget_s in the dependents file)")
+                      "(budget_s in the dependents file, or --budget)")
         return base
     try:
         return DependentResult.from_dict(json.loads(out.read_text()))
@@ -300,6 +303,7 @@ def run(deps: list[Dependent], plan: Plan, matrix: Matrix, state_dir: Path, out_
         if use_cache and cached is not None and cached.is_file():
             try:
                 res = DependentResult.from_dict(json.loads(cached.read_text()))
+                res.cached = True
                 progress("    (from the result cache: the same candidate, baseline, dependent and rules)")
             except (OSError, ValueError, KeyError, TypeError):
                 res = None
@@ -307,6 +311,7 @@ def run(deps: list[Dependent], plan: Plan, matrix: Matrix, state_dir: Path, out_
             res = (isolated if isolate else judge)(dep, plan, matrix, state_dir, progress)
             if cached is not None and res.verdict.judged:
                 write_text(cached, json.dumps(res.to_dict()) + "\n")
+            res.cached = False
         write_text(result_path(out_dir, dep.name), json.dumps(res.to_dict(), indent=1) + "\n")
         progress(f"    {dep.name} {res.version}: {res.verdict}" + (f" ({res.cause})" if res.cause else "")
                  + f" — {res.seconds:.0f} s")
@@ -409,8 +414,9 @@ def cost(results: list[DependentResult], shards: int, wall_s: float) -> dict:
     """Environments, minutes per dependent, the total here, and on ``shards`` CI jobs (the longest
     shard: the dependents are dealt by name as ``--shard`` deals them)."""
     by = sorted(results, key=lambda r: r.name)
+    fresh = [r for r in results if not r.cached]
     per_shard = [sum(r.seconds for r in by[i::shards]) for i in range(shards)] if shards else [0.0]
-    return {"environments": sum(r.environments for r in results),
+    return {"environments": sum(r.environments for r in fresh), "from_cache": len(results) - len(fresh),
             "minutes": {r.name: round(r.seconds / 60, 1) for r in by},
             "total_minutes": round(sum(r.seconds for r in results) / 60, 1),
             "wall_minutes": round(wall_s / 60, 1), "shards": shards,
@@ -418,7 +424,9 @@ def cost(results: list[DependentResult], shards: int, wall_s: float) -> dict:
 
 
 def cost_line(c: dict) -> str:
-    return (f"cost: {c['environments']} environments; {c['total_minutes']} min of dependents here (2 cores), "
+    cached = f" ({c['from_cache']} dependent(s) from the result cache)" if c.get("from_cache") else ""
+    return (f"cost: {c['environments']} environments built{cached}; {c['total_minutes']} min of the dependents' "
+            "own time, "
             f"{c['wall_minutes']} min wall; on {c['shards']} shards about {c['on_shards_minutes']} min "
             f"(the longest shard)")
 
@@ -463,8 +471,8 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
                                                                     else ""))
     lines.append("")
     for r in sorted(results, key=lambda r: r.name):
-        ran = (f"ran {r.ran.get('baseline', 0)} before, {r.ran.get('candidate', 0)} after; "
-               + ", ".join(f"{c} {n}" for c, n in r.classes.items())) if r.ran else ""
+        ran = "; ".join(x for x in (f"ran {r.ran.get('baseline', 0)} before, {r.ran.get('candidate', 0)} after",
+                                    ", ".join(f"{c} {n}" for c, n in r.classes.items())) if x) if r.ran else ""
         lines.append(f"  {r.verdict:<13} {r.name} {r.version}  " + "; ".join(x for x in (ran, r.cause) if x))
     lines.append("")
     lines.append(cost_line(cost_))
