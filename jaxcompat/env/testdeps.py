@@ -278,28 +278,9 @@ _CONFIG_FILES = (
 
 def addopts(root: Path) -> tuple[str, str]:
     """(the pytest ``addopts`` of the project's configuration, the file that holds it)."""
-    for name, section in _CONFIG_FILES:
-        path = root / name
-        if not path.is_file():
-            continue
-        if section is None:
-            try:
-                opts = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("pytest", {}).get(
-                    "ini_options")
-            except ValueError:
-                continue
-            if opts is None:
-                continue
-            value = opts.get("addopts", "")
-            return (" ".join(value) if isinstance(value, list) else str(value)), name
-        cfg = configparser.ConfigParser(interpolation=None)
-        try:
-            cfg.read(path, encoding="utf-8")
-        except configparser.Error:
-            continue
-        if cfg.has_section(section):
-            return cfg.get(section, "addopts", fallback=""), name
-    return "", ""
+    opts, name = _ini_options(root)
+    value = opts.get("addopts", "")
+    return (" ".join(value) if isinstance(value, list) else str(value)), name
 
 
 def _ini_options(root: Path) -> tuple[dict[str, object], str]:
