@@ -350,6 +350,25 @@ def test_bad_input_is_refused_before_anything_is_downloaded(tmp_path):
     assert not (tmp / "state").exists()
 
 
+def test_a_pin_the_index_has_no_release_of_is_refused_first(tmp_path, monkeypatch, capsys):
+    """jax has never put a release candidate on PyPI: `crater jax==0.4.34rc1` is bad input (exit 2,
+    named with the fix), not a dependent 'capped' by its own requirements."""
+    from jaxcompat.commands import main
+    from jaxcompat.env import releases
+
+    files = [{"upload_time_iso_8601": "2024-09-16T00:00:00Z", "yanked": False}]
+    monkeypatch.setattr(releases, "_fetch", lambda dist: {"releases": {"0.4.31": files, "0.4.33": files}})
+    tmp = _tree(tmp_path, DEPS)
+    args = ["crater", "--matrix", str(tmp / "matrix.toml"), "--state", str(tmp / "state"),
+            "--reports", str(tmp / "reports"), "--dependents", str(tmp / "dependents.toml")]
+    assert main(args + ["jax==0.4.34rc1", "--baseline", "jax==0.4.33"]) == 2
+    err = capsys.readouterr().err
+    assert "the candidate jax 0.4.34rc1 is not a release on the package index" in err and "fix:" in err
+    assert main(args + ["jax==0.4.33", "--baseline", "jax==0.4.32"]) == 2
+    assert "--baseline jax 0.4.32 is not a release" in capsys.readouterr().err
+    assert not (tmp / "reports" / "crater").exists()  # nothing run, nothing written
+
+
 # -------------------------------------------------------------------- a path inside a project
 
 

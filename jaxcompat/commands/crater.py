@@ -11,7 +11,9 @@ from jaxcompat._util.exits import EXIT_CONFIG
 from jaxcompat._util.layout import layout
 from jaxcompat._util.lock import run_lock
 from jaxcompat.commands import options
+from jaxcompat.env.releases import IndexError_
 from jaxcompat.env.resolution import AUTO
+from jaxcompat.model.index import NO_INDEX
 
 NAME = "crater"
 SHARDS = 8  # the workflow's job matrix (.github/workflows/crater.yml); the cost line's default
@@ -90,7 +92,13 @@ def run(args) -> int:
         base = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)]) or names
         for text in base:
             parse_requirement(text)
-    except (CandidateError, SourceError) as e:
+        sides = [("--baseline", base)] + ([("the candidate", reqs)] if index == NO_INDEX else [])
+        for side, texts in sides:  # a pin the index has no release of: said now, before any download
+            missing = _not_released(texts, Path(args.state) / "cache")
+            if missing:
+                raise CandidateError(f"{side} {missing} (fix: name a release, or give the index that holds "
+                                     "it: --pre --extra-index-url URL)")
+    except (CandidateError, SourceError, IndexError_) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
     plan = crater.Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of)
@@ -117,6 +125,23 @@ def run(args) -> int:
               "--report-only)")
     print(f"\nreports: {out_dir / 'crater.json'}, crater.md, crater.html, crater.xml")
     return code
+
+
+def _not_released(texts: list[str], cache: Path) -> str:
+    """"jax 0.4.34rc1 is not a release on the package index" for the first exact pin (without a URL)
+    that PyPI has no release of, or ""."""
+    from jaxcompat.env.candidate import parse_requirement
+    from jaxcompat.env.releases import release_date
+
+    for text in texts:
+        req = parse_requirement(text)
+        for spec in req.specifier:
+            if spec.operator == "==" and not req.url and "*" not in spec.version:
+                try:
+                    release_date(req.name, spec.version, cache)
+                except IndexError_ as e:
+                    return str(e)
+    return ""
 
 
 def _plan_text(key: str) -> dict:
