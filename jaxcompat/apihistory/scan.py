@@ -488,13 +488,15 @@ class _File:
             return True
         gone = self.timeline.private_gone(dotted, self.target.release)
         if gone:
-            self.emit(node, PRIVATE_GONE_CODE, dotted,
-                      f"{dotted} is private {self.pkg} API, gone in {self.pkg} {gone}: "
-                      "private names change without deprecation")
+            self.private_gone(node, dotted, gone)
         else:
             self.emit(node, PRIVATE_CODE, name,
                       f"{dotted} is private {self.pkg} API ({name}): it may change in any release, without deprecation")
         return True
+
+    def private_gone(self, node, dotted: str, gone: str) -> None:
+        self.emit(node, PRIVATE_GONE_CODE, dotted, f"{dotted} is private {self.pkg} API, gone in {self.pkg} {gone}: "
+                  "private names change without deprecation")
 
     # calls: the target's signature, and behaviour that changed
     def on_call(self, node: ast.Call) -> None:
@@ -632,26 +634,17 @@ class _File:
             gone = self.timeline.private_gone(dotted, self.target.release)
             if (gone and not self.quiet and type(node.ctx) is ast.Load  # setting an attribute never fails
                     and not self.is_guarded(node.lineno, dotted)):
-                self.emit(node, PRIVATE_GONE_CODE, dotted, f"{dotted} is private {self.pkg} API, gone in "
-                          f"{self.pkg} {gone}: private names change without deprecation")
+                self.private_gone(node, dotted, gone)
             return
         private = private_part(dotted)
         if (cur.id not in self.reported_aliases and private
                 and not resolve(self.timeline, private.rsplit(".", 1)[0], self.target.release)):
-            depth = len(private_part(dotted).split(".")) - len(root.split("."))
-            sub = node
-            for _ in range(len(parts) - depth):
-                sub = sub.value
-            self.on_private(sub, dotted)
+            self.on_private(_ending_at(node, len(parts), root, private), dotted)
             return
         hit = resolve(self.timeline, dotted, self.target.release)
         if hit is None or (cur.id in self.reported_aliases and len(hit.name) <= len(root)):
             return  # nothing, or what its import already reported
-        # the sub-chain that ends at the broken name: its span is what a rename rewrites
-        depth = len(hit.name.split(".")) - len(root.split("."))
-        sub = node
-        for _ in range(len(parts) - depth):
-            sub = sub.value
+        sub = _ending_at(node, len(parts), root, hit.name)  # its span is what a rename rewrites
         self.add(sub, hit, self.chain_edit(sub, cur.id, root, hit))
 
     # --fix: plain renames only, and only to names present at the target
@@ -698,6 +691,15 @@ class _File:
         return SplitImport(node, a, f"\n{indent}from {new_mod} import {clause}")
 
 
+def _ending_at(node: ast.Attribute, n_parts: int, root: str, name: str):
+    """The sub-chain of ``node`` (``n_parts`` attributes after the name bound to ``root``) that
+    ends at the dotted ``name``."""
+    sub = node
+    for _ in range(n_parts - (len(name.split(".")) - len(root.split(".")))):
+        sub = sub.value
+    return sub
+
+
 _GUARD_NAMES = {"__version__", "__version_info__"}
 _GUARD_ERRORS = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
@@ -723,7 +725,7 @@ def _pruned(tree: ast.Module, lines: list[int]):
 _NEWLINE = re.compile("\n")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _IMPORT_LINES = {pkg: re.compile(rf"^[ \t]*(?:from[ \t]+{pkg}\b|import[ \t][^#\n]*\b{pkg}\b)", re.M)
-                 for pkg in ("jax", "equinox")}
+                 for pkg in PACKAGES}
 
 
 def candidate_lines(source: str, words: frozenset[str], timeline: Timeline, release: str,
