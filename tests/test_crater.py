@@ -438,3 +438,26 @@ def test_a_judged_result_is_reused_only_when_nothing_moves(tmp_path):
     assert "from the result cache" not in moving.stdout  # the baseline is "the newest jax": it moves
     assert crater.cache_key(load(tmp / "dependents.toml").dependents[0],
                             crater.Plan(("jax==0.4.33",), ("jax==0.4.31",)), load_matrix(tmp / "matrix.toml")) is None
+
+
+def test_an_unpacked_dependent_without_pytest_configuration_is_run_as_on_its_own(tmp_path):
+    """Seen: mctx 0.0.71 (a pyproject.toml without [tool.pytest.ini_options]) unpacked in the state
+    folder of a checkout ran with the checkout's own pyproject.toml as its configfile
+    (--strict-markers, xfail_strict): an empty [pytest] at its root stops pytest's search there."""
+    from jaxcompat.env import projects
+
+    outer = tmp_path / "checkout"
+    (outer / "src" / "dep").mkdir(parents=True)
+    (outer / "pyproject.toml").write_text("[tool.pytest.ini_options]\naddopts = '--strict-markers'\n")
+    dep = outer / "src" / "dep"
+    (dep / "pyproject.toml").write_text('[project]\nname = "dep"\nversion = "1"\n')
+    (dep / "test_m.py").write_text("import pytest\n\n@pytest.mark.slow\ndef test_a():\n    pass\n")
+    projects._standalone(dep)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--rootdir", str(dep), str(dep)],
+                          capture_output=True, text=True, cwd=dep)
+    assert proc.returncode == 0 and "configfile: pytest.ini" in proc.stdout, proc.stdout
+    configured = tmp_path / "own"
+    configured.mkdir()
+    (configured / "setup.cfg").write_text("[tool:pytest]\naddopts = -q\n")
+    projects._standalone(configured)
+    assert not (configured / "pytest.ini").exists()  # a project's own configuration is never touched

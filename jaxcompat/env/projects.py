@@ -17,7 +17,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.toml import tomllib
-from jaxcompat.env import releases, resolution
+from jaxcompat.env import releases, resolution, testdeps
 from jaxcompat.model.dependents import LATEST, Dependent
 
 
@@ -44,7 +44,7 @@ def fetch(dep: Dependent, version: str, cache_dir: Path, src_dir: Path) -> Path:
     dest = src_dir / f"{dep.name}-{version}".replace("/", "_")
     done = dest / ".jaxcompat-complete"
     if done.is_file():
-        return _root(dest)
+        return _standalone(_root(dest))
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
     if dep.source.git:
@@ -56,7 +56,22 @@ def fetch(dep: Dependent, version: str, cache_dir: Path, src_dir: Path) -> Path:
             raise SourceMissing(f"{dep.name} {version}: {e}") from None
         _unpack(name, blob, dest / "src")
     done.write_text(f"{dep.name} {version}\n")
-    return _root(dest)
+    return _standalone(_root(dest))
+
+
+STANDALONE = "pytest.ini"
+
+
+def _standalone(root: Path) -> Path:
+    """A project with no pytest configuration of its own is run as it runs on its own: pytest
+    looks for one in every folder above, and above an unpacked source lies our state folder, inside
+    this checkout, whose pyproject.toml (``--strict-markers``, ``xfail_strict``, its conftest.py)
+    would become the project's. An empty ``[pytest]`` at its root stops that search there, as
+    nothing would stop it on a maintainer's own clone of the project (plain pytest reads the same file)."""
+    if not testdeps.config_file(root) and not (root / STANDALONE).exists():
+        (root / STANDALONE).write_text("# written by jax-compat: the project has no pytest configuration; this\n"
+                                       "# keeps pytest from taking one from the folders above it\n[pytest]\n")
+    return root
 
 
 def _root(dest: Path) -> Path:

@@ -276,6 +276,14 @@ _CONFIG_FILES = (
 )
 
 
+def config_file(root: Path) -> str:
+    """The name of the file at ``root`` that holds the project's pytest configuration, or ""."""
+    for name in ("pytest.ini", ".pytest.ini"):  # pytest takes these even without a [pytest] section
+        if (root / name).is_file():
+            return name
+    return _ini_options(root)[1]
+
+
 def addopts(root: Path) -> tuple[str, str]:
     """(the pytest ``addopts`` of the project's configuration, the file that holds it)."""
     opts, name = _ini_options(root)
