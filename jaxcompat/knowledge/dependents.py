@@ -25,7 +25,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat.knowledge.config import _read_toml, _similar, _str, _str_list, _table_list, _unknown
-from jaxcompat.model.dependents import LATEST, Dependent, Dependents, DependentSource
+from jaxcompat.model.dependents import LATEST, Dependent, Dependents, DependentSource, bad_ref
 from jaxcompat.model.matrix import ConfigError
 from jaxcompat.plugin.packages import ECOSYSTEM
 
@@ -98,7 +98,12 @@ def _dependent(path: Path, where: str, t: dict, budget: float) -> Dependent:
         if not git.startswith(GIT_SCHEMES):
             raise ConfigError(path, f"{where}.git", f"{git!r} is not a git URL",
                               'write git = "https://github.com/OWNER/REPO" (or ssh://, git@, file://)')
-        source = DependentSource(git=git, ref=_str(path, f"{where}.ref", ref) if ref is not None else "")
+        ref = _str(path, f"{where}.ref", ref) if ref is not None else ""
+        if ref and bad_ref(ref):
+            raise ConfigError(path, f"{where}.ref", f"{ref!r} is not a git ref: {bad_ref(ref)}",
+                              'write a branch, a tag or a commit, e.g. ref = "v0.13.1" (or leave ref out: the '
+                              "default branch)")
+        source = DependentSource(git=git, ref=ref)
     tests = _str_list(path, f"{where}.tests", t.get("tests", []))
     for p in tests:
         pp = PurePosixPath(p)
