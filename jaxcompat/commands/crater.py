@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from jaxcompat._util.exits import EXIT_CONFIG, EXIT_INTERRUPTED
@@ -105,24 +106,11 @@ def run(args) -> int:
     plan = crater.Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of)
     chosen = crater.select(dependents, set(names), args.dependent)
     if args.budget:
-        from dataclasses import replace
-
         chosen = [replace(d, budget_s=float(args.budget)) for d in chosen]
     mine = crater.shard(chosen, args.shard)
-    shown = crater.boundary(plan, chosen, Path(args.state))
-    print(shown(f"crater: {' '.join(reqs)} against {' '.join(base)}; {len(chosen)} dependents"
-          + (f", shard {args.shard}: {', '.join(d.name for d in mine)}" if args.shard else "")
-          + (f"; dependents as of {args.as_of}" if args.as_of else "")), flush=True)
     t0 = time.perf_counter()
-    interrupted = False
     with run_lock(out_dir):
-        try:
-            with crater.interruptible():
-                crater.run(mine, plan, matrix, Path(args.state), out_dir, progress=lambda s: print(s, flush=True),
-                           use_cache=not args.no_cache)
-        except KeyboardInterrupt:  # the running dependent is stopped; every finished one is kept
-            interrupted = True
-            print("interrupted: the running dependent was stopped; the finished ones are kept", flush=True)
+        interrupted = _run(crater, chosen, mine, plan, matrix, args, out_dir)
         names_all = {d.name for d in chosen}
         results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
         text, code = crater.write(out_dir, results, _plan_text(plan.key), time.perf_counter() - t0,
@@ -137,6 +125,23 @@ def run(args) -> int:
               "the result cache where nothing moves)")
         return EXIT_INTERRUPTED
     return code
+
+
+def _run(crater, chosen, deps, plan, matrix, args, out_dir: Path) -> bool:
+    """The dependents in turn (this shard's: ``deps``); whether Ctrl-C (or SIGTERM) stopped them:
+    the running one is stopped, every finished one is kept. What it says crosses the boundary."""
+    shown = crater.boundary(plan, chosen, Path(args.state))
+    print(shown(f"crater: {' '.join(plan.candidate)} against {' '.join(plan.baseline)}; {len(chosen)} dependents"
+                + (f", shard {args.shard}: {', '.join(d.name for d in deps)}" if args.shard else "")
+                + (f"; dependents as of {args.as_of}" if args.as_of else "")), flush=True)
+    try:
+        with crater.interruptible():
+            crater.run(deps, plan, matrix, Path(args.state), out_dir, progress=lambda s: print(s, flush=True),
+                       use_cache=not args.no_cache)
+    except KeyboardInterrupt:
+        print("interrupted: the running dependent was stopped; the finished ones are kept", flush=True)
+        return True
+    return False
 
 
 def _not_released(texts: list[str], cache: Path) -> str:

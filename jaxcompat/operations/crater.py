@@ -135,23 +135,12 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     cache = state_dir / "cache"
     res = DependentResult(dep.name, DependentVerdict.NO_SOURCE, source=dep.source.describe(), plan=plan.key)
     try:
-        version = version or projects.version_of(dep, cache, plan.as_of)
-        res.version = projects.describe(dep, version, cache)
-        res.commit = version if dep.source.git else ""
-        root = projects.fetch(dep, version, cache, state_dir / "crater" / "src")
-        res.absent = projects.absent_files(dep, version, state_dir / "crater" / "src")
-        target = usertests.locate(str(root), list(dep.extras), list(dep.groups), list(dep.with_),
-                                  env=dep.environment())
+        root, target = _source(dep, plan, state_dir, version, res)
     except (projects.SourceMissing, usertests.TestsError) as e:
         res.cause = _scrub(str(e), state_dir)
         return _done(res, t0)
-    if not target.project:
-        res.cause = f"{dep.name} {res.version}: its source has no pyproject.toml or setup.py to install"
-        return _done(res, t0)
-    missing = [p for p in dep.tests if not (root / p).exists()]
-    if missing or not any(root.rglob("test_*.py")) and not any(root.rglob("*_test.py")):
-        res.cause = (f"{dep.name} {res.version}: " + (f"no {', '.join(missing)} in its source" if missing
-                                                      else "its source holds no test_*.py"))
+    res.cause = _no_tests(dep, root, target, res.version)
+    if res.cause:
         return _done(res, t0)
     target = replace(target, only=dep.tests)
     res.test_deps = target.deps.describe()
@@ -194,6 +183,32 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     else:
         res.verdict = DependentVerdict.SAFE
     return _done(res, t0)
+
+
+def _source(dep: Dependent, plan: Plan, state_dir: Path, version: str | None, res: DependentResult):
+    """The dependent's root folder and test target, its release or commit said in ``res``."""
+    from jaxcompat.env import projects
+
+    cache, src = state_dir / "cache", state_dir / "crater" / "src"
+    version = version or projects.version_of(dep, cache, plan.as_of)
+    res.version = projects.describe(dep, version, cache)
+    res.commit = version if dep.source.git else ""
+    root = projects.fetch(dep, version, cache, src)
+    res.absent = projects.absent_files(dep, version, src)
+    target = usertests.locate(str(root), list(dep.extras), list(dep.groups), list(dep.with_), env=dep.environment())
+    return root, target
+
+
+def _no_tests(dep: Dependent, root: Path, target, version: str) -> str:
+    """Why the source cannot be tested (nothing to install, a test path it lacks, no test module
+    at all), or ""."""
+    if not target.project:
+        return f"{dep.name} {version}: its source has no pyproject.toml or setup.py to install"
+    missing = [p for p in dep.tests if not (root / p).exists()]
+    if missing or not any(root.rglob("test_*.py")) and not any(root.rglob("*_test.py")):
+        return (f"{dep.name} {version}: " + (f"no {', '.join(missing)} in its source" if missing
+                                             else "its source holds no test_*.py"))
+    return ""
 
 
 def _eco(versions: dict[str, str]) -> dict[str, str]:
