@@ -170,6 +170,21 @@ def test_tool_pytest_filterwarnings_error_keeps_failing_as_plain_pytest_fails(tm
     assert testdeps.warning_filter(dep) == 'filterwarnings "error" in pyproject.toml'
 
 
+@pytest.mark.integration
+@pytest.mark.skipif(int(pytest.__version__.split(".")[0]) < 9, reason="[tool.pytest] is pytest 9's")
+def test_tool_pytest_filterwarnings_error_holds_through_the_crater(tmp_path):
+    """The same project through the crater: its warning is an error on both sides (plain pytest's
+    "1 failed"), not a pass."""
+    deps = '[[dependent]]\nname = "alpha"\nversion = "latest"\n'
+    tmp = _tree(tmp_path, deps, alpha=WARNS)
+    (tmp / "src" / "alpha" / "pyproject.toml").write_text('[project]\nname = "alpha"\nversion = "1.0"\n\n'
+                                                         '[tool.pytest]\nfilterwarnings = ["error"]\n')
+    proc = _crater(tmp, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    alpha = json.loads((tmp / "reports" / "crater" / "dependents" / "alpha.json").read_text())
+    assert [(t["candidate"], t["baseline"]) for t in alpha["tests"]] == [("failed", "failed")], proc.stdout
+    assert not (tmp / "src" / "alpha" / "pytest.ini").exists()
+
+
 # ---------------------------------------------------------------- the result cache
 
 
