@@ -1,7 +1,8 @@
 """Run the real ``crater`` command over fake dependents: the fake cells of tests/fake_matrix.py (this
 interpreter, no uv, no network), and each dependent's source a folder under $FAKE_SOURCES instead
 of its sdist. A source folder holding a file named CRASH kills the crater's process for that
-dependent (as a segfault would); one holding HANG never returns (its budget stops it).
+dependent (as a segfault would); one holding HANG never returns (its budget stops it). A git
+dependent without a folder fails as git would, naming its URL.
 
 usage: FAKE_SOURCES=DIR python tests/fake_crater.py crater <args...>
 """
@@ -28,8 +29,10 @@ def fake_fetch(dep, version, cache_dir, src_dir):
     if (root / "HANG").exists():
         time.sleep(3600)
     if not root.is_dir():
+        if dep.source.git:  # as git says it, URL and all
+            raise projects.SourceMissing(f"fatal: repository '{dep.source.git}' not found")
         raise projects.SourceMissing(f"{dep.name} {version}: not on the (fake) index")
-    return root
+    return projects._standalone(root)  # as the real fetch leaves it: its own pytest configuration, or one
 
 
 projects.version_of = lambda dep, cache_dir, as_of=None: "1.0"

@@ -39,3 +39,36 @@ def redact_text(text: str) -> str:
         return text
     return _USERINFO.sub(lambda m: m.group(0) if m.group("userinfo") in _NO_SECRET
                          else f"{m.group('scheme')}{REDACTED}@", text)
+
+
+# Environment variables a dependents file may set whose values are shown as they are; any other
+# value is taken for a credential: "****" where the environment is shown, and (when it is long
+# enough not to be an ordinary word) replaced wherever it appears in a text.
+SHOWN_ENV = re.compile(r"^(JAX|XLA|TF|TPU|CUDA|NVIDIA|ROCM|HIP|OMP|MKL|OPENBLAS|EQX|EQUINOX|JAXTYPING|DIFFRAX|"
+                       r"PYTHON|PYTEST|HYPOTHESIS|NUMPY|NPY|LC|LANG|TZ|MPLBACKEND|KERAS)(_|$)")
+MIN_SECRET = 6  # a shorter value ("1", "true") is redacted where the environment is shown, not in every text
+
+
+def redact_env(env: dict[str, str]) -> dict[str, str]:
+    """The environment as a report shows it: values of variables not known to be harmless redacted."""
+    return {k: v if SHOWN_ENV.match(k) else REDACTED for k, v in env.items()}
+
+
+def env_secrets(env: dict[str, str]) -> list[str]:
+    """The values of ``env`` to redact wherever they appear in a text."""
+    return [v for k, v in env.items() if not SHOWN_ENV.match(k) and len(v) >= MIN_SECRET]
+
+
+def url_secrets(text: str) -> list[str]:
+    """The user names and passwords of every ``scheme://user:secret@`` in ``text`` (as written and
+    percent-decoded): a tool's message may show one without its URL."""
+    from urllib.parse import unquote
+
+    out: list[str] = []
+    for m in _USERINFO.finditer(text):
+        userinfo = m.group("userinfo")
+        if userinfo in _NO_SECRET:
+            continue
+        for part in (userinfo, *userinfo.split(":", 1)):
+            out += [p for p in {part, unquote(part)} if len(p) >= 4]
+    return out

@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from jaxcompat._util.exits import EXIT_CONFIG
+from jaxcompat._util.exits import EXIT_CONFIG, EXIT_INTERRUPTED
 from jaxcompat._util.layout import layout
 from jaxcompat._util.lock import run_lock
+from jaxcompat._util.redact import redact_text
 from jaxcompat.commands import options
 from jaxcompat.env.releases import IndexError_
 from jaxcompat.env.resolution import AUTO
@@ -99,32 +101,47 @@ def run(args) -> int:
                 raise CandidateError(f"{side} {missing} (fix: name a release, or give the index that holds "
                                      "it: --pre --extra-index-url URL)")
     except (CandidateError, SourceError, IndexError_) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {redact_text(str(e))}", file=sys.stderr)
         return EXIT_CONFIG
     plan = crater.Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of)
     chosen = crater.select(dependents, set(names), args.dependent)
     if args.budget:
-        from dataclasses import replace
-
         chosen = [replace(d, budget_s=float(args.budget)) for d in chosen]
     mine = crater.shard(chosen, args.shard)
-    print(f"crater: {' '.join(reqs)} against {' '.join(base)}; {len(chosen)} dependents"
-          + (f", shard {args.shard}: {', '.join(d.name for d in mine)}" if args.shard else "")
-          + (f"; dependents as of {args.as_of}" if args.as_of else ""), flush=True)
     t0 = time.perf_counter()
     with run_lock(out_dir):
-        crater.run(mine, plan, matrix, Path(args.state), out_dir, progress=lambda s: print(s, flush=True),
-                   use_cache=not args.no_cache)
+        interrupted = _run(crater, chosen, mine, plan, matrix, args, out_dir)
         names_all = {d.name for d in chosen}
         results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
         text, code = crater.write(out_dir, results, _plan_text(plan.key), time.perf_counter() - t0,
-                                  int(args.shard.split("/")[1]) if args.shard else SHARDS, plan)
+                                  int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen)
     print("\n" + text)
     if args.shard and len(results) < len(chosen):
         print(f"(this shard's report holds {len(results)} of {len(chosen)} dependents: merge the shards with "
               "--report-only)")
     print(f"\nreports: {out_dir / 'crater.json'}, crater.md, crater.html, crater.xml")
+    if interrupted:
+        print("run interrupted: re-run the same command for the dependents not judged (finished ones come from "
+              "the result cache where nothing moves)")
+        return EXIT_INTERRUPTED
     return code
+
+
+def _run(crater, chosen, deps, plan, matrix, args, out_dir: Path) -> bool:
+    """The dependents in turn (this shard's: ``deps``); whether Ctrl-C (or SIGTERM) stopped them:
+    the running one is stopped, every finished one is kept. What it says crosses the boundary."""
+    shown = crater.boundary(plan, chosen, Path(args.state))
+    print(shown(f"crater: {' '.join(plan.candidate)} against {' '.join(plan.baseline)}; {len(chosen)} dependents"
+                + (f", shard {args.shard}: {', '.join(d.name for d in deps)}" if args.shard else "")
+                + (f"; dependents as of {args.as_of}" if args.as_of else "")), flush=True)
+    try:
+        with crater.interruptible():
+            crater.run(deps, plan, matrix, Path(args.state), out_dir, progress=lambda s: print(s, flush=True),
+                       use_cache=not args.no_cache)
+    except KeyboardInterrupt:
+        print("interrupted: the running dependent was stopped; the finished ones are kept", flush=True)
+        return True
+    return False
 
 
 def _not_released(texts: list[str], cache: Path) -> str:
@@ -169,7 +186,7 @@ def _report_only(out_dir: Path, dependents) -> int:
         wall = sum(r.seconds for r in results)
         said = _plan_text(plans[0])
         plan = crater.Plan(tuple(said["candidate"]), tuple(said["baseline"]), as_of=said["as_of"] or None)
-        text, code = crater.write(out_dir, results, said, wall, SHARDS, plan)
+        text, code = crater.write(out_dir, results, said, wall, SHARDS, plan, dependents.dependents)
     print(text)
     if missing:
         print(f"(no stored result for {len(missing)} dependent(s) of the file, not selected or not run: "

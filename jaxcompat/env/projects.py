@@ -7,7 +7,6 @@ from __future__ import annotations
 import email.parser
 import io
 import shutil
-import subprocess
 import tarfile
 import zipfile
 from pathlib import Path
@@ -17,7 +16,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.toml import tomllib
-from jaxcompat.env import releases, resolution, testdeps
+from jaxcompat.env import gitsource, releases, resolution, testdeps
 from jaxcompat.model.dependents import LATEST, Dependent
 
 
@@ -26,9 +25,13 @@ class SourceMissing(Exception):
 
 
 def version_of(dep: Dependent, cache_dir: Path, as_of: str | None = None) -> str:
-    """The release a dependent is run at: its pinned version, else the newest (as of ``as_of``)."""
+    """The release a dependent is run at: its pinned version, else the newest (as of ``as_of``);
+    for a git source, the commit its ref names at the remote now (or the last before ``as_of``)."""
     if dep.source.git:
-        return dep.source.ref or "HEAD"
+        try:
+            return gitsource.resolve(dep.source.git, dep.source.ref, cache_dir, as_of)
+        except gitsource.GitError as e:
+            raise SourceMissing(str(e)) from None
     if dep.source.version != LATEST:
         return dep.source.version
     try:
@@ -40,15 +43,21 @@ def version_of(dep: Dependent, cache_dir: Path, as_of: str | None = None) -> str
 
 
 def fetch(dep: Dependent, version: str, cache_dir: Path, src_dir: Path) -> Path:
-    """The project's root folder (unpacked once; re-used while it is complete)."""
-    dest = src_dir / f"{dep.name}-{version}".replace("/", "_")
-    done = dest / ".jaxcompat-complete"
+    """The project's root folder (unpacked once, or checked out once at a commit: ``version`` is
+    the commit for a git source; re-used while it is complete)."""
+    dest = _dest(dep, version, src_dir)
+    done = dest / DONE
     if done.is_file():
         return _standalone(_root(dest))
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
+    absent: list[str] = []
     if dep.source.git:
-        _clone(dep.source.git, dep.source.ref, dest / "src")
+        try:
+            absent = gitsource.checkout(dep.source.git, version, cache_dir, dest / "src" / dep.name)
+        except gitsource.GitError as e:
+            raise SourceMissing(str(e)) from None
+        (dest / ABSENT).write_text("".join(f"{p}\n" for p in absent), encoding="utf-8")
     else:
         try:
             name, blob = resolution.download_sdist(dep.name, version, cache_dir)
@@ -59,6 +68,22 @@ def fetch(dep: Dependent, version: str, cache_dir: Path, src_dir: Path) -> Path:
     return _standalone(_root(dest))
 
 
+def _dest(dep: Dependent, version: str, src_dir: Path) -> Path:
+    return src_dir / f"{dep.name}-{version}".replace("/", "_")
+
+
+def absent_files(dep: Dependent, version: str, src_dir: Path) -> list[str]:
+    """The files of a git checkout whose contents its repository lacks (a partial mirror), or []."""
+    path = _dest(dep, version, src_dir) / ABSENT
+    return path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+
+
+def describe(dep: Dependent, version: str, cache_dir: Path) -> str:
+    """How a report names the source: the release, or the commit by its nearest tag (git describe)."""
+    return gitsource.describe(dep.source.git, version, cache_dir) if dep.source.git else version
+
+
+DONE, ABSENT = ".jaxcompat-complete", ".jaxcompat-absent"
 STANDALONE = "pytest.ini"
 
 
@@ -91,28 +116,6 @@ def _unpack(name: str, blob: bytes, into: Path) -> None:
         return
     with tarfile.open(fileobj=io.BytesIO(blob)) as t:
         t.extractall(into, filter="data")
-
-
-def _clone(url: str, ref: str, into: Path) -> None:
-    git = shutil.which("git")
-    if git is None:
-        raise SourceMissing(f"{url}: git is not installed on this machine")
-    steps = [[git, "clone", "--quiet", "--depth", "1"] + (["--branch", ref] if ref else []) + [url, str(into)]]
-    try:
-        proc = subprocess.run(steps[0], capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0 and ref:  # a commit, not a branch or tag: fetch it
-            shutil.rmtree(into, ignore_errors=True)
-            for argv in ([git, "init", "--quiet", str(into)], [git, "-C", str(into), "fetch", "--quiet", "--depth",
-                                                                 "1", url, ref],
-                         [git, "-C", str(into), "checkout", "--quiet", "FETCH_HEAD"]):
-                proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
-                if proc.returncode != 0:
-                    break
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise SourceMissing(f"{url}@{ref or 'HEAD'}: {e}") from None
-    if proc.returncode != 0:
-        said = (proc.stderr or proc.stdout).strip().splitlines()
-        raise SourceMissing(f"{url}@{ref or 'HEAD'}: {said[-1] if said else f'git exited with {proc.returncode}'}")
 
 
 def runtime_requirements(root: Path) -> list[Requirement]:

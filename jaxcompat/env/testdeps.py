@@ -268,19 +268,13 @@ _MISSING = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([
 _UNRECOGNISED = re.compile(r"error: unrecognized arguments: (.+)")
 _FATAL = re.compile(r"^Fatal Python error: (.+)$", re.M)
 _ERROR = re.compile(r"^(?:E\s+)?((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)): (.+)$", re.M)
-_CONFIG_FILES = (
-    ("pytest.ini", "pytest"),
-    ("pyproject.toml", None),
-    ("tox.ini", "pytest"),
-    ("setup.cfg", "tool:pytest"),
-)
+# The files pytest takes its configuration from, in the order it looks at them in each folder
+# (pytest 9: _pytest/config/findpaths.py): the first one that holds a configuration is the one.
+_CONFIG_FILES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
 
 def config_file(root: Path) -> str:
     """The name of the file at ``root`` that holds the project's pytest configuration, or ""."""
-    for name in ("pytest.ini", ".pytest.ini"):  # pytest takes these even without a [pytest] section
-        if (root / name).is_file():
-            return name
     return _ini_options(root)[1]
 
 
@@ -293,28 +287,42 @@ def addopts(root: Path) -> tuple[str, str]:
 
 def _ini_options(root: Path) -> tuple[dict[str, object], str]:
     """The project's pytest options (``filterwarnings``, ``addopts`` …) from the first configuration
-    file pytest would read, and its name."""
-    for name, section in _CONFIG_FILES:
+    file pytest would read at ``root``, and its name: ``pytest.toml``'s ``[pytest]``, ``pytest.ini``
+    (even empty), ``[tool.pytest]`` (pytest 9's native TOML) or ``[tool.pytest.ini_options]`` in
+    pyproject.toml, tox.ini's ``[pytest]``, setup.cfg's ``[tool:pytest]``."""
+    for name in _CONFIG_FILES:
         path = root / name
-        if not path.is_file():
-            continue
-        if section is None:
-            try:
-                opts = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("pytest", {}).get(
-                    "ini_options")
-            except ValueError:
-                continue
+        if path.is_file():
+            opts = _options_in(path)
             if opts is not None:
-                return dict(opts), name
-            continue
-        cfg = configparser.ConfigParser(interpolation=None)
-        try:
-            cfg.read(path, encoding="utf-8")
-        except configparser.Error:
-            continue
-        if cfg.has_section(section):
-            return dict(cfg.items(section)), name
+                return opts, name
     return {}, ""
+
+
+def _options_in(path: Path) -> dict[str, object] | None:
+    """The pytest options ``path`` holds, or None when pytest would not take it as configuration."""
+    if path.suffix == ".toml":
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, OSError, UnicodeDecodeError):
+            return None
+        if path.name in ("pytest.toml", ".pytest.toml"):
+            return dict(data.get("pytest", {}) or {})  # taken even empty
+        table = data.get("tool", {}).get("pytest", {})
+        native = {k: v for k, v in table.items() if k != "ini_options"} if isinstance(table, dict) else {}
+        if native:
+            return native
+        ini = table.get("ini_options") if isinstance(table, dict) else None
+        return dict(ini) if isinstance(ini, dict) else None
+    cfg = configparser.ConfigParser(interpolation=None)
+    try:
+        cfg.read(path, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError):
+        return {} if path.name in ("pytest.ini", ".pytest.ini") else None
+    section = "tool:pytest" if path.suffix == ".cfg" else "pytest"
+    if cfg.has_section(section):
+        return dict(cfg.items(section))
+    return {} if path.name in ("pytest.ini", ".pytest.ini") else None
 
 
 def warning_filter(root: Path, category: str = "DeprecationWarning") -> str:

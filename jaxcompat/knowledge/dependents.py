@@ -24,8 +24,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from jaxcompat._util.redact import redact_url
 from jaxcompat.knowledge.config import _read_toml, _similar, _str, _str_list, _table_list, _unknown
-from jaxcompat.model.dependents import LATEST, Dependent, Dependents, DependentSource
+from jaxcompat.model.dependents import LATEST, Dependent, Dependents, DependentSource, bad_ref
 from jaxcompat.model.matrix import ConfigError
 from jaxcompat.plugin.packages import ECOSYSTEM
 
@@ -94,11 +95,7 @@ def _dependent(path: Path, where: str, t: dict, budget: float) -> Dependent:
             raise ConfigError(path, f"{where}.ref", "a ref needs a git source", "drop ref, or give git = URL")
         source = DependentSource(version=version)
     else:
-        git = _str(path, f"{where}.git", git)
-        if not git.startswith(GIT_SCHEMES):
-            raise ConfigError(path, f"{where}.git", f"{git!r} is not a git URL",
-                              'write git = "https://github.com/OWNER/REPO" (or ssh://, git@, file://)')
-        source = DependentSource(git=git, ref=_str(path, f"{where}.ref", ref) if ref is not None else "")
+        source = _git_source(path, where, git, ref)
     tests = _str_list(path, f"{where}.tests", t.get("tests", []))
     for p in tests:
         pp = PurePosixPath(p)
@@ -136,6 +133,20 @@ def _dependent(path: Path, where: str, t: dict, budget: float) -> Dependent:
                      cpu_devices=devices, env=tuple(sorted(env.items())),
                      budget_s=_seconds(path, f"{where}.budget_s", t.get("budget_s", budget)),
                      depends_on=depends, note=note)
+
+
+def _git_source(path: Path, where: str, git: object, ref: object) -> DependentSource:
+    """A git URL (credentials never shown back) at a ref git cannot read as an option."""
+    git = _str(path, f"{where}.git", git)
+    if not git.startswith(GIT_SCHEMES):
+        raise ConfigError(path, f"{where}.git", f"{redact_url(git)!r} is not a git URL",
+                          'write git = "https://github.com/OWNER/REPO" (or ssh://, git@, file://)')
+    ref = _str(path, f"{where}.ref", ref) if ref is not None else ""
+    if ref and bad_ref(ref):
+        raise ConfigError(path, f"{where}.ref", f"{ref!r} is not a git ref: {bad_ref(ref)}",
+                          'write a branch, a tag or a commit, e.g. ref = "v0.13.1" (or leave ref out: the '
+                          "default branch)")
+    return DependentSource(git=git, ref=ref)
 
 
 def _seconds(path: Path, key: str, value: object) -> float:

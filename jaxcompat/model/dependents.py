@@ -3,10 +3,25 @@ runs (``knowledge/dependents.py`` validates the file into these; nothing else re
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 LATEST = "latest"  # version: the newest release (as of --as-of, when given)
+# what git check-ref-format refuses, and anything git could read as an option
+_BAD_REF = re.compile(r"^-|\.\.|[\s~^:?*\[\\\x00-\x1f\x7f]|@\{|^/|/$|\.lock$|^\.|/\.")
+
+
+def bad_ref(ref: str) -> str:
+    """Why ``ref`` cannot be a git ref of a dependent (git could read it as an option, or refuses
+    its form), or ""."""
+    if not ref:
+        return "it is empty"
+    if ref.startswith("-"):
+        return "it begins with '-' (git would read it as an option)"
+    if _BAD_REF.search(ref):
+        return "git refuses that form of ref name (spaces, '..', '~', '^', ':', '?', '*', '[', '\\')"
+    return ""
 
 
 @dataclass(frozen=True)

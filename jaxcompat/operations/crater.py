@@ -15,16 +15,19 @@ dependent by name; ``--report-only`` merges what the shards wrote.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
 import signal
+import threading
 import time
 import traceback
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
+from jaxcompat._util.redact import env_secrets, redact_env, redact_text, url_secrets
 from jaxcompat._util.text import last_line, quiet
 from jaxcompat.env.resolution import AUTO
 from jaxcompat.knowledge import drafts
@@ -51,15 +54,18 @@ class Plan:
 
     @property
     def key(self) -> str:
-        """Which run a stored result belongs to (a merge refuses to mix two)."""
-        return json.dumps([list(self.candidate), list(self.baseline), self.as_of or ""])
+        """Which run a stored result belongs to (a merge refuses to mix two); credentials redacted."""
+        return json.dumps([[redact_text(t) for t in self.candidate], [redact_text(t) for t in self.baseline],
+                           self.as_of or ""])
 
 
 @dataclass
 class DependentResult:
     name: str
     verdict: DependentVerdict
-    version: str = ""
+    version: str = ""  # the release; for a git source, the commit by its nearest tag (git describe --tags)
+    commit: str = ""  # a git source: the commit its ref named (now, or as of --as-of)
+    absent: list[str] = field(default_factory=list)  # files of the checkout its repository lacks
     source: str = ""
     cause: str = ""  # why it was not judged (or, broken: nothing); one line
     caps: list[str] = field(default_factory=list)  # its own requirements that exclude a side
@@ -118,8 +124,10 @@ def shard(deps: list[Dependent], spec: str | None) -> list[Dependent]:
 # ---------------------------------------------------------------- one dependent
 
 
-def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=quiet) -> DependentResult:
-    """One dependent: its source, its caps against both sides, then its tests before and after."""
+def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=quiet,
+          version: str | None = None) -> DependentResult:
+    """One dependent: its source (at ``version``, resolved here when not given), its caps against
+    both sides, then its tests before and after."""
     from jaxcompat.env import projects
     from jaxcompat.env.candidate import CandidateError, candidate_cell
 
@@ -127,20 +135,12 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     cache = state_dir / "cache"
     res = DependentResult(dep.name, DependentVerdict.NO_SOURCE, source=dep.source.describe(), plan=plan.key)
     try:
-        res.version = projects.version_of(dep, cache, plan.as_of)
-        root = projects.fetch(dep, res.version, cache, state_dir / "crater" / "src")
-        target = usertests.locate(str(root), list(dep.extras), list(dep.groups), list(dep.with_),
-                                  env=dep.environment())
+        root, target = _source(dep, plan, state_dir, version, res)
     except (projects.SourceMissing, usertests.TestsError) as e:
         res.cause = _scrub(str(e), state_dir)
         return _done(res, t0)
-    if not target.project:
-        res.cause = f"{dep.name} {res.version}: its source has no pyproject.toml or setup.py to install"
-        return _done(res, t0)
-    missing = [p for p in dep.tests if not (root / p).exists()]
-    if missing or not any(root.rglob("test_*.py")) and not any(root.rglob("*_test.py")):
-        res.cause = (f"{dep.name} {res.version}: " + (f"no {', '.join(missing)} in its source" if missing
-                                                      else "its source holds no test_*.py"))
+    res.cause = _no_tests(dep, root, target, res.version)
+    if res.cause:
         return _done(res, t0)
     target = replace(target, only=dep.tests)
     res.test_deps = target.deps.describe()
@@ -160,7 +160,8 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     cell_c, cell_b = target.cell(candidate), target.cell(baseline)
     cell_c, cell_b, _ = usertests.same_python(cell_c, cell_b, target, cache)
     res.python = cell_c.python
-    res.cells, res.only, res.env = {"candidate": cell_c.id, "baseline": cell_b.id}, list(dep.tests), dict(target.env)
+    res.cells, res.only = {"candidate": cell_c.id, "baseline": cell_b.id}, list(dep.tests)
+    res.env = redact_env(dict(target.env))
     cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress=progress,
                             jobs=min(2, os.cpu_count() or 1))
     res.environments = 2
@@ -184,6 +185,32 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     return _done(res, t0)
 
 
+def _source(dep: Dependent, plan: Plan, state_dir: Path, version: str | None, res: DependentResult):
+    """The dependent's root folder and test target, its release or commit said in ``res``."""
+    from jaxcompat.env import projects
+
+    cache, src = state_dir / "cache", state_dir / "crater" / "src"
+    version = version or projects.version_of(dep, cache, plan.as_of)
+    res.version = projects.describe(dep, version, cache)
+    res.commit = version if dep.source.git else ""
+    root = projects.fetch(dep, version, cache, src)
+    res.absent = projects.absent_files(dep, version, src)
+    target = usertests.locate(str(root), list(dep.extras), list(dep.groups), list(dep.with_), env=dep.environment())
+    return root, target
+
+
+def _no_tests(dep: Dependent, root: Path, target, version: str) -> str:
+    """Why the source cannot be tested (nothing to install, a test path it lacks, no test module
+    at all), or ""."""
+    if not target.project:
+        return f"{dep.name} {version}: its source has no pyproject.toml or setup.py to install"
+    missing = [p for p in dep.tests if not (root / p).exists()]
+    if missing or not any(root.rglob("test_*.py")) and not any(root.rglob("*_test.py")):
+        return (f"{dep.name} {version}: " + (f"no {', '.join(missing)} in its source" if missing
+                                             else "its source holds no test_*.py"))
+    return ""
+
+
 def _eco(versions: dict[str, str]) -> dict[str, str]:
     from jaxcompat.plugin.packages import KEY_DISTS
 
@@ -204,7 +231,7 @@ def _done(res: DependentResult, t0: float) -> DependentResult:
 # ---------------------------------------------------------------- isolation
 
 
-def _child(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, out: Path, progress) -> None:
+def _child(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, out: Path, progress, version) -> None:
     """In the forked child: its own process group; SIGTERM (the budget) kills its test processes."""
     from jaxcompat.run import runner
 
@@ -217,17 +244,18 @@ def _child(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, out: Pat
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     try:
-        res = judge(dep, plan, matrix, state_dir, progress)
+        res = judge(dep, plan, matrix, state_dir, progress, version)
     except BaseException as e:  # noqa: BLE001 - whatever it was, it is this dependent's result
         res = DependentResult(dep.name, DependentVerdict.CRASHED, source=dep.source.describe(), plan=plan.key,
                               cause=_scrub(f"{type(e).__name__}: {e}", state_dir)
                               + " (at " + _scrub(traceback.format_exc().strip().splitlines()[-3].strip(), state_dir)
                               + ")")
-    write_text(out, json.dumps(res.to_dict()))
+    write_text(out, json.dumps(boundary(plan, [dep], state_dir).tree(res.to_dict())))
     os._exit(0)
 
 
-def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=quiet) -> DependentResult:
+def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=quiet,
+             version: str | None = None) -> DependentResult:
     """``judge`` in a forked child, stopped past ``dep.budget_s``; a child that dies is that
     dependent's result (``crashed``), never the crater's end."""
     out = state_dir / "crater" / "results" / f"{dep.name}.json"
@@ -235,9 +263,13 @@ def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progre
     out.unlink(missing_ok=True)
     t0 = time.perf_counter()
     proc = multiprocessing.get_context("fork").Process(target=_child,
-                                                       args=(dep, plan, matrix, state_dir, out, progress))
+                                                       args=(dep, plan, matrix, state_dir, out, progress, version))
     proc.start()
-    proc.join(dep.budget_s)
+    try:
+        proc.join(dep.budget_s)
+    except KeyboardInterrupt:  # Ctrl-C (or SIGTERM): the child is in its own process group, stop it too
+        _stop(proc)
+        raise
     over = proc.is_alive()
     if over:
         os.kill(proc.pid, signal.SIGTERM)  # its handler kills its test processes (their own sessions)
@@ -268,53 +300,147 @@ def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progre
         return base
 
 
+def _stop(proc) -> None:
+    """The child and whatever is left of its process group, within seconds."""
+    try:
+        os.kill(proc.pid, signal.SIGTERM)  # its handler kills its test processes (their own sessions)
+    except ProcessLookupError:
+        pass
+    proc.join(5)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.join(5)
+
+
+@contextlib.contextmanager
+def interruptible():
+    """Ctrl-C and SIGTERM raise KeyboardInterrupt here, whatever the parent process left them as (a
+    shell's background job inherits SIGINT ignored); a second one while stopping is ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stopping = threading.Event()
+
+    def interrupt(signum, frame_):  # noqa: ARG001 - signal handler signature
+        if not stopping.is_set():
+            stopping.set()
+            raise KeyboardInterrupt
+
+    previous = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 def result_path(out_dir: Path, name: str) -> Path:
     return out_dir / RESULTS / f"{name}.json"
 
 
-def cache_key(dep: Dependent, plan: Plan, matrix: Matrix) -> str | None:
+def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "") -> str | None:
     """Where a judged result may be re-used from: only when nothing in it moves (every requirement
-    of both sides an exact release, no other index, the dependent an exact sdist release); the key
-    holds the plan, the dependent's record, and the rules' file (they explain the failures)."""
+    of both sides an exact release, no other index, the dependent resolved to ``version``: a
+    release, or a git source's commit); the key holds the plan, the Python asked for, the
+    dependent's record and what it resolved to, and the rules' file (they explain the failures)."""
     import hashlib
 
     from packaging.requirements import Requirement
 
-    if plan.index or dep.source.git or dep.source.version == "latest" and not plan.as_of:
+    if plan.index or not version:
         return None
     for text in plan.candidate + plan.baseline:
         req = Requirement(text)
         if req.url or len(req.specifier) != 1 or next(iter(req.specifier)).operator != "==":
             return None
     rules = matrix.path.read_bytes() if matrix.path.is_file() else b""
-    return hashlib.sha256(f"{plan.key}|{dep!r}".encode() + rules).hexdigest()[:20]
+    return hashlib.sha256(f"{plan.key}|{plan.python}|{dep!r}|{version}".encode() + rules).hexdigest()[:20]
+
+
+def boundary(plan: Plan, deps, state_dir: Path | None = None):
+    """The one boundary every text of a crater report crosses before it is written or shown: machine
+    paths out (the state folder, the home folder), and every credential the user gave us — in the
+    candidate's and the baseline's URLs, the index options, a dependent's git URL, its environment."""
+    from jaxcompat.report.scrub import Scrubber
+
+    urls = [*plan.candidate, *plan.baseline, plan.index.index_url, *plan.index.extra_index_urls,
+            *plan.index.find_links, *(d.source.git for d in deps)]
+    secrets = [x for u in urls for x in url_secrets(u)] + [x for d in deps for x in env_secrets(dict(d.env))]
+    paths = {str(Path.home()): "~"}
+    if state_dir is not None:
+        paths[str(state_dir.resolve())] = "<state>"
+    return Scrubber(paths, secrets=secrets)
+
+
+def shown(res: DependentResult, scrub, plan: Plan) -> DependentResult:
+    """A result as reports hold it: every text through the boundary."""
+    out = DependentResult.from_dict(scrub.tree(res.to_dict()))
+    out.env, out.plan, out.cached = redact_env(out.env), plan.key, res.cached
+    return out
+
+
+def _resolved(dep: Dependent, plan: Plan, state_dir: Path) -> tuple[str, DependentResult | None]:
+    """What the dependent resolves to now (a release, a commit), or its no-source result."""
+    from jaxcompat.env import projects
+
+    try:
+        return projects.version_of(dep, state_dir / "cache", plan.as_of), None
+    except projects.SourceMissing as e:
+        return "", DependentResult(dep.name, DependentVerdict.NO_SOURCE, source=dep.source.describe(),
+                                   plan=plan.key, cause=str(e))
+
+
+def _one(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress, isolate: bool,
+         use_cache: bool) -> DependentResult:
+    version, missing = _resolved(dep, plan, state_dir)
+    if missing is not None:
+        return missing
+    key = cache_key(dep, plan, matrix, version)
+    cached = state_dir / "crater" / "cache" / f"{dep.name}-{key}.json" if key else None
+    if use_cache and cached is not None and cached.is_file():
+        try:
+            res = DependentResult.from_dict(json.loads(cached.read_text()))
+            res.cached = True
+            progress("    (from the result cache: the same candidate, baseline, Python, dependent at the same "
+                     "release or commit, and rules)")
+            return res
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    res = (isolated if isolate else judge)(dep, plan, matrix, state_dir, progress, version)
+    res.cached = False
+    if cached is not None and res.verdict.judged:
+        write_text(cached, json.dumps(shown(res, boundary(plan, [dep], state_dir), plan).to_dict()) + "\n")
+    return res
 
 
 def run(deps: list[Dependent], plan: Plan, matrix: Matrix, state_dir: Path, out_dir: Path,
         progress=quiet, isolate: bool = True, use_cache: bool = True) -> list[DependentResult]:
     """Every dependent in turn; each result written the moment it is known (and, judged with
-    nothing moving, kept in the result cache for the next run)."""
+    nothing moving, kept in the result cache for the next run). Everything written or said
+    crosses ``boundary``. Interrupted (KeyboardInterrupt), the dependents not finished are
+    written as not run, and the interruption goes on up."""
+    scrub = boundary(plan, deps, state_dir)
+
+    def say(text: str) -> None:
+        progress(scrub(text))
+
     out: list[DependentResult] = []
     for i, dep in enumerate(deps, 1):
-        progress(f"[{i}/{len(deps)}] {dep.name} ({dep.source.describe()})…")
-        key = cache_key(dep, plan, matrix)
-        cached = state_dir / "crater" / "cache" / f"{dep.name}-{key}.json" if key else None
-        res = None
-        if use_cache and cached is not None and cached.is_file():
-            try:
-                res = DependentResult.from_dict(json.loads(cached.read_text()))
-                res.cached = True
-                progress("    (from the result cache: the same candidate, baseline, dependent and rules)")
-            except (OSError, ValueError, KeyError, TypeError):
-                res = None
-        if res is None:
-            res = (isolated if isolate else judge)(dep, plan, matrix, state_dir, progress)
-            if cached is not None and res.verdict.judged:
-                write_text(cached, json.dumps(res.to_dict()) + "\n")
-            res.cached = False
+        say(f"[{i}/{len(deps)}] {dep.name} ({dep.source.describe()})…")
+        try:
+            res = shown(_one(dep, plan, matrix, state_dir, say, isolate, use_cache), scrub, plan)
+        except KeyboardInterrupt:
+            for d in deps[i - 1:]:
+                gone = DependentResult(d.name, DependentVerdict.NOT_RUN, source=d.source.describe(), plan=plan.key,
+                                       cause="the crater was interrupted before it finished this dependent")
+                write_text(result_path(out_dir, d.name), json.dumps(shown(gone, scrub, plan).to_dict(), indent=1))
+            raise
         write_text(result_path(out_dir, dep.name), json.dumps(res.to_dict(), indent=1) + "\n")
-        progress(f"    {dep.name} {res.version}: {res.verdict}" + (f" ({res.cause})" if res.cause else "")
-                 + f" — {res.seconds:.0f} s")
+        say(f"    {dep.name} {res.version}: {res.verdict}" + (f" ({res.cause})" if res.cause else "")
+            + (f"; {len(res.absent)} file(s) absent from its repository: {', '.join(res.absent[:5])}"
+               if res.absent else "") + f" — {res.seconds:.0f} s")
         out.append(res)
     return out
 
@@ -533,19 +659,23 @@ def junit(results: list[DependentResult]) -> str:
 
 
 def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s: float, shards: int,
-          plan: Plan) -> tuple[str, int]:
+          plan: Plan, deps=()) -> tuple[str, int]:
     """crater.json, crater.md, crater.html, crater.xml and draft-rules.toml, atomically; every
-    text in them was scrubbed when it was observed. Returns the verdict's text and exit status."""
+    record and every text in them crosses ``boundary`` (``deps``: the dependents whose credentials
+    it knows). Returns the verdict's text (as shown) and exit status."""
+    scrub = boundary(plan, deps)
+    results = [shown(r, scrub, plan) for r in results]
+    plan_text = scrub.tree(plan_text)
     groups = group(results)
     rules = draft_rules(groups, plan, results)
     c = cost(results, shards, wall_s)
-    text = verdict_text(results, groups, plan_text, c)
-    write_text(out_dir / "crater.json", json.dumps(summary(results, plan_text, groups, c), indent=1) + "\n")
-    write_text(out_dir / "crater.md", markdown(text, results))
-    write_text(out_dir / "crater.html", html(text, results))
-    write_text(out_dir / "crater.xml", junit(results))
+    text = scrub(verdict_text(results, groups, plan_text, c))
+    write_text(out_dir / "crater.json", scrub(json.dumps(summary(results, plan_text, groups, c), indent=1)) + "\n")
+    write_text(out_dir / "crater.md", scrub(markdown(text, results)))
+    write_text(out_dir / "crater.html", scrub(html(text, results)))
+    write_text(out_dir / "crater.xml", scrub(junit(results)))
     if rules:
-        write_text(out_dir / "draft-rules.toml", drafts.render(rules))
+        write_text(out_dir / "draft-rules.toml", scrub(drafts.render(rules)))
     else:
         (out_dir / "draft-rules.toml").unlink(missing_ok=True)
     return text, exit_status(results)

@@ -9,7 +9,9 @@ judged, clipped, written or shown.
   judged and clipped, and a path fragment left right before a clip mark (the plugin clips inside
   the cell, before anything outside sees the text) is replaced when it is the start of a known
   folder.
-- **Credentials.** ``user:token@`` in any URL of a text is redacted (``_util.redact``).
+- **Credentials.** ``user:token@`` in any URL of a text is redacted (``_util.redact``), and so is
+  every credential known by value (``secrets``: a dependent's environment, an URL's user and
+  password), wherever it appears.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from jaxcompat._util.redact import redact_text
+from jaxcompat._util.redact import REDACTED, redact_text
 from jaxcompat.env import sources
 from jaxcompat.knowledge.outcomes import CLIP_MARK, CellResult, RawResult
 
@@ -29,8 +31,10 @@ _MIN_FRAGMENT = 2  # "/h" of "/home/…": any start of a known folder goes
 class Scrubber:
     """``scrub(text)``: the text as a report may hold it."""
 
-    def __init__(self, replacements: dict[str, str], envs_dir: Path | None = None):
+    def __init__(self, replacements: dict[str, str], envs_dir: Path | None = None, secrets=()):
         self.replacements = {k: v for k, v in replacements.items() if k and k != "/"}
+        # credentials known by value (a dependent's env, an URL's user and password): longest first
+        self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
         self.order = sorted(self.replacements.items(), key=lambda kv: -len(kv[0]))
         dirs = dict.fromkeys((envs_dir.resolve(), envs_dir)) if envs_dir is not None else {}
         self.others = [re.compile(re.escape(str(d)) + r"/[^/\s\"']+") for d in dirs]
@@ -45,7 +49,19 @@ class Scrubber:
             text = rx.sub("<env>", text)
         if CLIP_MARK in text:
             text = _BEFORE_MARK.sub(self._cut_path, text)
+        for secret in self.secrets:
+            text = text.replace(secret, REDACTED)
         return redact_text(text)
+
+    def tree(self, value):
+        """Every text of a JSON-like value (a record's ``to_dict()``), keys too."""
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, dict):
+            return {self.tree(k): self.tree(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.tree(v) for v in value]
+        return value
 
     def _cut_path(self, m: re.Match) -> str:
         fragment = m.group(1)
