@@ -31,9 +31,10 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from jaxcompat.apihistory import behaviour
+from jaxcompat.apihistory import behaviour, scansyntax
 from jaxcompat.apihistory.apitimeline import DEPRECATED, GONE, PACKAGES, PRESENT, REMOVED, State, Timeline, _ver
 from jaxcompat.apihistory.scanfix import Edit, Replace, Several, Source, SplitImport, apply, ast_lines, line_break
+from jaxcompat.apihistory.scanguards import ATTRIBUTE, CALL, IMPORT, Guards, version_of
 from jaxcompat.apihistory.scanscope import Scopes, scopes
 from jaxcompat.apihistory.signatures import Params
 from jaxcompat.model.vocab import BindProblem
@@ -41,6 +42,7 @@ from jaxcompat.model.vocab import BindProblem
 REMOVED_CODE, DEPRECATED_CODE = "JXC001", "JXC002"
 CALL_CODE, PRIVATE_CODE, BEHAVIOUR_CODE, CALL_DEPRECATED_CODE, PRIVATE_GONE_CODE = (
     "JXC003", "JXC004", "JXC005", "JXC006", "JXC007")
+TYPING_CODE = "JXC008"
 RULES = {
     REMOVED_CODE: ("jax-api-removed", "A jax name in use is removed at the target jax release."),
     DEPRECATED_CODE: ("jax-api-deprecated", "A jax name in use is deprecated at the target jax release."),
@@ -53,6 +55,8 @@ RULES = {
     CALL_DEPRECATED_CODE: ("jax-call-deprecated", "A call the target accepts with a DeprecationWarning: an argument "
                            "by position that jax is making keyword-only."),
     PRIVATE_GONE_CODE: ("jax-private-removed", "Private jax API that the target release no longer has."),
+    TYPING_CODE: ("jax-api-removed-typing-only", "A jax name removed at the target, imported only under "
+                  "`if TYPE_CHECKING:`: a type checker fails on it, the code that runs does not."),
 }
 ERROR_CODES = frozenset({REMOVED_CODE, CALL_CODE, PRIVATE_GONE_CODE})
 SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "__pycache__", "node_modules",
@@ -377,7 +381,8 @@ class _File:
         self.aliases: dict[str, str] = {}  # local name -> the jax dotted name it is bound to
         self.reported_aliases: set[str] = set()  # bound to something already reported at its import
         self.imported: set[str] = set()  # modules imported by `import X` anywhere in the file
-        self.guards: list[tuple[int, int, str | None]] = []  # (first, last line, only this name or None)
+        self.star_names: set[str] = set()  # bound by `from jax.X import *`
+        self.guards = Guards(self.pkg, version_of(target.release), self.dotted)
         self.fallbacks: list[tuple[int, int]] = []  # the lines of every `except` handler
         self.guarded = 0  # hits left out there
         self.quiet = False
@@ -386,109 +391,42 @@ class _File:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
-    def guard(self, node) -> None:
-        """Where the code itself guards against a name being absent: the body of a ``try`` that
-        catches AttributeError/ImportError (or everything); the tested name inside
-        ``if hasattr(X, "n")`` and everything in its ``else``; the branch of a version check
-        (``jax.__version_info__ >= (0, 5)``) that the target does not take, or the whole ``if``
-        when the check cannot be read."""
-        def add(span, name=None):
-            if span:
-                self.guards.append((span[0], span[1], name))
-
-        if isinstance(node, ast.BoolOp):  # hasattr(jax, "pxla") and jax.pxla.X
-            if isinstance(node.op, ast.And):
-                for v in node.values:
-                    name = self.hasattr_name(v)
-                    if name:
-                        add((node.lineno, node.end_lineno or node.lineno), name)
-            return
-        if isinstance(node, (ast.If, ast.IfExp)):
-            body = node.body if isinstance(node, ast.If) else [node.body]
-            orelse = node.orelse if isinstance(node, ast.If) else [node.orelse]
-            for n in ast.walk(node.test):
-                if (
-                    isinstance(n, ast.Call)
-                    and isinstance(n.func, ast.Name)
-                    and n.func.id == "hasattr"
-                    and len(n.args) == 2
-                ):
-                    tested = self.dotted(n.args[0])
-                    attr = n.args[1]
-                    if tested and isinstance(attr, ast.Constant) and isinstance(attr.value, str):
-                        add(_span(body), f"{tested}.{attr.value}")
-                    else:
-                        add(_span(body))
-                    add(_span(orelse))
-                    return
-                if (isinstance(n, ast.Attribute) and n.attr in _GUARD_NAMES) or (
-                        isinstance(n, ast.Name) and n.id in _GUARD_NAMES):
-                    taken = self.version_test(node.test)
-                    if taken is None:
-                        add((node.lineno, node.end_lineno or node.lineno))
-                    else:
-                        add(_span(orelse if taken else body))
-                    return
-            return
-        for h in node.handlers:
-            caught = [] if h.type is None else [h.type] if not isinstance(h.type, ast.Tuple) else h.type.elts
-            names = {c.id if isinstance(c, ast.Name) else getattr(c, "attr", "") for c in caught}
-            if h.type is None or names & _GUARD_ERRORS:
-                add(_span(node.body))
-                return
-
-    def hasattr_name(self, n) -> str:
-        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr" and len(n.args) == 2
-                and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)):
-            tested = self.dotted(n.args[0])
-            return f"{tested}.{n.args[1].value}" if tested else ""
-        return ""
+    def alias_of(self, node: ast.Name) -> str:
+        """The jax name ``node`` is, as the imports and the scopes bind it; "" when it is no jax name
+        (not imported, a local that shadows it, or a name a star import would bind that the module
+        defines itself)."""
+        root = self.aliases.get(node.id, "")
+        if not root or not self.scopes.is_jax(node):
+            return ""
+        if node.id in self.star_names and self.scopes.module_jax.get(node.id) is False:
+            return ""
+        return root
 
     def dotted(self, node) -> str:
         parts = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
             node = node.value
-        if isinstance(node, ast.Name) and node.id in self.aliases and self.scopes.is_jax(node):
-            return ".".join([self.aliases[node.id]] + parts[::-1])
+        root = self.alias_of(node) if isinstance(node, ast.Name) else ""
+        if root:
+            return ".".join([root] + parts[::-1])
         return ""
 
-    def version_test(self, test) -> bool | None:
-        """``jax.__version_info__ >= (0, 5, 1)`` at the target, or None when it cannot be read."""
-        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
-            return None
-        left, op, right = test.left, test.ops[0], test.comparators[0]
-        if isinstance(left, (ast.Tuple, ast.Constant)):
-            left, right = right, left
-            op = {ast.Gt: ast.Lt(), ast.Lt: ast.Gt(), ast.GtE: ast.LtE(), ast.LtE: ast.GtE()}.get(type(op), op)
-        if not (
-            isinstance(left, ast.Attribute) and left.attr == "__version_info__" and self.dotted(left.value) == self.pkg
-        ):
-            return None
-        try:
-            want = tuple(ast.literal_eval(right))
-        except (ValueError, TypeError, SyntaxError):
-            return None
-        have = _version_of(self.target.release)
-        ops = {ast.Gt: lambda: have > want, ast.GtE: lambda: have >= want, ast.Lt: lambda: have < want,
-               ast.LtE: lambda: have <= want, ast.Eq: lambda: have == want, ast.NotEq: lambda: have != want}
-        f = ops.get(type(op))
-        return f() if f else None
-
-    def is_guarded(self, line: int, name: str) -> bool:
-        return any(a <= line <= b and (only is None or name == only or name.startswith(only + "."))
-                   for a, b, only in self.guards)
+    def is_guarded(self, node, name: str, raises: frozenset[str] = frozenset()) -> bool:
+        return self.guards.covers(node.lineno, name, raises)
 
     def add(self, node, hit: Hit, edit: Edit | None = None) -> None:
         if self.quiet:
             return
-        if self.is_guarded(node.lineno, hit.name):
+        if self.is_guarded(node, hit.name, _raises(node)):
             self.guarded += 1  # the code already handles the name's absence (try/except, hasattr, version check)
             return
         code, text = message(hit, self.target, self.timeline)
         self.emit(node, code, hit.name, text, hit.state.replacement, edit)
 
     def emit(self, node, code: str, name: str, text: str, replacement: str = "", edit: Edit | None = None) -> None:
+        if code in ERROR_CODES and _raises(node) is IMPORT and self.guards.under_type_checking(node.lineno):
+            code, text = TYPING_CODE, text + " (only under TYPE_CHECKING: a type checker fails on it, not the code)"
         self.findings.append(Finding(
             self.path, node.lineno, self.char_col(node.lineno, node.col_offset) + 1,
             node.end_lineno or node.lineno, self.char_col(node.end_lineno or node.lineno, node.end_col_offset or 0) + 1,
@@ -500,7 +438,7 @@ class _File:
         name = private_part(dotted)
         if not name or self.quiet:
             return bool(name)
-        if self.is_guarded(node.lineno, name):
+        if self.is_guarded(node, name, _raises(node)):
             self.guarded += 1
             return True
         gone = self.timeline.private_gone(dotted, self.target.release)
@@ -519,7 +457,7 @@ class _File:
     def on_call(self, node: ast.Call) -> None:
         func = node.func
         if type(func) is ast.Name:
-            dotted = self.aliases.get(func.id, "") if self.scopes.is_jax(func) else ""
+            dotted = self.alias_of(func)
         elif type(func) is ast.Attribute:
             dotted = self.dotted(func)
         else:
@@ -527,7 +465,7 @@ class _File:
         if not dotted or resolve(self.timeline, dotted, self.target.release):
             return  # not jax, or reported as removed/deprecated already
         for change in (BEHAVIOUR.get(dotted, ()) if self.pkg == "jax" else ()):
-            if change.crossed(self.target.before, self.target.release) and not self.is_guarded(node.lineno, dotted):
+            if change.crossed(self.target.before, self.target.release) and not self.is_guarded(node, dotted):
                 if _ver(self.target.release) < _ver(change.release):
                     head = (f"{dotted} warns since jax {change.warned} (DeprecationWarning); "
                             f"from jax {change.release}")
@@ -536,7 +474,7 @@ class _File:
                         f" (it warned from {change.warned})" if change.warned else "")
                 self.emit(func, BEHAVIOUR_CODE, dotted, f"{head}: {change.meaning}; instead: {change.instead}")
         hist = self.timeline.signature_history(dotted)
-        if hist and not self.is_guarded(node.lineno, dotted):
+        if hist and not self.is_guarded(node, dotted, CALL):
             verdict = judge_call(dotted, hist, self.target, node, self.source)
             if verdict is not None:
                 code, text, edit = verdict
@@ -565,7 +503,7 @@ class _File:
         if self.aliases:  # a parameter, local or comprehension variable that shadows them is not jax
             self.scopes = scopes(tree, set(self.aliases) | {self.pkg}, self.is_jax_import)
         for node in branches:
-            self.guard(node)
+            self.guards.read(node)
         self.findings = []
         for node in imports:
             self.on_import(node)
@@ -577,6 +515,12 @@ class _File:
                 self.on_chain(node)
         for node in calls:
             self.on_call(node)
+        if self.star_names:
+            roots = {id(a.value) for a in attrs}
+            for node in ast.walk(tree):
+                if (type(node) is ast.Name and node.id in self.star_names and id(node) not in roots
+                        and type(node.ctx) is ast.Load):
+                    self.on_name(node)
         return self.findings
 
     def is_jax_import(self, node) -> bool:
@@ -621,6 +565,7 @@ class _File:
             self.add(node, mod_hit)
         for a in node.names:
             if a.name == "*":
+                self.bind_star(node.module)
                 continue
             full = f"{node.module}.{a.name}"
             local = a.asname or a.name
@@ -635,6 +580,22 @@ class _File:
             if hit:
                 self.add(a, hit, self.import_edit(node, a, hit))
                 self.reported_aliases.add(local)
+
+    def bind_star(self, module: str) -> None:
+        """``from jax.numpy import *``: every public name the history knows of the module."""
+        names = set(self.timeline.names.get(module, ()))
+        names |= {q[len(module) + 1:] for q in self.timeline.callables if q.rsplit(".", 1)[0] == module}
+        for n in names:
+            if not n.startswith("_") and n not in self.aliases:
+                self.aliases[n] = f"{module}.{n}"
+                self.star_names.add(n)
+
+    def on_name(self, node: ast.Name) -> None:
+        """A bare use of a name a star import binds."""
+        dotted = self.alias_of(node)
+        hit = resolve(self.timeline, dotted, self.target.release) if dotted else None
+        if hit is not None:
+            self.add(node, hit)
 
     def bind(self, local: str, dotted: str, node) -> None:
         """``local`` names ``dotted`` from here on; an import in an ``except`` handler is the fallback
@@ -651,14 +612,14 @@ class _File:
         while type(cur) is ast.Attribute:
             parts.append(cur.attr)
             cur = cur.value
-        if type(cur) is not ast.Name or cur.id not in self.aliases or not self.scopes.is_jax(cur):
+        root = self.alias_of(cur) if type(cur) is ast.Name else ""
+        if not root:
             return
-        root = self.aliases[cur.id]
         dotted = ".".join([root] + parts[::-1])
         if cur.id in self.reported_aliases and private_part(root):
             gone = self.timeline.private_gone(dotted, self.target.release)
             if (gone and not self.quiet and type(node.ctx) is ast.Load  # setting an attribute never fails
-                    and not self.is_guarded(node.lineno, dotted)):
+                    and not self.is_guarded(node, dotted, ATTRIBUTE)):
                 self.private_gone(node, dotted, gone)
             return
         private = private_part(dotted)
@@ -739,8 +700,9 @@ def _ending_at(node: ast.Attribute, n_parts: int, root: str, name: str):
     return sub
 
 
-_GUARD_NAMES = {"__version__", "__version_info__"}
-_GUARD_ERRORS = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+def _raises(node) -> frozenset[str]:
+    """What a use of a name that is gone raises there: an import, ImportError; else AttributeError."""
+    return IMPORT if type(node) in (ast.alias, ast.Import, ast.ImportFrom) else ATTRIBUTE
 
 
 def _pruned(tree: ast.Module, lines: list[int]):
@@ -836,6 +798,8 @@ def _read_imports(source: str, imports: list[int], timeline: Timeline, release: 
             elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == pkg:
                 broken = (broken or bool(private_part(node.module))
                           or bool(resolve(timeline, node.module, release, modules=node.module.count(".") + 1)))
+                if any(a.name == "*" for a in node.names):
+                    return None, True  # a star import binds names no text shows: every line counts
                 for a in node.names:
                     out.setdefault(a.asname or a.name, []).append(f"{node.module}.{a.name}")
                     broken = broken or (a.name != "*" and interesting(timeline, f"{node.module}.{a.name}", release))
@@ -856,14 +820,6 @@ def _statement(source: str, start: int) -> str:
         end = len(source) if nxt < 0 else nxt
         text = source[start:end]
     return text
-
-
-def _span(body: list) -> tuple[int, int] | None:
-    return (body[0].lineno, body[-1].end_lineno or body[-1].lineno) if body else None
-
-
-def _version_of(release: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", release)[:3])
 
 
 def _apply(source: str, findings: list[Finding]) -> tuple[str, list[Finding], str]:
@@ -969,7 +925,7 @@ def _scan(paths: list[str], target: Target, timeline: Timeline | None, fix: bool
             got = one.run(lines)
             report.guarded += one.guarded
         except SyntaxError as e:
-            report.parse_errors.append(f"{path}:{e.lineno}: cannot parse ({e.msg})")
+            report.parse_errors.append(f"{path}:{e.lineno}: {scansyntax.needs(source, e)}")
             continue
         if (fix or diff) and any(f.fixable for f in got):
             got = _fix_one(path, src, got, report, write=fix)
@@ -1014,11 +970,13 @@ def render(report: Report, fmt: str, target: Target, timeline: Timeline) -> str:
         out = [f"::{'error' if f.level == 'error' else 'warning'} file={f.path},line={f.line},col={f.col},"
                f"endLine={f.end_line},endColumn={f.end_col},title={f.code}::{_gh(f.message)}" for f in report.findings]
         return "".join(x + "\n" for x in out)
-    lines = ([f.text() for f in report.findings] + [f"warning: {e}" for e in report.parse_errors]
+    lines = ([f.text() for f in report.findings] + [f"error: {e}" for e in report.parse_errors]
              + [f"warning: --fix {e}" for e in report.not_fixed])
     n_err, n_warn = len(report.errors), len(report.findings) - len(report.errors)
     summary = (f"{timeline.package} {target.release}" + (f" (from {target.before})" if target.before else "")
                + f": {report.files} files, {n_err} errors, {n_warn} warnings")
+    if report.parse_errors:
+        summary += f" ({len(report.parse_errors)} not read: exit 2)"
     if report.guarded:
         summary += f" ({report.guarded} more inside try/except or hasattr/version checks, not reported)"
     if report.fixed:
