@@ -297,7 +297,7 @@ def _never_bound(dotted: str, c: _Call, b, now: Params, target: Target, after: l
 def _broken(dotted: str, c: _Call, upto: list, binds: list, ok: int, named: int | None):
     """What the target rejects of a call that bound at ``upto[ok]``, and its fix where it has one."""
     pkg, now = dotted.split(".")[0], upto[-1][1]
-    (broke, broken_at), was = upto[ok + 1], upto[ok][1]
+    broke, was = upto[ok + 1][0], upto[ok][1]
     b = binds[-1]
     if b.problem is BindProblem.TOO_MANY_POSITIONAL:
         ref = upto[named][1] if named is not None else was
@@ -312,7 +312,7 @@ def _broken(dotted: str, c: _Call, upto: list, binds: list, ok: int, named: int 
             return text + f": pass {_kw_list(moved)} by keyword", _by_keyword(c, b.index, moved)
         return text, None
     if b.problem is BindProblem.UNKNOWN_KEYWORD:
-        return _unknown_keyword(c, b.name, was, broken_at, now, f"{pkg} {broke}")
+        return _unknown_keyword(c, b.name, [p for _, p in upto[ok:]], f"{pkg} {broke}")
     if b.problem is BindProblem.MISSING_REQUIRED:
         return f"{b.name} is required since {pkg} {broke}", None
     if b.problem is BindProblem.POSITIONAL_ONLY_BY_KEYWORD:
@@ -320,17 +320,31 @@ def _broken(dotted: str, c: _Call, upto: list, binds: list, ok: int, named: int 
     return f"{b.problem} since {pkg} {broke}", None
 
 
-def _unknown_keyword(c: _Call, old: str, was: Params, broken_at: Params, now: Params, when: str):
+def _unknown_keyword(c: _Call, old: str, since: list[Params], when: str):
     """A keyword the target does not take: renamed where the release that broke the call put a new
-    name in its place (never a parameter the target added later for something else), else removed."""
-    new = renamed_keyword(old, was, broken_at)
+    name in its place (and again where a later release renamed that one), never a parameter the
+    target added later for something else; else removed. ``since``: the signatures from the last
+    release that took it to the target."""
+    new = _renamed_through(old, since)
+    now = since[-1]
     if new and c.bind(now, [new if k == old else k for k in c.kws]).ok:
         kw = next(k for k in c.node.keywords if k.arg == old)
         return (f"keyword {old}= was renamed {new}= in {when}: write {new}=",
                 Replace(kw.lineno, kw.col_offset, kw.lineno, kw.col_offset + len(old.encode("utf-8")), new, old))
-    if new:
-        return f"keyword {old}= was renamed {new}= in {when}, which this call cannot take at the target either", None
     return f"keyword {old}= was removed in {when}", None
+
+
+def _renamed_through(old: str, since: list[Params]) -> str:
+    """The name keyword ``old`` has at the end of ``since``, following each release's rename; ""
+    when a release dropped it with no new name in its place."""
+    cur = old
+    for was, then in zip(since, since[1:], strict=False):
+        if cur in then.names() or cur not in was.names():
+            continue
+        cur = renamed_keyword(cur, was, then)
+        if not cur:
+            return ""
+    return cur if cur != old else ""
 
 
 def _kw_list(names: list[str]) -> str:
@@ -345,12 +359,12 @@ def _binds_at(hist: list[tuple[str, Params]], release: str, c: _Call) -> bool:
 def renamed_keyword(old: str, was: Params, now: Params) -> str:
     """The new name of keyword ``old``: the parameter in its place that ``was`` did not have."""
     new_names = now.names() - was.names()
+    gone = was.names() - now.names()
     slots = [p.name for p in was.slots]
-    if old in slots:
+    if old in slots and len(gone) <= len(new_names):  # two parameters merged into one is no rename
         i = slots.index(old)
         if i < len(now.slots) and now.slots[i].name in new_names:
             return now.slots[i].name
-    gone = was.names() - now.names()
     if gone == {old} and len(new_names) == 1:
         return next(iter(new_names))
     return ""
