@@ -33,9 +33,19 @@ from pathlib import Path
 
 from jaxcompat.apihistory import behaviour, scansyntax
 from jaxcompat.apihistory.apitimeline import DEPRECATED, GONE, PACKAGES, PRESENT, REMOVED, State, Timeline, _ver
-from jaxcompat.apihistory.scanfix import Edit, Replace, Several, Source, SplitImport, apply, ast_lines, line_break
+from jaxcompat.apihistory.scanfix import (
+    Edit,
+    Replace,
+    Several,
+    Source,
+    SplitImport,
+    apply,
+    ast_lines,
+    line_break,
+    segment,
+)
 from jaxcompat.apihistory.scanguards import ATTRIBUTE, CALL, IMPORT, Guards, version_of
-from jaxcompat.apihistory.scanscope import Scopes, scopes
+from jaxcompat.apihistory.scanscope import Scopes, may_rebind, scopes
 from jaxcompat.apihistory.signatures import Params
 from jaxcompat.model.vocab import BindProblem
 
@@ -514,8 +524,7 @@ class _File:
         for node in imports:
             self.on_import(node, first=True)
         self.tree = tree
-        if self.aliases:  # a parameter, local or comprehension variable that shadows them is not jax
-            self.scopes = scopes(tree, set(self.aliases) | {self.pkg}, self.is_jax_import)
+        self.read_scopes(tree, attrs, calls)
         for node in branches:
             self.guards.read(node)
         self.findings = []
@@ -536,6 +545,22 @@ class _File:
                         and type(node.ctx) is ast.Load):
                     self.on_name(node)
         return self.findings
+
+    def read_scopes(self, tree: ast.Module, attrs: list, calls: list) -> None:
+        """The scopes of the names that can hold a finding here (the roots of the chains and calls
+        read) and of ``jax`` (a fix may write it), when the text shows they may be bound otherwise."""
+        roots = set()
+        for node in attrs:
+            while type(node) is ast.Attribute:
+                node = node.value
+            if type(node) is ast.Name:
+                roots.add(node.id)
+        roots.update(c.func.id for c in calls if type(c.func) is ast.Name)
+        names = (roots & self.aliases.keys()) | {self.pkg} | self.star_names
+        imports = [m.start() for m in _IMPORT_LINES[self.pkg].finditer(self.source)]
+        skip = [(i, i + len(_statement(self.source, i))) for i in imports]
+        # a local that shadows them is not jax; the module's own bindings are always read (a fix needs them)
+        self.scopes = scopes(tree, names, self.is_jax_import, may_rebind(self.source, names, skip))
 
     def is_jax_import(self, node) -> bool:
         if type(node) is ast.Import:
@@ -662,7 +687,7 @@ class _File:
 
     def chain_edit(self, node, root_name: ast.Name, root: str, hit: Hit) -> Edit | None:
         new = self.usable(hit)
-        old = ast.get_source_segment(self.source, node)
+        old = segment(self.lines, node)
         if not new or old != root_name.id + hit.name[len(root):]:
             return None  # nothing to rename to, or a chain spelled over comments or lines: left as it is
         if new.startswith(root + "."):
@@ -700,7 +725,7 @@ class _File:
         clause = rest[0] if local == rest[0] else f"{rest[0]} as {local}"
         if len(node.names) == 1:
             return Replace(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
-                           f"from {new_mod} import {clause}", ast.get_source_segment(self.source, node) or "")
+                           f"from {new_mod} import {clause}", segment(self.lines, node))
         # several names on one line: this one moves to a line of its own below
         return SplitImport(node, a, f"from {new_mod} import {clause}")
 

@@ -107,6 +107,20 @@ def char_offset(text: str, starts: list[int], line: int, byte_col: int) -> int:
     return start + len(head.decode("utf-8"))  # strict: a column inside a character is no position
 
 
+def segment(lines: list[str], node) -> str:
+    """The text of ``node`` (as ``ast.get_source_segment``, from lines already split as ``ast``
+    splits them: not the whole file again for each node)."""
+    l0, l1 = node.lineno, node.end_lineno or node.lineno
+    if not 0 < l0 <= l1 <= len(lines):
+        return ""
+    first = lines[l0 - 1].encode("utf-8")
+    if l0 == l1:
+        return first[node.col_offset:node.end_col_offset].decode("utf-8", "replace")
+    last = lines[l1 - 1].encode("utf-8")[:node.end_col_offset]
+    return "".join([first[node.col_offset:].decode("utf-8", "replace"), *lines[l0:l1 - 1],
+                    last.decode("utf-8", "replace")])
+
+
 # ---------------------------------------------------------------- applying edits
 
 
@@ -201,7 +215,7 @@ def _merged(text: str, group: list[SplitImport]) -> Replace:
     indent = line[: len(line) - len(line.lstrip(" \t"))]
     return Replace(node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0,
                    (line_break(line) + indent).join([*lines, *(g.text for g in group)]),
-                   ast.get_source_segment(text, node) or "")
+                   segment(ast_lines(text), node))
 
 
 # ---------------------------------------------------------------- the check

@@ -9,7 +9,10 @@ directly in it, then the module). Only the names scan follows are tracked.
 from __future__ import annotations
 
 import ast
+import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -39,25 +42,105 @@ class Scopes:
         return True
 
 
-def scopes(tree: ast.Module, names: set[str], is_jax_import) -> Scopes:
-    """The scopes of ``tree`` for ``names``; ``is_jax_import(node)``: an import statement of jax."""
+def may_rebind(source: str, names: set[str], skip: list[tuple[int, int]]) -> list[int]:
+    """The lines where ``source`` may bind one of ``names`` outside the ``skip`` spans (its jax
+    imports): a parameter, an assignment, a loop or comprehension variable, ``as``,
+    ``def``/``class``, ``global``. Read from the text (strings and comments included: it errs on
+    the side of reading a scope), so that only the scopes around those lines are read."""
+    found = [m.start() for m in _binding(frozenset(names)).finditer(source)
+             if not any(a <= m.start() < b for a, b in skip)]
+    if not found:
+        return []
+    starts = [0] + [m.end() for m in _BREAK.finditer(source)]
+    return sorted({bisect_right(starts, i) for i in found})
+
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@lru_cache(maxsize=256)
+def _binding(names: frozenset[str]) -> re.Pattern:
+    alt = "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
+    return re.compile(rf"(?<![\w.])(?:{alt})\s*(?:=(?!=)|:=|,|\)|:(?!:)|\bin\b)"
+                      rf"|\b(?:def|class|as|global|nonlocal)\s+(?:{alt})\b")
+
+
+def scopes(tree: ast.Module, names: set[str], is_jax_import, lines: list[int] | None = None) -> Scopes:
+    """The scopes of ``tree`` for ``names``; ``is_jax_import(node)``: an import statement of jax;
+    ``lines``: only the scopes around these lines can bind them (None: any may). The module's
+    own names are always read."""
     out = Scopes()
-    todo = [(tree, ())]
+    out.module_jax, nested = _module(tree, names, is_jax_import)
+    todo = []
+    for n in (nested if lines is None else _around(nested, lines)):
+        if isinstance(n, _SCOPES):
+            todo.append((n, ()))
+        else:  # a module-level statement: its own comprehensions and lambdas
+            todo += [(x, ()) for x in _collect([n], names, is_jax_import)[2]]
     while todo:
         node, outer = todo.pop()
         roots, params = _inner(node)
-        bound, uses, nested, imports = _collect(roots, names, is_jax_import)
+        bound, uses, inner, _ = _collect(roots, names, is_jax_import)
         for p in params:
             if p in names:
                 bound[p] = False
         chain = ((isinstance(node, ast.ClassDef), bound), *outer)
-        if node is tree:
-            out.module_jax, out.imports_in_module = bound, {id(i) for i in imports}
-            chain = ()  # the module's own names: as the imports bind them
         for use in uses:
             out.chains[id(use)] = chain
-        todo += [(n, chain) for n in nested]
+        todo += [(n, chain) for n in inner]
     return out
+
+
+def _module(tree: ast.Module, names: set[str], is_jax_import) -> tuple[dict[str, bool], list[ast.AST]]:
+    """What the module's statements bind of ``names`` (imports, assignments, defs: read from the
+    statements, not their expressions), and the functions and classes they define."""
+    bound: dict[str, bool] = {}
+    nested: list[ast.AST] = []
+    stack = list(tree.body)
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is ast.Import or t is ast.ImportFrom:
+            jax = is_jax_import(n)
+            for a in n.names:
+                local = a.asname or a.name.split(".")[0]
+                if local in names:
+                    bound[local] = bound.get(local, False) or jax
+        elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            nested.append(n)
+            if n.name in names:
+                bound.setdefault(n.name, False)
+        elif t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
+            nested.append(n)  # its lambdas and comprehensions, read where asked
+            for target in (n.targets if t is ast.Assign else [n.target]):
+                for x in ast.walk(target):
+                    if type(x) is ast.Name and x.id in names:
+                        bound.setdefault(x.id, False)
+        elif not hasattr(n, "body"):
+            nested.append(n)  # a plain statement: the lambdas and comprehensions in it, read where asked
+        if hasattr(n, "body") and t not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            for field_name in ("body", "orelse", "finalbody", "handlers"):
+                stack.extend(getattr(n, field_name, ()))
+            for case in getattr(n, "cases", ()):
+                stack.extend(case.body)
+    return bound, nested
+
+
+def _around(nodes: list[ast.AST], lines: list[int]):
+    """The scopes among ``nodes`` that hold one of ``lines`` (through a class, its methods that do)."""
+    for n in nodes:
+        first = n.decorator_list[0].lineno if getattr(n, "decorator_list", None) else n.lineno
+        last = n.end_lineno or n.lineno
+        inside = [ln for ln in lines if first <= ln <= last]
+        if not inside:
+            continue
+        if isinstance(n, ast.ClassDef):
+            defs = [m for m in n.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+            spans = [(d.decorator_list[0].lineno if d.decorator_list else d.lineno, d.end_lineno) for d in defs]
+            if all(any(a <= ln <= b for a, b in spans) for ln in inside):
+                yield from _around(defs, inside)
+                continue
+        yield n
 
 
 def _inner(node: ast.AST) -> tuple[list[ast.AST], list[str]]:
