@@ -283,7 +283,7 @@ def test_output_formats(tmp_path, tl):
     assert data["jax"] == "0.6.0" and data["findings"][0]["level"] == "error" and data["guarded"] == 2
     sarif = json.loads(render(report, "sarif", target, tl))
     assert sarif["version"] == "2.1.0" and {r["id"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]} == {
-        f"JXC00{i}" for i in range(1, 8)}
+        f"JXC00{i}" for i in range(1, 9)}
     loc = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
     assert loc["region"]["startLine"] == 3 and loc["artifactLocation"]["uri"].endswith("m.py")
     gh = render(report, "github", target, tl).splitlines()

@@ -20,6 +20,7 @@ fixing), else 0; 2 for bad input.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import gc
 import json
@@ -29,16 +30,29 @@ import textwrap
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Union
 
-from jaxcompat.apihistory import behaviour
+from jaxcompat.apihistory import behaviour, scansyntax
 from jaxcompat.apihistory.apitimeline import DEPRECATED, GONE, PACKAGES, PRESENT, REMOVED, State, Timeline, _ver
+from jaxcompat.apihistory.scanfix import (
+    Edit,
+    Replace,
+    Several,
+    Source,
+    SplitImport,
+    apply,
+    ast_lines,
+    line_break,
+    segment,
+)
+from jaxcompat.apihistory.scanguards import ATTRIBUTE, CALL, IMPORT, Guards, version_of
+from jaxcompat.apihistory.scanscope import Scopes, may_rebind, scopes
 from jaxcompat.apihistory.signatures import Params
 from jaxcompat.model.vocab import BindProblem
 
 REMOVED_CODE, DEPRECATED_CODE = "JXC001", "JXC002"
 CALL_CODE, PRIVATE_CODE, BEHAVIOUR_CODE, CALL_DEPRECATED_CODE, PRIVATE_GONE_CODE = (
     "JXC003", "JXC004", "JXC005", "JXC006", "JXC007")
+TYPING_CODE = "JXC008"
 RULES = {
     REMOVED_CODE: ("jax-api-removed", "A jax name in use is removed at the target jax release."),
     DEPRECATED_CODE: ("jax-api-deprecated", "A jax name in use is deprecated at the target jax release."),
@@ -51,6 +65,8 @@ RULES = {
     CALL_DEPRECATED_CODE: ("jax-call-deprecated", "A call the target accepts with a DeprecationWarning: an argument "
                            "by position that jax is making keyword-only."),
     PRIVATE_GONE_CODE: ("jax-private-removed", "Private jax API that the target release no longer has."),
+    TYPING_CODE: ("jax-api-removed-typing-only", "A jax name removed at the target, imported only under "
+                  "`if TYPE_CHECKING:`: a type checker fails on it, the code that runs does not."),
 }
 ERROR_CODES = frozenset({REMOVED_CODE, CALL_CODE, PRIVATE_GONE_CODE})
 SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "__pycache__", "node_modules",
@@ -61,31 +77,6 @@ _MUST_IMPORT = re.compile(r"import (jax(?:\.\w+)+)` explicitly")
 
 class ScanError(ValueError):
     """Bad input to scan (said in one line)."""
-
-
-@dataclass(frozen=True)
-class Replace:
-    """A fix that replaces a span of the source (lines 1-based, columns 0-based in UTF-8 bytes,
-    as ``ast`` gives them) by ``text``."""
-
-    line: int
-    col: int
-    end_line: int
-    end_col: int
-    text: str
-
-
-@dataclass(frozen=True)
-class SplitImport:
-    """A fix that moves one name of a ``from M import a, b`` line to a line of its own below it
-    (``text``: that line, with its newline and indent); the names left keep their line."""
-
-    node: ast.ImportFrom
-    alias: ast.alias
-    text: str
-
-
-Edit = Union[Replace, SplitImport]  # the mechanical fixes scan knows; anything else is reported, not fixed
 
 
 @dataclass
@@ -237,115 +228,167 @@ def _slot_names(p: Params, first: int, last: int) -> list[str]:
     return [x.name for x in p.slots[first:last]]
 
 
+@dataclass(frozen=True)
+class _Call:
+    """What a call site shows of its arguments."""
+
+    node: ast.Call
+    source: str
+    n_pos: int
+    kws: list[str]
+    star: bool
+    dstar: bool
+
+    @classmethod
+    def of(cls, call: ast.Call, source: str) -> _Call:
+        return cls(call, source, sum(type(a) is not ast.Starred for a in call.args),
+                   [k.arg for k in call.keywords if k.arg], any(type(a) is ast.Starred for a in call.args),
+                   any(k.arg is None for k in call.keywords))
+
+    def bind(self, p: Params, kws: list[str] | None = None):
+        return p.bind(self.n_pos, self.kws if kws is None else kws, self.star, self.dstar)
+
+
 def judge_call(dotted: str, hist: list[tuple[str, Params]], target: Target, call: ast.Call,
                source: str) -> tuple[str, str, Edit | None] | None:
     """(code, message, fix) for a call of a jax callable whose signature changed, or None when the
     target binds it as before. A call is only judged where some release in the history bound it
     (a call that never bound anywhere is the reader's blind spot or the user's own bug: not ours)."""
-    pkg = dotted.split(".")[0]
-    star = any(type(a) is ast.Starred for a in call.args)
-    n_pos = sum(type(a) is not ast.Starred for a in call.args)
-    kws = [k.arg for k in call.keywords if k.arg]
-    dstar = any(k.arg is None for k in call.keywords)
+    c = _Call.of(call, source)
     upto = [(r, p) for r, p in hist if _ver(r) <= _ver(target.release)]
     if not upto:
         return None
-    binds = [p.bind(n_pos, kws, star, dstar) for _, p in upto]
-    now = upto[-1][1]
+    binds = [c.bind(p) for _, p in upto]
     named = next((i for i in range(len(upto) - 1, -1, -1) if binds[i].ok and not binds[i].into_varargs), None)
     after = [(r, p) for r, p in hist if _ver(r) > _ver(target.release)]
     if binds[-1].ok:
         if not binds[-1].into_varargs or named is None:
             return None
-        # positional arguments that named parameters took before now land in a deprecation shim's *args
-        first = len(now.slots)
-        moved = _slot_names(upto[named][1], first, n_pos)
-        if not moved or not all(m in now.names() for m in moved):
-            return None
-        since = upto[named + 1][0]
-        later = next((r for r, p in after if not p.bind(n_pos, kws, star, dstar).ok), "")
-        fails = f"; a TypeError from {pkg} {later}" if later else ""
-        text = (f"{dotted}: {', '.join(moved)} passed by position is deprecated since {pkg} {since} "
-                f"(a DeprecationWarning{fails}): pass {_kw_list(moved)} by keyword")
-        return CALL_DEPRECATED_CODE, text, _by_keyword(call, first, moved, source)
+        return _shimmed(dotted, c, upto, named, after)
     # a release where the call bound for sure: not by handing an unknown keyword to **kwargs
     ok = next((i for i in range(len(upto) - 2, -1, -1) if binds[i].ok and not binds[i].into_varkw), None)
     if ok is None:
-        later = next((r for r, p in after if (b := p.bind(n_pos, kws, star, dstar)).ok and not b.into_varkw), "")
-        if not later:
-            return None  # never bound in any release we read: not a change of jax's
-        return CALL_CODE, (f"{dotted}: this call is accepted only from {pkg} {later} ({binds[-1].problem}"
-                           f"{' ' + binds[-1].name if binds[-1].name else ''} at {pkg} {target.release}); "
-                           f"its parameters at {pkg} {target.release}: {_pretty(now)}"), None
+        return _never_bound(dotted, c, binds[-1], upto[-1][1], target, after)
+    text, edit = _broken(dotted, c, upto, binds, ok, named)
+    if text is None:
+        return None
+    pkg = dotted.split(".")[0]
+    text = f"{dotted}: {text}; its parameters at {pkg} {target.release}: {_pretty(upto[-1][1])}"
+    if target.before and not _binds_at(hist, target.before, c):
+        text += f" (already failing in {pkg} {target.before})"
+    return CALL_CODE, text, edit
+
+
+def _shimmed(dotted: str, c: _Call, upto: list, named: int, after: list) -> tuple[str, str, Edit | None] | None:
+    """Positional arguments that named parameters took before now land in a deprecation shim's *args."""
+    pkg, now = dotted.split(".")[0], upto[-1][1]
+    first = len(now.slots)
+    moved = _slot_names(upto[named][1], first, c.n_pos)
+    if not moved or not all(m in now.names() for m in moved):
+        return None
+    since = upto[named + 1][0]
+    later = next((r for r, p in after if not c.bind(p).ok), "")
+    fails = f"; a TypeError from {pkg} {later}" if later else ""
+    text = (f"{dotted}: {', '.join(moved)} passed by position is deprecated since {pkg} {since} "
+            f"(a DeprecationWarning{fails}): pass {_kw_list(moved)} by keyword")
+    return CALL_DEPRECATED_CODE, text, _by_keyword(c, first, moved)
+
+
+def _never_bound(dotted: str, c: _Call, b, now: Params, target: Target, after: list):
+    pkg = dotted.split(".")[0]
+    later = next((r for r, p in after if (x := c.bind(p)).ok and not x.into_varkw), "")
+    if not later:
+        return None  # never bound in any release we read: not a change of jax's
+    return CALL_CODE, (f"{dotted}: this call is accepted only from {pkg} {later} ({b.problem}"
+                       f"{' ' + b.name if b.name else ''} at {pkg} {target.release}); "
+                       f"its parameters at {pkg} {target.release}: {_pretty(now)}"), None
+
+
+def _broken(dotted: str, c: _Call, upto: list, binds: list, ok: int, named: int | None):
+    """What the target rejects of a call that bound at ``upto[ok]``, and its fix where it has one."""
+    pkg, now = dotted.split(".")[0], upto[-1][1]
     broke, was = upto[ok + 1][0], upto[ok][1]
     b = binds[-1]
-    edit: Edit | None = None
     if b.problem is BindProblem.TOO_MANY_POSITIONAL:
         ref = upto[named][1] if named is not None else was
-        moved = _slot_names(ref, b.index, n_pos)
-        if not moved or len(moved) != n_pos - b.index:
-            return None
+        moved = _slot_names(ref, b.index, c.n_pos)
+        if not moved or len(moved) != c.n_pos - b.index:
+            return None, None
         kwonly = [m for m in moved if m in {x.name for x in now.kwonly}]
         shim = next((r for (r, p), bd in zip(upto[ok:], binds[ok:], strict=True) if bd.ok and bd.into_varargs), "")
         warned = f" (by position it warned since {pkg} {shim})" if shim else ""
         text = f"{', '.join(moved)} passed by position, keyword-only since {pkg} {broke}{warned}"
         if len(kwonly) == len(moved):
-            text += f": pass {_kw_list(moved)} by keyword"
-            edit = _by_keyword(call, b.index, moved, source)
-    elif b.problem is BindProblem.UNKNOWN_KEYWORD:
-        new = renamed_keyword(b.name, was, now)
-        if new:
-            text = f"keyword {b.name}= was renamed {new}= in {pkg} {broke}: write {new}="
-            kw = next(k for k in call.keywords if k.arg == b.name)
-            edit = Replace(kw.lineno, kw.col_offset, kw.lineno, kw.col_offset + len(b.name.encode("utf-8")), new)
-        else:
-            text = f"keyword {b.name}= was removed in {pkg} {broke}"
-    elif b.problem is BindProblem.MISSING_REQUIRED:
-        text = f"{b.name} is required since {pkg} {broke}"
-    elif b.problem is BindProblem.POSITIONAL_ONLY_BY_KEYWORD:
-        text = f"{b.name} is positional-only since {pkg} {broke}: pass it by position"
-    else:
-        text = f"{b.problem} since {pkg} {broke}"
-    text = f"{dotted}: {text}; its parameters at {pkg} {target.release}: {_pretty(now)}"
-    if target.before and not _binds_at(hist, target.before, n_pos, kws, star, dstar):
-        text += f" (already failing in {pkg} {target.before})"
-    return CALL_CODE, text, edit
+            return text + f": pass {_kw_list(moved)} by keyword", _by_keyword(c, b.index, moved)
+        return text, None
+    if b.problem is BindProblem.UNKNOWN_KEYWORD:
+        return _unknown_keyword(c, b.name, [p for _, p in upto[ok:]], f"{pkg} {broke}")
+    if b.problem is BindProblem.MISSING_REQUIRED:
+        return f"{b.name} is required since {pkg} {broke}", None
+    if b.problem is BindProblem.POSITIONAL_ONLY_BY_KEYWORD:
+        return f"{b.name} is positional-only since {pkg} {broke}: pass it by position", None
+    return f"{b.problem} since {pkg} {broke}", None
+
+
+def _unknown_keyword(c: _Call, old: str, since: list[Params], when: str):
+    """A keyword the target does not take: renamed where the release that broke the call put a new
+    name in its place (and again where a later release renamed that one), never a parameter the
+    target added later for something else; else removed. ``since``: the signatures from the last
+    release that took it to the target."""
+    new = _renamed_through(old, since)
+    now = since[-1]
+    if new and c.bind(now, [new if k == old else k for k in c.kws]).ok:
+        kw = next(k for k in c.node.keywords if k.arg == old)
+        return (f"keyword {old}= was renamed {new}= in {when}: write {new}=",
+                Replace(kw.lineno, kw.col_offset, kw.lineno, kw.col_offset + len(old.encode("utf-8")), new, old))
+    return f"keyword {old}= was removed in {when}", None
+
+
+def _renamed_through(old: str, since: list[Params]) -> str:
+    """The name keyword ``old`` has at the end of ``since``, following each release's rename; ""
+    when a release dropped it with no new name in its place."""
+    cur = old
+    for was, then in zip(since, since[1:], strict=False):
+        if cur in then.names() or cur not in was.names():
+            continue
+        cur = renamed_keyword(cur, was, then)
+        if not cur:
+            return ""
+    return cur if cur != old else ""
 
 
 def _kw_list(names: list[str]) -> str:
     return ", ".join(f"{n}=" for n in names)
 
 
-def _binds_at(hist: list[tuple[str, Params]], release: str, n_pos: int, kws: list[str], star: bool,
-              dstar: bool) -> bool:
+def _binds_at(hist: list[tuple[str, Params]], release: str, c: _Call) -> bool:
     upto = [p for r, p in hist if _ver(r) <= _ver(release)]
-    return not upto or upto[-1].bind(n_pos, kws, star, dstar).ok
+    return not upto or c.bind(upto[-1]).ok
 
 
 def renamed_keyword(old: str, was: Params, now: Params) -> str:
     """The new name of keyword ``old``: the parameter in its place that ``was`` did not have."""
     new_names = now.names() - was.names()
+    gone = was.names() - now.names()
     slots = [p.name for p in was.slots]
-    if old in slots:
+    if old in slots and len(gone) <= len(new_names):  # two parameters merged into one is no rename
         i = slots.index(old)
         if i < len(now.slots) and now.slots[i].name in new_names:
             return now.slots[i].name
-    gone = was.names() - now.names()
     if gone == {old} and len(new_names) == 1:
         return next(iter(new_names))
     return ""
 
 
-def _by_keyword(call: ast.Call, first: int, names: list[str], source: str) -> Replace | None:
+def _by_keyword(c: _Call, first: int, names: list[str]) -> Edit | None:
+    """``name=`` written before each of these positional arguments, nothing else touched."""
+    call = c.node
     args = call.args[first:first + len(names)]
     if len(args) != len(names) or any(type(a) is ast.Starred for a in args) or call.keywords and any(
             (k.lineno, k.col_offset) < (args[-1].lineno, args[-1].col_offset) for k in call.keywords):
         return None
-    texts = [ast.get_source_segment(source, a) for a in args]
-    if any(t is None for t in texts):
-        return None
-    return Replace(args[0].lineno, args[0].col_offset, args[-1].end_lineno, args[-1].end_col_offset,
-                   ", ".join(f"{n}={t}" for n, t in zip(names, texts, strict=True)))
+    return Several(tuple(Replace(a.lineno, a.col_offset, a.lineno, a.col_offset, f"{n}=")
+                         for n, a in zip(names, args, strict=True)))
 
 
 # ---------------------------------------------------------------- one file
@@ -355,12 +398,15 @@ class _File:
     def __init__(self, path: str, source: str, timeline: Timeline, target: Target):
         self.path, self.source, self.timeline, self.target = path, source, timeline, target
         self.pkg = timeline.package
-        self.lines = source.splitlines(keepends=True)
+        self.lines = ast_lines(source)  # as ast counts them: never at a form feed or U+2028
+        self.scopes = Scopes()  # until run() reads them: every name the module's
+        self.tree: ast.Module | None = None
         self.findings: list[Finding] = []
         self.aliases: dict[str, str] = {}  # local name -> the jax dotted name it is bound to
         self.reported_aliases: set[str] = set()  # bound to something already reported at its import
         self.imported: set[str] = set()  # modules imported by `import X` anywhere in the file
-        self.guards: list[tuple[int, int, str | None]] = []  # (first, last line, only this name or None)
+        self.star_names: set[str] = set()  # bound by `from jax.X import *`
+        self.guards = Guards(self.pkg, version_of(target.release), self.dotted)
         self.fallbacks: list[tuple[int, int]] = []  # the lines of every `except` handler
         self.guarded = 0  # hits left out there
         self.quiet = False
@@ -369,109 +415,42 @@ class _File:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
-    def guard(self, node) -> None:
-        """Where the code itself guards against a name being absent: the body of a ``try`` that
-        catches AttributeError/ImportError (or everything); the tested name inside
-        ``if hasattr(X, "n")`` and everything in its ``else``; the branch of a version check
-        (``jax.__version_info__ >= (0, 5)``) that the target does not take, or the whole ``if``
-        when the check cannot be read."""
-        def add(span, name=None):
-            if span:
-                self.guards.append((span[0], span[1], name))
-
-        if isinstance(node, ast.BoolOp):  # hasattr(jax, "pxla") and jax.pxla.X
-            if isinstance(node.op, ast.And):
-                for v in node.values:
-                    name = self.hasattr_name(v)
-                    if name:
-                        add((node.lineno, node.end_lineno or node.lineno), name)
-            return
-        if isinstance(node, (ast.If, ast.IfExp)):
-            body = node.body if isinstance(node, ast.If) else [node.body]
-            orelse = node.orelse if isinstance(node, ast.If) else [node.orelse]
-            for n in ast.walk(node.test):
-                if (
-                    isinstance(n, ast.Call)
-                    and isinstance(n.func, ast.Name)
-                    and n.func.id == "hasattr"
-                    and len(n.args) == 2
-                ):
-                    tested = self.dotted(n.args[0])
-                    attr = n.args[1]
-                    if tested and isinstance(attr, ast.Constant) and isinstance(attr.value, str):
-                        add(_span(body), f"{tested}.{attr.value}")
-                    else:
-                        add(_span(body))
-                    add(_span(orelse))
-                    return
-                if (isinstance(n, ast.Attribute) and n.attr in _GUARD_NAMES) or (
-                        isinstance(n, ast.Name) and n.id in _GUARD_NAMES):
-                    taken = self.version_test(node.test)
-                    if taken is None:
-                        add((node.lineno, node.end_lineno or node.lineno))
-                    else:
-                        add(_span(orelse if taken else body))
-                    return
-            return
-        for h in node.handlers:
-            caught = [] if h.type is None else [h.type] if not isinstance(h.type, ast.Tuple) else h.type.elts
-            names = {c.id if isinstance(c, ast.Name) else getattr(c, "attr", "") for c in caught}
-            if h.type is None or names & _GUARD_ERRORS:
-                add(_span(node.body))
-                return
-
-    def hasattr_name(self, n) -> str:
-        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr" and len(n.args) == 2
-                and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)):
-            tested = self.dotted(n.args[0])
-            return f"{tested}.{n.args[1].value}" if tested else ""
-        return ""
+    def alias_of(self, node: ast.Name) -> str:
+        """The jax name ``node`` is, as the imports and the scopes bind it; "" when it is no jax name
+        (not imported, a local that shadows it, or a name a star import would bind that the module
+        defines itself)."""
+        root = self.aliases.get(node.id, "")
+        if not root or not self.scopes.is_jax(node):
+            return ""
+        if node.id in self.star_names and self.scopes.module_jax.get(node.id) is False:
+            return ""
+        return root
 
     def dotted(self, node) -> str:
         parts = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
             node = node.value
-        if isinstance(node, ast.Name) and node.id in self.aliases:
-            return ".".join([self.aliases[node.id]] + parts[::-1])
+        root = self.alias_of(node) if isinstance(node, ast.Name) else ""
+        if root:
+            return ".".join([root] + parts[::-1])
         return ""
 
-    def version_test(self, test) -> bool | None:
-        """``jax.__version_info__ >= (0, 5, 1)`` at the target, or None when it cannot be read."""
-        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
-            return None
-        left, op, right = test.left, test.ops[0], test.comparators[0]
-        if isinstance(left, (ast.Tuple, ast.Constant)):
-            left, right = right, left
-            op = {ast.Gt: ast.Lt(), ast.Lt: ast.Gt(), ast.GtE: ast.LtE(), ast.LtE: ast.GtE()}.get(type(op), op)
-        if not (
-            isinstance(left, ast.Attribute) and left.attr == "__version_info__" and self.dotted(left.value) == self.pkg
-        ):
-            return None
-        try:
-            want = tuple(ast.literal_eval(right))
-        except (ValueError, TypeError, SyntaxError):
-            return None
-        have = _version_of(self.target.release)
-        ops = {ast.Gt: lambda: have > want, ast.GtE: lambda: have >= want, ast.Lt: lambda: have < want,
-               ast.LtE: lambda: have <= want, ast.Eq: lambda: have == want, ast.NotEq: lambda: have != want}
-        f = ops.get(type(op))
-        return f() if f else None
-
-    def is_guarded(self, line: int, name: str) -> bool:
-        return any(a <= line <= b and (only is None or name == only or name.startswith(only + "."))
-                   for a, b, only in self.guards)
+    def is_guarded(self, node, name: str, raises: frozenset[str] = frozenset()) -> bool:
+        return self.guards.covers(node.lineno, name, raises)
 
     def add(self, node, hit: Hit, edit: Edit | None = None) -> None:
         if self.quiet:
             return
-        if self.is_guarded(node.lineno, hit.name):
+        if self.is_guarded(node, hit.name, _raises(node)):
             self.guarded += 1  # the code already handles the name's absence (try/except, hasattr, version check)
             return
         code, text = message(hit, self.target, self.timeline)
         self.emit(node, code, hit.name, text, hit.state.replacement, edit)
 
     def emit(self, node, code: str, name: str, text: str, replacement: str = "", edit: Edit | None = None) -> None:
+        if code in ERROR_CODES and _raises(node) is IMPORT and self.guards.under_type_checking(node.lineno):
+            code, text = TYPING_CODE, text + " (only under TYPE_CHECKING: a type checker fails on it, not the code)"
         self.findings.append(Finding(
             self.path, node.lineno, self.char_col(node.lineno, node.col_offset) + 1,
             node.end_lineno or node.lineno, self.char_col(node.end_lineno or node.lineno, node.end_col_offset or 0) + 1,
@@ -483,7 +462,7 @@ class _File:
         name = private_part(dotted)
         if not name or self.quiet:
             return bool(name)
-        if self.is_guarded(node.lineno, name):
+        if self.is_guarded(node, name, _raises(node)):
             self.guarded += 1
             return True
         gone = self.timeline.private_gone(dotted, self.target.release)
@@ -502,7 +481,7 @@ class _File:
     def on_call(self, node: ast.Call) -> None:
         func = node.func
         if type(func) is ast.Name:
-            dotted = self.aliases.get(func.id, "")
+            dotted = self.alias_of(func)
         elif type(func) is ast.Attribute:
             dotted = self.dotted(func)
         else:
@@ -510,7 +489,7 @@ class _File:
         if not dotted or resolve(self.timeline, dotted, self.target.release):
             return  # not jax, or reported as removed/deprecated already
         for change in (BEHAVIOUR.get(dotted, ()) if self.pkg == "jax" else ()):
-            if change.crossed(self.target.before, self.target.release) and not self.is_guarded(node.lineno, dotted):
+            if change.crossed(self.target.before, self.target.release) and not self.is_guarded(node, dotted):
                 if _ver(self.target.release) < _ver(change.release):
                     head = (f"{dotted} warns since jax {change.warned} (DeprecationWarning); "
                             f"from jax {change.release}")
@@ -519,7 +498,7 @@ class _File:
                         f" (it warned from {change.warned})" if change.warned else "")
                 self.emit(func, BEHAVIOUR_CODE, dotted, f"{head}: {change.meaning}; instead: {change.instead}")
         hist = self.timeline.signature_history(dotted)
-        if hist and not self.is_guarded(node.lineno, dotted):
+        if hist and not self.is_guarded(node, dotted, CALL):
             verdict = judge_call(dotted, hist, self.target, node, self.source)
             if verdict is not None:
                 code, text, edit = verdict
@@ -544,8 +523,10 @@ class _File:
                           or type(b).__name__ == "TryStar" for h in b.handlers]
         for node in imports:
             self.on_import(node, first=True)
+        self.tree = tree
+        self.read_scopes(tree, attrs, calls)
         for node in branches:
-            self.guard(node)
+            self.guards.read(node)
         self.findings = []
         for node in imports:
             self.on_import(node)
@@ -557,7 +538,34 @@ class _File:
                 self.on_chain(node)
         for node in calls:
             self.on_call(node)
+        if self.star_names:
+            roots = {id(a.value) for a in attrs}
+            for node in ast.walk(tree):
+                if (type(node) is ast.Name and node.id in self.star_names and id(node) not in roots
+                        and type(node.ctx) is ast.Load):
+                    self.on_name(node)
         return self.findings
+
+    def read_scopes(self, tree: ast.Module, attrs: list, calls: list) -> None:
+        """The scopes of the names that can hold a finding here (the roots of the chains and calls
+        read) and of ``jax`` (a fix may write it), when the text shows they may be bound otherwise."""
+        roots = set()
+        for node in attrs:
+            while type(node) is ast.Attribute:
+                node = node.value
+            if type(node) is ast.Name:
+                roots.add(node.id)
+        roots.update(c.func.id for c in calls if type(c.func) is ast.Name)
+        names = (roots & self.aliases.keys()) | {self.pkg} | self.star_names
+        imports = [m.start() for m in _IMPORT_LINES[self.pkg].finditer(self.source)]
+        skip = [(i, i + len(_statement(self.source, i))) for i in imports]
+        # a local that shadows them is not jax; the module's own bindings are always read (a fix needs them)
+        self.scopes = scopes(tree, names, self.is_jax_import, may_rebind(self.source, names, skip))
+
+    def is_jax_import(self, node) -> bool:
+        if type(node) is ast.Import:
+            return any(a.name.split(".")[0] == self.pkg for a in node.names)
+        return not node.level and (node.module or "").split(".")[0] == self.pkg
 
     # imports: bind aliases, report what is broken where it is imported
     def on_import(self, node, first: bool = False) -> None:
@@ -596,6 +604,7 @@ class _File:
             self.add(node, mod_hit)
         for a in node.names:
             if a.name == "*":
+                self.bind_star(node.module)
                 continue
             full = f"{node.module}.{a.name}"
             local = a.asname or a.name
@@ -610,6 +619,22 @@ class _File:
             if hit:
                 self.add(a, hit, self.import_edit(node, a, hit))
                 self.reported_aliases.add(local)
+
+    def bind_star(self, module: str) -> None:
+        """``from jax.numpy import *``: every public name the history knows of the module."""
+        names = set(self.timeline.names.get(module, ()))
+        names |= {q[len(module) + 1:] for q in self.timeline.callables if q.rsplit(".", 1)[0] == module}
+        for n in names:
+            if not n.startswith("_") and n not in self.aliases:
+                self.aliases[n] = f"{module}.{n}"
+                self.star_names.add(n)
+
+    def on_name(self, node: ast.Name) -> None:
+        """A bare use of a name a star import binds."""
+        dotted = self.alias_of(node)
+        hit = resolve(self.timeline, dotted, self.target.release) if dotted else None
+        if hit is not None:
+            self.add(node, hit)
 
     def bind(self, local: str, dotted: str, node) -> None:
         """``local`` names ``dotted`` from here on; an import in an ``except`` handler is the fallback
@@ -626,14 +651,14 @@ class _File:
         while type(cur) is ast.Attribute:
             parts.append(cur.attr)
             cur = cur.value
-        if type(cur) is not ast.Name or cur.id not in self.aliases:
+        root = self.alias_of(cur) if type(cur) is ast.Name else ""
+        if not root:
             return
-        root = self.aliases[cur.id]
         dotted = ".".join([root] + parts[::-1])
         if cur.id in self.reported_aliases and private_part(root):
             gone = self.timeline.private_gone(dotted, self.target.release)
             if (gone and not self.quiet and type(node.ctx) is ast.Load  # setting an attribute never fails
-                    and not self.is_guarded(node.lineno, dotted)):
+                    and not self.is_guarded(node, dotted, ATTRIBUTE)):
                 self.private_gone(node, dotted, gone)
             return
         private = private_part(dotted)
@@ -645,7 +670,7 @@ class _File:
         if hit is None or (cur.id in self.reported_aliases and len(hit.name) <= len(root)):
             return  # nothing, or what its import already reported
         sub = _ending_at(node, len(parts), root, hit.name)  # its span is what a rename rewrites
-        self.add(sub, hit, self.chain_edit(sub, cur.id, root, hit))
+        self.add(sub, hit, self.chain_edit(sub, cur, root, hit))
 
     # --fix: plain renames only, and only to names present at the target
     def usable(self, hit: Hit) -> str:
@@ -660,18 +685,34 @@ class _File:
             return ""
         return new
 
-    def chain_edit(self, node, root_local: str, root: str, hit: Hit) -> Replace | None:
+    def chain_edit(self, node, root_name: ast.Name, root: str, hit: Hit) -> Edit | None:
         new = self.usable(hit)
-        if not new:
-            return None
+        old = segment(self.lines, node)
+        if not new or old != root_name.id + hit.name[len(root):]:
+            return None  # nothing to rename to, or a chain spelled over comments or lines: left as it is
         if new.startswith(root + "."):
-            text = root_local + new[len(root):]
-        else:
-            jax_local = next((k for k, v in self.aliases.items() if v == self.pkg), None)
-            if jax_local is None:
-                return None
-            text = jax_local + new[len(self.pkg):]
-        return Replace(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, text)
+            return Replace(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
+                           root_name.id + new[len(root):], old)
+        local = next((k for k, v in self.aliases.items() if v == self.pkg and self.scopes.module_jax.get(k)
+                      and self.scopes.lookup(root_name, k)), None)
+        if local is not None:
+            return Replace(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
+                           local + new[len(self.pkg):], old)
+        added = self.import_added()  # no `import jax` at module level: the fix adds one
+        if added is None or not self.scopes.lookup(root_name, self.pkg):
+            return None
+        return Several((added, Replace(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
+                                       new, old)))
+
+    def import_added(self) -> Replace | None:
+        """``import jax`` on a line of its own above the module's first import (after
+        ``from __future__``), or None when the module has no import at its top level."""
+        first = next((n for n in (self.tree.body if self.tree else ()) if type(n) in (ast.Import, ast.ImportFrom)
+                      and getattr(n, "module", None) != "__future__"), None)
+        if first is None or first.col_offset:
+            return None
+        brk = line_break(self.lines[first.lineno - 1])
+        return Replace(first.lineno, 0, first.lineno, 0, f"import {self.pkg}{brk}")
 
     def import_edit(self, node: ast.ImportFrom, a: ast.alias, hit: Hit) -> Edit | None:
         new = self.usable(hit)
@@ -684,11 +725,9 @@ class _File:
         clause = rest[0] if local == rest[0] else f"{rest[0]} as {local}"
         if len(node.names) == 1:
             return Replace(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
-                           f"from {new_mod} import {clause}")
+                           f"from {new_mod} import {clause}", segment(self.lines, node))
         # several names on one line: this one moves to a line of its own below
-        line = self.lines[node.lineno - 1]
-        indent = line[: len(line) - len(line.lstrip())]
-        return SplitImport(node, a, f"\n{indent}from {new_mod} import {clause}")
+        return SplitImport(node, a, f"from {new_mod} import {clause}")
 
 
 def _ending_at(node: ast.Attribute, n_parts: int, root: str, name: str):
@@ -700,8 +739,9 @@ def _ending_at(node: ast.Attribute, n_parts: int, root: str, name: str):
     return sub
 
 
-_GUARD_NAMES = {"__version__", "__version_info__"}
-_GUARD_ERRORS = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+def _raises(node) -> frozenset[str]:
+    """What a use of a name that is gone raises there: an import, ImportError; else AttributeError."""
+    return IMPORT if type(node) in (ast.alias, ast.Import, ast.ImportFrom) else ATTRIBUTE
 
 
 def _pruned(tree: ast.Module, lines: list[int]):
@@ -797,6 +837,8 @@ def _read_imports(source: str, imports: list[int], timeline: Timeline, release: 
             elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == pkg:
                 broken = (broken or bool(private_part(node.module))
                           or bool(resolve(timeline, node.module, release, modules=node.module.count(".") + 1)))
+                if any(a.name == "*" for a in node.names):
+                    return None, True  # a star import binds names no text shows: every line counts
                 for a in node.names:
                     out.setdefault(a.asname or a.name, []).append(f"{node.module}.{a.name}")
                     broken = broken or (a.name != "*" and interesting(timeline, f"{node.module}.{a.name}", release))
@@ -819,54 +861,12 @@ def _statement(source: str, start: int) -> str:
     return text
 
 
-def _span(body: list) -> tuple[int, int] | None:
-    return (body[0].lineno, body[-1].end_lineno or body[-1].lineno) if body else None
-
-
-def _version_of(release: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", release)[:3])
-
-
-def _apply(source: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
-    """The source with every fixable finding's edit made (non-overlapping), and the fixed ones."""
-    lines = source.splitlines(keepends=True)
-    enc = [ln.encode("utf-8") for ln in lines]
-    offsets = [0]
-    for b in enc:
-        offsets.append(offsets[-1] + len(b))
-    data = b"".join(enc)
-    edits, done = [], []
-    split: dict[int, list] = {}
-    for f in findings:
-        if not f.fixable or f.edit is None:
-            continue
-        if isinstance(f.edit, SplitImport):
-            node, a, text = f.edit.node, f.edit.alias, f.edit.text
-            split.setdefault(id(node), [node, [], ""])
-            split[id(node)][1].append(a.name if not a.asname else a.asname)
-            split[id(node)][2] += text
-            done.append(f)
-            continue
-        l0, c0, l1, c1, text = f.edit.line, f.edit.col, f.edit.end_line, f.edit.end_col, f.edit.text
-        edits.append((offsets[l0 - 1] + c0, offsets[l1 - 1] + c1, text.encode("utf-8")))
-        done.append(f)
-    for node, moved, extra in split.values():
-        keep = [a for a in node.names if (a.asname or a.name) not in moved]
-        if keep:
-            names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in keep)
-            text = f"from {node.module} import {names}{extra}"
-        else:  # every name moves: the new imports stand where the old one stood
-            text = extra.lstrip("\n").lstrip()
-        edits.append((offsets[node.lineno - 1] + node.col_offset, offsets[node.end_lineno - 1] + node.end_col_offset,
-                      text.encode("utf-8")))
-    edits.sort(reverse=True)
-    last = len(data) + 1
-    for a, b, text in edits:
-        if b > last:
-            continue  # overlapping: left for the next run
-        data = data[:a] + text + data[b:]
-        last = a
-    return data.decode("utf-8"), done
+def _apply(source: str, findings: list[Finding]) -> tuple[str, list[Finding], str]:
+    """The source with every fixable finding's edit made (those that overlap wait for the next
+    run), the fixed findings, and why nothing was made when the rewrite failed a check."""
+    fixable = [f for f in findings if f.fixable and f.edit is not None]
+    made = apply(source, [f.edit for f in fixable])
+    return made.text, [f for f, ok in zip(fixable, made.done, strict=True) if ok], made.refused
 
 
 # ---------------------------------------------------------------- many files
@@ -921,6 +921,7 @@ class Report:
     fixed: list[Finding] = field(default_factory=list)
     diffs: list[str] = field(default_factory=list)
     guarded: int = 0  # uses inside try/except AttributeError, `if hasattr(...)`, version checks: not reported
+    not_fixed: list[str] = field(default_factory=list)  # files --fix left as they were, and why
 
     @property
     def errors(self) -> list[Finding]:
@@ -941,20 +942,18 @@ def scan(paths: list[str], target: Target, timeline: Timeline | None = None, fix
 def _scan(paths: list[str], target: Target, timeline: Timeline | None, fix: bool, diff: bool,
           exhaustive: bool) -> Report:
     timeline = timeline or Timeline.load()
-    found: list[Finding] = []
-    errors: list[str] = []
-    fixed: list[Finding] = []
-    diffs: list[str] = []
-    guarded = 0
+    report = Report([], 0, [])
     words = broken_words(timeline, target.release) | call_words(timeline)
     seen: dict[str, bool] = {}
     listed = files(paths)
+    report.files = len(listed)
     for path in listed:
         try:
-            source = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            errors.append(f"{path}: cannot read ({e})")
+            src = Source.read(path)
+        except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as e:
+            report.parse_errors.append(f"{path}: cannot read ({e})")
             continue
+        source = src.text
         if timeline.package not in source:
             continue
         lines = None if exhaustive else candidate_lines(source, words, timeline, target.release, seen)
@@ -963,27 +962,33 @@ def _scan(paths: list[str], target: Target, timeline: Timeline | None, fix: bool
         try:
             one = _File(str(path), source, timeline, target)
             got = one.run(lines)
-            guarded += one.guarded
+            report.guarded += one.guarded
         except SyntaxError as e:
-            errors.append(f"{path}:{e.lineno}: cannot parse ({e.msg})")
+            report.parse_errors.append(f"{path}:{e.lineno}: {scansyntax.needs(source, e)}")
             continue
         if (fix or diff) and any(f.fixable for f in got):
-            new, done = _apply(source, got)
-            if diff:
-                diffs.append(
-                    "".join(
-                        difflib.unified_diff(
-                            source.splitlines(keepends=True), new.splitlines(keepends=True), str(path), str(path)
-                        )
-                    )
-                )
-            if fix:
-                path.write_text(new, encoding="utf-8")
-                fixed += done
-                got = [f for f in got if f not in done]
-        found += got
-    found.sort(key=lambda f: (f.path, f.line, f.col))
-    return Report(found, len(listed), errors, fixed, diffs, guarded)
+            got = _fix_one(path, src, got, report, write=fix)
+        report.findings += got
+    report.findings.sort(key=lambda f: (f.path, f.line, f.col))
+    return report
+
+
+def _fix_one(path: Path, src: Source, got: list[Finding], report: Report, write: bool) -> list[Finding]:
+    """Rewrite one file (``write``) or show the rewrite; the findings left."""
+    new, done, refused = _apply(src.text, got)
+    if refused:
+        report.not_fixed.append(f"{path}: left as it was: {refused}")
+        return [dataclasses.replace(f, fixable=False, edit=None) if f.fixable else f for f in got]
+    if not write:
+        report.diffs.append("".join(difflib.unified_diff(ast_lines(src.text), ast_lines(new), str(path), str(path))))
+        return got
+    try:
+        src.write(path, new)
+    except (OSError, UnicodeEncodeError) as e:
+        report.not_fixed.append(f"{path}: left as it was: cannot write ({e})")
+        return got
+    report.fixed += done
+    return [f for f in got if f not in done]
 
 
 # ---------------------------------------------------------------- output
@@ -995,6 +1000,7 @@ def render(report: Report, fmt: str, target: Target, timeline: Timeline) -> str:
                            "from": target.before or None, "files": report.files,
                            "findings": [f.to_dict() for f in report.findings],
                            "fixed": [f.to_dict() for f in report.fixed], "guarded": report.guarded,
+                           "not_fixed": report.not_fixed,
                            "parse_errors": report.parse_errors},
                           indent=2) + "\n"
     if fmt == "sarif":
@@ -1003,10 +1009,13 @@ def render(report: Report, fmt: str, target: Target, timeline: Timeline) -> str:
         out = [f"::{'error' if f.level == 'error' else 'warning'} file={f.path},line={f.line},col={f.col},"
                f"endLine={f.end_line},endColumn={f.end_col},title={f.code}::{_gh(f.message)}" for f in report.findings]
         return "".join(x + "\n" for x in out)
-    lines = [f.text() for f in report.findings] + [f"warning: {e}" for e in report.parse_errors]
+    lines = ([f.text() for f in report.findings] + [f"error: {e}" for e in report.parse_errors]
+             + [f"warning: --fix {e}" for e in report.not_fixed])
     n_err, n_warn = len(report.errors), len(report.findings) - len(report.errors)
     summary = (f"{timeline.package} {target.release}" + (f" (from {target.before})" if target.before else "")
                + f": {report.files} files, {n_err} errors, {n_warn} warnings")
+    if report.parse_errors:
+        summary += f" ({len(report.parse_errors)} not read: exit 2)"
     if report.guarded:
         summary += f" ({report.guarded} more inside try/except or hasattr/version checks, not reported)"
     if report.fixed:

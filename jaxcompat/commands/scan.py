@@ -39,6 +39,10 @@ def run(args) -> int:
         logs = [sarif(r, t, tl) for r, t, tl in reports]
         logs[0]["runs"] = [run for log in logs for run in log["runs"]]
         sys.stdout.write(json.dumps(logs[0], indent=2) + "\n")
+    if any(r.parse_errors for r, _, _ in reports):  # a file not read is not judged: never an answer of 0 or 1
+        if args.format != "text":
+            print("error: " + "; ".join(e for r, _, _ in reports for e in r.parse_errors[:3]), file=sys.stderr)
+        return EXIT_CONFIG
     return EXIT_FAILING if any(r.errors for r, _, _ in reports) else EXIT_OK
 
 

@@ -1,0 +1,165 @@
+"""`scan` and `scan --fix` on code as people write it, against the committed timeline (real jax
+history, no jax installed): a fix never damages a file (form feeds, U+2028, CRLF, a BOM, a coding
+cookie), keyword renames come from the release that broke the call, a local that shadows jax is
+not jax, guards count only where they test jax itself, and a file this Python cannot parse is
+bad input (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jaxcompat.apihistory.apitimeline import Timeline
+from jaxcompat.apihistory.scan import Target, scan
+
+ROOT = Path(__file__).resolve().parent.parent
+NEW = Target("0.12.0.1", "0.4.30")
+
+
+@pytest.fixture(scope="module")
+def tl() -> Timeline:
+    return Timeline.load()
+
+
+def _fix(tmp_path: Path, tl: Timeline, data: bytes, name: str = "m.py") -> tuple[bytes, object]:
+    f = tmp_path / name
+    f.write_bytes(data)
+    report = scan([str(f)], NEW, tl, fix=True)
+    return f.read_bytes(), report
+
+
+@pytest.mark.parametrize("breaker", ["\x0c", "\u2028", "\x1c", "\x1d", "\x85"])
+def test_fix_counts_lines_as_ast_does(tmp_path, tl, breaker):
+    # 084bcdf: str.splitlines broke at the form feed: `xjax.tree.mapmap(f, y)`, "1 fixed", exit 0
+    src = f"import jax\n# a {breaker} comment\nx = jax.tree_map(f, y)\n"
+    got, report = _fix(tmp_path, tl, src.encode("utf-8"))
+    assert got.decode("utf-8") == src.replace("jax.tree_map", "jax.tree.map")
+    assert len(report.fixed) == 1 and not report.findings
+
+
+def test_fix_keeps_crlf_bom_and_the_coding_cookie(tmp_path, tl):
+    crlf = b"import jax\r\n\r\nx = jax.tree_map(f, y)  # \xc3\xa9\r\n"
+    got, _ = _fix(tmp_path, tl, crlf, "crlf.py")
+    assert got == crlf.replace(b"jax.tree_map", b"jax.tree.map")  # 084bcdf: the file came back LF
+    bom = b"\xef\xbb\xbfimport jax\nx = jax.tree_map(f, y)\n"
+    got, _ = _fix(tmp_path, tl, bom, "bom.py")
+    assert got == bom.replace(b"jax.tree_map", b"jax.tree.map")
+    latin = "# -*- coding: latin-1 -*-\nimport jax\ns = 'caf\u00e9'; x = jax.tree_map(f, y)\n".encode("latin-1")
+    got, report = _fix(tmp_path, tl, latin, "latin.py")
+    assert got == latin.replace(b"jax.tree_map", b"jax.tree.map") and len(report.fixed) == 1
+    # 084bcdf: a latin-1 file was "cannot read" (decoded as UTF-8 whatever its cookie said)
+
+
+def test_a_second_fix_changes_nothing(tmp_path, tl):
+    src = ("import jax\nfrom jax import tree_map, tree_leaves as leaves_of, jit\nimport jax.numpy as jnp\n"
+           "a = jax.tree_map(f, x); b = leaves_of(x)\nc = jnp.array(x, None, False)\n")
+    once, _ = _fix(tmp_path, tl, src.encode())
+    twice, report = _fix(tmp_path, tl, once)
+    assert once == twice and not report.fixed
+    assert b"copy=False" in once and b"from jax.tree import map as tree_map" in once
+    compile(once, "m.py", "exec")
+
+
+def test_keyword_renames_come_from_the_release_that_broke_the_call(tmp_path, tl):
+    # 084bcdf read the rename against the target's signature: newshape= became out_sharding=
+    src = ("import jax.numpy as jnp\nfrom jax import lax\njnp.reshape(x, newshape=(2, 3))\n"
+           "jnp.einsum('ij', a, _use_xeinsum=True)\nlax.dot_general(a, b, dn, algorithm=al)\n"
+           "lax.broadcasted_iota(d, s, 0, _sharding=sh)\n")
+    got, report = _fix(tmp_path, tl, src.encode())
+    by_line = {f.line: f.message for f in report.findings}
+    assert "newshape= was removed in jax 0.6.0" in by_line[3]
+    assert "_use_xeinsum= was removed in jax 0.4.22" in by_line[4]
+    assert "algorithm= was removed in jax 0.4.35" in by_line[5]  # algorithm and transpose_algorithm went
+    assert b"out_sharding=(2, 3)" not in got and b"out_sharding=True" not in got and b"out_sharding=al" not in got
+    assert b"out_sharding=sh" in got  # _sharding= -> sharding= (0.5.0) -> out_sharding= (0.5.1): a real rename
+
+
+@pytest.mark.parametrize("code", [
+    "def f(jax):\n    return jax.tree_map(1)\n",
+    "z = [jax.tree_map(g, x) for jax in things]\n",
+    "g = lambda jax: jax.tree_map(1)\n",
+    "def f():\n    jax = load()\n    return jax.tree_map(1)\n",
+    "class C:\n    jax = other\n    y = jax.tree_map(1)\n",
+    "def f(jnp):\n    return jnp.reshape(x, newshape=(2, 3))\n",
+    "def f(*, jax=None):\n    return jax.tree_map(1)\n",
+])
+def test_a_local_that_shadows_jax_is_not_jax(tmp_path, tl, code):
+    src = "import jax\nimport jax.numpy as jnp\n" + code
+    got, report = _fix(tmp_path, tl, src.encode())
+    assert not report.findings and not report.fixed and got == src.encode()
+
+
+def test_outside_the_shadowing_scope_jax_is_jax(tmp_path, tl):
+    src = ("import jax\ndef f(jax):\n    return jax.tree_map(1)\nclass C:\n    jax = 1\n"
+           "    def m(self):\n        return jax.tree_map(2)\ny = jax.tree_map(3)\n")
+    _, report = _fix(tmp_path, tl, src.encode())
+    assert sorted(f.line for f in report.fixed) == [7, 8]
+
+
+def test_a_fix_adds_the_module_level_import_it_needs(tmp_path, tl):
+    # 084bcdf borrowed the `import jax` inside f and wrote module-level code raising NameError
+    src = ("from jax import core\n\ndef f():\n    import jax\n    return jax.jit\n\n"
+           "E = core.ConcretizationTypeError\n")
+    got, report = _fix(tmp_path, tl, src.encode())
+    text = got.decode()
+    assert "E = jax.errors.ConcretizationTypeError" in text and len(report.fixed) == 1
+    assert text.startswith("import jax\nfrom jax import core\n")  # bound at module level, above its use
+
+
+@pytest.mark.parametrize("guard", [
+    "if hasattr(obj, 'x'):\n    y = jax.tree_map(f, x)\n",
+    "if np.__version__ >= '1.0':\n    y = jax.tree_map(f, x)\n",
+    "try:\n    def g():\n        return jax.tree_map(f, x)\nexcept AttributeError:\n    pass\n",
+    "try:\n    y = jax.tree_map(f, x)\nexcept ImportError:\n    pass\n",
+])
+def test_a_guard_that_does_not_test_jax_hides_nothing(tmp_path, tl, guard):
+    # 084bcdf: each of these hid the removal ("1 more inside try/except or hasattr/version checks")
+    src = "import jax\nimport numpy as np\n" + guard
+    f = tmp_path / "m.py"
+    f.write_text(src)
+    report = scan([str(f)], NEW, tl)
+    assert [x.name for x in report.findings] == ["jax.tree_map"] and report.guarded == 0
+
+
+@pytest.mark.parametrize("guard", [
+    "if hasattr(jax, 'tree_map'):\n    y = jax.tree_map(f, x)\n",
+    "if jax.__version_info__ < (0, 6):\n    y = jax.tree_map(f, x)\n",
+    "try:\n    y = jax.tree_map(f, x)\nexcept AttributeError:\n    y = jax.tree.map(f, x)\n",
+])
+def test_a_guard_that_tests_jax_still_guards(tmp_path, tl, guard):
+    f = tmp_path / "m.py"
+    f.write_text("import jax\n" + guard)
+    report = scan([str(f)], NEW, tl)
+    assert not report.findings and report.guarded == 1
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "jaxcompat", "scan", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_type_checking_imports_are_a_warning(tmp_path):
+    (tmp_path / "m.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                   "    from jax.core import Jaxpr\n")
+    run = _cli(str(tmp_path), "--jax", "0.12.0.1", "--format", "json")
+    got = json.loads(run.stdout)["findings"]
+    assert run.returncode == 0 and [f["level"] for f in got] == ["warning"] and "TYPE_CHECKING" in got[0]["message"]
+
+
+def test_star_imports_of_jax_modules_are_resolved(tmp_path, tl):
+    f = tmp_path / "m.py"
+    f.write_text("from jax import *\nfrom jax.numpy import *\ny = tree_map(f, x)\nz = reshape(x, newshape=(2,))\n"
+                 "def tree_flatten(x):\n    return x\nw = tree_flatten(1)\n")
+    report = scan([str(f)], NEW, tl)
+    assert sorted((x.line, x.name) for x in report.findings) == [(3, "jax.tree_map"), (4, "jax.numpy.reshape")]
+
+
+def test_a_file_this_python_cannot_parse_is_bad_input(tmp_path):
+    (tmp_path / "m.py").write_text("import jax\ndef f[T](x: T):\n    return jax.tree_map(x)\n")
+    run = _cli(str(tmp_path / "m.py"), "--jax", "0.12.0.1")
+    assert run.returncode == 2, run.stdout  # 084bcdf: a warning, exit 0
+    if sys.version_info < (3, 12):
+        assert "needs Python 3.12 or later" in run.stdout
