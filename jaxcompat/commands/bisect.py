@@ -18,13 +18,15 @@ from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
+from jaxcompat._util.redact import redact_text
 from jaxcompat.commands import options
 from jaxcompat.env.candidate import CandidateError, parse_requirement
+from jaxcompat.env.commits import HistoryError
 from jaxcompat.env.resolution import AUTO
 from jaxcompat.knowledge import drafts, signature
 from jaxcompat.knowledge.outcomes import CellResult, reclassify
 from jaxcompat.model.matrix import Matrix
-from jaxcompat.operations import region
+from jaxcompat.operations import commitbisect, region
 from jaxcompat.operations.bisect import BisectError, Target, bisect, observed_cell, observer, render, rule_target
 from jaxcompat.report import reports
 
@@ -45,6 +47,14 @@ def add_parser(sub) -> None:
     b.add_argument("--good", help="oldest release to consider (its outcome is 'good')")
     b.add_argument("--bad", help="newest release to consider")
     b.add_argument("--python", help="Python version (default: per step, the lowest that every pin supports)")
+    b.add_argument("--commits", action="store_true",
+                   help="with --package, --good and --bad: walk the package's commits between the two releases' "
+                        "tags (first-parent) and name the first commit at which the target fails")
+    b.add_argument("--fixed", action="store_true",
+                   help="with --commits: the first commit at which the failure stops (good = a release it affects)")
+    b.add_argument("--repo", metavar="URL",
+                   help="with --commits: the package's git repository (default: the ecosystem's own; a local "
+                        "mirror through git's url.<mirror>.insteadOf)")
     b.add_argument("pins", nargs="*", help="other pins, e.g. jax==0.4.33")
     b.set_defaults(func=run)
 
@@ -61,10 +71,12 @@ def bisect_with(args, matrix: Matrix) -> int:
             return _from_report(args, matrix)
         if not args.target:
             raise BisectError("name a rule id or a case, or --from REPORT")
+        if args.commits:
+            return _commits(args, matrix)
         if args.package:
             return _one_axis(args, matrix)
         return _region(args, matrix)
-    except (BisectError, CandidateError, ValueError) as e:
+    except (BisectError, CandidateError, HistoryError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
 
@@ -80,6 +92,26 @@ def _one_axis(args, matrix: Matrix) -> int:
     write_text(path, json.dumps(result.to_dict(), indent=2) + "\n")
     print(f"report: {path}")
     return EXIT_OK if result.first_bad else EXIT_FAILING
+
+
+def _commits(args, matrix: Matrix) -> int:
+    """``--commits``: the first commit of the package between two releases where the target
+    starts (or, ``--fixed``, stops) failing."""
+    if not (args.package and args.good and args.bad):
+        raise BisectError("--commits needs --package P, --good RELEASE and --bad RELEASE "
+                          "(e.g. --package jax --good 0.4.31 --bad 0.4.33)")
+    target = rule_target(args.target, matrix) if not args.signature else _signature_target(args)
+    package = args.package.lower()
+    result = commitbisect.bisect_commits(
+        matrix, target, package, good=args.good, bad=args.bad, pins=args.pins, python=args.python or AUTO,
+        state_dir=Path(args.state), repo=args.repo, fixed=args.fixed, use_cache=not args.no_cache, progress=print)
+    print(commitbisect.render(result))
+    name = f"bisect-commits-{package}-{_slug(args.target)}" + ("-fixed" if args.fixed else "")
+    out = Path(args.reports) / "bisect"
+    write_text(out / f"{name}.json", redact_text(json.dumps(result.to_dict(), indent=2, default=str)) + "\n")
+    write_text(out / f"{name}.md", redact_text(commitbisect.markdown(result)))
+    print(f"report: {out / name}.md")
+    return EXIT_OK if result.first else EXIT_FAILING
 
 
 def _signature_target(args) -> Target:

@@ -147,3 +147,14 @@ def _checkout_present(into: Path, commit: str, whole: GitError) -> list[str]:
     if proc.returncode != 0:
         raise GitError(redact_text((proc.stderr.strip().splitlines() or [str(whole)])[-1]))
     return sorted(missing)
+
+
+def run_git(*args: str, what: str = "") -> str:
+    """git with an argument list (never a shell), its last line as the error (for other walkers of
+    the cached repositories: ``env/commits.py``)."""
+    return _git(*args, what=what)
+
+
+def commit_of(bare: Path, name: str) -> str:
+    """The commit ``name`` names in the bare repository ``bare``, "" where it names none."""
+    return _commit(bare, name)

@@ -1,0 +1,199 @@
+"""A package's history between two of its releases, as git holds it, and one commit made ready to
+install.
+
+- **The repository.** Any git URL (``--repo``), else the package's own (``REPOSITORIES``); git's
+  own configuration applies, so a runner without GitHub points the URL at a local mirror with
+  ``url.<mirror>.insteadOf <url>`` (``GIT_CONFIG_COUNT``/``_KEY_0``/``_VALUE_0``). The repository
+  is fetched into the one cached bare repository per URL that ``gitsource`` keeps.
+- **The releases' tags**, found by the release's name: ``jax-v0.4.33``, ``v0.11.7``, ``0.11.7``.
+- **The commits** from the good tag to the bad one, first parents only (``git bisect
+  --first-parent``): index 0 is the good tag's commit, the last is the bad tag's.
+- **A commit as a source.** Its tree checked out under the state folder, once per commit; for jax,
+  the jaxlib release it accepts: the newest release between the commit's
+  ``_minimum_jaxlib_version`` and its own ``_version`` (jax's ``setup.py`` pins
+  ``jaxlib >=minimum, <=version`` and its import checks the minimum).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from jaxcompat.env import gitsource, releases
+
+# The ecosystem's repositories (a package not here needs --repo).
+REPOSITORIES = {
+    "jax": "https://github.com/jax-ml/jax",
+    "equinox": "https://github.com/patrick-kidger/equinox",
+    "diffrax": "https://github.com/patrick-kidger/diffrax",
+    "optimistix": "https://github.com/patrick-kidger/optimistix",
+    "lineax": "https://github.com/patrick-kidger/lineax",
+    "chex": "https://github.com/google-deepmind/chex",
+}
+# Where a commit message names its pull request: GitHub's merge, a squash's "(#123)", Copybara's.
+_PR = (re.compile(r"Merge pull request #(\d+)"), re.compile(r"COPYBARA_INTEGRATE_REVIEW=\S*/pull/(\d+)"),
+       re.compile(r"\(#(\d+)\)\s*$", re.M), re.compile(r"\bPR #(\d+)"))
+
+
+class HistoryError(ValueError):
+    """The history cannot be walked: no such repository, tag or commit (said with the fix)."""
+
+
+@dataclass
+class Commit:
+    sha: str
+    title: str = ""
+    date: str = ""  # author date, ISO 8601
+    pull_request: str = ""  # "#123" where the message names one
+    files: list[str] = field(default_factory=list)
+
+
+def repository(package: str, repo: str | None) -> str:
+    if repo:
+        return repo
+    if package not in REPOSITORIES:
+        raise HistoryError(f"no repository known for {package}: give one with --repo URL "
+                           f"(known: {', '.join(REPOSITORIES)})")
+    return REPOSITORIES[package]
+
+
+def _bare(url: str, cache_dir: Path) -> Path:
+    return gitsource.mirror(url, cache_dir)
+
+
+def _git(url: str, cache_dir: Path, *args: str) -> str:
+    return gitsource.run_git("--git-dir", str(_bare(url, cache_dir)), *args, what=url)
+
+
+def tag_of(package: str, version: str, url: str, cache_dir: Path) -> str:
+    """The commit of the tag that names ``version`` (``jax-v0.4.33``, ``v0.11.7``, ``0.11.7``)."""
+    names = [f"{package}-v{version}", f"v{version}", version, f"{package}-{version}"]
+    for name in names:
+        sha = gitsource.commit_of(_bare(url, cache_dir), f"refs/tags/{name}")
+        if sha:
+            return sha
+    raise HistoryError(f"{url} has no tag for {package} {version} (looked for {', '.join(names)}): "
+                       "give --good/--bad as releases it tags, or the repository with --repo")
+
+
+def fetch(url: str, cache_dir: Path) -> None:
+    """The repository fetched (once per run) into its cached bare repository."""
+    try:
+        gitsource.resolve(url, "", cache_dir)
+    except gitsource.GitError as e:
+        raise HistoryError(f"{e} (without GitHub: point the URL at a mirror with git's "
+                           "url.<mirror>.insteadOf, see docs/survey-bisect.md)") from None
+
+
+def first_parents(url: str, good: str, bad: str, cache_dir: Path) -> list[str]:
+    """[good, …, bad]: the first-parent commits after ``good`` up to ``bad``, oldest first."""
+    listed = _git(url, cache_dir, "rev-list", "--first-parent", "--reverse", f"{good}..{bad}", "--")
+    commits = [good] + [c for c in listed.split() if c]
+    if commits[-1] != bad:
+        raise HistoryError(f"{bad[:12]} is not a first-parent descendant of {good[:12]} in {url}")
+    return commits
+
+
+def describe(url: str, sha: str, cache_dir: Path, files: bool = True) -> Commit:
+    """A commit's title, author date, pull request and the files it touched (against its first parent)."""
+    out = _git(url, cache_dir, "show", "-s", "--format=%H%x00%s%x00%aI%x00%B", "--end-of-options", sha)
+    full, title, date, body = (out.split("\0") + ["", "", "", ""])[:4]
+    pr = next((m.group(1) for rx in _PR for m in [rx.search(body)] if m), "")
+    touched: list[str] = []
+    if files:
+        parents = _git(url, cache_dir, "rev-list", "--parents", "-n", "1", "--end-of-options", sha).split()
+        base = parents[1] if len(parents) > 1 else "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # the empty tree
+        touched = [f for f in _git(url, cache_dir, "diff", "--name-only", base, sha, "--").splitlines() if f]
+    return Commit(sha=full or sha, title=title, date=date, pull_request=f"#{pr}" if pr else "", files=touched)
+
+
+def shipped_in(package: str, url: str, sha: str, cache_dir: Path) -> str:
+    """The first release whose tag holds ``sha`` ("" when none does yet)."""
+    tags = _git(url, cache_dir, "tag", "--contains", sha).split()
+    found = []
+    for t in tags:
+        m = re.fullmatch(rf"(?:{re.escape(package)}-)?v?(\d+(?:\.\d+)+)", t)
+        if m:
+            try:
+                found.append(Version(m.group(1)))
+            except InvalidVersion:
+                continue
+    return str(min(found)) if found else ""
+
+
+def changelog_entry(package: str, version: str, url: str, cache_dir: Path, commit: Commit,
+                    limit: int = 12) -> list[str]:
+    """The lines of the release's changelog section that name the commit's pull request (else the
+    section's first lines), from CHANGELOG.md (or docs/CHANGELOG.md) at the release's tag."""
+    if not version:
+        return []
+    try:
+        tag = tag_of(package, version, url, cache_dir)
+    except HistoryError:
+        return []
+    text = ""
+    for path in ("CHANGELOG.md", "docs/CHANGELOG.md"):
+        try:
+            text = _git(url, cache_dir, "show", f"{tag}:{path}")
+            break
+        except gitsource.GitError:
+            continue
+    section = _section(text, version)
+    if commit.pull_request:
+        number = commit.pull_request.lstrip("#")
+        named = [ln for ln in section if re.search(rf"(?:#|/pull/){number}\b", ln)]
+        if named:
+            return named[:limit]
+    return section[:limit]
+
+
+def _section(text: str, version: str) -> list[str]:
+    """The bullet lines under the heading that names ``version`` (up to the next such heading)."""
+    lines, out, inside = text.splitlines(), [], False
+    heading = re.compile(r"^#{1,4}\s")
+    for ln in lines:
+        if heading.match(ln):
+            if inside and re.search(r"\d+\.\d+", ln):
+                break
+            inside = inside or re.search(rf"(?<![\d.]){re.escape(version)}(?![\d])", ln) is not None
+            continue
+        if inside and ln.strip():
+            out.append(ln.rstrip())
+    return out
+
+
+def checkout(url: str, sha: str, cache_dir: Path, src_dir: Path) -> tuple[Path, list[str]]:
+    """The commit's tree under ``src_dir`` (reused when already there); the files the repository
+    lacks, named."""
+    into = src_dir / sha
+    marker = into / ".jaxcompat-absent"
+    if marker.is_file():
+        return into, [ln for ln in marker.read_text().splitlines() if ln]
+    absent = gitsource.checkout(url, sha, cache_dir, into)
+    marker.write_text("".join(f"{a}\n" for a in absent))
+    return into, absent
+
+
+def show(url: str, sha: str, path: str, cache_dir: Path) -> str:
+    """One file's text at one commit."""
+    return _git(url, cache_dir, "show", f"{sha}:{path}")
+
+
+def jax_versions(url: str, sha: str, cache_dir: Path) -> tuple[str, str]:
+    """(version, minimum jaxlib) as the commit's ``jax/version.py`` says."""
+    text = show(url, sha, "jax/version.py", cache_dir)
+    version = re.search(r'^_version\s*(?::\s*str\s*)?=\s*"([^"]+)"', text, re.M)
+    minimum = re.search(r'^_minimum_jaxlib_version\s*(?::\s*str\s*)?=\s*"([^"]+)"', text, re.M)
+    if not version or not minimum:
+        raise HistoryError(f"{sha[:12]}: jax/version.py names no _version or _minimum_jaxlib_version")
+    return version.group(1), minimum.group(1)
+
+
+def jaxlib_for(version: str, minimum: str, cache_dir: Path) -> str:
+    """The newest jaxlib release a jax commit accepts (``>= minimum, <= version``), "" if none."""
+    lo, hi = Version(minimum), Version(version)
+    fits = [v for v in releases.versions("jaxlib", cache_dir) if lo <= Version(v) <= hi]
+    return fits[-1] if fits else ""

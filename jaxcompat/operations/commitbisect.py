@@ -1,0 +1,250 @@
+"""From "this release breaks it" to "this commit broke it": bisect along a package's commits.
+
+Between a good release and a bad one, the package's first-parent commits are walked as
+``git bisect --first-parent`` would: each step installs the package from that commit's source
+(jax over the jaxlib release the commit accepts; equinox, diffrax, optimistix and lineax are pure
+Python), runs only the target's cases and judges them as a release step is judged
+(``bisect.judge``: present, absent, cannot say). A commit that cannot be built, installed or
+imported cannot say and is skipped; where skipped commits surround the change the answer is the
+range. ``fixed=True`` looks for the first commit at which the failure stops instead.
+Every step's environment is a cell of its own, cached by commit; the other packages are resolved
+as of the bad release's date, so the steps differ in the package alone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from jaxcompat._util.text import quiet
+from jaxcompat.env import commits as history
+from jaxcompat.env import releases
+from jaxcompat.env.candidate import candidate_cell, parse_requirement
+from jaxcompat.knowledge.outcomes import CellResult
+from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.vocab import BisectState
+from jaxcompat.operations.bisect import Target, judge
+from jaxcompat.run.cell import run_cell
+
+PRESENT, ABSENT, UNKNOWN = BisectState.PRESENT, BisectState.ABSENT, BisectState.UNKNOWN
+
+
+@dataclass
+class CommitStep:
+    commit: str
+    state: BisectState
+    signature: str = ""
+    detail: str = ""
+    seconds: float = 0.0
+    jaxlib: str = ""  # for a jax commit: the jaxlib release it was installed over
+
+
+@dataclass
+class CommitBisect:
+    package: str
+    target: str
+    repository: str
+    good: str  # release names
+    bad: str
+    fixed: bool  # looking for where the failure stops
+    commits: int = 0  # first-parent commits walked (the good tag's excluded)
+    first: history.Commit | None = None  # the first commit at which the failure starts (or stops)
+    last_before: str = ""  # the last commit judged the other way
+    range: list[str] = field(default_factory=list)  # skipped commits surround it: all candidates
+    shipped_in: str = ""  # the first release holding it
+    changelog: list[str] = field(default_factory=list)
+    steps: list[CommitStep] = field(default_factory=list)
+    wall_s: float = 0.0
+    message: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+StateOf = Callable[[int], BisectState]
+
+
+def transition(n: int, state_of: StateOf, becomes: BisectState) -> tuple[int, int, list[int]]:
+    """Over commits 0..n-1, where commit 0 is not ``becomes`` and commit n-1 is: (lo, hi, skipped)
+    with lo the last index judged otherwise and hi the first judged ``becomes`` after it; hi - lo is
+    1 unless every commit between them could not say (``skipped``: those tried and unknown)."""
+    lo, hi, skipped = 0, n - 1, []
+    while hi - lo > 1:
+        k = _judged_near((lo + hi) // 2, lo, hi, state_of, skipped)
+        if k is None:
+            break
+        if state_of(k) == becomes:
+            hi = k
+        else:
+            lo = k
+    return lo, hi, sorted(set(skipped))
+
+
+def _judged_near(mid: int, lo: int, hi: int, state_of: StateOf, skipped: list[int]) -> int | None:
+    """The commit nearest ``mid`` strictly between lo and hi that can say (as ``git bisect skip``)."""
+    for d in range(0, hi - lo):
+        for k in dict.fromkeys((mid + d, mid - d)):
+            if lo < k < hi:
+                if state_of(k) != UNKNOWN:
+                    return k
+                skipped.append(k)
+    return None
+
+
+Install = Callable[[str], tuple[list[str], str]]  # commit -> (requirements for the package, note)
+Observe = Callable[[list[str], str], CellResult]  # (requirements, step id) -> the cell as run
+
+
+class Walker:
+    """One step per commit, memoised; the record of each."""
+
+    def __init__(self, shas: list[str], target: Target, pins: list[str], install: Install, observe: Observe,
+                 package: str, progress=quiet):
+        self.shas, self.target, self.pins, self.install, self.observe = shas, target, pins, install, observe
+        self.package, self.progress = package, progress
+        self.memo: dict[int, CommitStep] = {}
+
+    def __call__(self, k: int) -> BisectState:
+        if k not in self.memo:
+            self.memo[k] = self._step(self.shas[k])
+        return self.memo[k].state
+
+    def _step(self, sha: str) -> CommitStep:
+        t0 = time.monotonic()
+        try:
+            reqs, note = self.install(sha)
+        except (history.HistoryError, OSError, ValueError) as e:
+            step = CommitStep(sha, UNKNOWN, "cannot build", str(e)[:300], time.monotonic() - t0)
+        else:
+            others = [p for p in self.pins if parse_requirement(p).name.lower() not in _names(reqs)]
+            result = self.observe(reqs + others, f"bisect-{self.package}-{sha[:12]}")
+            state, sig, detail = judge(result, self.target)
+            step = CommitStep(sha, state, sig, detail, time.monotonic() - t0, note)
+        self.progress(f"  {sha[:12]}: {step.state} ({step.signature}) {step.seconds:.0f} s"
+                      + (f" [jaxlib {step.jaxlib}]" if step.jaxlib else "")
+                      + (f": {step.detail}" if step.state == UNKNOWN and step.detail else ""))
+        return step
+
+
+def _names(reqs: list[str]) -> set[str]:
+    return {parse_requirement(r).name.lower() for r in reqs}
+
+
+def walk(shas: list[str], walker: Walker, fixed: bool) -> tuple[int, int, list[int], str]:
+    """(lo, hi, skipped, message): the ends are judged first; the failure must be absent at the
+    good end and present at the bad one (``fixed``: present at the good end, absent at the bad)."""
+    want_start, want_end = (PRESENT, ABSENT) if fixed else (ABSENT, PRESENT)
+    n = len(shas)
+    start, end = walker(0), walker(n - 1)
+    if start != want_start or end != want_end:
+        return 0, n - 1, [], (f"the ends do not disagree as asked: {want_start} expected at the good end, "
+                              f"{want_end} at the bad one; judged {start} and {end}")
+    lo, hi, skipped = transition(n, walker, want_end)
+    return lo, hi, skipped, ""
+
+
+def bisect_commits(matrix: Matrix, target: Target, package: str, *, good: str, bad: str, pins: list[str],
+                   python: str, state_dir: Path, repo: str | None = None, fixed: bool = False,
+                   use_cache: bool = True, progress=quiet, install: Install | None = None,
+                   observe: Observe | None = None, date: str | None = None) -> CommitBisect:
+    """``date`` (default: the day after the bad release) is the resolution date of every step;
+    ``install`` and ``observe`` replace the checkout and the real cells (tests)."""
+    t0 = time.monotonic()
+    cache = state_dir / "cache"
+    url = history.repository(package, repo)
+    history.fetch(url, cache)
+    shas = history.first_parents(url, history.tag_of(package, good, url, cache),
+                                 history.tag_of(package, bad, url, cache), cache)
+    result = CommitBisect(package, target.id, url, good, bad, fixed, commits=len(shas) - 1)
+    progress(f"{len(shas) - 1} first-parent commits from {package} {good} to {bad}: "
+             f"about {max(1, (len(shas) - 1).bit_length())} steps")
+    install = install or source_installer(package, url, state_dir)
+    date = date or _day_after(releases.release_date(package, bad, cache))
+    observe = observe or step_observer(matrix, python, state_dir, date, use_cache, target.cases)
+    walker = Walker(shas, target, pins, install, observe, package, progress)
+    lo, hi, skipped, problem = walk(shas, walker, fixed)
+    result.steps = [walker.memo[k] for k in sorted(walker.memo)]
+    result.wall_s = round(time.monotonic() - t0, 1)
+    if problem:
+        result.message = problem
+        return result
+    _answer(result, url, shas, lo, hi, cache)
+    return result
+
+
+def _answer(result: CommitBisect, url: str, shas: list[str], lo: int, hi: int, cache: Path) -> None:
+    result.first = history.describe(url, shas[hi], cache)
+    result.last_before = shas[lo]
+    if hi - lo > 1:
+        result.range = shas[lo + 1:hi + 1]
+    result.shipped_in = history.shipped_in(result.package, url, shas[hi], cache)
+    result.changelog = history.changelog_entry(result.package, result.shipped_in, url, cache, result.first)
+    verb = "stops" if result.fixed else "starts"
+    where = (f"in one of {len(result.range)} commits {result.range[0][:12]}..{shas[hi][:12]} (the others "
+             "could not be built or run)" if result.range else f"at {shas[hi][:12]}")
+    result.message = (f"{result.target} {verb} {where}: {result.first.title}"
+                      + (f" ({result.first.pull_request})" if result.first.pull_request else "")
+                      + (f", shipped in {result.package} {result.shipped_in}" if result.shipped_in else ""))
+
+
+def _day_after(date: str) -> str:
+    return (dt.date.fromisoformat(date) + dt.timedelta(days=1)).isoformat()
+
+
+def source_installer(package: str, url: str, state_dir: Path) -> Install:
+    """A commit as requirements: the package from its checked-out tree (and for jax, the jaxlib
+    release that commit accepts)."""
+    cache, src = state_dir / "cache", state_dir / "commits" / package
+
+    def install(sha: str) -> tuple[list[str], str]:
+        tree, _absent = history.checkout(url, sha, cache, src)
+        reqs = [f"{package} @ {tree.resolve().as_uri()}"]
+        if package != "jax":
+            return reqs, ""
+        version, minimum = history.jax_versions(url, sha, cache)
+        jaxlib = history.jaxlib_for(version, minimum, cache)
+        if not jaxlib:
+            raise history.HistoryError(f"no jaxlib release between {minimum} and {version}")
+        return reqs + [f"jaxlib=={jaxlib}"], jaxlib
+    return install
+
+
+def step_observer(matrix: Matrix, python: str, state_dir: Path, date: str, use_cache: bool,
+                  cases: tuple[str, ...]) -> Observe:
+    """A step as a real cell: the target's cases only, every other package as of ``date``."""
+    def observe(reqs: list[str], step_id: str) -> CellResult:
+        cell = replace(candidate_cell(reqs, python=python, cell_id=step_id, companions=False), date=date)
+        return run_cell(cell, matrix, state_dir=state_dir, reports_dir=None, case_args=list(cases),
+                        compile_bytecode=False, use_cache=use_cache)
+    return observe
+
+
+def render(result: CommitBisect) -> str:
+    what = "stops" if result.fixed else "starts"
+    lines = [f"bisect {result.target} over {result.package}'s commits, {result.good} -> {result.bad} "
+             f"({result.commits} first-parent commits; where the failure {what}):"]
+    for s in result.steps:
+        lines.append(f"  {s.commit[:12]}  {s.state:<10} {s.signature:<36} {s.seconds:6.0f} s"
+                     + (f"  jaxlib {s.jaxlib}" if s.jaxlib else "")
+                     + (f"  skipped: {s.detail}" if s.state == UNKNOWN and s.detail else ""))
+    lines.append(result.message)
+    if result.first:
+        c = result.first
+        lines += [f"  commit {c.sha}", f"  date   {c.date}", f"  title  {c.title}",
+                  f"  pull request {c.pull_request or '(not named in the message)'}",
+                  f"  files  {', '.join(c.files[:12])}" + (f" (+{len(c.files) - 12})" if len(c.files) > 12 else "")]
+        if result.changelog:
+            lines.append(f"  changelog of {result.package} {result.shipped_in}:")
+            lines += [f"    {ln}" for ln in result.changelog]
+    lines.append(f"steps: {len(result.steps)} (log2 of {result.commits} = {max(1, result.commits.bit_length())}),"
+                 f" wall {result.wall_s:.0f} s")
+    return "\n".join(lines)
+
+
+def markdown(result: CommitBisect) -> str:
+    kind = "fix" if result.fixed else "first bad commit"
+    return (f"# {result.target}: the {kind} in {result.package} {result.good} -> {result.bad}\n\n"
+            f"{result.message}\n\n```text\n{render(result)}\n```\n")

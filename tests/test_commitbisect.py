@@ -1,0 +1,155 @@
+"""bisect --commits over a fake repository: N commits, one bad commit (at either end too), commits
+that cannot be built (skipped, a range when they surround the change), --fixed, and the answer's
+commit record (title, date, pull request, files, changelog). No jax: the steps are fakes."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from jaxcompat.env import commits as history
+from jaxcompat.model.vocab import BisectState
+from jaxcompat.operations import commitbisect
+from jaxcompat.operations.bisect import Target, observed_cell
+
+URL = "https://example.invalid/fake/pkg"
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a",
+           "GIT_COMMITTER_EMAIL": "a@x", "GIT_AUTHOR_DATE": "2024-09-01T00:00:00Z",
+           "GIT_COMMITTER_DATE": "2024-09-01T00:00:00Z", "PATH": "/usr/bin:/bin"}
+    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def make_repo(tmp: Path, states: list[str], pr_at: int | None = None) -> Path:
+    """Commits 0..len-1, each writing ``state.txt`` (ok, bad or broken); v1.0 tags commit 0 and
+    v2.0 the last; CHANGELOG.md names v2.0's pull request."""
+    repo = tmp / "origin"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    for i, state in enumerate(states):
+        (repo / "state.txt").write_text(state + "\n")
+        (repo / f"f{i}.py").write_text(f"# {i}\n")
+        if i == len(states) - 1:
+            (repo / "CHANGELOG.md").write_text("# Changelog\n\n## pkg 2.0\n\n* Changed f (#4242).\n* Other.\n\n"
+                                               "## pkg 1.0\n\n* First.\n")
+        _git(repo, "add", "-A")
+        title = f"change {i}" + (" (#4242)" if i == pr_at else "")
+        _git(repo, "commit", "-q", "-m", title)
+        if i == 0:
+            _git(repo, "tag", "v1.0")
+    _git(repo, "tag", "v2.0")
+    return repo
+
+
+@pytest.fixture
+def mirror_env(monkeypatch):
+    def point(repo: Path) -> None:
+        monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+        monkeypatch.setenv("GIT_CONFIG_KEY_0", f"url.{repo}.insteadOf")
+        monkeypatch.setenv("GIT_CONFIG_VALUE_0", URL)
+    return point
+
+
+def _fakes(repo_cache: Path):
+    """install: a commit whose state.txt says broken cannot be built; observe: the case fails with
+    the target's error where state.txt says bad."""
+    calls: list[str] = []
+
+    def install(sha: str):
+        state = history.show(URL, sha, "state.txt", repo_cache).strip()
+        calls.append(sha)
+        if state == "broken":
+            raise history.HistoryError("setup.py: build failed")
+        return [f"pkg @ file:///src/{sha}#{state}"], ""
+
+    def observe(reqs, step_id):
+        state = reqs[0].rsplit("#", 1)[1]
+        status, errors = ("failed", ["TypeError"]) if state == "bad" else ("passed", [])
+        return observed_cell({"id": step_id, "python": "3.11", "backend": "cpu", "status": "ok", "versions": {},
+                              "results": [{"case": "cases/test_x.py::test_y", "status": status,
+                                           "error_types": errors, "message": "boom" if errors else ""}]})
+    return install, observe, calls
+
+
+TARGET = Target("fake-rule", ("cases/test_x.py::test_y",), lambda r: r.status == "failed" and "boom" in r.message)
+
+
+def _run(tmp_path, mirror_env, states, fixed=False, pr_at=None):
+    repo = make_repo(tmp_path, states, pr_at)
+    mirror_env(repo)
+    state_dir = tmp_path / "state"
+    install, observe, calls = _fakes(state_dir / "cache")
+    result = commitbisect.bisect_commits(
+        None, TARGET, "pkg", good="1.0", bad="2.0", pins=[], python="3.11", state_dir=state_dir, repo=URL,
+        fixed=fixed, install=install, observe=observe, date="2024-09-02")
+    shas = _git(repo, "rev-list", "--reverse", "HEAD").split()
+    return result, shas, calls
+
+
+@pytest.mark.parametrize("first_bad", [1, 7, 19, 30])
+def test_the_first_bad_commit_anywhere_ends_included(tmp_path, mirror_env, first_bad):
+    n = 31
+    states = ["ok"] * first_bad + ["bad"] * (n - first_bad)
+    result, shas, calls = _run(tmp_path, mirror_env, states, pr_at=first_bad)
+    assert result.first is not None and result.first.sha == shas[first_bad], result.message
+    assert result.last_before == shas[first_bad - 1]
+    assert result.range == []
+    assert result.first.title == f"change {first_bad} (#4242)" and result.first.pull_request == "#4242"
+    assert f"f{first_bad}.py" in result.first.files
+    assert result.shipped_in == "2.0"
+    assert result.changelog == ["* Changed f (#4242)."]
+    assert len(calls) <= 2 + (n - 1).bit_length() + 1  # the two ends, then log2(n)
+    assert result.commits == n - 1
+
+
+def test_skipped_commits_are_stepped_over(tmp_path, mirror_env):
+    states = ["ok"] * 10 + ["broken", "broken"] + ["ok"] * 3 + ["bad"] * 16
+    result, shas, _ = _run(tmp_path, mirror_env, states)
+    assert result.first.sha == shas[15] and result.range == []
+    assert all(s.state == BisectState.UNKNOWN and "build failed" in s.detail
+               for s in result.steps if s.commit in shas[10:12])
+
+
+def test_skipped_commits_around_the_change_give_a_range(tmp_path, mirror_env):
+    states = ["ok"] * 8 + ["broken"] * 4 + ["bad"] * 8  # the change is somewhere in 8..12
+    result, shas, _ = _run(tmp_path, mirror_env, states)
+    assert result.range == shas[8:13]
+    assert result.first.sha == shas[12]
+    assert "one of 5 commits" in result.message
+
+
+def test_fixed_finds_where_the_failure_stops(tmp_path, mirror_env):
+    states = ["bad"] * 12 + ["ok"] * 9
+    result, shas, _ = _run(tmp_path, mirror_env, states, fixed=True)
+    assert result.first.sha == shas[12] and "stops" in result.message
+
+
+def test_ends_that_do_not_disagree_are_said(tmp_path, mirror_env):
+    result, _, _ = _run(tmp_path, mirror_env, ["ok"] * 6)
+    assert result.first is None and "do not disagree" in result.message
+
+
+def test_a_release_without_a_tag_says_the_fix(tmp_path, mirror_env):
+    repo = make_repo(tmp_path, ["ok", "bad"])
+    mirror_env(repo)
+    cache = tmp_path / "state" / "cache"
+    history.fetch(URL, cache)
+    with pytest.raises(history.HistoryError, match="no tag for pkg 3.0.*--repo"):
+        history.tag_of("pkg", "3.0", URL, cache)
+
+
+def test_jaxlib_for_a_commit(monkeypatch):
+    monkeypatch.setattr(history.releases, "versions", lambda dist, cache: ["0.4.30", "0.4.31", "0.4.33", "0.4.34"])
+    assert history.jaxlib_for("0.4.32", "0.4.31", Path("/nowhere")) == "0.4.31"  # 0.4.32 yanked: not listed
+    assert history.jaxlib_for("0.4.33", "0.4.31", Path("/nowhere")) == "0.4.33"
+    assert history.jaxlib_for("0.4.29", "0.4.28", Path("/nowhere")) == ""
+
+
+def test_transition_with_every_middle_commit_unknown():
+    states = [BisectState.ABSENT] + [BisectState.UNKNOWN] * 5 + [BisectState.PRESENT]
+    lo, hi, skipped = commitbisect.transition(len(states), lambda k: states[k], BisectState.PRESENT)
+    assert (lo, hi) == (0, 6) and skipped == [1, 2, 3, 4, 5]
