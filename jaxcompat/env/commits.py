@@ -38,6 +38,9 @@ _PR = (re.compile(r"Merge pull request #(\d+)"), re.compile(r"COPYBARA_INTEGRATE
        re.compile(r"\(#(\d+)\)\s*$", re.M), re.compile(r"\bPR #(\d+)"))
 
 
+_CITES = re.compile(r"https?://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+|PiperOrigin-RevId: \d+")
+
+
 class HistoryError(ValueError):
     """The history cannot be walked: no such repository, tag or commit (said with the fix)."""
 
@@ -49,6 +52,8 @@ class Commit:
     date: str = ""  # author date, ISO 8601
     pull_request: str = ""  # "#123" where the message names one
     files: list[str] = field(default_factory=list)
+    # what else the message cites: the issues it fixes, an internal review's id (PiperOrigin-RevId)
+    references: list[str] = field(default_factory=list)
 
 
 def repository(package: str, repo: str | None) -> str:
@@ -107,7 +112,8 @@ def describe(url: str, sha: str, cache_dir: Path, files: bool = True) -> Commit:
         parents = _git(url, cache_dir, "rev-list", "--parents", "-n", "1", "--end-of-options", sha).split()
         base = parents[1] if len(parents) > 1 else "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # the empty tree
         touched = [f for f in _git(url, cache_dir, "diff", "--name-only", base, sha, "--").splitlines() if f]
-    return Commit(sha=full or sha, title=title, date=date, pull_request=f"#{pr}" if pr else "", files=touched)
+    return Commit(sha=full or sha, title=title, date=date, pull_request=f"#{pr}" if pr else "", files=touched,
+                  references=[m.group(0) for m in _CITES.finditer(body)])
 
 
 def shipped_in(package: str, url: str, sha: str, cache_dir: Path) -> str:
@@ -147,7 +153,10 @@ def changelog_entry(package: str, version: str, url: str, cache_dir: Path, commi
         named = [ln for ln in section if re.search(rf"(?:#|/pull/){number}\b", ln)]
         if named:
             return named[:limit]
-    return section[:limit]
+    # else the lines naming one of the title's identifiers (weak_type, ShapeDtypeStruct, jax.foo)
+    words = {w for w in re.findall(r"[A-Za-z_][\w.]*", commit.title) if "_" in w or "." in w.strip(".")
+             or (w[:1].isupper() and any(c.isupper() for c in w[1:]))}
+    return [ln for ln in section if any(w in ln for w in words)][:limit]
 
 
 def _section(text: str, version: str) -> list[str]:

@@ -234,11 +234,14 @@ def render(result: CommitBisect) -> str:
     if result.first:
         c = result.first
         lines += [f"  commit {c.sha}", f"  date   {c.date}", f"  title  {c.title}",
-                  f"  pull request {c.pull_request or '(not named in the message)'}",
+                  f"  pull request {c.pull_request or '(none named in the message)'}"
+                  + (f"; cites {', '.join(c.references)}" if c.references else ""),
                   f"  files  {', '.join(c.files[:12])}" + (f" (+{len(c.files) - 12})" if len(c.files) > 12 else "")]
         if result.changelog:
             lines.append(f"  changelog of {result.package} {result.shipped_in}:")
             lines += [f"    {ln}" for ln in result.changelog]
+        elif result.shipped_in:
+            lines.append(f"  changelog of {result.package} {result.shipped_in}: no line names it")
     lines.append(f"steps: {len(result.steps)} (log2 of {result.commits} = {max(1, result.commits.bit_length())}),"
                  f" wall {result.wall_s:.0f} s")
     return "\n".join(lines)
