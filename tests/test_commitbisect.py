@@ -153,3 +153,46 @@ def test_transition_with_every_middle_commit_unknown():
     states = [BisectState.ABSENT] + [BisectState.UNKNOWN] * 5 + [BisectState.PRESENT]
     lo, hi, skipped = commitbisect.transition(len(states), lambda k: states[k], BisectState.PRESENT)
     assert (lo, hi) == (0, 6) and skipped == [1, 2, 3, 4, 5]
+
+
+# ------------------------------------------------------------------- crater --bisect
+
+
+def test_a_crater_report_carries_the_first_bad_commit_of_its_broken_group(tmp_path, mirror_env):
+    """A broken group no rule explains, bisected along the moved package's commits (a fake
+    repository, fake steps), and the commit in crater.json and beside the group on screen."""
+    from jaxcompat.model.dependents import Dependents
+    from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
+    from jaxcompat.operations import crater, craterbisect, usertests
+
+    states = ["ok"] * 9 + ["bad"] * 12
+    repo = make_repo(tmp_path, states, pr_at=9)
+    mirror_env(repo)
+    state_dir = tmp_path / "state"
+    install, observe, _ = _fakes(state_dir / "cache")
+    broken = usertests.UserTest("tests/test_x.py::test_y", "failed", "passed", UserTestStatus.BROKEN,
+                                message="TypeError: boom", traceback="dep/tests/test_x.py:3: in test_y")
+    results = [crater.DependentResult("dep", DependentVerdict.BROKEN, version="1.0", tests=[broken],
+                                      ran={"candidate": 1, "baseline": 1})]
+    plan = crater.Plan(("pkg==2.0",), ("pkg==1.0",))
+    assert craterbisect.moved(plan) is None  # pkg is not of the ecosystem: nothing to walk
+    plan = crater.Plan(("jax==2.0", "equinox==0.11.6"), ("jax==1.0", "equinox==0.11.6"))
+    assert craterbisect.moved(plan) == ("jax", "1.0", "2.0")
+
+    def bisector(matrix, target, package, **kw):  # the real walk, over the fake repository as "jax"
+        assert package == "jax" and kw["pins"] == ["equinox==0.11.6"]
+        return commitbisect.bisect_commits(None, TARGET, "pkg", good="1.0", bad="2.0", pins=[], python="3.11",
+                                           state_dir=state_dir, repo=URL, install=install, observe=observe,
+                                           date="2024-09-02")
+
+    out = tmp_path / "out"
+    found = craterbisect.run(out, results, plan, None, Dependents(()), state_dir, bisector=bisector,
+                             targeter=lambda g, *a: (TARGET, None, ["equinox==0.11.6"]))
+    shas = _git(repo, "rev-list", "--reverse", "HEAD").split()
+    [(key, rec)] = found.items()
+    assert rec["commit"] == shas[9] and rec["pull_request"] == "#4242"
+    text, code = crater.write(out, results, {"candidate": list(plan.candidate), "baseline": list(plan.baseline)},
+                              1.0, 1, plan)
+    data = __import__("json").loads((out / "crater.json").read_text())
+    assert data["groups"][0]["first_bad_commit"]["commit"] == shas[9]
+    assert f"first bad commit: pkg {shas[9][:12]}" in text and "#4242" in text and code == 1

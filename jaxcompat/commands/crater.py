@@ -46,6 +46,10 @@ def add_parser(sub) -> None:
     c.add_argument("--shard", type=options.shard, help="i/n: every n-th dependent by name from the i-th (CI jobs)")
     c.add_argument("--report-only", action="store_true",
                    help="merge the stored results of every shard into one report (runs nothing)")
+    c.add_argument("--bisect", nargs="?", const="unexplained", choices=("unexplained", "all"),
+                   help="trace each broken group no rule explains (all: every group) to the commit of the moved "
+                        "package that broke it (bisect --commits; the repository from a mirror through git's "
+                        "url.<mirror>.insteadOf where GitHub is out of reach)")
     c.set_defaults(func=run)
 
 
@@ -113,6 +117,8 @@ def run(args) -> int:
         interrupted = _run(crater, chosen, mine, plan, matrix, args, out_dir)
         names_all = {d.name for d in chosen}
         results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
+        if args.bisect and not interrupted:
+            _bisect(results, plan, matrix, dependents, args, out_dir)
         text, code = crater.write(out_dir, results, _plan_text(plan.key), time.perf_counter() - t0,
                                   int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen)
     print("\n" + text)
@@ -142,6 +148,15 @@ def _run(crater, chosen, deps, plan, matrix, args, out_dir: Path) -> bool:
         print("interrupted: the running dependent was stopped; the finished ones are kept", flush=True)
         return True
     return False
+
+
+def _bisect(results, plan, matrix, dependents, args, out_dir: Path) -> None:
+    """crater --bisect: each chosen broken group to its first bad commit (bisect.json)."""
+    from jaxcompat.operations import crater, craterbisect
+
+    shown = crater.boundary(plan, dependents.dependents, Path(args.state))
+    craterbisect.run(out_dir, results, plan, matrix, dependents, Path(args.state), mode=args.bisect,
+                     progress=lambda s: print(shown(s), flush=True))
 
 
 def _not_released(texts: list[str], cache: Path) -> str:

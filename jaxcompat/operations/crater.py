@@ -199,6 +199,11 @@ def _source(dep: Dependent, plan: Plan, state_dir: Path, version: str | None, re
     return root, target
 
 
+def source_of(dep: Dependent, plan: Plan, state_dir: Path, version: str | None):
+    """(root folder, test target) of a dependent's source as the crater takes it (``craterbisect``)."""
+    return _source(dep, plan, state_dir, version, DependentResult(dep.name, DependentVerdict.NO_SOURCE))
+
+
 def _no_tests(dep: Dependent, root: Path, target, version: str) -> str:
     """Why the source cannot be tested (nothing to install, a test path it lacks, no test module
     at all), or ""."""
@@ -470,12 +475,28 @@ class Group:
     api: str = ""  # jax's API history explains it (no rule does)
     draft: str = ""  # the id of the rule drafted for it (no rule, no API history)
     tests: dict[str, list[str]] = field(default_factory=dict)  # dependent -> its broken tests
+    bisect: dict = field(default_factory=dict)  # crater --bisect: the commit that broke it (craterbisect)
 
     def to_dict(self) -> dict:
         return {"signature": self.signature.key, "explained_by": self.explained_by, "fix": self.fix,
                 "upstream": self.upstream, "api": self.api, "draft": self.draft,
                 "dependents": sorted(self.tests), "tests": self.tests,
-                "count": sum(len(v) for v in self.tests.values())}
+                "count": sum(len(v) for v in self.tests.values()),
+                **({"first_bad_commit": self.bisect} if self.bisect else {})}
+
+    def bisect_line(self) -> str:
+        """The commit that broke it, as one line ("" when it was not bisected)."""
+        b = self.bisect
+        if not b:
+            return ""
+        if not b.get("commit"):
+            return b.get("message", "")
+        where = (f"one of {len(b['range'])} commits up to {b['commit'][:12]}" if b.get("range")
+                 else f"{b['commit'][:12]}")
+        return (f"first bad commit: {b['package']} {where} ({b['date'][:10]}) \"{b['title']}\""
+                + (f" {b['pull_request']}" if b.get("pull_request") else "")
+                + (f", shipped in {b['shipped_in']}" if b.get("shipped_in") else "")
+                + f" [{b['steps']} steps over {b['commits']} commits]")
 
 
 def signature_of(test: usertests.UserTest) -> Signature:
@@ -592,6 +613,8 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
             lines.append(f"      jax's API history: {g.api}")
         else:
             lines.append(f"      no rule explains it: drafted as {g.draft} (draft-rules.toml)")
+        if g.bisect_line():
+            lines.append(f"      {g.bisect_line()}")
         for dep, tests in sorted(g.tests.items()):
             lines.append(f"      {dep}: " + ", ".join(tests[:4]) + (f" … and {len(tests) - 4} more" if len(tests) > 4
                                                                     else ""))
@@ -658,6 +681,18 @@ def junit(results: list[DependentResult]) -> str:
     return junit_xml.render(junit_xml.Suite("crater", cases))
 
 
+BISECT_FILE = "bisect.json"  # crater --bisect's answers, by group signature (craterbisect)
+
+
+def _bisections(out_dir: Path) -> dict[str, dict]:
+    path = out_dir / BISECT_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s: float, shards: int,
           plan: Plan, deps=()) -> tuple[str, int]:
     """crater.json, crater.md, crater.html, crater.xml and draft-rules.toml, atomically; every
@@ -667,6 +702,9 @@ def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s
     results = [shown(r, scrub, plan) for r in results]
     plan_text = scrub.tree(plan_text)
     groups = group(results)
+    bisected = _bisections(out_dir)
+    for g in groups:
+        g.bisect = bisected.get(g.signature.key, {})
     rules = draft_rules(groups, plan, results)
     c = cost(results, shards, wall_s)
     text = scrub(verdict_text(results, groups, plan_text, c))
