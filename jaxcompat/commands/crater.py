@@ -8,7 +8,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from jaxcompat._util.exits import EXIT_CONFIG, EXIT_INTERRUPTED
+from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_INTERRUPTED
 from jaxcompat._util.layout import layout
 from jaxcompat._util.lock import run_lock
 from jaxcompat._util.redact import redact_text
@@ -114,6 +114,7 @@ def run(args) -> int:
     mine = crater.shard(chosen, args.shard)
     t0 = time.perf_counter()
     with run_lock(out_dir):
+        crater.store_plan(out_dir, plan, chosen, args.shard)
         interrupted = _run(crater, chosen, mine, plan, matrix, args, out_dir)
         names_all = {d.name for d in chosen}
         results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
@@ -184,27 +185,46 @@ def _plan_text(key: str) -> dict:
 
 
 def _report_only(out_dir: Path, dependents) -> int:
+    """Merge the shards' stored results against what they planned: a dependent planned and not
+    reported, or a result that does not read, is named and the merge exits 2 (never "breaks none")."""
     from jaxcompat.operations import crater
 
-    results = crater.stored(out_dir)
-    if not results:
-        print(f"error: no dependent's result under {out_dir / crater.RESULTS}: run the shards first "
+    results, unreadable = crater.read_stored(out_dir)
+    plans, bad_plans = crater.planned(out_dir)
+    unreadable += bad_plans
+    keys = sorted({r.plan for r in results} | set(plans))
+    if not keys:
+        print(f"error: no dependent's result and no plan under {out_dir / crater.RESULTS}: run the shards first "
               "(crater CANDIDATE --shard i/n), or download their artifacts there", file=sys.stderr)
         return EXIT_CONFIG
-    plans = sorted({r.plan for r in results})
-    if len(plans) > 1:
-        print(f"error: the stored results come from {len(plans)} different crater runs (candidates or baselines); "
-              f"remove the others from {out_dir / crater.RESULTS}: " + " | ".join(plans), file=sys.stderr)
+    if len(keys) > 1:
+        print(f"error: the stored results come from {len(keys)} different crater runs (candidates or baselines); "
+              f"remove the others from {out_dir / crater.RESULTS}: " + " | ".join(keys), file=sys.stderr)
         return EXIT_CONFIG
-    missing = [d.name for d in dependents.dependents if d.name not in {r.name for r in results}]
+    key = keys[0]
+    have = {r.name for r in results}
+    missing = sorted(plans.get(key, set()) - have)
+    results += [crater.missing_result(n, key) for n in missing]
     with run_lock(out_dir):
-        wall = sum(r.seconds for r in results)
-        said = _plan_text(plans[0])
+        said = _plan_text(key)
         plan = crater.Plan(tuple(said["candidate"]), tuple(said["baseline"]), as_of=said["as_of"] or None)
-        text, code = crater.write(out_dir, results, said, wall, SHARDS, plan, dependents.dependents)
+        text, code = crater.write(out_dir, results, said, sum(r.seconds for r in results), SHARDS, plan,
+                                  dependents.dependents)
     print(text)
+    return _merge_said(code, missing, unreadable, bool(plans), out_dir)
+
+
+def _merge_said(code: int, missing: list[str], unreadable: list[str], had_plan: bool, out_dir: Path) -> int:
     if missing:
-        print(f"(no stored result for {len(missing)} dependent(s) of the file, not selected or not run: "
-              f"{', '.join(missing)})")
+        print(f"✗ {len(missing)} planned dependent(s) have no stored result (a shard did not finish or its "
+              f"artifact is missing): {', '.join(missing)}")
+    if unreadable:
+        print(f"✗ {len(unreadable)} stored file(s) could not be read (corrupt or cut short): "
+              f"{', '.join(unreadable)}")
+    if not had_plan:
+        print("✗ no shard stored its plan: what was planned cannot be told, so the merge cannot say the "
+              "candidate breaks none (run the shards with this version of jax-compat)")
     print(f"\nreports: {out_dir / 'crater.json'}, crater.md, crater.html, crater.xml")
-    return code
+    if code == EXIT_FAILING:
+        return code
+    return EXIT_CONFIG if (missing or unreadable or not had_plan) else code

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import time
 import urllib.error
 import urllib.request
@@ -25,6 +26,24 @@ MAX_LIST_AGE_S = 24 * 3600  # listing releases (bisect) refetches a day-old cach
 
 class IndexError_(Exception):
     """The index could not tell us about a distribution."""
+
+
+# What the index client here, uv and pip say when the index or the network does not answer (as
+# opposed to a resolver that found no co-installable set): such a side is not judged, never capped.
+_UNREACHABLE = re.compile(
+    r"could not read https?://\S+ after \d+ attempts|Failed to fetch|error sending request|dns error|"
+    r"failed to lookup address|Name or service not known|Temporary failure in name resolution|"
+    r"Connection refused|Connection reset|connection closed|Network is unreachable|timed out|"
+    r"operation timed out|Max retries exceeded|ProxyError|tunnel connection failed|tcp connect error|"
+    r"Could not connect|No route to host|SSL(?:Error| error)|certificate verify failed|"
+    r"Could not fetch URL|HTTP status server error|50[234] (?:Bad Gateway|Service Unavailable|Gateway Timeout)",
+    re.I)
+
+
+def unreachable(text: str) -> bool:
+    """Whether a resolver's or the index client's message says the index (or the network) did not
+    answer, rather than that no co-installable set exists."""
+    return bool(_UNREACHABLE.search(text or ""))
 
 
 def _fetch(dist: str, attempts: int = 3) -> dict:

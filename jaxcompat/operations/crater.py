@@ -32,6 +32,7 @@ from jaxcompat._util.text import last_line, quiet
 from jaxcompat.env.resolution import AUTO
 from jaxcompat.knowledge import drafts
 from jaxcompat.knowledge.signature import Signature, frame, normalise
+from jaxcompat.model import verdicts
 from jaxcompat.model.dependents import Dependent, Dependents
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import Matrix
@@ -151,15 +152,16 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     except CandidateError as e:  # validated by the command already; kept for a caller that did not
         res.verdict, res.cause = DependentVerdict.CRASHED, str(e)
         return _done(res, t0)
-    needs = projects.runtime_requirements(root)
-    for side, cell in (("candidate", candidate), ("baseline", baseline)):
-        res.caps += [f"{side}: {dep.name} {res.version} requires {c}" for c in projects.caps(needs, cell.pins)]
-    if res.caps:
-        res.verdict, res.cause = DependentVerdict.CAPPED, "; ".join(res.caps)
-        return _done(res, t0)
     cell_c, cell_b = target.cell(candidate), target.cell(baseline)
     cell_c, cell_b, _ = usertests.same_python(cell_c, cell_b, target, cache)
     res.python = cell_c.python
+    needs = projects.runtime_requirements(root)
+    for side, cell in (("candidate", cell_c), ("baseline", cell_b)):  # markers read for the side's Python
+        res.caps += [f"{side}: {dep.name} {res.version} requires {c}"
+                     for c in projects.caps(needs, cell.pins, python=cell.python)]
+    if res.caps:
+        res.verdict, res.cause = DependentVerdict.CAPPED, "; ".join(res.caps)
+        return _done(res, t0)
     res.cells, res.only = {"candidate": cell_c.id, "baseline": cell_b.id}, list(dep.tests)
     res.env = redact_env(dict(target.env))
     cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress=progress,
@@ -170,14 +172,14 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     res.versions = {"candidate": _eco(cmp.candidate_versions), "baseline": _eco(cmp.baseline_versions)}
     for side, error in (("candidate", cmp.error), ("baseline", cmp.baseline_error)):
         if error and not error.startswith("pytest exited"):  # it could not be installed there
-            unresolvable = error.startswith("unresolvable")
-            res.verdict = DependentVerdict.CAPPED if unresolvable else DependentVerdict.INSTALL_ERROR
-            res.cause = f"{side}: {last_line(error)}"
-            if unresolvable:
-                res.caps = [f"{side}: the resolver: {last_line(error)}"]
+            _not_installed(res, side, error)
             return _done(res, t0)
     if cmp.unjudged:
         res.verdict, res.cause = DependentVerdict.NOT_RUN, cmp.unjudged
+    elif not res.ran.get("candidate"):  # it ran in the baseline, nothing ran in the candidate
+        res.verdict = DependentVerdict.NOT_RUN
+        res.cause = ("none of its tests ran in the candidate (" + (cmp.candidate_cause or last_line(cmp.error)
+                                                                    or "all skipped or not collected") + ")")
     elif res.broken():
         res.verdict = DependentVerdict.BROKEN
     else:
@@ -197,6 +199,21 @@ def _source(dep: Dependent, plan: Plan, state_dir: Path, version: str | None, re
     res.absent = projects.absent_files(dep, version, src)
     target = usertests.locate(str(root), list(dep.extras), list(dep.groups), list(dep.with_), env=dep.environment())
     return root, target
+
+
+def _not_installed(res: DependentResult, side: str, error: str) -> None:
+    """A side that could not be installed: the index or the network did not answer (never a cap),
+    the resolver found the dependent's own requirements exclude the side (a cap), or the install
+    failed."""
+    from jaxcompat.env.releases import unreachable
+
+    res.cause = f"{side}: {last_line(error)}"
+    if unreachable(error):
+        res.verdict = DependentVerdict.UNREACHABLE
+    elif error.startswith("unresolvable"):
+        res.verdict, res.caps = DependentVerdict.CAPPED, [f"{side}: the resolver: {last_line(error)}"]
+    else:
+        res.verdict = DependentVerdict.INSTALL_ERROR
 
 
 def source_of(dep: Dependent, plan: Plan, state_dir: Path, version: str | None):
@@ -452,13 +469,49 @@ def run(deps: list[Dependent], plan: Plan, matrix: Matrix, state_dir: Path, out_
 
 def stored(out_dir: Path) -> list[DependentResult]:
     """Every dependent's result under ``out_dir`` (what shards wrote), by name."""
-    found = []
+    return read_stored(out_dir)[0]
+
+
+def read_stored(out_dir: Path) -> tuple[list[DependentResult], list[str]]:
+    """(the results that read, the files under ``dependents/`` that do not: corrupt, cut short,
+    another schema)."""
+    found, unreadable = [], []
     for path in sorted((out_dir / RESULTS).glob("*.json")):
         try:
             found.append(DependentResult.from_dict(json.loads(path.read_text(encoding="utf-8"))))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            unreadable.append(path.name)
+    return found, unreadable
+
+
+PLANS = "plans"  # under dependents/: what each shard was asked to judge (travels with its results)
+
+
+def store_plan(out_dir: Path, plan: Plan, chosen: list[Dependent], shard: str | None) -> None:
+    """What this run (or shard) plans: the run's key and every dependent selected across shards, so
+    a merge knows what is missing."""
+    name = f"shard-{shard.replace('/', '-of-')}" if shard else "all"
+    write_text(out_dir / RESULTS / PLANS / f"{name}.json",
+               json.dumps({"plan": plan.key, "dependents": sorted(d.name for d in chosen)}, indent=1) + "\n")
+
+
+def planned(out_dir: Path) -> tuple[dict[str, set[str]], list[str]]:
+    """({run key: the dependents planned}, unreadable plan files) as the shards stored them."""
+    plans: dict[str, set[str]] = {}
+    unreadable = []
+    for path in sorted((out_dir / RESULTS / PLANS).glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            plans.setdefault(str(data["plan"]), set()).update(str(n) for n in data["dependents"])
         except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return found
+            unreadable.append(f"{PLANS}/{path.name}")
+    return plans, unreadable
+
+
+def missing_result(name: str, key: str) -> DependentResult:
+    """A dependent planned and never reported: not judged."""
+    return DependentResult(name, DependentVerdict.NOT_RUN, plan=key,
+                           cause="no result stored: its shard did not finish, or its artifact is missing")
 
 
 # ---------------------------------------------------------------- across dependents
@@ -546,15 +599,17 @@ def draft_rules(groups: list[Group], plan: Plan, results: list[DependentResult])
 # ---------------------------------------------------------------- the verdict
 
 
+def item(r: DependentResult) -> verdicts.Item:
+    """A dependent's result as the one invariant reads it."""
+    return verdicts.Item(r.name, broken=r.verdict == DependentVerdict.BROKEN, judged=r.verdict.judged,
+                         ran_candidate=r.ran.get("candidate", 0), why=f"{r.verdict}: {r.cause}")
+
+
 def exit_status(results: list[DependentResult]) -> int:
-    """1 when the candidate breaks a dependent; else 2 when the crater could not judge (a dependent
-    not judged for another cause than its own caps, or none judged at all); else 0."""
-    if any(r.verdict == DependentVerdict.BROKEN for r in results):
-        return 1
-    unjudged = [r for r in results if not r.verdict.judged and r.verdict != DependentVerdict.CAPPED]
-    if unjudged or not any(r.verdict.judged for r in results):
-        return 2
-    return 0
+    """1 when the candidate breaks a dependent; else 0 only when every dependent was judged on both
+    sides with tests run in the candidate; else 2 (``model/verdicts.decide``: capped, unreachable,
+    not run, missing — never "breaks none")."""
+    return verdicts.decide([item(r) for r in results]).code
 
 
 def cost(results: list[DependentResult], shards: int, wall_s: float) -> dict:
