@@ -90,6 +90,9 @@ def _read_toml(path: Path, fix_unreadable: str) -> object:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigError(path, "(file)", f"cannot read: {e.strerror or e}", fix_unreadable) from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(path, "(encoding)", f"not UTF-8 (byte {e.start}: {e.object[e.start:e.start + 1]!r})",
+                          "save it as UTF-8 (TOML files are UTF-8)") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

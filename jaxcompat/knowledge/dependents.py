@@ -18,6 +18,7 @@ names the file, the key and the fix (``ConfigError``), before anything is downlo
 
 from __future__ import annotations
 
+import math
 from pathlib import Path, PurePosixPath
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -150,7 +151,7 @@ def _git_source(path: Path, where: str, git: object, ref: object) -> DependentSo
 
 
 def _seconds(path: Path, key: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise ConfigError(path, key, f"expected a number of seconds > 0, got {value!r}",
                           f"write {key.split('.')[-1]} = 1800")
     return float(value)

@@ -289,7 +289,7 @@ def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progre
     proc.start()
     try:
         proc.join(dep.budget_s)
-    except KeyboardInterrupt:  # Ctrl-C (or SIGTERM): the child is in its own process group, stop it too
+    except BaseException:  # Ctrl-C, SIGTERM, a bug of ours: the child is in its own process group, stop it too
         _stop(proc)
         raise
     over = proc.is_alive()
