@@ -168,7 +168,13 @@ def _verdict(result, matrix) -> tuple[str, bool]:
 
 def _check_existing(args, matrix) -> int:
     """``check --env PATH``: the verdict for an environment that already exists (nothing installed)."""
-    from jaxcompat.run.existing import BadEnvironment, check_existing, environment_lines
+    from jaxcompat.run.existing import (
+        BadEnvironment,
+        check_existing,
+        environment_lines,
+        judged_any,
+        not_installed_lines,
+    )
 
     given = [
         x
@@ -192,8 +198,11 @@ def _check_existing(args, matrix) -> int:
             return EXIT_CONFIG
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
     text, safe = _verdict(result, matrix)
-    print("\n".join(environment_lines(result) + [text]))
+    print("\n".join(environment_lines(result) + [text] + not_installed_lines(result)))
     print(f"\nreport: {reports_dir / 'check.json'}")
+    if result.status == "ok" and not judged_any(result):
+        print("✗ nothing could be judged in this environment: every case was skipped", file=sys.stderr)
+        return EXIT_CONFIG
     return EXIT_OK if safe else EXIT_FAILING
 
 
