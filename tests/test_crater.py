@@ -366,7 +366,7 @@ def test_a_pin_the_index_has_no_release_of_is_refused_first(tmp_path, monkeypatc
     from jaxcompat.env import releases
 
     files = [{"upload_time_iso_8601": "2024-09-16T00:00:00Z", "yanked": False}]
-    monkeypatch.setattr(releases, "_fetch", lambda dist: {"releases": {"0.4.31": files, "0.4.33": files}})
+    monkeypatch.setattr(releases, "fetch_info", lambda dist: {"releases": {"0.4.31": files, "0.4.33": files}})
     tmp = _tree(tmp_path, DEPS)
     args = ["crater", "--matrix", str(tmp / "matrix.toml"), "--state", str(tmp / "state"),
             "--reports", str(tmp / "reports"), "--dependents", str(tmp / "dependents.toml")]

@@ -371,7 +371,7 @@ _USE = re.compile(
 
 
 @lru_cache(maxsize=None)
-def _ver(release: str) -> Version:
+def ver(release: str) -> Version:
     return Version(release)
 
 
@@ -547,10 +547,10 @@ class Timeline:
         return ok[-1]
 
     def _at(self, events: list[list[str]], release: str) -> tuple[str, str]:
-        v = _ver(release)
+        v = ver(release)
         cur = ("", "")
         for r, s in events:
-            if _ver(r) <= v:
+            if ver(r) <= v:
                 cur = (s, r)
             else:
                 break
@@ -566,7 +566,7 @@ class Timeline:
         via_parent = self.names.get(parent, {}).get(leaf, {})  # jax.lib's table may say why it went
         msg = via_parent.get("removed_msg", "") if state == GONE else rec.get("deprecated", ["", ""])[1]
         dep = rec.get("deprecated", [""])[0] or self._first(via_parent.get("events", []), DEPRECATED)
-        if state == PRESENT and rec.get("deprecated") and _ver(rec["deprecated"][0]) <= _ver(release):
+        if state == PRESENT and rec.get("deprecated") and ver(rec["deprecated"][0]) <= ver(release):
             state = DEPRECATED
         return State(state, since, deprecated_in=dep, removed_in=removed, message=msg,
                      replacement=replacement(msg) or via_parent.get("replacement", ""))
@@ -587,9 +587,9 @@ class Timeline:
     @staticmethod
     def _broken_since(events: list[list[str]], release: str) -> str:
         """The first release of the unbroken run of removed/gone states that ``release`` is in."""
-        v, start = _ver(release), ""
+        v, start = ver(release), ""
         for r, s in events:
-            if _ver(r) > v:
+            if ver(r) > v:
                 break
             start = (start or r) if s in (REMOVED, GONE) else ""
         return start
@@ -599,8 +599,8 @@ class Timeline:
         return next((r for r, s in events if s == state), "")
 
     def _first_after(self, events: list[list[str]], release: str, states: tuple[str, ...]) -> str:
-        v = _ver(release)
-        return next((r for r, s in events if _ver(r) > v and s in states), "")
+        v = ver(release)
+        return next((r for r, s in events if ver(r) > v and s in states), "")
 
     def signature(self, qual: str, release: str) -> Params | None:
         """The parameters of ``qual`` (``jax.numpy.array``, ``jax.Array.reshape``) at ``release``,

@@ -71,7 +71,7 @@ def _date(text: str) -> str:
 
 def run(args) -> int:
     from jaxcompat.env.candidate import CandidateError, parse_requirement, read_requirements
-    from jaxcompat.knowledge.config import _similar
+    from jaxcompat.knowledge.config import similar
     from jaxcompat.knowledge.dependents import load as load_dependents
     from jaxcompat.model.index import SourceError
     from jaxcompat.operations import crater
@@ -82,7 +82,7 @@ def run(args) -> int:
     unknown = [n for n in args.dependent if dependents.get(n) is None]
     if unknown:
         names = [d.name for d in dependents.dependents]
-        close = [k for k in names if _similar(unknown[0], k)]
+        close = [k for k in names if similar(unknown[0], k)]
         print(f"error: --dependent {unknown[0]}: not in {Path(args.dependents).name}"
               + (f"; did you mean {close[0]!r}?" if close else "") + f" (it has: {', '.join(names)})", file=sys.stderr)
         return EXIT_CONFIG

@@ -46,7 +46,7 @@ def unreachable(text: str) -> bool:
     return bool(_UNREACHABLE.search(text or ""))
 
 
-def _fetch(dist: str, attempts: int = 3) -> dict:
+def fetch_info(dist: str, attempts: int = 3) -> dict:
     url = f"{PYPI_JSON}/{dist}/json"
     last: Exception | None = None
     for attempt in range(attempts):
@@ -76,7 +76,7 @@ def release_info(dist: str, cache_dir: Path, need: str | None = None) -> dict[st
                 return data
         except ValueError:
             pass
-    raw = _fetch(dist)
+    raw = fetch_info(dist)
     data = {}
     for version, files in raw.get("releases", {}).items():
         if not files:

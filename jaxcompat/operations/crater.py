@@ -168,7 +168,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
                             jobs=min(2, os.cpu_count() or 1))
     res.environments = 2
     res.tests = list(cmp.tests)
-    res.ran, res.classes = dict(cmp.ran), usertests._counts(cmp.tests)
+    res.ran, res.classes = dict(cmp.ran), usertests.counts(cmp.tests)
     res.versions = {"candidate": _eco(cmp.candidate_versions), "baseline": _eco(cmp.baseline_versions)}
     for side, error in (("candidate", cmp.error), ("baseline", cmp.baseline_error)):
         if error and not error.startswith("pytest exited"):  # it could not be installed there

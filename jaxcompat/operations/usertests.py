@@ -318,9 +318,7 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
 
     scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok")
     try:
-        done, python_exe = cells.complete(cell, matrix, scratch, state_dir)
-        lock_text = cells.locked(done, python_exe, matrix, scratch, state_dir, cells.Options())
-        built = cells.install(done, python_exe, lock_text, matrix, scratch, state_dir, cells.Options())
+        done, built = cells.prepare(cell, matrix, scratch, state_dir)  # as the matrix and check.json do
     except cells.Stop:
         message = Scrubber({str(Path.home()): "~"}, envs_dir=state_dir / "envs")(f"{scratch.status}: {scratch.message}")
         return Observed(error=message, cause=message.strip().splitlines()[-1] if message.strip() else scratch.status)
@@ -492,7 +490,7 @@ def verdict(cmp: "Comparison", target: Target) -> str:
     ran = f"ran {cmp.ran['candidate']} in the candidate" + (f", {cmp.ran['baseline']} in the baseline"
                                                           if with_baseline else "")
     lines.append(f"Your tests ({target.describe()}; {ran}): "
-                 + (", ".join(f"{c} {n}" for c, n in _counts(tests).items()) if tests else "none ran"))
+                 + (", ".join(f"{c} {n}" for c, n in counts(tests).items()) if tests else "none ran"))
     if cmp.error:
         lines.append("  ✗ your tests could not run in the candidate: " + (cmp.candidate_cause or last_line(cmp.error)))
     for side, modules in cmp.uncollectable.items():
@@ -539,7 +537,7 @@ def _by_error(group: list[UserTest]) -> dict[tuple[str | None, str], list[UserTe
     return dict(sorted(out.items(), key=lambda kv: -len(kv[1])))
 
 
-def _counts(tests: list[UserTest]) -> dict[str, int]:
+def counts(tests: list[UserTest]) -> dict[str, int]:
     out: dict[str, int] = {}
     for t in tests:
         out[t.cls] = out.get(t.cls, 0) + 1
@@ -653,7 +651,7 @@ class Comparison:
         """What check.json says about the run as a whole (beside the per-test records)."""
         sides = ["candidate"] + (["baseline"] if self.with_baseline else [])
         causes = {"candidate": self.candidate_cause, "baseline": self.baseline_cause}
-        return {"judged": not self.unjudged, "unjudged": self.unjudged, "classes": _counts(self.tests),
+        return {"judged": not self.unjudged, "unjudged": self.unjudged, "classes": counts(self.tests),
                 "sides": {side: {"ran": self.ran.get(side, 0), "uncollectable": self.uncollectable.get(side, []),
                                  "cause": causes[side]} for side in sides}}
 
@@ -665,9 +663,7 @@ def build(cell: Cell, matrix: Matrix, state_dir: Path) -> None:
 
     scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok")
     try:
-        done, python_exe = cells.complete(cell, matrix, scratch, state_dir)
-        lock_text = cells.locked(done, python_exe, matrix, scratch, state_dir, cells.Options())
-        cells.install(done, python_exe, lock_text, matrix, scratch, state_dir, cells.Options())
+        cells.prepare(cell, matrix, scratch, state_dir)
     except cells.Stop:
         pass
 

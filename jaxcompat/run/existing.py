@@ -164,8 +164,8 @@ def _provide_pytest(found: Probe, harness: tuple[str, ...], dest: Path) -> str:
     """Install the harness (pytest) into ``dest`` for that interpreter. Returns uv's error, or ""."""
     argv = [uv_bin(), "pip", "install", "--quiet", "--target", str(dest), "--python", found.python,
             "--no-python-downloads", *harness]
-    proc = envs._run(argv)
-    return "" if proc.returncode == 0 else envs._clean(proc.stderr)
+    proc = envs.run_tool(argv)
+    return "" if proc.returncode == 0 else envs.clean_error(proc.stderr)
 
 
 def check_existing(path: str, matrix: Matrix, *, state_dir: Path, repeat: int = 1) -> CellResult:
