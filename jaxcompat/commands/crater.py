@@ -70,7 +70,7 @@ def _date(text: str) -> str:
 
 
 def run(args) -> int:
-    from jaxcompat.env.candidate import CandidateError, parse_requirement, read_requirements
+    from jaxcompat.env.candidate import CandidateError
     from jaxcompat.knowledge.config import similar
     from jaxcompat.knowledge.dependents import load as load_dependents
     from jaxcompat.model.index import SourceError
@@ -89,21 +89,7 @@ def run(args) -> int:
     if args.report_only:
         return _report_only(out_dir, dependents)
     try:
-        index = options.index_options(args)
-        reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
-        if not reqs:
-            raise CandidateError("no candidate given: e.g. crater jax==0.4.33 equinox==0.11.6 "
-                                 "--baseline jax==0.4.31 --baseline equinox==0.11.6")
-        names = [parse_requirement(r).name.lower() for r in reqs]
-        base = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)]) or names
-        for text in base:
-            parse_requirement(text)
-        sides = [("--baseline", base)] + ([("the candidate", reqs)] if index == NO_INDEX else [])
-        for side, texts in sides:  # a pin the index has no release of: said now, before any download
-            missing = _not_released(texts, Path(args.state) / "cache")
-            if missing:
-                raise CandidateError(f"{side} {missing} (fix: name a release, or give the index that holds "
-                                     "it: --pre --extra-index-url URL)")
+        index, reqs, base, names = _sides(args)
     except (CandidateError, SourceError, IndexError_) as e:
         print(f"error: {redact_text(str(e))}", file=sys.stderr)
         return EXIT_CONFIG
@@ -149,6 +135,29 @@ def _run(crater, chosen, deps, plan, matrix, args, out_dir: Path) -> bool:
         print("interrupted: the running dependent was stopped; the finished ones are kept", flush=True)
         return True
     return False
+
+
+def _sides(args):
+    """(index options, the candidate, the baseline, the candidate's names), validated before any
+    download (a pin the index has no release of is bad input)."""
+    from jaxcompat.env.candidate import CandidateError, parse_requirement, read_requirements
+
+    index = options.index_options(args)
+    reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
+    if not reqs:
+        raise CandidateError("no candidate given: e.g. crater jax==0.4.33 equinox==0.11.6 "
+                             "--baseline jax==0.4.31 --baseline equinox==0.11.6")
+    names = [parse_requirement(r).name.lower() for r in reqs]
+    base = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)]) or names
+    for text in base:
+        parse_requirement(text)
+    sides = [("--baseline", base)] + ([("the candidate", reqs)] if index == NO_INDEX else [])
+    for side, texts in sides:  # a pin the index has no release of: said now, before any download
+        missing = _not_released(texts, Path(args.state) / "cache")
+        if missing:
+            raise CandidateError(f"{side} {missing} (fix: name a release, or give the index that holds "
+                                 "it: --pre --extra-index-url URL)")
+    return index, reqs, base, names
 
 
 def _bisect(results, plan, matrix, dependents, args, out_dir: Path) -> None:
