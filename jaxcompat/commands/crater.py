@@ -22,7 +22,7 @@ SHARDS = 8  # the workflow's job matrix (.github/workflows/crater.yml); the cost
 
 
 def add_parser(sub) -> None:
-    c = sub.add_parser("crater", parents=[options.common(), options.indexes()],
+    c = sub.add_parser("crater", parents=[options.common(), options.indexes(), options.confirmation()],
                        help="before a release: the dependents' own test suites in a baseline and the candidate")
     c.add_argument("requirements", nargs="*", help="the candidate: PEP 508 requirements (jax==0.4.33, "
                                                    "'equinox @ git+https://…@main', a wheel)")
@@ -73,8 +73,10 @@ def run(args) -> int:
     from jaxcompat.env.candidate import CandidateError, parse_requirement, read_requirements
     from jaxcompat.knowledge.config import _similar
     from jaxcompat.knowledge.dependents import load as load_dependents
+    from jaxcompat.knowledge.flaky import FlakyFileError
     from jaxcompat.model.index import SourceError
     from jaxcompat.operations import crater
+    from jaxcompat.operations.confirm import ReportError
 
     matrix = options.load_matrix(args)
     dependents = load_dependents(args.dependents)  # a ConfigError: exit 2, before anything is downloaded
@@ -104,11 +106,12 @@ def run(args) -> int:
             if missing:
                 raise CandidateError(f"{side} {missing} (fix: name a release, or give the index that holds "
                                      "it: --pre --extra-index-url URL)")
-    except (CandidateError, SourceError, IndexError_) as e:
+        chosen = _confirmed(args, crater.select(dependents, set(names), args.dependent))
+    except (CandidateError, SourceError, IndexError_, FlakyFileError, ReportError) as e:
         print(f"error: {redact_text(str(e))}", file=sys.stderr)
         return EXIT_CONFIG
-    plan = crater.Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of)
-    chosen = crater.select(dependents, set(names), args.dependent)
+    plan = crater.Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of,
+                       reruns=args.reruns, aa=args.aa, flaky_file=args.flaky_file or "")
     if args.budget:
         chosen = [replace(d, budget_s=float(args.budget)) for d in chosen]
     mine = crater.shard(chosen, args.shard)
@@ -120,6 +123,10 @@ def run(args) -> int:
         results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
         if args.bisect and not interrupted:
             _bisect(results, plan, matrix, dependents, args, out_dir)
+        if args.aa:
+            print(f"learned (--aa): {crater.learn(results, plan, Path(args.state))} test(s) flip by themselves "
+                  "in the baselines, kept for later runs (" + ("--flaky-file" if args.flaky_file else
+                                                               "flaky.json in the state folder") + ")")
         text, code = crater.write(out_dir, results, _plan_text(plan.key), time.perf_counter() - t0,
                                   int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen)
     print("\n" + text)
@@ -132,6 +139,23 @@ def run(args) -> int:
               "the result cache where nothing moves)")
         return EXIT_INTERRUPTED
     return code
+
+
+def _confirmed(args, chosen: list) -> list:
+    """The dependents to run: with --rerun-failures REPORT, only those that broke in it, each with
+    only its tests that broke; the flaky file readable (both checked before anything is downloaded)."""
+    from jaxcompat.knowledge import flaky
+    from jaxcompat.operations import confirm
+
+    flaky.load(args.flaky_file, Path(args.state), learning=args.aa)
+    if not args.rerun_failures:
+        return chosen
+    broke = confirm.failures_of(args.rerun_failures)
+    out = [replace(d, tests=tuple(broke[d.name])) for d in chosen if d.name in broke]
+    if not out:
+        raise confirm.ReportError(f"--rerun-failures {args.rerun_failures}: none of the chosen dependents broke in "
+                                  f"it (it names: {', '.join(sorted(broke))})")
+    return out
 
 
 def _run(crater, chosen, deps, plan, matrix, args, out_dir: Path) -> bool:
