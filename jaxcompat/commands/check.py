@@ -79,13 +79,7 @@ def run(args) -> int:
         reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
         cell = candidate_cell(reqs, python=args.python or AUTO, index=index)
         base_reqs = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)])
-        if base_reqs and not args.tests:
-            raise CandidateError("--baseline compares your own tests: give --tests PATH too")
-        if (args.extra or args.group or args.with_) and not args.tests:
-            raise CandidateError("--extra, --group and --with choose your tests' dependencies: give --tests PATH too")
-        if _confirming(args) and not args.tests:
-            raise CandidateError("--reruns, --aa, --flaky-file and --rerun-failures confirm breaks of your tests: "
-                                 "give --tests PATH too")
+        _needs_tests(args, base_reqs)
         if args.tests:
             target = usertests.locate(args.tests, args.extra, args.group, args.with_)
             target, confirm = _confirmation(args, target, bool(base_reqs))
@@ -127,9 +121,19 @@ def run(args) -> int:
     return EXIT_OK if safe else EXIT_FAILING
 
 
-def _confirming(args) -> bool:
-    """Whether an option of confirmation was given (they need --tests)."""
-    return bool(args.aa or args.flaky_file or args.rerun_failures or args.reruns != 1)
+def _needs_tests(args, base_reqs: list[str]) -> None:
+    """The options that are about the user's tests, refused without --tests (CandidateError)."""
+    from jaxcompat.env.candidate import CandidateError
+
+    if args.tests:
+        return
+    if base_reqs:
+        raise CandidateError("--baseline compares your own tests: give --tests PATH too")
+    if args.extra or args.group or args.with_:
+        raise CandidateError("--extra, --group and --with choose your tests' dependencies: give --tests PATH too")
+    if args.aa or args.flaky_file or args.rerun_failures or args.reruns != 1:
+        raise CandidateError("--reruns, --aa, --flaky-file and --rerun-failures confirm breaks of your tests: "
+                             "give --tests PATH too")
 
 
 def _confirmation(args, target, with_baseline: bool):

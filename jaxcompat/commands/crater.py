@@ -70,7 +70,7 @@ def _date(text: str) -> str:
 
 
 def run(args) -> int:
-    from jaxcompat.env.candidate import CandidateError, parse_requirement, read_requirements
+    from jaxcompat.env.candidate import CandidateError, read_requirements
     from jaxcompat.knowledge.config import _similar
     from jaxcompat.knowledge.dependents import load as load_dependents
     from jaxcompat.knowledge.flaky import FlakyFileError
@@ -96,16 +96,7 @@ def run(args) -> int:
         if not reqs:
             raise CandidateError("no candidate given: e.g. crater jax==0.4.33 equinox==0.11.6 "
                                  "--baseline jax==0.4.31 --baseline equinox==0.11.6")
-        names = [parse_requirement(r).name.lower() for r in reqs]
-        base = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)]) or names
-        for text in base:
-            parse_requirement(text)
-        sides = [("--baseline", base)] + ([("the candidate", reqs)] if index == NO_INDEX else [])
-        for side, texts in sides:  # a pin the index has no release of: said now, before any download
-            missing = _not_released(texts, Path(args.state) / "cache")
-            if missing:
-                raise CandidateError(f"{side} {missing} (fix: name a release, or give the index that holds "
-                                     "it: --pre --extra-index-url URL)")
+        names, base = _sides(args, reqs, index)
         chosen = _confirmed(args, crater.select(dependents, set(names), args.dependent))
     except (CandidateError, SourceError, IndexError_, FlakyFileError, ReportError) as e:
         print(f"error: {redact_text(str(e))}", file=sys.stderr)
@@ -121,12 +112,7 @@ def run(args) -> int:
         interrupted = _run(crater, chosen, mine, plan, matrix, args, out_dir)
         names_all = {d.name for d in chosen}
         results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
-        if args.bisect and not interrupted:
-            _bisect(results, plan, matrix, dependents, args, out_dir)
-        if args.aa:
-            print(f"learned (--aa): {crater.learn(results, plan, Path(args.state))} test(s) flip by themselves "
-                  "in the baselines, kept for later runs (" + ("--flaky-file" if args.flaky_file else
-                                                               "flaky.json in the state folder") + ")")
+        _afterwards(results, plan, matrix, dependents, args, out_dir, interrupted)
         text, code = crater.write(out_dir, results, _plan_text(plan.key), time.perf_counter() - t0,
                                   int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen)
     print("\n" + text)
@@ -139,6 +125,36 @@ def run(args) -> int:
               "the result cache where nothing moves)")
         return EXIT_INTERRUPTED
     return code
+
+
+def _sides(args, reqs: list[str], index) -> tuple[list[str], list[str]]:
+    """The names the candidate moves and the baseline (default: those names at their newest
+    release); a pin the index has no release of is said now, before any download."""
+    from jaxcompat.env.candidate import CandidateError, parse_requirement, read_requirements
+
+    names = [parse_requirement(r).name.lower() for r in reqs]
+    base = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)]) or names
+    for text in base:
+        parse_requirement(text)
+    sides = [("--baseline", base)] + ([("the candidate", reqs)] if index == NO_INDEX else [])
+    for side, texts in sides:
+        missing = _not_released(texts, Path(args.state) / "cache")
+        if missing:
+            raise CandidateError(f"{side} {missing} (fix: name a release, or give the index that holds "
+                                 "it: --pre --extra-index-url URL)")
+    return names, base
+
+
+def _afterwards(results, plan, matrix, dependents, args, out_dir: Path, interrupted: bool) -> None:
+    """--bisect (each broken group to its commit) and --aa (what flipped by itself, kept)."""
+    from jaxcompat.operations import crater
+
+    if args.bisect and not interrupted:
+        _bisect(results, plan, matrix, dependents, args, out_dir)
+    if args.aa:
+        where = "--flaky-file" if args.flaky_file else "flaky.json in the state folder"
+        print(f"learned (--aa): {crater.learn(results, plan, Path(args.state))} test(s) flip by themselves in the "
+              f"baselines, kept in {where} for later runs")
 
 
 def _confirmed(args, chosen: list) -> list:

@@ -40,6 +40,8 @@ class Flaky:
                      for t, r in sorted(tests.items()))
 
     def learn(self, project: str, flipped: dict[str, str], day: str | None = None) -> None:
+        if not flipped:
+            return
         day = day or datetime.date.today().isoformat()
         tests = self.projects.setdefault(project, {})
         for test, seen in flipped.items():

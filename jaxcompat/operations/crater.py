@@ -250,7 +250,7 @@ def _no_tests(dep: Dependent, root: Path, target, version: str) -> str:
     at all), or ""."""
     if not target.project:
         return f"{dep.name} {version}: its source has no pyproject.toml or setup.py to install"
-    missing = [p for p in dep.tests if not (root / p).exists()]
+    missing = [p for p in dep.tests if not (root / p.split("::", 1)[0]).exists()]  # a path, or a test's node id
     if missing or not any(root.rglob("test_*.py")) and not any(root.rglob("*_test.py")):
         return (f"{dep.name} {version}: " + (f"no {', '.join(missing)} in its source" if missing
                                              else "its source holds no test_*.py"))
