@@ -276,3 +276,18 @@ _DEPENDENT = {
     DependentVerdict.UNREACHABLE: "the package index or the network did not answer on a side: not judged, "
                                   "never a cap",
 }
+
+
+class FlakyOrigin(Word):
+    """How a test came to be called ``flaky`` (never blamed on the upgrade)."""
+
+    RERUN = "flipped-on-rerun"  # run again on a side (--reruns N), its outcome changed
+    AA = "flipped-in-aa"  # the baseline run twice (--aa), its outcome changed by itself
+    KNOWN = "flaky-known"  # an earlier --aa learned it flips (the flaky file), and it failed on one side now
+
+
+class SuiteHealth(Word):
+    """Whether a suite's baseline says much: one that mostly fails before the upgrade is judged on the rest."""
+
+    HEALTHY = "healthy"
+    UNHEALTHY = "unhealthy"  # more than half of the tests that ran in the baseline fail on both sides

@@ -30,14 +30,17 @@ from jaxcompat._util.atomic import write_text
 from jaxcompat._util.redact import env_secrets, redact_env, redact_text, url_secrets
 from jaxcompat._util.text import last_line, quiet
 from jaxcompat.env.resolution import AUTO
-from jaxcompat.knowledge import drafts
+from jaxcompat.knowledge import drafts, flaky
 from jaxcompat.knowledge.signature import Signature, frame, normalise
 from jaxcompat.model import verdicts
 from jaxcompat.model.dependents import Dependent, Dependents
+from jaxcompat.model.health import Health
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
-from jaxcompat.operations import usertests
+from jaxcompat.model.warnings import NewWarning
+from jaxcompat.operations import confirm, newwarnings, usertests
+from jaxcompat.report import warnings as shown_warnings
 
 RESULTS = "dependents"  # the folder (under the crater's reports) of one JSON per dependent
 
@@ -52,6 +55,9 @@ class Plan:
     index: IndexOptions = NO_INDEX
     python: str = AUTO
     as_of: str | None = None
+    reruns: int = 1  # what broke is run this many more times on both sides before blame
+    aa: bool = False  # the baseline run twice: the tests that flip by themselves are learned
+    flaky_file: str = ""  # where learned flakiness is kept ("": <state>/flaky.json)
 
     @property
     def key(self) -> str:
@@ -83,6 +89,8 @@ class DependentResult:
     only: list[str] = field(default_factory=list)  # the tests run (paths in the project; [] = its configuration)
     env: dict[str, str] = field(default_factory=dict)  # the environment variables its tests ran with
     cached: bool = False  # read from the result cache in this run (its seconds are the run that judged it)
+    health: Health | None = None  # its baseline mostly failing: flagged, judged on the rest
+    learned: dict[str, str] = field(default_factory=dict)  # --aa: its tests that flipped by themselves
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -94,6 +102,7 @@ class DependentResult:
         d = dict(d)
         d["verdict"] = DependentVerdict.parse(d["verdict"], "verdict")
         d["tests"] = [usertests.UserTest.from_dict(t) for t in d.get("tests", [])]
+        d["health"] = Health.from_dict(d["health"]) if d.get("health") else None
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
 
@@ -165,9 +174,9 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     res.cells, res.only = {"candidate": cell_c.id, "baseline": cell_b.id}, list(dep.tests)
     res.env = redact_env(dict(target.env))
     cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress=progress,
-                            jobs=min(2, os.cpu_count() or 1))
+                            jobs=min(2, os.cpu_count() or 1), confirm=_confirm(dep, plan, state_dir))
     res.environments = 2
-    res.tests = list(cmp.tests)
+    res.tests, res.learned, res.health = list(cmp.tests), dict(cmp.learned), confirm.health(cmp.tests)
     res.ran, res.classes = dict(cmp.ran), usertests.counts(cmp.tests)
     res.versions = {"candidate": _eco(cmp.candidate_versions), "baseline": _eco(cmp.baseline_versions)}
     for side, error in (("candidate", cmp.error), ("baseline", cmp.baseline_error)):
@@ -185,6 +194,21 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     else:
         res.verdict = DependentVerdict.SAFE
     return _done(res, t0)
+
+
+def _confirm(dep: Dependent, plan: Plan, state_dir: Path) -> usertests.Confirm:
+    """How its breaks are confirmed: the plan's re-runs and --aa, and what is known of its flaky tests."""
+    known = flaky.load(plan.flaky_file or None, state_dir, learning=plan.aa).known(dep.name)
+    return usertests.Confirm(reruns=plan.reruns, aa=plan.aa, known=known)
+
+
+def learn(results: list[DependentResult], plan: Plan, state_dir: Path) -> int:
+    """--aa: every dependent's tests that flipped by themselves, kept in the flaky file; how many."""
+    store = flaky.load(plan.flaky_file or None, state_dir, learning=True)
+    for r in results:
+        store.learn(r.name, r.learned)
+    store.save()
+    return sum(len(r.learned) for r in results)
 
 
 def _source(dep: Dependent, plan: Plan, state_dir: Path, version: str | None, res: DependentResult):
@@ -226,7 +250,7 @@ def _no_tests(dep: Dependent, root: Path, target, version: str) -> str:
     at all), or ""."""
     if not target.project:
         return f"{dep.name} {version}: its source has no pyproject.toml or setup.py to install"
-    missing = [p for p in dep.tests if not (root / p).exists()]
+    missing = [p for p in dep.tests if not (root / p.split("::", 1)[0]).exists()]  # a path, or a test's node id
     if missing or not any(root.rglob("test_*.py")) and not any(root.rglob("*_test.py")):
         return (f"{dep.name} {version}: " + (f"no {', '.join(missing)} in its source" if missing
                                              else "its source holds no test_*.py"))
@@ -362,7 +386,8 @@ def result_path(out_dir: Path, name: str) -> Path:
     return out_dir / RESULTS / f"{name}.json"
 
 
-def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "") -> str | None:
+def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "",
+              state_dir: Path | None = None) -> str | None:
     """Where a judged result may be re-used from: only when nothing in it moves (every requirement
     of both sides an exact release, no other index, the dependent resolved to ``version``: a
     release, or a git source's commit); the key holds the plan, the Python asked for, the
@@ -371,14 +396,16 @@ def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "") -> 
 
     from packaging.requirements import Requirement
 
-    if plan.index or not version:
+    if plan.index or not version or plan.aa:  # --aa learns: it runs
         return None
     for text in plan.candidate + plan.baseline:
         req = Requirement(text)
         if req.url or len(req.specifier) != 1 or next(iter(req.specifier)).operator != "==":
             return None
     rules = matrix.path.read_bytes() if matrix.path.is_file() else b""
-    return hashlib.sha256(f"{plan.key}|{plan.python}|{dep!r}|{version}".encode() + rules).hexdigest()[:20]
+    known = _confirm(dep, plan, Path(state_dir)).known if state_dir is not None else ()
+    said = f"{plan.key}|{plan.python}|{dep!r}|{version}|{plan.reruns}|{known!r}"
+    return hashlib.sha256(said.encode() + rules).hexdigest()[:20]
 
 
 def boundary(plan: Plan, deps, state_dir: Path | None = None):
@@ -419,7 +446,7 @@ def _one(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress, 
     version, missing = _resolved(dep, plan, state_dir)
     if missing is not None:
         return missing
-    key = cache_key(dep, plan, matrix, version)
+    key = cache_key(dep, plan, matrix, version, state_dir)
     cached = state_dir / "crater" / "cache" / f"{dep.name}-{key}.json" if key else None
     if use_cache and cached is not None and cached.is_file():
         try:
@@ -636,17 +663,21 @@ def cost_line(c: dict) -> str:
 # ---------------------------------------------------------------- reports
 
 
-def summary(results: list[DependentResult], plan_text: dict, groups: list[Group], cost_: dict) -> dict:
+def summary(results: list[DependentResult], plan_text: dict, groups: list[Group], cost_: dict,
+            warned: list[NewWarning] = ()) -> dict:
     counts: dict[str, int] = {}
     for r in results:
         counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
     return {"kind": "crater", **plan_text, "verdicts": counts, "exit": exit_status(results),
+            "new_warnings": [w.to_dict() for w in warned],
             "dependents": [r.to_dict() for r in sorted(results, key=lambda r: r.name)],
             "groups": [g.to_dict() for g in groups], "cost": cost_}
 
 
-def verdict_text(results: list[DependentResult], groups: list[Group], plan_text: dict, cost_: dict) -> str:
-    """One screen: what the candidate breaks and why, then every dependent's line."""
+def verdict_text(results: list[DependentResult], groups: list[Group], plan_text: dict, cost_: dict,
+                 warned: list[NewWarning] = ()) -> str:
+    """One screen: what the candidate breaks and why (a candidate that breaks nothing: what it
+    announces, its new warnings, first), then every dependent's line."""
     lines = [f"crater: {' '.join(plan_text['candidate'])} against {' '.join(plan_text['baseline'])}"
              + (f" (dependents as of {plan_text['as_of']})" if plan_text.get("as_of") else "")]
     broken = [r for r in results if r.verdict == DependentVerdict.BROKEN]
@@ -658,6 +689,7 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
         lines.append("✗ the crater could not judge the candidate on every dependent (see below)")
     else:
         lines.append(f"✓ the candidate breaks none of the {len(results)} dependents' tests")
+    lines += shown_warnings.lines(list(warned))
     for g in groups:
         n = sum(len(v) for v in g.tests.values())
         lines.append(f"  {n} broken test(s) in {len(g.tests)} dependent(s): {g.signature.key}")
@@ -677,13 +709,14 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
     for r in sorted(results, key=lambda r: r.name):
         ran = "; ".join(x for x in (f"ran {r.ran.get('baseline', 0)} before, {r.ran.get('candidate', 0)} after",
                                     ", ".join(f"{c} {n}" for c, n in r.classes.items())) if x) if r.ran else ""
-        lines.append(f"  {r.verdict:<13} {r.name} {r.version}  " + "; ".join(x for x in (ran, r.cause) if x))
+        lines.append(f"  {r.verdict:<13} {r.name} {r.version}  "
+                     + "; ".join(x for x in (ran, r.cause, shown_warnings.health_line(r.health)) if x))
     lines.append("")
     lines.append(cost_line(cost_))
     return "\n".join(lines)
 
 
-def markdown(text: str, results: list[DependentResult]) -> str:
+def markdown(text: str, results: list[DependentResult], warned: list[NewWarning] = ()) -> str:
     rows = ["| dependent | version | verdict | ran before | ran after | broken | fixed | fails-both | flaky | cause |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(results, key=lambda r: r.name):
@@ -691,13 +724,14 @@ def markdown(text: str, results: list[DependentResult]) -> str:
         rows.append(f"| {r.name} | {r.version} | {r.verdict} | {r.ran.get('baseline', '—')} | "
                     f"{r.ran.get('candidate', '—')} | {c.get('broken', 0)} | {c.get('fixed', 0)} | "
                     f"{c.get('fails-both', 0)} | {c.get('flaky', 0)} | {r.cause.replace('|', '/')[:300]} |")
-    return "# jax-compat crater\n\n```\n" + text + "\n```\n\n" + "\n".join(rows) + "\n"
+    return ("# jax-compat crater\n\n```\n" + text + "\n```\n\n" + "\n".join(rows) + "\n"
+            + ("\n" + shown_warnings.markdown(list(warned)) if warned else ""))
 
 
-def html(text: str, results: list[DependentResult]) -> str:
+def html(text: str, results: list[DependentResult], warned: list[NewWarning] = ()) -> str:
     from jaxcompat.report.html import esc, page
 
-    body = [f"<h1>jax-compat crater</h1><pre>{esc(text)}</pre>"]
+    body = [f"<h1>jax-compat crater</h1><pre>{esc(text)}</pre>", shown_warnings.html(list(warned))]
     for r in sorted(results, key=lambda r: r.name):
         failing = [t for t in r.tests if usertests.TEST_CLASSES[t.cls].failed or t.cls == UserTestStatus.FLAKY]
         rows = "".join(
@@ -762,10 +796,12 @@ def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s
         g.bisect = bisected.get(g.signature.key, {})
     rules = draft_rules(groups, plan, results)
     c = cost(results, shards, wall_s)
-    text = scrub(verdict_text(results, groups, plan_text, c))
-    write_text(out_dir / "crater.json", scrub(json.dumps(summary(results, plan_text, groups, c), indent=1)) + "\n")
-    write_text(out_dir / "crater.md", scrub(markdown(text, results)))
-    write_text(out_dir / "crater.html", scrub(html(text, results)))
+    warned = newwarnings.groups({r.name: r.tests for r in results if r.verdict.judged})
+    text = scrub(verdict_text(results, groups, plan_text, c, warned))
+    write_text(out_dir / "crater.json",
+               scrub(json.dumps(summary(results, plan_text, groups, c, warned), indent=1)) + "\n")
+    write_text(out_dir / "crater.md", scrub(markdown(text, results, warned)))
+    write_text(out_dir / "crater.html", scrub(html(text, results, warned)))
     write_text(out_dir / "crater.xml", scrub(junit(results)))
     if rules:
         write_text(out_dir / "draft-rules.toml", scrub(drafts.render(rules)))
