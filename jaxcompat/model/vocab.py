@@ -172,6 +172,13 @@ class TestStatus(Word):
     CRASH = "crash"
 
 
+class Expectation(Word):
+    """What the rules predict for a case: a known failure applies (``fail``) or none does."""
+
+    PASS = "pass"
+    FAIL = "fail"
+
+
 class Phase(Word):
     """Where in pytest's protocol a test failed: its module's collection, its fixtures' setup,
     the test itself, or the teardown."""
@@ -229,6 +236,20 @@ class UserTestStatus(Word):
     FIXED = "fixed"
     PASS = "pass"
     SKIPPED = "skipped"
+
+
+class UserTestSide(Word):
+    """What one of the user's own tests did in one environment (``check --tests``)."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    ERROR = "error"  # timed out, crashed, or failed outside the test itself (collect, setup, teardown)
+    ABSENT = "absent"  # not collected there (its module could not be imported)
+
+    @property
+    def fails(self) -> bool:
+        return self in (UserTestSide.FAILED, UserTestSide.ERROR)
 
 
 class BindProblem(Word):

@@ -760,11 +760,11 @@ def junit(results: list[DependentResult]) -> str:
             cls, name = junit_xml.case_of(t.test)
             case = junit_xml.Case(f"{r.name}.{cls}", name)
             kind = usertests.TEST_CLASSES[t.cls].junit
-            if kind == "failure":
+            if kind == junit_xml.Kind.FAILURE:
                 case.kind, case.type = junit_xml.Kind.FAILURE, str(t.cls)
                 case.message = t.cls + (f": explained by {t.explained_by}" if t.explained_by else "")
                 case.text = f"{t.shown}\n{t.traceback}"
-            elif kind == "skipped":
+            elif kind == junit_xml.Kind.SKIPPED:
                 case.kind = junit_xml.Kind.SKIPPED
             cases.append(case)
     return junit_xml.render(junit_xml.Suite("crater", cases))

@@ -29,7 +29,7 @@ from jaxcompat.knowledge.rules import applies
 from jaxcompat.knowledge.warnings import RAN
 from jaxcompat.knowledge.warnings import new as new_warnings
 from jaxcompat.model.matrix import ANY, Cell, Matrix
-from jaxcompat.model.vocab import FlakyOrigin, Phase, UserTestStatus
+from jaxcompat.model.vocab import CellStatus, FlakyOrigin, Phase, TestStatus, UserTestSide, UserTestStatus
 from jaxcompat.model.warnings import TestWarning
 from jaxcompat.report import junit as junit_xml
 from jaxcompat.report.scrub import Scrubber
@@ -45,7 +45,7 @@ class UserTestClass(NamedTuple):
     failed: bool  # it failed in the candidate: explained by a rule, or shown with its traceback
     rerun: bool  # run once more in both environments before blaming (or crediting) the upgrade
     fails_check: tuple[bool, ...] = ()  # fails the check with a baseline (True) / without one (False)
-    junit: str = ""  # "failure" or "skipped" in check-tests.xml
+    junit: junit_xml.Kind | None = None  # how it ends in check-tests.xml (None: passed)
 
 
 # In the verdict's order.
@@ -56,7 +56,7 @@ TEST_CLASSES = {
         True,
         True,
         (True,),
-        "failure",
+        junit_xml.Kind.FAILURE,
     ),
     UserTestStatus.FAILS: UserTestClass(
         "fails, with no passing run before to compare",
@@ -64,7 +64,7 @@ TEST_CLASSES = {
         True,
         True,
         (False,),
-        "failure",
+        junit_xml.Kind.FAILURE,
     ),
     UserTestStatus.FAILS_BOTH: UserTestClass(
         "failed before and after: not the upgrade's doing",
@@ -72,7 +72,7 @@ TEST_CLASSES = {
         True,
         False,
         (),
-        "failure",
+        junit_xml.Kind.FAILURE,
     ),
     UserTestStatus.FLAKY: UserTestClass(
         "its outcome changed when run again (never blamed on the upgrade)",
@@ -80,11 +80,11 @@ TEST_CLASSES = {
         False,
         False,
         (),
-        "failure",
+        junit_xml.Kind.FAILURE,
     ),
     UserTestStatus.FIXED: UserTestClass("failed before, passes after", "✓ fixed by the upgrade", False, True),
     UserTestStatus.PASS: UserTestClass("passes (before too, if it ran)", "", False, False),
-    UserTestStatus.SKIPPED: UserTestClass("skipped in the candidate", "", False, False, (), "skipped"),
+    UserTestStatus.SKIPPED: UserTestClass("skipped in the candidate", "", False, False, (), junit_xml.Kind.SKIPPED),
 }
 
 
@@ -245,7 +245,7 @@ class Observed:
     def ran(self) -> int:
         """Tests that started (passed, failed, crashed or hung): skips and modules that could not
         be collected are not runs."""
-        return sum(1 for r in self.results.values() if r.status != "skipped" and not _collect_error(r))
+        return sum(1 for r in self.results.values() if r.status != TestStatus.SKIPPED and not _collect_error(r))
 
     @property
     def uncollectable(self) -> list[str]:
@@ -281,7 +281,7 @@ def conftest_failure(log: str) -> RawResult | None:
     kinds = _E_LINE.findall("\n".join(block))
     rel = m.group("path").replace("\\", "/")
     folder = rel.rpartition("/")[0] if "/" in rel else ""
-    return RawResult(case=folder or ".", status="failed", phase=Phase.COLLECT,
+    return RawResult(case=folder or ".", status=TestStatus.FAILED, phase=Phase.COLLECT,
                      error_types=_classes(kinds[-1].rsplit(".", 1)[-1]) if kinds else [],
                      message="\n".join(errors) or f"ImportError while loading conftest '{rel}'",
                      traceback=f"ImportError while loading conftest '{rel}'.\n" + "\n".join(block).strip())
@@ -319,7 +319,7 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
     """Run the user's tests (or ``nodeids``) in ``cell``'s environment, building it if need be."""
     from jaxcompat.run import cell as cells
 
-    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok")
+    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
     try:
         done, built = cells.prepare(cell, matrix, scratch, state_dir)  # as the matrix and check.json do
     except cells.Stop:
@@ -347,7 +347,7 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
         out.versions = out.versions or {**done.exact_pins(), **lock_versions(built.lock)}
     if not run.results and stopped is None:
         out.error = scrub(f"pytest exited with code {run.rc} before running any test:\n{run.log_tail[-1500:]}")
-    skipped = [r for r in out.results.values() if r.status == "skipped"]
+    skipped = [r for r in out.results.values() if r.status == TestStatus.SKIPPED]
     if out.ran == 0 and nodeids is None and skipped and len(skipped) == len(out.results):
         out.cause = f"all {len(skipped)} collected tests were skipped (e.g. {first_line(skipped[0].message, 200)})"
     elif out.ran == 0 and nodeids is None:
@@ -362,9 +362,9 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
 @dataclass
 class UserTest:
     test: str  # node id, relative to the project
-    candidate: str  # passed | failed | skipped | error | absent
-    baseline: str | None  # the same, or None without --baseline
-    cls: str  # see the module's table
+    candidate: UserTestSide
+    baseline: UserTestSide | None  # None without --baseline
+    cls: UserTestStatus  # see the module's table
     explained_by: str | None = None
     explained_by_api: str = ""  # no rule explains it, jax's API history does (apiexplain)
     fix: str = ""
@@ -390,7 +390,8 @@ class UserTest:
         """A record as ``to_dict`` wrote it (a stored crater result, a check.json)."""
         d = dict(d)
         d["cls"] = UserTestStatus.parse(d.pop("class"), "class")
-        d.setdefault("baseline", None)
+        d["candidate"] = UserTestSide.parse(d["candidate"], "candidate")
+        d["baseline"] = UserTestSide.parse(d["baseline"], "baseline") if d.get("baseline") else None
         d["phase"] = Phase.parse(d.get("phase", Phase.CALL), "phase")
         d["new_warnings"] = [TestWarning.from_dict(w) for w in d.get("new_warnings", [])]
         d["flaky"] = FlakyOrigin.parse(d["flaky"], "flaky") if d.get("flaky") else None
@@ -403,29 +404,31 @@ class UserTest:
         return f"{self.phase.prefix}{self.message}" if self.phase != Phase.CALL and self.message else self.message
 
 
-def status(raw: RawResult | None) -> str:
+def status(raw: RawResult | None) -> UserTestSide:
     if raw is None:
-        return "absent"
-    if raw.status in ("timeout", "crash") or (raw.status == "failed" and raw.phase != Phase.CALL):
-        return "error"
-    return raw.status
+        return UserTestSide.ABSENT
+    if raw.status in (TestStatus.TIMEOUT, TestStatus.CRASH) or (raw.status == TestStatus.FAILED
+                                                                and raw.phase != Phase.CALL):
+        return UserTestSide.ERROR
+    return UserTestSide(raw.status.value)
 
 
-def _fails(s: str | None) -> bool:
-    return s in ("failed", "error")
+def _fails(s: UserTestSide | None) -> bool:
+    return s is not None and s.fails
 
 
-def test_class(before: str | None, after: str) -> str:
-    """``before``/``after``: passed | failed | skipped | error | absent (None: no baseline)."""
-    if after == "skipped":
-        return "skipped"
-    if after == "absent":  # not collected in the candidate (its module failed to import there)
-        return "broken" if before == "passed" else "skipped"
-    if before in (None, "absent", "skipped"):
-        return "fails" if _fails(after) else "pass"
+def test_class(before: UserTestSide | None, after: UserTestSide) -> UserTestStatus:
+    """The class of a test from what it did before (None: no baseline) and after the upgrade."""
+    side, cls = UserTestSide, UserTestStatus
+    if after == side.SKIPPED:
+        return cls.SKIPPED
+    if after == side.ABSENT:  # not collected in the candidate (its module failed to import there)
+        return cls.BROKEN if before == side.PASSED else cls.SKIPPED
+    if before in (None, side.ABSENT, side.SKIPPED):
+        return cls.FAILS if _fails(after) else cls.PASS
     if _fails(after):
-        return "broken" if before == "passed" else "fails-both"
-    return "fixed" if _fails(before) else "pass"
+        return cls.BROKEN if before == side.PASSED else cls.FAILS_BOTH
+    return cls.FIXED if _fails(before) else cls.PASS
 
 
 def explain(raw: RawResult, matrix: Matrix, versions: dict[str, str], backend: str):
@@ -516,7 +519,7 @@ def verdict(cmp: "Comparison", target: Target) -> str:
         group = [t for t in tests if t.cls == cls]
         if not group or not kind.heading:
             continue
-        head = "✗ failing" if cls == "fails" and not with_baseline else kind.heading
+        head = "✗ failing" if cls == UserTestStatus.FAILS and not with_baseline else kind.heading
         lines.append(f"  {head}: {len(group)}")
         for (explained_by, message), same in _by_error(group).items():
             t = same[0]
@@ -568,12 +571,12 @@ def junit(tests: list[UserTest], name: str) -> str:
     cases = []
     for t in tests:
         case = junit_xml.Case(*junit_xml.case_of(t.test))
-        if TEST_CLASSES[t.cls].junit == "failure":
+        if TEST_CLASSES[t.cls].junit == junit_xml.Kind.FAILURE:
             case.kind, case.type, case.text = junit_xml.Kind.FAILURE, t.cls, f"{t.shown}\n{t.traceback}"
             case.message = f"{t.cls}" + (f": explained by {t.explained_by} (fix: {t.fix})" if t.explained_by else
                                          f": {t.explained_by_api}" + (f" (fix: {t.fix})" if t.fix else "")
                                          if t.explained_by_api else "")
-        elif TEST_CLASSES[t.cls].junit == "skipped":
+        elif TEST_CLASSES[t.cls].junit == junit_xml.Kind.SKIPPED:
             case.kind = junit_xml.Kind.SKIPPED
         cases.append(case)
     return junit_xml.render(junit_xml.Suite(name, cases))
@@ -675,7 +678,7 @@ def build(cell: Cell, matrix: Matrix, state_dir: Path) -> None:
     failure is left for ``observe`` to meet and report."""
     from jaxcompat.run import cell as cells
 
-    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok")
+    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
     try:
         cells.prepare(cell, matrix, scratch, state_dir)
     except cells.Stop:
