@@ -143,15 +143,18 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: 
         return
 
 
-def resolved(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: Options) -> tuple[Cell, str, str]:
+def resolved(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: Options,
+             settle: bool = True) -> tuple[Cell, str, str]:
     """The one way a cell's environment is decided, for the matrix, ``check --tests``, the crater
     and the cache key alike: (the cell completed, its interpreter, its lock) — complete what the
     cell leaves open, walk back what learned records say does not import, lock, settle what the
-    suite added. Any stage may end the cell (``Stop``, the cause in ``result``)."""
+    suite added (``settle=False``: not, as for a cache key, which must not import packages in real
+    environments). Any stage may end the cell (``Stop``, the cause in ``result``)."""
     cell, python_exe = complete(cell, matrix, result, state_dir)
     cell, applied = avoid_learned(cell, matrix, result, state_dir)
     lock_text = locked(cell, python_exe, matrix, result, state_dir, opts)
-    cell, lock_text = settle_added(cell, python_exe, lock_text, matrix, result, state_dir, opts, applied)
+    if settle:
+        cell, lock_text = settle_added(cell, python_exe, lock_text, matrix, result, state_dir, opts, applied)
     return cell, python_exe, lock_text
 
 
@@ -314,7 +317,7 @@ def input_key(cell: Cell, matrix: Matrix, state_dir: Path, case_args: list[str] 
     result = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
     try:
         unavailable_backend(cell, result)
-        done, python_exe, lock_text = resolved(cell, matrix, result, state_dir, Options())
+        done, python_exe, lock_text = resolved(cell, matrix, result, state_dir, Options(), settle=False)
     except Stop:
         return f"{result.status}-{resultcache._sha(result.message)[:12]}"
     harness = resultcache.harness_digest(matrix.root, matrix.settings.cases_dir)
