@@ -150,7 +150,7 @@ def test_broken_tests_are_grouped_by_signature_across_dependents():
 @pytest.mark.parametrize("verdicts, code", [
     (["safe", "safe"], 0), (["safe", "broken"], 1), (["broken", "over-budget"], 1), (["safe", "capped"], 2),
     (["capped"], 2), (["safe", "install-error"], 2), (["safe", "crashed"], 2), (["not-run"], 2), ([], 2),
-    (["safe", "index-unreachable"], 2),
+    (["safe", "index-unreachable"], 2), (["safe", "none-ran"], 1), (["none-ran", "capped"], 1),
 ])
 def test_the_exit_status_of_a_crater(verdicts, code):
     """A capped dependent was not judged: never "breaks none" (084bcdf said 0 for safe + capped)."""
@@ -160,9 +160,26 @@ def test_the_exit_status_of_a_crater(verdicts, code):
 
 
 def test_a_safe_dependent_with_no_test_run_in_the_candidate_is_not_safe():
-    """Regression (084bcdf: exit 0): safe without a test run in the candidate is not judged."""
+    """Regression (084bcdf: exit 0): tests that ran in the baseline and none in the candidate are
+    not safe — exit 1, as check --tests has always said of your own suite."""
     res = crater.DependentResult("d", DependentVerdict.SAFE, ran={"candidate": 0, "baseline": 5})
-    assert crater.exit_status([res]) == 2
+    assert crater.exit_status([res]) == 1
+    assert crater.exit_status([crater.DependentResult("d", DependentVerdict.SAFE, ran={"candidate": 3})]) == 2
+
+
+def test_all_skipped_in_the_candidate_is_none_ran_and_said(tmp_path):
+    """084bcdf: `safe`, exit 0, "breaks none" for a dependent whose every test skipped in the candidate."""
+    from jaxcompat.operations import usertests
+
+    skipped = [usertests.UserTest(f"t.py::t{k}", "skipped", "passed", "skipped") for k in range(3)]
+    cmp = usertests.Comparison(skipped, with_baseline=True, ran={"candidate": 0, "baseline": 3})
+    res = crater.DependentResult("d", DependentVerdict.NO_SOURCE, ran=dict(cmp.ran), tests=skipped)
+    crater._judged(res, cmp)
+    assert res.verdict == DependentVerdict.NONE_RAN and "none of its tests ran in the candidate" in res.cause
+    text = crater.verdict_text([res], [], {"candidate": ["jax==0.4.33"], "baseline": ["jax==0.4.31"]},
+                               crater.cost([res], 1, 0.0))
+    assert "breaks none" not in text and "d (none of its tests ran in the candidate)" in text
+    assert crater.exit_status([res]) == 1 and 'type="none-ran"' in crater.junit([res])
 
 
 def test_every_verdict_is_documented():
@@ -584,8 +601,8 @@ def test_a_dependent_whose_tests_all_skip_in_the_candidate_is_not_safe(tmp_path)
     tmp = _tree(tmp_path, deps, alpha=skips)
     proc = _crater(tmp, "--baseline", "jax==0.4.31", "jax==0.4.33")
     out = proc.stdout + proc.stderr
-    assert proc.returncode == 2, out
+    assert proc.returncode == 1, out  # not safe, as check --tests says of your own suite
     data = json.loads((tmp / "reports" / "crater" / "crater.json").read_text())
     [alpha] = data["dependents"]
-    assert alpha["verdict"] == "not-run" and "none of its tests ran in the candidate" in alpha["cause"]
+    assert alpha["verdict"] == "none-ran" and "none of its tests ran in the candidate" in alpha["cause"]
     assert "breaks none" not in out

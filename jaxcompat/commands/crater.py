@@ -8,7 +8,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_INTERRUPTED
+from jaxcompat._util.exits import EXIT_CONFIG, EXIT_INTERRUPTED
 from jaxcompat._util.layout import layout
 from jaxcompat._util.lock import run_lock
 from jaxcompat._util.redact import redact_text
@@ -70,7 +70,7 @@ def _date(text: str) -> str:
 
 
 def run(args) -> int:
-    from jaxcompat.env.candidate import CandidateError, parse_requirement, read_requirements
+    from jaxcompat.env.candidate import CandidateError
     from jaxcompat.knowledge.config import _similar
     from jaxcompat.knowledge.dependents import load as load_dependents
     from jaxcompat.model.index import SourceError
@@ -89,21 +89,7 @@ def run(args) -> int:
     if args.report_only:
         return _report_only(out_dir, dependents)
     try:
-        index = options.index_options(args)
-        reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
-        if not reqs:
-            raise CandidateError("no candidate given: e.g. crater jax==0.4.33 equinox==0.11.6 "
-                                 "--baseline jax==0.4.31 --baseline equinox==0.11.6")
-        names = [parse_requirement(r).name.lower() for r in reqs]
-        base = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)]) or names
-        for text in base:
-            parse_requirement(text)
-        sides = [("--baseline", base)] + ([("the candidate", reqs)] if index == NO_INDEX else [])
-        for side, texts in sides:  # a pin the index has no release of: said now, before any download
-            missing = _not_released(texts, Path(args.state) / "cache")
-            if missing:
-                raise CandidateError(f"{side} {missing} (fix: name a release, or give the index that holds "
-                                     "it: --pre --extra-index-url URL)")
+        index, reqs, names, base = _sides(args)
     except (CandidateError, SourceError, IndexError_) as e:
         print(f"error: {redact_text(str(e))}", file=sys.stderr)
         return EXIT_CONFIG
@@ -120,18 +106,40 @@ def run(args) -> int:
         results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
         if args.bisect and not interrupted:
             _bisect(results, plan, matrix, dependents, args, out_dir)
+        part = (f"this shard's report holds {len(results)} of the {len(chosen)} dependents planned: merge the "
+                "shards with --report-only",) if args.shard and len(results) < len(chosen) else ()
         text, code = crater.write(out_dir, results, _plan_text(plan.key), time.perf_counter() - t0,
-                                  int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen)
+                                  int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen, gaps=part)
     print("\n" + text)
-    if args.shard and len(results) < len(chosen):
-        print(f"(this shard's report holds {len(results)} of {len(chosen)} dependents: merge the shards with "
-              "--report-only)")
     print(f"\nreports: {out_dir / 'crater.json'}, crater.md, crater.html, crater.xml")
     if interrupted:
         print("run interrupted: re-run the same command for the dependents not judged (finished ones come from "
               "the result cache where nothing moves)")
         return EXIT_INTERRUPTED
     return code
+
+
+def _sides(args):
+    """(index options, the candidate's requirements, the names it moves, the baseline's): each
+    checked before anything is downloaded (a ``CandidateError``, ``SourceError`` or ``IndexError_``)."""
+    from jaxcompat.env.candidate import CandidateError, parse_requirement, read_requirements
+
+    index = options.index_options(args)
+    reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
+    if not reqs:
+        raise CandidateError("no candidate given: e.g. crater jax==0.4.33 equinox==0.11.6 "
+                             "--baseline jax==0.4.31 --baseline equinox==0.11.6")
+    names = [parse_requirement(r).name.lower() for r in reqs]
+    base = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)]) or names
+    for text in base:
+        parse_requirement(text)
+    sides = [("--baseline", base)] + ([("the candidate", reqs)] if index == NO_INDEX else [])
+    for side, texts in sides:  # a pin the index has no release of: said now, before any download
+        missing = _not_released(texts, Path(args.state) / "cache")
+        if missing:
+            raise CandidateError(f"{side} {missing} (fix: name a release, or give the index that holds "
+                                 "it: --pre --extra-index-url URL)")
+    return index, reqs, names, base
 
 
 def _run(crater, chosen, deps, plan, matrix, args, out_dir: Path) -> bool:
@@ -202,29 +210,27 @@ def _report_only(out_dir: Path, dependents) -> int:
               f"remove the others from {out_dir / crater.RESULTS}: " + " | ".join(keys), file=sys.stderr)
         return EXIT_CONFIG
     key = keys[0]
-    have = {r.name for r in results}
-    missing = sorted(plans.get(key, set()) - have)
+    missing = sorted(plans.get(key, set()) - {r.name for r in results})
     results += [crater.missing_result(n, key) for n in missing]
+    gaps = _gaps(unreadable, bool(plans))
     with run_lock(out_dir):
         said = _plan_text(key)
         plan = crater.Plan(tuple(said["candidate"]), tuple(said["baseline"]), as_of=said["as_of"] or None)
         text, code = crater.write(out_dir, results, said, sum(r.seconds for r in results), SHARDS, plan,
-                                  dependents.dependents)
+                                  dependents.dependents, gaps=gaps)
     print(text)
-    return _merge_said(code, missing, unreadable, bool(plans), out_dir)
-
-
-def _merge_said(code: int, missing: list[str], unreadable: list[str], had_plan: bool, out_dir: Path) -> int:
     if missing:
         print(f"✗ {len(missing)} planned dependent(s) have no stored result (a shard did not finish or its "
               f"artifact is missing): {', '.join(missing)}")
-    if unreadable:
-        print(f"✗ {len(unreadable)} stored file(s) could not be read (corrupt or cut short): "
-              f"{', '.join(unreadable)}")
-    if not had_plan:
-        print("✗ no shard stored its plan: what was planned cannot be told, so the merge cannot say the "
-              "candidate breaks none (run the shards with this version of jax-compat)")
     print(f"\nreports: {out_dir / 'crater.json'}, crater.md, crater.html, crater.xml")
-    if code == EXIT_FAILING:
-        return code
-    return EXIT_CONFIG if (missing or unreadable or not had_plan) else code
+    return code
+
+
+def _gaps(unreadable: list[str], had_plan: bool) -> tuple[str, ...]:
+    """What the merge could not see, each kept from "breaks none" by the one invariant and said in
+    every report it writes."""
+    gaps = [f"stored file could not be read (corrupt, cut short or another schema): {name}" for name in unreadable]
+    if not had_plan:
+        gaps.append("no shard stored its plan: what was planned cannot be told (run the shards with this "
+                    "version of jax-compat)")
+    return tuple(gaps)
