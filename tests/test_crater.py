@@ -606,3 +606,42 @@ def test_a_dependent_whose_tests_all_skip_in_the_candidate_is_not_safe(tmp_path)
     [alpha] = data["dependents"]
     assert alpha["verdict"] == "none-ran" and "none of its tests ran in the candidate" in alpha["cause"]
     assert "breaks none" not in out
+
+
+def test_a_merge_names_a_result_of_another_schema(tmp_path, capsys):
+    """084bcdf: read as it came ("ran": {"candidate": "3"}), exit 0 "breaks none"; 1b71c70: a
+    TypeError at the boundary. It is a file that does not read, named, exit 2."""
+    out = _stored_run(tmp_path, ["alpha", "beta"], ["alpha", "beta"])
+    beta = json.loads((out / crater.RESULTS / "beta.json").read_text())
+    (out / crater.RESULTS / "beta.json").write_text(json.dumps({**beta, "ran": {"candidate": "3"}}))
+    code, said = _merge(tmp_path, capsys)
+    assert code == 2 and "could not be read" in said.out and "beta.json" in said.out
+    assert "a bug of jax-compat" not in said.err
+    md = (out / "crater.md").read_text()
+    assert "breaks none" not in md and "beta.json" in md  # the report itself says what it could not see
+
+
+def test_a_merge_without_a_plan_never_writes_breaks_none(tmp_path, capsys):
+    """084bcdf and 1b71c70: crater.md (the merge job's summary) said "✓ … breaks none" while no
+    shard had stored what it planned (1b71c70 exited 2 but wrote it all the same)."""
+    (tmp_path / "reports" / "crater" / crater.RESULTS).mkdir(parents=True)
+    out = _stored_run(tmp_path, ["alpha"], ["alpha"], shards=())
+    code, said = _merge(tmp_path, capsys)
+    assert code == 2 and "breaks none" not in said.out
+    for name in ("crater.md", "crater.html"):
+        text = (out / name).read_text()
+        assert "breaks none" not in text and "no shard stored its plan" in text
+    data = json.loads((out / "crater.json").read_text())
+    assert data["exit"] == 2 and data["not_seen"]
+
+
+def test_a_shards_own_report_never_says_breaks_none_for_the_whole(tmp_path):
+    """084bcdf: a shard holding one safe dependent of two wrote "✓ the candidate breaks none", exit 0."""
+    deps = '[[dependent]]\nname = "alpha"\nversion = "latest"\n\n[[dependent]]\nname = "beta"\nversion = "latest"\n'
+    fine = "def test_fine():\n    pass\n"
+    tmp = _tree(tmp_path, deps, alpha=fine, beta=fine)
+    part = _crater(tmp, "--baseline", "jax==0.4.31", "jax==0.4.33", "--shard", "1/2")
+    out = part.stdout + part.stderr
+    assert part.returncode == 2, out
+    assert "breaks none" not in out and "holds 1 of the 2 dependents planned" in out
+    assert "breaks none" not in (tmp / "reports" / "crater" / "crater.md").read_text()
