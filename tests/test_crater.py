@@ -570,6 +570,19 @@ def test_an_unreachable_index_is_its_own_verdict_never_a_cap(error):
     assert crater.exit_status([res]) == 2
 
 
+def test_a_source_the_index_cannot_serve_is_unreachable_not_no_source(tmp_path, monkeypatch):
+    """084bcdf: `no-source` for a dependent whose release list could not be read (a timeout)."""
+    from jaxcompat.env import projects
+
+    def timeout(dep, cache, as_of=None):
+        raise projects.SourceMissing(f"{dep.name}: could not read https://pypi.org/pypi/{dep.name}/json after 3 "
+                                     "attempts: <urlopen error timed out>")
+    monkeypatch.setattr(projects, "version_of", timeout)
+    plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",))
+    res = crater.judge(Dependent("alpha", DependentSource(version="latest")), plan, None, tmp_path)
+    assert res.verdict == DependentVerdict.UNREACHABLE and "timed out" in res.cause
+
+
 def test_a_resolver_that_finds_no_set_is_still_a_cap():
     res = crater.DependentResult("d", DependentVerdict.NOT_RUN)
     crater._not_installed(res, "candidate", "unresolvable: Because dep==1.0 depends on jax<0.4.32 and you "
