@@ -52,3 +52,38 @@ def test_the_proposal_body_carries_what_was_kept_out(tmp_path):
     latest_md = "# jax-compat\n\n## Since the baseline\n\n```\n...\n```\n\n" + "\n".join(held_section(done))
     body = subprocess.run(["sed", "-n", expr], input=latest_md, capture_output=True, text=True, check=True).stdout
     assert "## Kept out of the baseline" in body and "cases/a.py::test_x: pass -> regression" in body
+
+
+def _latest(tmp_path, monkeypatch, baseline_cells, tonight_cell) -> int:
+    from jaxcompat.commands import main
+    from jaxcompat.operations import latest
+    from tests.helpers import make_tree
+
+    make_tree(tmp_path)
+    path = tmp_path / "baseline.json"
+    update_baseline(path, [c.to_dict() for c in baseline_cells])
+    monkeypatch.setattr(latest, "run_latest", lambda *a, **k: tonight_cell)
+    return main(["latest", "--matrix", str(tmp_path / "matrix.toml"), "--reports", str(tmp_path / "reports"),
+                 "--state", str(tmp_path / "state"), "--baseline", str(path)])
+
+
+@pytest.mark.parametrize("status, outcome", [("python-missing", "unavailable"), ("backend-missing", "unavailable"),
+                                             ("not-run", "interrupted")])
+def test_a_night_that_judged_nothing_is_not_no_regression(tmp_path, monkeypatch, status, outcome):
+    """084bcdf: exit 0 for a night whose newest releases never ran (the same as the baseline's)."""
+    same = _cell(status, outcome, {})
+    code = _latest(tmp_path, monkeypatch, same, same[0])
+    assert code == 2
+
+
+def test_a_night_whose_every_case_skipped_is_not_no_regression(tmp_path, monkeypatch):
+    cells = _cell("ok", "ok", {"cases/a.py::test_x": "skipped"})
+    assert _latest(tmp_path, monkeypatch, cells, cells[0]) == 2
+
+
+def test_a_night_as_the_rules_predict_is_0_and_a_known_cell_error_too(tmp_path, monkeypatch):
+    cells = _cell("ok", "ok", {"cases/a.py::test_x": "pass", "cases/a.py::test_y": "reproduced"})
+    assert _latest(tmp_path, monkeypatch, cells, cells[0]) == 0
+    known = _cell("unresolvable", "expected", {})
+    (tmp_path / "k").mkdir()
+    assert _latest(tmp_path / "k", monkeypatch, known, known[0]) == 0
