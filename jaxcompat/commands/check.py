@@ -7,10 +7,12 @@ import sys
 from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
-from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
+from jaxcompat._util.exits import EXIT_CONFIG
 from jaxcompat._util.lock import run_lock
 from jaxcompat.commands import options
+from jaxcompat.env.candidate import item as candidate_item
 from jaxcompat.env.resolution import AUTO
+from jaxcompat.model import verdicts
 from jaxcompat.model.index import SourceError
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.report import reports
@@ -118,7 +120,29 @@ def run(args) -> int:
     if not safe and result.status == "ok" and not args.no_verify_escapes:
         _verify_escapes(result, matrix, reqs, args)
     print(f"\nreport: {reports_dir / 'check.json'}")
-    return EXIT_OK if safe else EXIT_FAILING
+    return _decided(candidate_item(result, safe))
+
+
+def _decided(*items) -> int:
+    """The exit status, from the one invariant (``model/verdicts.decide``); what keeps it from 0
+    when nothing is broken is said on stderr."""
+    decision = verdicts.decide(items)
+    for i in decision.unjudged:
+        print(f"✗ could not judge {i.name}: {i.why or 'nothing ran'}", file=sys.stderr)
+    return decision.code
+
+
+def user_tests_item(cmp, name: str) -> verdicts.Item:
+    """Your tests (``check --tests``) as the one invariant reads them: not judged when they did not
+    run in the baseline (or, without one, in the candidate) or the index did not answer; broken
+    when one is, or when none ran in the candidate (``usertests.Comparison.failed``)."""
+    from jaxcompat.env.releases import unreachable
+
+    lost = bool(cmp.error) and unreachable(cmp.error)
+    judged = not cmp.unjudged and not lost
+    why = cmp.unjudged or (f"the index did not answer: {cmp.error.strip().splitlines()[-1]}" if lost else "")
+    return verdicts.Item(name, broken=judged and cmp.failed, judged=judged, ran_candidate=cmp.ran.get("candidate", 0),
+                         ran_baseline=cmp.ran.get("baseline", 0) if cmp.with_baseline else None, why=why)
 
 
 def _needs_tests(args, base_reqs: list[str]) -> None:
@@ -195,9 +219,7 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     write_text(reports_dir / "check.html", usertests.html_page(result.id, text, cmp.tests, cmp.with_baseline))
     print(text)
     print(f"\nreports: {reports_dir / 'check.json'} (user_tests), check-tests.xml, check.md, check.html")
-    if cmp.unjudged:
-        return EXIT_CONFIG
-    return EXIT_FAILING if cmp.failed else EXIT_OK
+    return _decided(user_tests_item(cmp, f"your tests ({target.root.name})"))
 
 
 def _announced(cmp, target, args):
@@ -232,7 +254,6 @@ def _check_existing(args, matrix) -> int:
         BadEnvironment,
         check_existing,
         environment_lines,
-        judged_any,
         not_installed_lines,
     )
 
@@ -260,10 +281,7 @@ def _check_existing(args, matrix) -> int:
     text, safe = _verdict(result, matrix)
     print("\n".join(environment_lines(result) + [text] + not_installed_lines(result)))
     print(f"\nreport: {reports_dir / 'check.json'}")
-    if result.status == "ok" and not judged_any(result):
-        print("✗ nothing could be judged in this environment: every case was skipped", file=sys.stderr)
-        return EXIT_CONFIG
-    return EXIT_OK if safe else EXIT_FAILING
+    return _decided(candidate_item(result, safe))
 
 
 def _verify_escapes(result, matrix, reqs: list[str], args, limit: int = 3) -> None:

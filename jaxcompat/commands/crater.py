@@ -8,7 +8,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_INTERRUPTED
+from jaxcompat._util.exits import EXIT_CONFIG, EXIT_INTERRUPTED
 from jaxcompat._util.layout import layout
 from jaxcompat._util.lock import run_lock
 from jaxcompat._util.redact import redact_text
@@ -113,12 +113,11 @@ def run(args) -> int:
         names_all = {d.name for d in chosen}
         results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
         _afterwards(results, plan, matrix, dependents, args, out_dir, interrupted)
+        part = (f"this shard's report holds {len(results)} of the {len(chosen)} dependents planned: merge the "
+                "shards with --report-only",) if args.shard and len(results) < len(chosen) else ()
         text, code = crater.write(out_dir, results, _plan_text(plan.key), time.perf_counter() - t0,
-                                  int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen)
+                                  int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen, gaps=part)
     print("\n" + text)
-    if args.shard and len(results) < len(chosen):
-        print(f"(this shard's report holds {len(results)} of {len(chosen)} dependents: merge the shards with "
-              "--report-only)")
     print(f"\nreports: {out_dir / 'crater.json'}, crater.md, crater.html, crater.xml")
     if interrupted:
         print("run interrupted: re-run the same command for the dependents not judged (finished ones come from "
@@ -242,29 +241,27 @@ def _report_only(out_dir: Path, dependents) -> int:
               f"remove the others from {out_dir / crater.RESULTS}: " + " | ".join(keys), file=sys.stderr)
         return EXIT_CONFIG
     key = keys[0]
-    have = {r.name for r in results}
-    missing = sorted(plans.get(key, set()) - have)
+    missing = sorted(plans.get(key, set()) - {r.name for r in results})
     results += [crater.missing_result(n, key) for n in missing]
+    gaps = _gaps(unreadable, bool(plans))
     with run_lock(out_dir):
         said = _plan_text(key)
         plan = crater.Plan(tuple(said["candidate"]), tuple(said["baseline"]), as_of=said["as_of"] or None)
         text, code = crater.write(out_dir, results, said, sum(r.seconds for r in results), SHARDS, plan,
-                                  dependents.dependents)
+                                  dependents.dependents, gaps=gaps)
     print(text)
-    return _merge_said(code, missing, unreadable, bool(plans), out_dir)
-
-
-def _merge_said(code: int, missing: list[str], unreadable: list[str], had_plan: bool, out_dir: Path) -> int:
     if missing:
         print(f"✗ {len(missing)} planned dependent(s) have no stored result (a shard did not finish or its "
               f"artifact is missing): {', '.join(missing)}")
-    if unreadable:
-        print(f"✗ {len(unreadable)} stored file(s) could not be read (corrupt or cut short): "
-              f"{', '.join(unreadable)}")
-    if not had_plan:
-        print("✗ no shard stored its plan: what was planned cannot be told, so the merge cannot say the "
-              "candidate breaks none (run the shards with this version of jax-compat)")
     print(f"\nreports: {out_dir / 'crater.json'}, crater.md, crater.html, crater.xml")
-    if code == EXIT_FAILING:
-        return code
-    return EXIT_CONFIG if (missing or unreadable or not had_plan) else code
+    return code
+
+
+def _gaps(unreadable: list[str], had_plan: bool) -> tuple[str, ...]:
+    """What the merge could not see, each kept from "breaks none" by the one invariant and said in
+    every report it writes."""
+    gaps = [f"stored file could not be read (corrupt, cut short or another schema): {name}" for name in unreadable]
+    if not had_plan:
+        gaps.append("no shard stored its plan: what was planned cannot be told (run the shards with this "
+                    "version of jax-compat)")
+    return tuple(gaps)

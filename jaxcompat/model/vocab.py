@@ -274,11 +274,13 @@ class DependentVerdict(Word):
     CRASHED = "crashed"  # the crater's own work on it died (not one test: the whole dependent)
     OVER_BUDGET = "over-budget"  # ran past its time budget and was stopped
     UNREACHABLE = "index-unreachable"  # the package index (or the network) did not answer: never a cap
+    NONE_RAN = "none-ran"  # its tests ran in the baseline, none in the candidate (all skipped): not safe
 
     @property
     def judged(self) -> bool:
-        """The candidate was judged on this dependent's tests (broken or safe)."""
-        return self in (DependentVerdict.BROKEN, DependentVerdict.SAFE)
+        """The candidate was judged on this dependent's tests (broken, safe, or none of them ran in
+        the candidate where they ran in the baseline)."""
+        return self in (DependentVerdict.BROKEN, DependentVerdict.SAFE, DependentVerdict.NONE_RAN)
 
     @property
     def meaning(self) -> str:
@@ -296,6 +298,8 @@ _DEPENDENT = {
     DependentVerdict.OVER_BUDGET: "ran past its time budget and was stopped; the others' results stand",
     DependentVerdict.UNREACHABLE: "the package index or the network did not answer on a side: not judged, "
                                   "never a cap",
+    DependentVerdict.NONE_RAN: "its tests ran in the baseline and none ran in the candidate (all skipped or not "
+                               "collected there): not safe, as check --tests says",
 }
 
 

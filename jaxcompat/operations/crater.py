@@ -140,6 +140,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     both sides, then its tests before and after."""
     from jaxcompat.env import projects
     from jaxcompat.env.candidate import CandidateError, candidate_cell
+    from jaxcompat.env.releases import unreachable
 
     t0 = time.perf_counter()
     cache = state_dir / "cache"
@@ -148,6 +149,8 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
         root, target = _source(dep, plan, state_dir, version, res)
     except (projects.SourceMissing, usertests.TestsError) as e:
         res.cause = _scrub(str(e), state_dir)
+        if unreachable(res.cause):  # the index or the network did not answer: its own verdict
+            res.verdict = DependentVerdict.UNREACHABLE
         return _done(res, t0)
     res.cause = _no_tests(dep, root, target, res.version)
     if res.cause:
@@ -183,17 +186,23 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
         if error and not error.startswith("pytest exited"):  # it could not be installed there
             _not_installed(res, side, error)
             return _done(res, t0)
+    _judged(res, cmp)
+    return _done(res, t0)
+
+
+def _judged(res: DependentResult, cmp: usertests.Comparison) -> None:
+    """The verdict on tests that ran: none in the baseline is not judged; run in the baseline and
+    none in the candidate (all skipped, not collected) is not safe, as ``check --tests`` says."""
     if cmp.unjudged:
         res.verdict, res.cause = DependentVerdict.NOT_RUN, cmp.unjudged
-    elif not res.ran.get("candidate"):  # it ran in the baseline, nothing ran in the candidate
-        res.verdict = DependentVerdict.NOT_RUN
+    elif not res.ran.get("candidate"):
+        res.verdict = DependentVerdict.NONE_RAN
         res.cause = ("none of its tests ran in the candidate (" + (cmp.candidate_cause or last_line(cmp.error)
                                                                     or "all skipped or not collected") + ")")
     elif res.broken():
         res.verdict = DependentVerdict.BROKEN
     else:
         res.verdict = DependentVerdict.SAFE
-    return _done(res, t0)
 
 
 def _confirm(dep: Dependent, plan: Plan, state_dir: Path) -> usertests.Confirm:
@@ -505,10 +514,28 @@ def read_stored(out_dir: Path) -> tuple[list[DependentResult], list[str]]:
     found, unreadable = [], []
     for path in sorted((out_dir / RESULTS).glob("*.json")):
         try:
-            found.append(DependentResult.from_dict(json.loads(path.read_text(encoding="utf-8"))))
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not _well_formed(data, path.stem):
+                raise ValueError("another schema")
+            found.append(DependentResult.from_dict(data))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             unreadable.append(path.name)
     return found, unreadable
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _well_formed(data: object, stem: str) -> bool:
+    """A stored result as ``DependentResult.to_dict`` writes it: its own name (the file's), its
+    run's key, counts that are counts, tests that are records."""
+    if not isinstance(data, dict) or data.get("name") != stem or not isinstance(data.get("plan", ""), str):
+        return False
+    ran, tests = data.get("ran", {}), data.get("tests", [])
+    return (isinstance(ran, dict) and all(isinstance(k, str) and _count(v) for k, v in ran.items())
+            and isinstance(tests, list) and all(isinstance(t, dict) for t in tests)
+            and isinstance(data.get("cause", ""), str) and isinstance(data.get("seconds", 0), (int, float)))
 
 
 PLANS = "plans"  # under dependents/: what each shard was asked to judge (travels with its results)
@@ -529,7 +556,11 @@ def planned(out_dir: Path) -> tuple[dict[str, set[str]], list[str]]:
     for path in sorted((out_dir / RESULTS / PLANS).glob("*.json")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            plans.setdefault(str(data["plan"]), set()).update(str(n) for n in data["dependents"])
+            names = data["dependents"]
+            if not isinstance(data["plan"], str) or not isinstance(names, list) or not all(
+                    isinstance(n, str) for n in names):
+                raise ValueError("another schema")
+            plans.setdefault(data["plan"], set()).update(names)
         except (OSError, ValueError, KeyError, TypeError):
             unreadable.append(f"{PLANS}/{path.name}")
     return plans, unreadable
@@ -628,15 +659,24 @@ def draft_rules(groups: list[Group], plan: Plan, results: list[DependentResult])
 
 def item(r: DependentResult) -> verdicts.Item:
     """A dependent's result as the one invariant reads it."""
-    return verdicts.Item(r.name, broken=r.verdict == DependentVerdict.BROKEN, judged=r.verdict.judged,
-                         ran_candidate=r.ran.get("candidate", 0), why=f"{r.verdict}: {r.cause}")
+    return verdicts.Item(r.name, broken=r.verdict in (DependentVerdict.BROKEN, DependentVerdict.NONE_RAN),
+                         judged=r.verdict.judged,
+                         ran_candidate=r.ran.get("candidate", 0), ran_baseline=r.ran.get("baseline", 0),
+                         why=f"{r.verdict}: {r.cause}")
 
 
-def exit_status(results: list[DependentResult]) -> int:
-    """1 when the candidate breaks a dependent; else 0 only when every dependent was judged on both
-    sides with tests run in the candidate; else 2 (``model/verdicts.decide``: capped, unreachable,
-    not run, missing — never "breaks none")."""
-    return verdicts.decide([item(r) for r in results]).code
+def decision(results: list[DependentResult], gaps: tuple[str, ...] = ()) -> verdicts.Decision:
+    """The one invariant over every dependent's result and what a merge could not see (``gaps``: a
+    plan that no shard stored or that does not read, a result that does not read)."""
+    return verdicts.decide([item(r) for r in results] + [verdicts.Item(g, why=g) for g in gaps])
+
+
+def exit_status(results: list[DependentResult], gaps: tuple[str, ...] = ()) -> int:
+    """1 when the candidate breaks a dependent (or none of its tests run in the candidate where they
+    ran in the baseline); else 0 only when every dependent was judged on both sides with tests run
+    in the candidate; else 2 (``model/verdicts.decide``: capped, unreachable, not run, missing —
+    never "breaks none")."""
+    return decision(results, gaps).code
 
 
 def cost(results: list[DependentResult], shards: int, wall_s: float) -> dict:
@@ -664,32 +704,37 @@ def cost_line(c: dict) -> str:
 
 
 def summary(results: list[DependentResult], plan_text: dict, groups: list[Group], cost_: dict,
-            warned: list[NewWarning] = ()) -> dict:
+            warned: list[NewWarning] = (), gaps: tuple[str, ...] = ()) -> dict:
     counts: dict[str, int] = {}
     for r in results:
         counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
-    return {"kind": "crater", **plan_text, "verdicts": counts, "exit": exit_status(results),
+    return {"kind": "crater", **plan_text, "verdicts": counts, "exit": exit_status(results, gaps),
+            **({"not_seen": list(gaps)} if gaps else {}),
             "new_warnings": [w.to_dict() for w in warned],
             "dependents": [r.to_dict() for r in sorted(results, key=lambda r: r.name)],
             "groups": [g.to_dict() for g in groups], "cost": cost_}
 
 
 def verdict_text(results: list[DependentResult], groups: list[Group], plan_text: dict, cost_: dict,
-                 warned: list[NewWarning] = ()) -> str:
+                 warned: list[NewWarning] = (), gaps: tuple[str, ...] = ()) -> str:
     """One screen: what the candidate breaks and why (a candidate that breaks nothing: what it
     announces, its new warnings, first), then every dependent's line."""
     lines = [f"crater: {' '.join(plan_text['candidate'])} against {' '.join(plan_text['baseline'])}"
              + (f" (dependents as of {plan_text['as_of']})" if plan_text.get("as_of") else "")]
-    broken = [r for r in results if r.verdict == DependentVerdict.BROKEN]
-    code = exit_status(results)
+    decided = decision(results, gaps)
+    failing = {i.name for i in decided.failing}
+    broken = [r for r in results if r.name in failing]
+    code = decided.code
     if broken:
         lines.append(f"✗ the candidate breaks {len(broken)} of {len(results)} dependents: "
-                     + ", ".join(f"{r.name} ({len(r.broken())} tests)" for r in broken))
+                     + ", ".join(f"{r.name} ({len(r.broken())} tests)" if r.broken() else
+                                 f"{r.name} (none of its tests ran in the candidate)" for r in broken))
     elif code == 2:
         lines.append("✗ the crater could not judge the candidate on every dependent (see below)")
     else:
         lines.append(f"✓ the candidate breaks none of the {len(results)} dependents' tests")
     lines += shown_warnings.lines(list(warned))
+    lines += [f"  ✗ {g}" for g in gaps]
     for g in groups:
         n = sum(len(v) for v in g.tests.values())
         lines.append(f"  {n} broken test(s) in {len(g.tests)} dependent(s): {g.signature.key}")
@@ -751,10 +796,10 @@ def junit(results: list[DependentResult]) -> str:
 
     cases = []
     for r in sorted(results, key=lambda r: r.name):
-        if not r.verdict.judged:
-            c = junit_xml.Case(r.name, "(dependent)", junit_xml.Kind.ERROR if r.verdict != DependentVerdict.CAPPED
-                               else junit_xml.Kind.SKIPPED, str(r.verdict), r.cause, r.cause)
-            cases.append(c)
+        if not r.verdict.judged or r.verdict == DependentVerdict.NONE_RAN:
+            kind = {DependentVerdict.CAPPED: junit_xml.Kind.SKIPPED,
+                    DependentVerdict.NONE_RAN: junit_xml.Kind.FAILURE}.get(r.verdict, junit_xml.Kind.ERROR)
+            cases.append(junit_xml.Case(r.name, "(dependent)", kind, str(r.verdict), r.cause, r.cause))
             continue
         for t in r.tests:
             cls, name = junit_xml.case_of(t.test)
@@ -783,7 +828,7 @@ def _bisections(out_dir: Path) -> dict[str, dict]:
 
 
 def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s: float, shards: int,
-          plan: Plan, deps=()) -> tuple[str, int]:
+          plan: Plan, deps=(), gaps: tuple[str, ...] = ()) -> tuple[str, int]:
     """crater.json, crater.md, crater.html, crater.xml and draft-rules.toml, atomically; every
     record and every text in them crosses ``boundary`` (``deps``: the dependents whose credentials
     it knows). Returns the verdict's text (as shown) and exit status."""
@@ -797,9 +842,9 @@ def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s
     rules = draft_rules(groups, plan, results)
     c = cost(results, shards, wall_s)
     warned = newwarnings.groups({r.name: r.tests for r in results if r.verdict.judged})
-    text = scrub(verdict_text(results, groups, plan_text, c, warned))
+    text = scrub(verdict_text(results, groups, plan_text, c, warned, gaps))
     write_text(out_dir / "crater.json",
-               scrub(json.dumps(summary(results, plan_text, groups, c, warned), indent=1)) + "\n")
+               scrub(json.dumps(summary(results, plan_text, groups, c, warned, gaps), indent=1)) + "\n")
     write_text(out_dir / "crater.md", scrub(markdown(text, results, warned)))
     write_text(out_dir / "crater.html", scrub(html(text, results, warned)))
     write_text(out_dir / "crater.xml", scrub(junit(results)))
@@ -807,4 +852,4 @@ def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s
         write_text(out_dir / "draft-rules.toml", scrub(drafts.render(rules)))
     else:
         (out_dir / "draft-rules.toml").unlink(missing_ok=True)
-    return text, exit_status(results)
+    return text, exit_status(results, gaps)
