@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import difflib
+import functools
 import gc
 import json
 import os
@@ -398,7 +399,6 @@ class _File:
     def __init__(self, path: str, source: str, timeline: Timeline, target: Target):
         self.path, self.source, self.timeline, self.target = path, source, timeline, target
         self.pkg = timeline.package
-        self.lines = ast_lines(source)  # as ast counts them: never at a form feed or U+2028
         self.scopes = Scopes()  # until run() reads them: every name the module's
         self.tree: ast.Module | None = None
         self.findings: list[Finding] = []
@@ -411,7 +411,25 @@ class _File:
         self.guarded = 0  # hits left out there
         self.quiet = False
 
+    def close(self) -> None:
+        """Let go of the tree: the guards and the scopes call back into this reader, a cycle that
+        only the garbage collector would free (scan runs with it off)."""
+        self.guards.dotted = None
+        self.scopes = Scopes()
+        self.tree = None
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        """The lines as ``ast`` counts them (never at a form feed or U+2028), split when first asked for."""
+        return ast_lines(self.source)
+
+    @functools.cached_property
+    def ascii(self) -> bool:
+        return self.source.isascii()
+
     def char_col(self, line: int, byte_col: int) -> int:
+        if self.ascii:  # a column in bytes is one in characters
+            return byte_col
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
@@ -524,7 +542,7 @@ class _File:
         for node in imports:
             self.on_import(node, first=True)
         self.tree = tree
-        self.read_scopes(tree, attrs, calls)
+        self.read_scopes(tree, attrs, calls, lines)
         for node in branches:
             self.guards.read(node)
         self.findings = []
@@ -546,9 +564,10 @@ class _File:
                     self.on_name(node)
         return self.findings
 
-    def read_scopes(self, tree: ast.Module, attrs: list, calls: list) -> None:
+    def read_scopes(self, tree: ast.Module, attrs: list, calls: list, lines: list[int] | None) -> None:
         """The scopes of the names that can hold a finding here (the roots of the chains and calls
-        read) and of ``jax`` (a fix may write it), when the text shows they may be bound otherwise."""
+        read) and of ``jax`` (a fix may write it), when the text shows they may be bound otherwise;
+        only those that hold one of ``lines`` (the lines read; None: all)."""
         roots = set()
         for node in attrs:
             while type(node) is ast.Attribute:
@@ -560,7 +579,7 @@ class _File:
         imports = [m.start() for m in _IMPORT_LINES[self.pkg].finditer(self.source)]
         skip = [(i, i + len(_statement(self.source, i))) for i in imports]
         # a local that shadows them is not jax; the module's own bindings are always read (a fix needs them)
-        self.scopes = scopes(tree, names, self.is_jax_import, may_rebind(self.source, names, skip))
+        self.scopes = scopes(tree, names, self.is_jax_import, may_rebind(self.source, names, skip), lines)
 
     def is_jax_import(self, node) -> bool:
         if type(node) is ast.Import:
@@ -959,13 +978,15 @@ def _scan(paths: list[str], target: Target, timeline: Timeline | None, fix: bool
         lines = None if exhaustive else candidate_lines(source, words, timeline, target.release, seen)
         if lines is None and not exhaustive:
             continue
+        one = _File(str(path), source, timeline, target)
         try:
-            one = _File(str(path), source, timeline, target)
             got = one.run(lines)
             report.guarded += one.guarded
         except SyntaxError as e:
             report.parse_errors.append(f"{path}:{e.lineno}: {scansyntax.needs(source, e)}")
             continue
+        finally:
+            one.close()  # the collector is off: its tree goes now, not with the process
         if (fix or diff) and any(f.fixable for f in got):
             got = _fix_one(path, src, got, report, write=fix)
         report.findings += got
