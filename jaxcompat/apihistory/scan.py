@@ -576,7 +576,10 @@ class _File:
                 roots.add(node.id)
         roots.update(c.func.id for c in calls if type(c.func) is ast.Name)
         names = (roots & self.aliases.keys()) | {self.pkg} | self.star_names
-        imports = [m.start() for m in _IMPORT_LINES[self.pkg].finditer(self.source)]
+        if lines is None:  # every scope, nothing read ahead of the parser
+            self.scopes = scopes(tree, names, self.is_jax_import)
+            return
+        imports = import_starts(self.source, self.pkg)
         skip = [(i, i + len(_statement(self.source, i))) for i in imports]
         # a local that shadows them is not jax; the module's own bindings are always read (a fix needs them)
         self.scopes = scopes(tree, names, self.is_jax_import, may_rebind(self.source, names, skip), lines)
@@ -799,7 +802,7 @@ def candidate_lines(source: str, words: frozenset[str], timeline: Timeline, rele
     When an import cannot be read on its own, every line counts."""
     if words.isdisjoint(_IDENT.findall(source)) and "._" not in source:
         return None
-    imports = [m.start() for m in _IMPORT_LINES[timeline.package].finditer(source)]
+    imports = import_starts(source, timeline.package)
     aliases, broken = _read_imports(source, imports, timeline, release)
     starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
     if aliases is None:
@@ -807,12 +810,9 @@ def candidate_lines(source: str, words: frozenset[str], timeline: Timeline, rele
     seen = {} if seen is None else seen
     keep = []
     if aliases:
-        chains = re.compile(
-            r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(aliases))) + r")(?:\s*\.\s*[A-Za-z_]\w*)+"
-        )
-        for m in chains.finditer(source):
-            parts = _DOT.split(m.group())
-            for root in aliases[parts[0]]:  # every binding of the name (a fallback import binds it again)
+        for i, end, name in _uses(source, aliases, _CHAIN_TAIL):
+            parts = _DOT.split(source[i:end])
+            for root in aliases[name]:  # every binding of the name (a fallback import binds it again)
                 dotted = ".".join([root, *parts[1:]])
                 hit = seen.get(dotted)
                 if hit is None:
@@ -821,18 +821,44 @@ def candidate_lines(source: str, words: frozenset[str], timeline: Timeline, rele
                     else:
                         hit = seen[dotted] = interesting(timeline, dotted, release)
                 if hit:
-                    keep.append(m.start())
+                    keep.append(i)
                     break
         direct = [a for a, ds in aliases.items() if any(d in timeline.callables or d in BEHAVIOUR for d in ds)]
         if direct:  # `from jax.numpy import array` ... `array(x, None, False)`
-            calls = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(direct))) + r")\s*\(")
-            keep += [m.start() for m in calls.finditer(source)]
+            keep += [i for i, _, _ in _uses(source, direct, _CALL_TAIL)]
     if not keep and not broken:
         return None
     return sorted({bisect_right(starts, i) for i in keep + imports})
 
 
 _DOT = re.compile(r"\s*\.\s*")
+_WORD = re.compile(r"[\w.]")
+
+
+_CHAIN_TAIL = re.compile(r"(?:\s*\.\s*[A-Za-z_]\w*)+")
+_CALL_TAIL = re.compile(r"\s*\(")
+
+
+def _uses(source: str, names, tail: re.Pattern):
+    """(start, end, name) of each of ``names`` that no identifier character or dot precedes and
+    ``tail`` follows (an attribute chain, a call's parenthesis). Found by plain text search, name
+    by name: a regular expression of them all would be compiled for each file and, beginning
+    with a look-behind, tried at every position of it."""
+    for name in names:
+        n = len(name)
+        i = source.find(name)
+        while i >= 0:
+            if not (i and _WORD.match(source, i - 1)):
+                m = tail.match(source, i + n)
+                if m is not None:
+                    yield i, m.end(), name
+            i = source.find(name, i + 1)
+
+
+@functools.lru_cache(maxsize=2)
+def import_starts(source: str, pkg: str) -> list[int]:
+    """Where each line that imports ``pkg`` begins (asked for twice for a file: read once)."""
+    return [m.start() for m in _IMPORT_LINES[pkg].finditer(source)]
 
 
 def _read_imports(source: str, imports: list[int], timeline: Timeline, release: str):

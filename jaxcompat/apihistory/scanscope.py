@@ -79,7 +79,7 @@ def may_rebind(source: str, names: set[str], skip: list[tuple[int, int]]) -> lis
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 _WORD = re.compile(r"[\w.]")
-_AFTER = re.compile(r"\s*(?:=(?!=)|:=|,|\)|:(?!:)|\bin\b)")  # a target, a parameter, `for NAME in`
+_AFTER = re.compile(r"(?:\s|\\)*(?:=(?!=)|:=|,|\)|:(?!:)|\bin\b)")  # a target, a parameter, `for NAME in`
 _KEYWORD = re.compile(r"(?<!\w)(?:def|class|as|global|nonlocal)\Z")  # `def NAME`, `as NAME`, `global NAME`
 
 
@@ -92,7 +92,7 @@ def _binds_at(source: str, i: int, end: int) -> bool:
     if _AFTER.match(source, end):
         return True
     j = i
-    while j and source[j - 1].isspace():
+    while j and (source[j - 1].isspace() or source[j - 1] == "\\"):  # a continuation line too
         j -= 1
     return j < i and _KEYWORD.search(source, max(0, j - 8), j) is not None
 
