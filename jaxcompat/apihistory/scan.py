@@ -466,7 +466,7 @@ def candidate_lines(source: str, words: frozenset[str], timeline: Timeline, rele
     everything broken at the target (``words``): none. Else the jax imports are read (``ast`` on
     each statement alone) and looked up, and so is every chain that starts at a name they bind.
     When an import cannot be read on its own, every line counts."""
-    if words.isdisjoint(_IDENT.findall(source)) and "._" not in source:
+    if "._" not in source and words.isdisjoint(_IDENT.findall(source)):  # the cheap test first
         return None
     imports = import_starts(source, timeline.package)
     aliases, broken = _read_imports(source, imports, timeline, release)
