@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from jaxcompat.apihistory.apiexplain import histories, history
 from jaxcompat.apihistory.apitimeline import DEPRECATED, Timeline
-from jaxcompat.apihistory.scan import resolve
+from jaxcompat.apihistory.scanlookup import resolve
 from jaxcompat.commands.check import _verdict
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.deprecations import Deprecation, History, forecast

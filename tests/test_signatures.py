@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from jaxcompat.apihistory import behaviour
 from jaxcompat.apihistory.apitimeline import Timeline, regenerate
-from jaxcompat.apihistory.scan import Target, private_part, render, scan
+from jaxcompat.apihistory.scan import Target, render, scan
+from jaxcompat.apihistory.scanlookup import private_part
 from jaxcompat.apihistory.signatures import NewerSyntax, Params, of_function, parse, top_names
 from jaxcompat.model.vocab import BindProblem
 

@@ -19,7 +19,9 @@ from pathlib import Path
 
 from jaxcompat._util.text import frames
 from jaxcompat.apihistory.apitimeline import Timeline, ver
-from jaxcompat.apihistory.scan import CALL_CODE, CALL_DEPRECATED_CODE, Hit, Target, judge_call, renamed_keyword, resolve
+from jaxcompat.apihistory.scanlookup import Hit, Target, resolve
+from jaxcompat.apihistory.scanrules import CALL_CODE, CALL_DEPRECATED_CODE
+from jaxcompat.apihistory.scanrules.jxc003 import judge_call, renamed_keyword
 from jaxcompat.knowledge.deprecations import History, apis
 from jaxcompat.model.vocab import Phase
 from jaxcompat.plugin.packages import DEPENDENTS

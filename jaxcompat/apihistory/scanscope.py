@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ast
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -24,9 +24,18 @@ Chain = tuple
 
 @dataclass
 class Scopes:
-    module_jax: dict[str, bool] = field(default_factory=dict)  # names the module scope binds
     chains: dict[int, Chain] = field(default_factory=dict)  # id(Name) -> the scopes it is looked up in
     imports_in_module: set[int] = field(default_factory=set)  # id() of the import statements at module scope
+    module: dict[str, bool] | None = None  # the names the module scope binds, once read
+    read_module: Callable[[], dict[str, bool]] | None = field(default=None, repr=False)  # reads them
+
+    @property
+    def module_jax(self) -> dict[str, bool]:
+        """The names of those followed that the module's statements bind ({name: by a jax import}),
+        read the first time they are asked for (most files never need them)."""
+        if self.module is None:
+            self.module = self.read_module() if self.read_module is not None else {}
+        return self.module
 
     def is_jax(self, node: ast.Name) -> bool:
         """False when a local binding that no jax import made hides the module's name at ``node``."""
@@ -44,35 +53,67 @@ class Scopes:
 
 def may_rebind(source: str, names: set[str], skip: list[tuple[int, int]]) -> list[int]:
     """The lines where ``source`` may bind one of ``names`` outside the ``skip`` spans (its jax
-    imports): a parameter, an assignment, a loop or comprehension variable, ``as``,
+    imports, in order): a parameter, an assignment, a loop or comprehension variable, ``as``,
     ``def``/``class``, ``global``. Read from the text (strings and comments included: it errs on
-    the side of reading a scope), so that only the scopes around those lines are read."""
-    found = [m.start() for m in _binding(frozenset(names)).finditer(source)
-             if not any(a <= m.start() < b for a, b in skip)]
+    the side of reading a scope), so that only the scopes around those lines are read.
+
+    Each name is found by plain text search (``str.find``), and only where it stands alone is the
+    text around it looked at: most occurrences are uses, and a regular expression tried at every
+    position of a large file costs more than the scopes it spares."""
+    found = []
+    for name in names:
+        i = source.find(name)
+        while i >= 0:
+            end = i + len(name)
+            if _binds_at(source, i, end):
+                found.append(i)
+            i = source.find(name, end)
+    if skip:
+        starts = [a for a, _ in skip]
+        found = [i for i in found if not _inside(i, skip, starts)]
     if not found:
         return []
-    starts = [0] + [m.end() for m in _BREAK.finditer(source)]
-    return sorted({bisect_right(starts, i) for i in found})
+    breaks = [0] + [m.end() for m in _BREAK.finditer(source)]
+    return sorted({bisect_right(breaks, i) for i in found})
 
 
 _BREAK = re.compile(r"\r\n|\r|\n")
+_WORD = re.compile(r"[\w.]")
+_AFTER = re.compile(r"(?:\s|\\)*(?:=(?!=)|:=|,|\)|:(?!:)|\bin\b)")  # a target, a parameter, `for NAME in`
+_KEYWORD = re.compile(r"(?<!\w)(?:def|class|as|global|nonlocal)\Z")  # `def NAME`, `as NAME`, `global NAME`
 
 
-@lru_cache(maxsize=256)
-def _binding(names: frozenset[str]) -> re.Pattern:
-    alt = "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
-    return re.compile(rf"(?<![\w.])(?:{alt})\s*(?:=(?!=)|:=|,|\)|:(?!:)|\bin\b)"
-                      rf"|\b(?:def|class|as|global|nonlocal)\s+(?:{alt})\b")
+def _binds_at(source: str, i: int, end: int) -> bool:
+    """Does the name at ``source[i:end]`` stand where it may be bound?"""
+    if end < len(source) and _WORD.match(source, end) and source[end] != ".":
+        return False  # a longer name (``jaxpr`` for ``jax``)
+    if i and _WORD.match(source, i - 1):
+        return False  # an attribute (``x.jax``) or a longer name (``myjax``)
+    if _AFTER.match(source, end):
+        return True
+    j = i
+    while j and (source[j - 1].isspace() or source[j - 1] == "\\"):  # a continuation line too
+        j -= 1
+    return j < i and _KEYWORD.search(source, max(0, j - 8), j) is not None
 
 
-def scopes(tree: ast.Module, names: set[str], is_jax_import, lines: list[int] | None = None) -> Scopes:
+def _inside(i: int, spans: list[tuple[int, int]], starts: list[int]) -> bool:
+    k = bisect_right(starts, i) - 1
+    return k >= 0 and spans[k][0] <= i < spans[k][1]
+
+
+def scopes(tree: ast.Module, names: set[str], is_jax_import, lines: list[int] | None = None,
+           uses: list[int] | None = None) -> Scopes:
     """The scopes of ``tree`` for ``names``; ``is_jax_import(node)``: an import statement of jax;
-    ``lines``: only the scopes around these lines can bind them (None: any may). The module's
-    own names are always read."""
+    ``lines``: only the scopes around these lines can bind them (None: any may); ``uses``: only
+    the uses on these lines are asked about (sorted; None: any), so a scope that holds none of
+    them is not read. The module's own names are always read (when first asked for)."""
+    if lines is not None and not lines:  # nothing may be bound again: the module's names only, when asked
+        return Scopes(read_module=lambda: _module(tree, names, is_jax_import)[0])
     out = Scopes()
-    out.module_jax, nested = _module(tree, names, is_jax_import)
+    out.module, nested = _module(tree, names, is_jax_import)
     todo = []
-    for n in (nested if lines is None else _around(nested, lines)):
+    for n in (nested if lines is None else _around(nested, lines, uses)):
         if isinstance(n, _SCOPES):
             todo.append((n, ()))
         else:  # a module-level statement: its own comprehensions and lambdas
@@ -126,21 +167,28 @@ def _module(tree: ast.Module, names: set[str], is_jax_import) -> tuple[dict[str,
     return bound, nested
 
 
-def _around(nodes: list[ast.AST], lines: list[int]):
-    """The scopes among ``nodes`` that hold one of ``lines`` (through a class, its methods that do)."""
+def _around(nodes: list[ast.AST], lines: list[int], uses: list[int] | None = None):
+    """The scopes among ``nodes`` that hold one of ``lines`` (through a class, its methods that do)
+    and one of ``uses`` (None: any)."""
     for n in nodes:
         first = n.decorator_list[0].lineno if getattr(n, "decorator_list", None) else n.lineno
         last = n.end_lineno or n.lineno
         inside = [ln for ln in lines if first <= ln <= last]
-        if not inside:
+        if not inside or uses is not None and not _holds(uses, first, last):
             continue
         if isinstance(n, ast.ClassDef):
             defs = [m for m in n.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
             spans = [(d.decorator_list[0].lineno if d.decorator_list else d.lineno, d.end_lineno) for d in defs]
             if all(any(a <= ln <= b for a, b in spans) for ln in inside):
-                yield from _around(defs, inside)
+                yield from _around(defs, inside, uses)
                 continue
         yield n
+
+
+def _holds(lines: list[int], first: int, last: int) -> bool:
+    """Does sorted ``lines`` hold one in ``first..last``?"""
+    i = bisect_left(lines, first)
+    return i < len(lines) and lines[i] <= last
 
 
 def _inner(node: ast.AST) -> tuple[list[ast.AST], list[str]]:
