@@ -153,3 +153,47 @@ def test_transition_with_every_middle_commit_unknown():
     states = [BisectState.ABSENT] + [BisectState.UNKNOWN] * 5 + [BisectState.PRESENT]
     lo, hi, skipped = commitbisect.transition(len(states), lambda k: states[k], BisectState.PRESENT)
     assert (lo, hi) == (0, 6) and skipped == [1, 2, 3, 4, 5]
+
+
+def test_the_pull_request_from_the_remote_pull_refs(tmp_path, mirror_env):
+    """A commit whose message names no pull request (jax's Copybara flow: "PiperOrigin-RevId") is
+    the head of its pull request's ``refs/pull/N/head`` at the remote (jax dd6f0e2: #23307)."""
+    states = ["ok"] * 5 + ["bad"] * 4
+    repo = make_repo(tmp_path, states)
+    shas = _git(repo, "rev-list", "--reverse", "HEAD").split()
+    _git(repo, "update-ref", "refs/pull/23307/head", shas[5])
+    _git(repo, "update-ref", "refs/pull/23300/head", shas[3])
+    mirror_env(repo)
+    state_dir = tmp_path / "state"
+    install, observe, _ = _fakes(state_dir / "cache")
+    result = commitbisect.bisect_commits(None, TARGET, "pkg", good="1.0", bad="2.0", pins=[], python="3.11",
+                                         state_dir=state_dir, repo=URL, install=install, observe=observe,
+                                         date="2024-09-02")
+    assert result.first.sha == shas[5] and result.first.pull_request == "#23307"
+    assert "(#23307)" in result.message and "pull request #23307" in commitbisect.render(result)
+
+
+def test_no_pull_refs_no_pull_request(tmp_path, mirror_env):
+    result, shas, _ = _run(tmp_path, mirror_env, ["ok"] * 3 + ["bad"] * 3)
+    assert result.first.sha == shas[3] and result.first.pull_request == ""
+    assert "(none: the message names none" in commitbisect.render(result)
+
+
+def test_a_probe_judges_the_steps(tmp_path, mirror_env):
+    """A step judged otherwise than by cases (a crater group: a dependent's broken tests)."""
+    repo = make_repo(tmp_path, ["ok"] * 4 + ["bad"] * 5)
+    mirror_env(repo)
+    state_dir = tmp_path / "state"
+    install, _, _ = _fakes(state_dir / "cache")
+    seen = []
+
+    def probe(reqs, step_id):
+        seen.append((reqs, step_id))
+        bad = reqs[0].endswith("#bad")
+        return (BisectState.PRESENT, "broken", "1 of 1") if bad else (BisectState.ABSENT, "pass", "")
+    result = commitbisect.bisect_commits(None, TARGET, "pkg", good="1.0", bad="2.0", pins=[],
+                                         python="3.11", state_dir=state_dir, repo=URL, install=install,
+                                         probe=probe, date="2024-09-02")
+    shas = _git(repo, "rev-list", "--reverse", "HEAD").split()
+    assert result.first.sha == shas[4]
+    assert len(seen) == len(result.steps) and all(s.startswith("bisect-pkg-") for _, s in seen)

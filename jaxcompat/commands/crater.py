@@ -46,6 +46,10 @@ def add_parser(sub) -> None:
     c.add_argument("--shard", type=options.shard, help="i/n: every n-th dependent by name from the i-th (CI jobs)")
     c.add_argument("--report-only", action="store_true",
                    help="merge the stored results of every shard into one report (runs nothing)")
+    c.add_argument("--bisect", nargs="?", const="unexplained", choices=("unexplained", "all"),
+                   help="beside each broken group no rule explains (all: every group), the first commit of the "
+                        "package the candidate moves at which its tests break (bisect --commits; "
+                        "docs/survey-bisect.md)")
     c.set_defaults(func=run)
 
 
@@ -83,7 +87,7 @@ def run(args) -> int:
               + (f"; did you mean {close[0]!r}?" if close else "") + f" (it has: {', '.join(names)})", file=sys.stderr)
         return EXIT_CONFIG
     if args.report_only:
-        return _report_only(out_dir, dependents)
+        return _report_only(out_dir, dependents, args)
     try:
         index = options.index_options(args)
         reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
@@ -111,10 +115,10 @@ def run(args) -> int:
     t0 = time.perf_counter()
     with run_lock(out_dir):
         interrupted = _run(crater, chosen, mine, plan, matrix, args, out_dir)
-        names_all = {d.name for d in chosen}
-        results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
+        results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in {d.name for d in chosen}]
+        annotate = _bisector(args, plan, chosen, results, matrix) if not interrupted else None
         text, code = crater.write(out_dir, results, _plan_text(plan.key), time.perf_counter() - t0,
-                                  int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen)
+                                  int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen, annotate)
     print("\n" + text)
     if args.shard and len(results) < len(chosen):
         print(f"(this shard's report holds {len(results)} of {len(chosen)} dependents: merge the shards with "
@@ -125,6 +129,17 @@ def run(args) -> int:
               "the result cache where nothing moves)")
         return EXIT_INTERRUPTED
     return code
+
+
+def _bisector(args, plan, deps, results, matrix):
+    """``--bisect``: what the report's groups get, their first bad commits (None without it)."""
+    from jaxcompat.operations import craterbisect
+
+    if not getattr(args, "bisect", None):
+        return None
+    say = lambda s: print(s, flush=True)  # noqa: E731
+    run = craterbisect.runner(deps, results, plan, matrix, Path(args.state), progress=say)
+    return craterbisect.annotator(args.bisect, plan, run, progress=say)
 
 
 def _run(crater, chosen, deps, plan, matrix, args, out_dir: Path) -> bool:
@@ -168,7 +183,7 @@ def _plan_text(key: str) -> dict:
     return {"candidate": candidate, "baseline": baseline, "as_of": as_of}
 
 
-def _report_only(out_dir: Path, dependents) -> int:
+def _report_only(out_dir: Path, dependents, args) -> int:
     from jaxcompat.operations import crater
 
     results = crater.stored(out_dir)
@@ -186,7 +201,8 @@ def _report_only(out_dir: Path, dependents) -> int:
         wall = sum(r.seconds for r in results)
         said = _plan_text(plans[0])
         plan = crater.Plan(tuple(said["candidate"]), tuple(said["baseline"]), as_of=said["as_of"] or None)
-        text, code = crater.write(out_dir, results, said, wall, SHARDS, plan, dependents.dependents)
+        annotate = _bisector(args, plan, dependents.dependents, results, options.load_matrix(args))
+        text, code = crater.write(out_dir, results, said, wall, SHARDS, plan, dependents.dependents, annotate)
     print(text)
     if missing:
         print(f"(no stored result for {len(missing)} dependent(s) of the file, not selected or not run: "

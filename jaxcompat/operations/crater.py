@@ -470,12 +470,13 @@ class Group:
     api: str = ""  # jax's API history explains it (no rule does)
     draft: str = ""  # the id of the rule drafted for it (no rule, no API history)
     tests: dict[str, list[str]] = field(default_factory=dict)  # dependent -> its broken tests
+    bisect: dict = field(default_factory=dict)  # its first bad commit (crater --bisect: craterbisect)
 
     def to_dict(self) -> dict:
         return {"signature": self.signature.key, "explained_by": self.explained_by, "fix": self.fix,
                 "upstream": self.upstream, "api": self.api, "draft": self.draft,
                 "dependents": sorted(self.tests), "tests": self.tests,
-                "count": sum(len(v) for v in self.tests.values())}
+                "count": sum(len(v) for v in self.tests.values()), "bisect": self.bisect or None}
 
 
 def signature_of(test: usertests.UserTest) -> Signature:
@@ -592,6 +593,8 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
             lines.append(f"      jax's API history: {g.api}")
         else:
             lines.append(f"      no rule explains it: drafted as {g.draft} (draft-rules.toml)")
+        if g.bisect:
+            lines.append(f"      {g.bisect['line']}")
         for dep, tests in sorted(g.tests.items()):
             lines.append(f"      {dep}: " + ", ".join(tests[:4]) + (f" … and {len(tests) - 4} more" if len(tests) > 4
                                                                     else ""))
@@ -659,15 +662,18 @@ def junit(results: list[DependentResult]) -> str:
 
 
 def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s: float, shards: int,
-          plan: Plan, deps=()) -> tuple[str, int]:
+          plan: Plan, deps=(), annotate=None) -> tuple[str, int]:
     """crater.json, crater.md, crater.html, crater.xml and draft-rules.toml, atomically; every
     record and every text in them crosses ``boundary`` (``deps``: the dependents whose credentials
-    it knows). Returns the verdict's text (as shown) and exit status."""
+    it knows). ``annotate(groups, results)`` adds to the groups first (``crater --bisect``).
+    Returns the verdict's text (as shown) and exit status."""
     scrub = boundary(plan, deps)
     results = [shown(r, scrub, plan) for r in results]
     plan_text = scrub.tree(plan_text)
     groups = group(results)
     rules = draft_rules(groups, plan, results)
+    if annotate:
+        annotate(groups, results)
     c = cost(results, shards, wall_s)
     text = scrub(verdict_text(results, groups, plan_text, c))
     write_text(out_dir / "crater.json", scrub(json.dumps(summary(results, plan_text, groups, c), indent=1)) + "\n")
