@@ -93,3 +93,36 @@ def test_no_release_moved_says_why():
     rec = craterbisect.bisect_group(g, crater.Plan(("jax>=0.4.33",), ("jax==0.4.31",)), lambda *a: None)
     assert rec.first == "" and "moves no package" in rec.message
     assert "first bad commit: none named" in craterbisect.line(rec)
+
+
+def test_bisect_from_a_crater_report_with_commits(tmp_path, walk, monkeypatch, capsys):
+    """``bisect --from crater.json --commits``: the report's unexplained group walked over its
+    dependent's broken tests, the package the candidate moved; the answer in a report."""
+    from jaxcompat.commands import main
+
+    run, shas, asked = walk
+    results = [_result("alpha", ["tests/test_a.py::test_1"]),
+               _result("gamma", ["tests/test_c.py::test_1"], "TypeError: other", rule="known-rule")]
+    plan_text = {"candidate": list(PLAN.candidate), "baseline": list(PLAN.baseline), "as_of": None}
+    crater.write(tmp_path / "crater", results, plan_text, 1.0, 1, PLAN)
+    given = []
+    monkeypatch.setattr(craterbisect, "runner", lambda deps, res, plan, *a, **k: given.append((res, plan)) or run)
+    dependents = tmp_path / "dependents.toml"
+    dependents.write_text('[[dependent]]\nname = "alpha"\nversion = "1.0"\n')
+    code = main(["bisect", "--from", str(tmp_path / "crater" / "crater.json"), "--commits", "--dependents",
+                 str(dependents), "--reports", str(tmp_path / "r"), "--state", str(tmp_path / "state")])
+    assert code == 0, capsys.readouterr()
+    assert asked == [("alpha", ["tests/test_a.py::test_1"], "pkg", "1.0", "2.0")]
+    assert given[0][1].candidate == PLAN.candidate and [r.name for r in given[0][0]] == ["alpha", "gamma"]
+    [rec] = json.loads((tmp_path / "r" / "bisect" / "bisect-commits-crater.json").read_text())
+    assert rec["first"] == shas[9] and rec["pull_request"] == "#23307"
+    assert shas[9][:12] in capsys.readouterr().out
+
+
+def test_bisect_from_a_cell_report_with_commits_is_a_clear_error(tmp_path, capsys):
+    from jaxcompat.commands import main
+
+    bad = tmp_path / "check.json"
+    bad.write_text('{"id": "c", "results": []}')
+    assert main(["bisect", "--from", str(bad), "--commits", "--reports", str(tmp_path)]) == 2
+    assert "takes a crater.json" in capsys.readouterr().err

@@ -1,6 +1,6 @@
 """``jax-compat bisect``: bound a failure, known or not, and draft the rule for what no rule knows.
 
-Three ways in:
+The ways in:
 - ``bisect RULE_OR_CASE --package P PINS``: one package's range for a documented failure (as before);
 - ``bisect RULE_OR_CASE PINS`` (no ``--package``): its region along jax, equinox and the raising
   frame's package, from the combination the pins name;
@@ -8,6 +8,9 @@ Three ways in:
   rule explains there, each bounded as a region (``--signature KEY`` picks one), then drafted
   into ``reports/draft-rules.toml`` and verified against the observations;
 - ``bisect CASE --signature KEY PINS``: one signature, on the cases named, from the pins' combination.
+- ``bisect RULE_OR_CASE --commits --package P --good A --bad B PINS`` (``--fixed``): the first commit
+  between two releases where it starts (stops); ``bisect --from crater.json --commits``: a crater
+  group's first bad commit, over its dependent's broken tests.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
+from jaxcompat._util.layout import layout
 from jaxcompat._util.redact import redact_text
 from jaxcompat.commands import options
 from jaxcompat.env.candidate import CandidateError, parse_requirement
@@ -55,6 +59,8 @@ def add_parser(sub) -> None:
     b.add_argument("--repo", metavar="URL",
                    help="with --commits: the package's git repository (default: the ecosystem's own; a local "
                         "mirror through git's url.<mirror>.insteadOf)")
+    b.add_argument("--dependents", metavar="FILE", default=str(layout().root / "dependents.toml"),
+                   help="with --from crater.json --commits: the dependents file the crater ran")
     b.add_argument("pins", nargs="*", help="other pins, e.g. jax==0.4.33")
     b.set_defaults(func=run)
 
@@ -67,6 +73,8 @@ def bisect_with(args, matrix: Matrix) -> int:
     try:
         for p in args.pins:
             parse_requirement(p)
+        if args.from_report and args.commits:
+            return _commits_from_crater(args, matrix)
         if args.from_report:
             return _from_report(args, matrix)
         if not args.target:
@@ -112,6 +120,39 @@ def _commits(args, matrix: Matrix) -> int:
     write_text(out / f"{name}.md", redact_text(commitbisect.markdown(result)))
     print(f"report: {out / name}.md")
     return EXIT_OK if result.first else EXIT_FAILING
+
+
+def _commits_from_crater(args, matrix: Matrix) -> int:
+    """``--from crater.json --commits``: each broken group no rule explains (``--signature``: the
+    one named, explained or not) walked over its largest dependent's broken tests, the package the
+    candidate moves (or ``--package``, ``--good``, ``--bad``)."""
+    from jaxcompat._util.jsonfile import read_json
+    from jaxcompat.knowledge.dependents import load as load_dependents
+    from jaxcompat.operations import crater, craterbisect
+
+    path = Path(args.from_report)
+    data = read_json(path, BisectError, unreadable="give the path of a crater.json",
+                     damaged="regenerate it with crater --report-only")
+    try:
+        plan, results = craterbisect.from_report(data, args.python or AUTO)
+    except ValueError as e:
+        raise BisectError(f"{path}: {e}; --commits with --from takes a crater.json") from None
+    groups = crater.group(results)
+    groups = ([g for g in groups if g.signature.key == args.signature] if args.signature
+              else craterbisect.chosen(groups, craterbisect.UNEXPLAINED))
+    if not groups:
+        print(f"nothing to bisect: no broken group {'with that signature ' if args.signature else ''}in {path}")
+        return EXIT_OK
+    moved = (args.package.lower(), args.good, args.bad) if args.package and args.good and args.bad else None
+    deps = load_dependents(args.dependents).dependents
+    run = craterbisect.runner(deps, results, plan, matrix, Path(args.state), progress=print)
+    records = [craterbisect.bisect_group(g, plan, run, moved) for g in groups]
+    for r in records:
+        print(f"{r.signature}\n  {craterbisect.line(r)}")
+    out = Path(args.reports) / "bisect" / "bisect-commits-crater.json"
+    write_text(out, redact_text(json.dumps([r.to_dict() for r in records], indent=2)) + "\n")
+    print(f"report: {out}")
+    return EXIT_OK if all(r.first for r in records) else EXIT_FAILING
 
 
 def _signature_target(args) -> Target:

@@ -82,11 +82,13 @@ def chosen(groups: list[crater.Group], which: str) -> list[crater.Group]:
     return [g for g in groups if which == ALL or not (g.explained_by or g.api)]
 
 
-def bisect_group(g: crater.Group, plan: crater.Plan, run: Run) -> GroupBisect:
-    """The group's first bad commit, walked over its largest dependent's broken tests."""
+def bisect_group(g: crater.Group, plan: crater.Plan, run: Run,
+                 moved: tuple[str, str, str] | None = None) -> GroupBisect:
+    """The group's first bad commit, walked over its largest dependent's broken tests (``moved``:
+    the package and releases to walk, default the one the candidate moves)."""
     dep = sorted(g.tests, key=lambda d: (-len(g.tests[d]), d))[0]
     rec = GroupBisect(g.signature.key, dep, sorted(g.tests[dep]))
-    moved = moved_package(plan)
+    moved = moved or moved_package(plan)
     if moved is None:
         rec.message = ("no commits to walk: the candidate moves no package from one release to another "
                        "(pin both sides exactly, e.g. jax==0.4.33 against --baseline jax==0.4.31)")
@@ -113,6 +115,15 @@ def line(rec: GroupBisect) -> str:
     return (f"first bad commit in {rec.package} {rec.good} -> {rec.bad}: {where} {rec.title}"
             + (f" ({rec.pull_request})" if rec.pull_request else "") + f", {rec.date[:10]}"
             + f" [{rec.steps} steps over {rec.commits} commits, {rec.wall_s:.0f} s; {rec.dependent}'s tests]")
+
+
+def from_report(data: dict, python: str) -> tuple[crater.Plan, list[crater.DependentResult]]:
+    """A crater report's (``crater.json``) plan and dependents' results, as they were judged."""
+    if not (isinstance(data, dict) and data.get("kind") == "crater" and isinstance(data.get("dependents"), list)):
+        raise ValueError("not a crater report (no \"kind\": \"crater\" with its \"dependents\")")
+    plan = crater.Plan(tuple(data.get("candidate", ())), tuple(data.get("baseline", ())), python=python,
+                       as_of=data.get("as_of") or None)
+    return plan, [crater.DependentResult.from_dict(d) for d in data["dependents"]]
 
 
 def annotator(which: str, plan: crater.Plan, run: Run, progress=quiet):
