@@ -197,3 +197,29 @@ def test_a_probe_judges_the_steps(tmp_path, mirror_env):
     shas = _git(repo, "rev-list", "--reverse", "HEAD").split()
     assert result.first.sha == shas[4]
     assert len(seen) == len(result.steps) and all(s.startswith("bisect-pkg-") for _, s in seen)
+
+
+def test_a_blob_the_mirror_lacks_is_asked_for_once(tmp_path, monkeypatch):
+    """Was: every checkout of a commit whose blob the mirror lacks ran ``git checkout`` over the
+    whole tree, which asked the mirror for that blob again (jax's mirror: 24 s a step, walking its
+    history); now the absent blob is remembered in the cached repository and later checkouts take
+    the present files at once."""
+    from jaxcompat.env import gitsource
+
+    repo = make_repo(tmp_path, ["ok", "ok"])
+    (repo / "big.bin").write_bytes(b"y" * 1000)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "big")
+    blob = _git(repo, "rev-parse", "HEAD:big.bin").strip()
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    head = _git(repo, "rev-parse", "HEAD").strip()
+    url, cache = str(repo / ".git"), tmp_path / "cache"
+    history.fetch(url, cache)
+    _, absent = history.checkout(url, head, cache, tmp_path / "one")
+    assert absent == ["big.bin"]
+    calls = []
+    real = gitsource._git
+    monkeypatch.setattr(gitsource, "_git", lambda *a, **k: calls.append(a) or real(*a, **k))
+    into, absent = history.checkout(url, head, cache, tmp_path / "two")
+    assert absent == ["big.bin"] and (into / "state.txt").read_text() == "ok\n"
+    assert not [a for a in calls if a[0] == "checkout"], calls
