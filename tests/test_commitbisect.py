@@ -179,26 +179,6 @@ def test_no_pull_refs_no_pull_request(tmp_path, mirror_env):
     assert "(none: the message names none" in commitbisect.render(result)
 
 
-def test_a_probe_judges_the_steps(tmp_path, mirror_env):
-    """A step judged otherwise than by cases (a crater group: a dependent's broken tests)."""
-    repo = make_repo(tmp_path, ["ok"] * 4 + ["bad"] * 5)
-    mirror_env(repo)
-    state_dir = tmp_path / "state"
-    install, _, _ = _fakes(state_dir / "cache")
-    seen = []
-
-    def probe(reqs, step_id):
-        seen.append((reqs, step_id))
-        bad = reqs[0].endswith("#bad")
-        return (BisectState.PRESENT, "broken", "1 of 1") if bad else (BisectState.ABSENT, "pass", "")
-    result = commitbisect.bisect_commits(None, TARGET, "pkg", good="1.0", bad="2.0", pins=[],
-                                         python="3.11", state_dir=state_dir, repo=URL, install=install,
-                                         probe=probe, date="2024-09-02")
-    shas = _git(repo, "rev-list", "--reverse", "HEAD").split()
-    assert result.first.sha == shas[4]
-    assert len(seen) == len(result.steps) and all(s.startswith("bisect-pkg-") for _, s in seen)
-
-
 def test_a_blob_the_mirror_lacks_is_asked_for_once(tmp_path, monkeypatch):
     """Was: every checkout of a commit whose blob the mirror lacks ran ``git checkout`` over the
     whole tree, which asked the mirror for that blob again (jax's mirror: 24 s a step, walking its
@@ -223,3 +203,46 @@ def test_a_blob_the_mirror_lacks_is_asked_for_once(tmp_path, monkeypatch):
     into, absent = history.checkout(url, head, cache, tmp_path / "two")
     assert absent == ["big.bin"] and (into / "state.txt").read_text() == "ok\n"
     assert not [a for a in calls if a[0] == "checkout"], calls
+
+
+# ------------------------------------------------------------------- crater --bisect
+
+
+def test_a_crater_report_carries_the_first_bad_commit_of_its_broken_group(tmp_path, mirror_env):
+    """A broken group no rule explains, bisected along the moved package's commits (a fake
+    repository, fake steps), and the commit in crater.json and beside the group on screen."""
+    from jaxcompat.model.dependents import Dependents
+    from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
+    from jaxcompat.operations import crater, craterbisect, usertests
+
+    states = ["ok"] * 9 + ["bad"] * 12
+    repo = make_repo(tmp_path, states, pr_at=9)
+    mirror_env(repo)
+    state_dir = tmp_path / "state"
+    install, observe, _ = _fakes(state_dir / "cache")
+    broken = usertests.UserTest("tests/test_x.py::test_y", "failed", "passed", UserTestStatus.BROKEN,
+                                message="TypeError: boom", traceback="dep/tests/test_x.py:3: in test_y")
+    results = [crater.DependentResult("dep", DependentVerdict.BROKEN, version="1.0", tests=[broken],
+                                      ran={"candidate": 1, "baseline": 1})]
+    plan = crater.Plan(("pkg==2.0",), ("pkg==1.0",))
+    assert craterbisect.moved(plan) is None  # pkg is not of the ecosystem: nothing to walk
+    plan = crater.Plan(("jax==2.0", "equinox==0.11.6"), ("jax==1.0", "equinox==0.11.6"))
+    assert craterbisect.moved(plan) == ("jax", "1.0", "2.0")
+
+    def bisector(matrix, target, package, **kw):  # the real walk, over the fake repository as "jax"
+        assert package == "jax" and kw["pins"] == ["equinox==0.11.6"]
+        return commitbisect.bisect_commits(None, TARGET, "pkg", good="1.0", bad="2.0", pins=[], python="3.11",
+                                           state_dir=state_dir, repo=URL, install=install, observe=observe,
+                                           date="2024-09-02")
+
+    out = tmp_path / "out"
+    found = craterbisect.run(out, results, plan, None, Dependents(()), state_dir, bisector=bisector,
+                             targeter=lambda g, *a: (TARGET, None, ["equinox==0.11.6"]))
+    shas = _git(repo, "rev-list", "--reverse", "HEAD").split()
+    [(key, rec)] = found.items()
+    assert rec["commit"] == shas[9] and rec["pull_request"] == "#4242"
+    text, code = crater.write(out, results, {"candidate": list(plan.candidate), "baseline": list(plan.baseline)},
+                              1.0, 1, plan)
+    data = __import__("json").loads((out / "crater.json").read_text())
+    assert data["groups"][0]["first_bad_commit"]["commit"] == shas[9]
+    assert f"first bad commit: pkg {shas[9][:12]}" in text and "#4242" in text and code == 1

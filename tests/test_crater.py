@@ -21,6 +21,7 @@ from jaxcompat.env.candidate import candidate_cell
 from jaxcompat.env.projects import caps, runtime_requirements
 from jaxcompat.knowledge.config import load as load_matrix
 from jaxcompat.knowledge.dependents import load, parse
+from jaxcompat.model.dependents import Dependent, DependentSource
 from jaxcompat.model.matrix import ConfigError
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
 from jaxcompat.operations import crater, usertests
@@ -147,12 +148,21 @@ def test_broken_tests_are_grouped_by_signature_across_dependents():
 
 
 @pytest.mark.parametrize("verdicts, code", [
-    (["safe", "safe"], 0), (["safe", "broken"], 1), (["broken", "over-budget"], 1), (["safe", "capped"], 0),
+    (["safe", "safe"], 0), (["safe", "broken"], 1), (["broken", "over-budget"], 1), (["safe", "capped"], 2),
     (["capped"], 2), (["safe", "install-error"], 2), (["safe", "crashed"], 2), (["not-run"], 2), ([], 2),
+    (["safe", "index-unreachable"], 2),
 ])
 def test_the_exit_status_of_a_crater(verdicts, code):
-    assert crater.exit_status([crater.DependentResult(f"d{i}", DependentVerdict(v)) for i, v in
-                               enumerate(verdicts)]) == code
+    """A capped dependent was not judged: never "breaks none" (084bcdf said 0 for safe + capped)."""
+    assert crater.exit_status([crater.DependentResult(f"d{i}", DependentVerdict(v), ran={"candidate": 3,
+                                                                                          "baseline": 3})
+                               for i, v in enumerate(verdicts)]) == code
+
+
+def test_a_safe_dependent_with_no_test_run_in_the_candidate_is_not_safe():
+    """Regression (084bcdf: exit 0): safe without a test run in the candidate is not judged."""
+    res = crater.DependentResult("d", DependentVerdict.SAFE, ran={"candidate": 0, "baseline": 5})
+    assert crater.exit_status([res]) == 2
 
 
 def test_every_verdict_is_documented():
@@ -314,8 +324,7 @@ def test_shards_merged_by_report_only_give_the_whole_run(tmp_path):
     for i in (1, 2):
         part = _crater(tmp, *args, "--shard", f"{i}/2", reports=f"shard{i}")
         assert part.returncode in (0, 1), part.stdout + part.stderr
-        for p in (tmp / f"shard{i}" / "crater" / "dependents").glob("*.json"):
-            shutil.copy(p, merged / p.name)
+        shutil.copytree(tmp / f"shard{i}" / "crater" / "dependents", merged, dirs_exist_ok=True)  # the artifact
     assert sorted(p.stem for p in merged.glob("*.json")) == ["alpha", "beta", "gamma"]
     report = _crater(tmp, "--report-only", reports="merged")
     assert report.returncode == 1, report.stdout + report.stderr
@@ -357,7 +366,7 @@ def test_a_pin_the_index_has_no_release_of_is_refused_first(tmp_path, monkeypatc
     from jaxcompat.env import releases
 
     files = [{"upload_time_iso_8601": "2024-09-16T00:00:00Z", "yanked": False}]
-    monkeypatch.setattr(releases, "_fetch", lambda dist: {"releases": {"0.4.31": files, "0.4.33": files}})
+    monkeypatch.setattr(releases, "fetch_info", lambda dist: {"releases": {"0.4.31": files, "0.4.33": files}})
     tmp = _tree(tmp_path, DEPS)
     args = ["crater", "--matrix", str(tmp / "matrix.toml"), "--state", str(tmp / "state"),
             "--reports", str(tmp / "reports"), "--dependents", str(tmp / "dependents.toml")]
@@ -461,3 +470,122 @@ def test_an_unpacked_dependent_without_pytest_configuration_is_run_as_on_its_own
     (configured / "setup.cfg").write_text("[tool:pytest]\naddopts = -q\n")
     projects._standalone(configured)
     assert not (configured / "pytest.ini").exists()  # a project's own configuration is never touched
+
+
+# -------------------------------------------------------------------- merging shards, unit
+
+
+def _stored_run(tmp_path, names_run, planned_names, shards=("1/2", "2/2")):
+    """A reports folder as shard artifacts leave it: results of ``names_run``, plans of every shard."""
+    out = tmp_path / "reports" / "crater"
+    plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",))
+    deps = [Dependent(n, DependentSource(version="1.0")) for n in planned_names]
+    for s in shards:
+        crater.store_plan(out, plan, deps, s)
+    for n in names_run:
+        res = crater.DependentResult(n, DependentVerdict.SAFE, version="1.0", plan=plan.key,
+                                     ran={"candidate": 4, "baseline": 4})
+        (out / crater.RESULTS / f"{n}.json").write_text(json.dumps(res.to_dict()))
+    (tmp_path / "dependents.toml").write_text("".join(f'[[dependent]]\nname = "{n}"\nversion = "latest"\n'
+                                                      for n in planned_names))
+    return out
+
+
+def _merge(tmp_path, capsys):
+    from jaxcompat.commands import main
+
+    code = main(["crater", "--report-only", "--reports", str(tmp_path / "reports"), "--state",
+                 str(tmp_path / "state"), "--dependents", str(tmp_path / "dependents.toml")])
+    return code, capsys.readouterr()
+
+
+def test_a_merge_with_planned_dependents_never_run_is_not_breaks_none(tmp_path, capsys):
+    """Regression (084bcdf: "✓ … breaks none", exit 0 with two of three planned never run)."""
+    _stored_run(tmp_path, ["alpha"], ["alpha", "beta", "gamma"])
+    code, said = _merge(tmp_path, capsys)
+    assert code == 2, said.out
+    assert "breaks none" not in said.out and "no stored result" in said.out and "beta, gamma" in said.out
+    data = json.loads((tmp_path / "reports" / "crater" / "crater.json").read_text())
+    assert {d["name"]: d["verdict"] for d in data["dependents"]} == {"alpha": "safe", "beta": "not-run",
+                                                                     "gamma": "not-run"}
+
+
+def test_a_merge_names_an_unreadable_result(tmp_path, capsys):
+    """Regression (084bcdf skipped a corrupt shard result silently)."""
+    out = _stored_run(tmp_path, ["alpha", "beta"], ["alpha", "beta"])
+    (out / crater.RESULTS / "beta.json").write_text('{"name": "beta", "verd')  # cut short
+    code, said = _merge(tmp_path, capsys)
+    assert code == 2 and "beta.json" in said.out and "could not be read" in said.out
+
+
+def test_a_merge_of_every_planned_result_is_safe_and_without_a_plan_is_not(tmp_path, capsys):
+    out = _stored_run(tmp_path, ["alpha", "beta"], ["alpha", "beta"])
+    code, said = _merge(tmp_path, capsys)
+    assert code == 0 and "breaks none" in said.out
+    shutil.rmtree(out / crater.RESULTS / crater.PLANS)
+    code, said = _merge(tmp_path, capsys)
+    assert code == 2 and "no shard stored its plan" in said.out
+
+
+# -------------------------------------------------------------------- causes that are not caps
+
+
+def test_a_cap_whose_marker_does_not_hold_for_the_side_is_no_cap():
+    """Regression (084bcdf: `jax<0.4.31; python_version<"3.10"` was a cap for a side on 3.12)."""
+    req = [Requirement('jax<0.4.31; python_version<"3.10"')]
+    assert caps(req, {"jax": "0.4.33"}, python="3.12") == []
+    assert caps(req, {"jax": "0.4.33"}, python="3.9") == ["jax<0.4.31 (the side pins jax==0.4.33)"]
+    assert caps([Requirement('jax<0.4.31; sys_platform == "win32"')], {"jax": "0.4.33"}) == []
+    assert caps([Requirement("jax<0.4.31")], {"jax": "0.4.33"}, python="3.12") != []
+
+
+@pytest.mark.parametrize("error", [
+    "unresolvable: Failed to fetch: `https://pypi.org/simple/jax/`\n  Caused by: error sending request for url "
+    "(https://pypi.org/simple/jax/)\n  Caused by: client error (Connect)\n  Caused by: tcp connect error",
+    "unresolvable: could not read https://pypi.org/pypi/jax/json after 3 attempts: <urlopen error timed out>",
+    "unresolvable: Request failed after 3 retries\n  Caused by: ProxyError: tunnel connection failed",
+])
+def test_an_unreachable_index_is_its_own_verdict_never_a_cap(error):
+    """Regression (084bcdf: a proxy to nowhere or a timeout reading the index became `capped`)."""
+    res = crater.DependentResult("d", DependentVerdict.NOT_RUN)
+    crater._not_installed(res, "candidate", error)
+    assert res.verdict == DependentVerdict.UNREACHABLE and not res.caps
+    assert crater.exit_status([res]) == 2
+
+
+def test_a_resolver_that_finds_no_set_is_still_a_cap():
+    res = crater.DependentResult("d", DependentVerdict.NOT_RUN)
+    crater._not_installed(res, "candidate", "unresolvable: Because dep==1.0 depends on jax<0.4.32 and you "
+                                            "require jax==0.4.33, we can conclude that your requirements are "
+                                            "unsatisfiable.")
+    assert res.verdict == DependentVerdict.CAPPED and res.caps
+
+
+@pytest.mark.integration
+def test_a_dependent_whose_tests_all_skip_in_the_candidate_is_not_safe(tmp_path):
+    """Regression (084bcdf: `safe`, exit 0): every test skips in the candidate, so nothing was judged."""
+    candidate = candidate_cell(["jax==0.4.33"], python="auto", companions=False).id
+    skips = f'''
+        import os
+        import pytest
+
+        @pytest.fixture(autouse=True)
+        def _gone():
+            if "{candidate}" in os.environ["JAXCOMPAT_RESULTS"]:
+                pytest.skip("needs a feature the candidate lacks")
+
+        def test_a():
+            pass
+
+        def test_b():
+            pass
+        '''
+    deps = '[[dependent]]\nname = "alpha"\nversion = "latest"\ntests = ["tests"]\n'
+    tmp = _tree(tmp_path, deps, alpha=skips)
+    proc = _crater(tmp, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2, out
+    data = json.loads((tmp / "reports" / "crater" / "crater.json").read_text())
+    [alpha] = data["dependents"]
+    assert alpha["verdict"] == "not-run" and "none of its tests ran in the candidate" in alpha["cause"]
+    assert "breaks none" not in out

@@ -115,3 +115,38 @@ def test_the_stage_packages_import_nothing_on_their_own():
     ``jaxcompat/plugin/__init__.py``; they must not pull in the harness (or packaging, absent there)."""
     for name in ("jaxcompat", "jaxcompat.plugin"):
         assert not GRAPH[name], f"{name}/__init__.py imports {GRAPH[name]}"
+
+
+def _stage(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_function_is_over_60_lines(module):
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    long = [f"{n.name} ({n.end_lineno - n.lineno + 1} lines)" for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > 60]
+    assert not long, f"{module}: split {', '.join(long)}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_private_name_crosses_a_stage(module):
+    """``from jaxcompat.x.y import _name`` or ``y._name`` from another stage: make it public in its home."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    aliases: dict[str, str] = {}  # local name -> the jaxcompat module it stands for
+    bad = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("jaxcompat"):
+            for a in n.names:
+                target = f"{n.module}.{a.name}"
+                if target in MODULES:
+                    aliases[a.asname or a.name] = target
+                elif a.name.startswith("_") and not a.name.startswith("__") and _stage(n.module) != _stage(module):
+                    bad.append(f"{a.name} from {n.module}")
+    for n in ast.walk(tree):
+        if (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in aliases
+                and n.attr.startswith("_") and not n.attr.startswith("__")
+                and _stage(aliases[n.value.id]) != _stage(module)):
+            bad.append(f"{n.value.id}.{n.attr}")
+    assert not bad, f"{module} uses private names of another stage: {', '.join(sorted(set(bad)))}"

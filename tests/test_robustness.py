@@ -197,7 +197,7 @@ def test_a_version_missing_from_the_index_is_unresolvable(tmp_path, monkeypatch)
     matrix = load(
         make_tree(tmp_path, '[[cell]]\nid = "c"\npins = { jax = "0.4.33", jaxlib = "0.4.33", equinox = "9.9.9" }\n')
     )
-    monkeypatch.setattr(releases, "_fetch", lambda dist, attempts=3: {"releases": {
+    monkeypatch.setattr(releases, "fetch_info", lambda dist, attempts=3: {"releases": {
         "0.4.33": [{"upload_time_iso_8601": "2024-09-16T00:00:00Z"}],
         "0.11.7": [{"upload_time_iso_8601": "2024-09-18T00:00:00Z"}]}})
     result = run_cell(matrix.cells[0], matrix, state_dir=tmp_path / "state", reports_dir=None)
@@ -217,7 +217,7 @@ def test_resolver_conflict_is_unresolvable_with_uv_message(tmp_path, monkeypatch
         calls.append(argv)
         return subprocess.CompletedProcess(argv, 1, "", uv_says)
 
-    monkeypatch.setattr(envs, "_run", fake_run)
+    monkeypatch.setattr(envs, "run_tool", fake_run)
     matrix = load(
         make_tree(tmp_path, '[[cell]]\nid = "c"\ndate = "2024-09-19"\npins = { jax = "0.4.33", jaxlib = "0.4.33" }\n')
     )

@@ -404,7 +404,7 @@ def test_an_environment_is_reused_only_for_the_interpreter_it_was_built_with(tmp
             (tmp_path / "c" / "bin" / "python").write_text("")
         return subprocess.CompletedProcess(argv, 0, "", "")
 
-    monkeypatch.setattr(envs, "_run", fake_run)
+    monkeypatch.setattr(envs, "run_tool", fake_run)
     cell = Cell(id="c", python="3.11", backend="cpu", pins={})
     assert not envs.install(cell, "/py/3.11", "jax==0.9.2\n", tmp_path).reused
     assert envs.install(cell, "/py/3.11", "jax==0.9.2\n", tmp_path).reused

@@ -175,7 +175,7 @@ def test_a_package_the_project_needs_newer_than_the_date_is_exempted_from_the_cu
         ok = any(a.startswith("paramax=") for a in argv)
         return sp.CompletedProcess(argv, 0 if ok else 1, "paramax==0.0.5\n" if ok else "", "" if ok else hint)
 
-    monkeypatch.setattr(envs, "_run", fake_run)
+    monkeypatch.setattr(envs, "run_tool", fake_run)
     user = Cell(id="u", python="3.11", backend="cpu", pins={"jax": "0.7.2"}, editable=(str(tmp_path),))
     notes: list[str] = []
     proc = envs._compile(user, "python3", "2025-09-22", ["jax==0.7.2", f"-e {tmp_path}"], tmp_path, notes)

@@ -328,3 +328,29 @@ def test_latest_refresh_baseline_on_the_command_line(tmp_path, monkeypatch, caps
     out = capsys.readouterr().out
     assert "No change between baseline and tonight's newest releases." in out
     assert f"baseline unchanged (tonight matches it): {baseline}" in out
+
+
+def test_the_nightly_never_blesses_a_regression(tmp_path, monkeypatch, capsys):
+    """Regression (084bcdf: --refresh-baseline stored tonight's regressed result, and the proposal
+    would have made it the new normal: the next night said "No change")."""
+    from jaxcompat.commands import main
+    from jaxcompat.operations import latest
+
+    make_tree(tmp_path)
+    baseline = tmp_path / "baseline.json"
+    update_baseline(baseline, [c.to_dict() for c in _suite({"cases/a.py::test_x": "pass",
+                                                            "cases/a.py::test_y": "pass"})])
+    tonight = _suite({"cases/a.py::test_x": "regression", "cases/a.py::test_y": "pass",
+                      "cases/b.py::test_new": "pass", "cases/b.py::test_bad": "regression"}, jax="0.12.0.1")[0]
+    monkeypatch.setattr(latest, "run_latest", lambda *a, **k: tonight)
+    argv = ["latest", "--matrix", str(tmp_path / "matrix.toml"), "--reports", str(tmp_path / "reports"),
+            "--state", str(tmp_path / "state"), "--baseline", str(baseline), "--refresh-baseline"]
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert "kept out of the baseline" in out and "cases/a.py::test_x: pass -> regression" in out
+    stored = {r["case"]: r["outcome"] for r in json.loads(baseline.read_text())["cells"][0]["results"]}
+    assert stored == {"cases/a.py::test_x": "pass", "cases/a.py::test_y": "pass", "cases/b.py::test_new": "pass"}
+    md = (tmp_path / "reports" / "latest.md").read_text()
+    assert "## Kept out of the baseline" in md and "cases/b.py::test_bad" in md
+    assert main(argv) == 1  # the next night: still flagged, never "No change"
+    assert "No change" not in capsys.readouterr().out

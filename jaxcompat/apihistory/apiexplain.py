@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from jaxcompat._util.text import frames
-from jaxcompat.apihistory.apitimeline import Timeline, _ver
+from jaxcompat.apihistory.apitimeline import Timeline, ver
 from jaxcompat.apihistory.scan import CALL_CODE, CALL_DEPRECATED_CODE, Hit, Target, judge_call, renamed_keyword, resolve
 from jaxcompat.knowledge.deprecations import History, apis
 from jaxcompat.model.vocab import Phase
@@ -183,7 +183,7 @@ def explain_call(message: str, traceback: str, jax_version: str, timeline: Timel
             if got and got[0] in (CALL_CODE, CALL_DEPRECATED_CODE):
                 found.append(got[1].split("; its parameters")[0])
         elif keyword:
-            upto = [(r, p) for r, p in hist if _ver(r) <= _ver(release)]
+            upto = [(r, p) for r, p in hist if ver(r) <= ver(release)]
             for (_, was), (r1, now) in zip(upto, upto[1:], strict=False):
                 if keyword in was.names() and keyword not in now.names() and not now.varkw:
                     new = renamed_keyword(keyword, was, now)
@@ -230,7 +230,7 @@ def _required_since(hist: list, name: str, release: str) -> str:
     """The release from which ``name`` is a required parameter, if it was not before."""
     since = ""
     for r, p in hist:
-        if _ver(r) > _ver(release):
+        if ver(r) > ver(release):
             break
         required = any(x.name == name and not x.default for x in p.slots + p.kwonly)
         since = (since or r) if required else ""

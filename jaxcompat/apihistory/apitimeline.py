@@ -172,112 +172,139 @@ class _Reader:
         tree = self.trees.get(mod)
         if tree is None:
             tree = self.trees[mod] = parse(mod, self.sources[mod])
-        defined: dict[str, None] = {}
-        wrapped: set[str] = set()
-        getattrs = {"deprecation_getattr"}  # the local names of jax's deprecation_getattr
-        external: set[str] = set()  # bound by importing from outside jax, not re-exported (`X as X`)
-        table: dict[str, tuple[str, bool]] = {}
-        strings: dict[str, str] = {}
-        all_names: list[str] | None = None
-        is_pkg = any(k.startswith(mod + ".") for k in self.sources)
+        seen = _ModuleVisit(self, mod, depth, out)
+        seen.visit(tree.body)
+        if seen.all_names is not None:
+            self.all_names[mod] = set(seen.all_names)
+        seen.finish()
+        return out
 
-        def visit(body: list[ast.stmt]) -> None:
-            nonlocal all_names
-            for st in body:
-                if isinstance(st, ast.If):
-                    if _is_main(st.test):
-                        continue  # runs only as a script
-                    if not _is_type_checking(st.test):  # only type checkers see that branch
-                        visit(st.body)
-                    visit(st.orelse)
-                elif isinstance(st, ast.Try) or type(st).__name__ == "TryStar":
-                    visit(st.body)
-                    for h in st.handlers:
-                        visit(h.body)
-                    visit(st.orelse)
-                    visit(st.finalbody)
-                elif isinstance(st, ast.With):
-                    visit(st.body)
-                elif isinstance(st, ast.Import):
-                    for a in st.names:
-                        local = a.asname or a.name.split(".")[0]
-                        if a.asname or a.name.split(".")[0] != mod.split(".")[0]:  # `import jax.x` inside jax
-                            defined[local] = None
-                        if not _inside(a.name, self.pkg) and a.asname != a.name:
-                            external.add(local)  # `import numpy as np`: a tool of the module, not its API
-                elif isinstance(st, ast.ImportFrom):
-                    for a in st.names:
-                        if a.name == "*":
-                            src = absolute_module(mod, is_pkg, st.module, st.level)
-                            if src in self.sources and depth < 8:
-                                inner = self.api(src, depth + 1)
-                                out.opaque |= inner.opaque
-                                star = self.all_names.get(src)  # `*` honours __all__
-                                for n, s in inner.names.items():
-                                    if s == PRESENT and (star is None or n in star):
-                                        defined[n] = None
-                            else:
-                                out.opaque = True
-                        else:
-                            defined[a.asname or a.name] = None
-                            if a.name == "deprecation_getattr":
-                                getattrs.add(a.asname or a.name)
-                            if a.name.startswith("_deprecated_") and a.asname and not a.asname.startswith("_"):
-                                wrapped.add(a.asname)  # jax 0.4.13: a wrapper that warns when called
-                            if not st.level and not _inside(st.module or "", self.pkg) and a.asname != a.name:
-                                external.add(a.asname or a.name)  # `from functools import partial`
-                elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    if st.name == "__getattr__":
-                        out.opaque = True
-                    defined[st.name] = None
-                elif isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                    targets = st.targets if isinstance(st, ast.Assign) else [st.target]
-                    value = st.value
-                    for t in targets:
-                        for n in _target_names(t):
-                            defined[n] = None
-                            if n == "__all__" and value is not None:
-                                listed = _string_list(value)
-                                if listed is None:
-                                    out.opaque = True
-                                elif isinstance(st, ast.AugAssign):
-                                    all_names = (all_names or []) + listed
-                                else:
-                                    all_names = listed
-                            elif n == "_deprecations" and isinstance(value, ast.Dict):
-                                table.update(_table(value, strings))
-                            elif n == "__getattr__" and not _is_deprecation_getattr(value, getattrs):
-                                out.opaque = True
-                            elif value is not None:
-                                s = _string(value, strings)
-                                if s is not None:
-                                    strings[n] = s
-                elif isinstance(st, ast.Delete):
-                    for t in st.targets:
-                        for n in _target_names(t):
-                            defined.pop(n, None)
-                elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and not out.warns:
-                    out.warns = _warns(st.value, strings)
 
-        visit(tree.body)
-        if all_names is not None:
-            self.all_names[mod] = set(all_names)
-        listed = set(all_names or [])
-        for n in list(defined) + list(all_names or []):
-            if not n.startswith("_") and (n not in external or n in listed):
+class _ModuleVisit:
+    """What one module's top-level statements bind, export, deprecate and remove (``_Reader.api``)."""
+
+    def __init__(self, reader: _Reader, mod: str, depth: int, out: ModuleApi):
+        self.reader, self.mod, self.depth, self.out = reader, mod, depth, out
+        self.defined: dict[str, None] = {}
+        self.wrapped: set[str] = set()
+        self.getattrs = {"deprecation_getattr"}  # the local names of jax's deprecation_getattr
+        self.external: set[str] = set()  # bound by importing from outside jax, not re-exported (`X as X`)
+        self.table: dict[str, tuple[str, bool]] = {}
+        self.strings: dict[str, str] = {}
+        self.all_names: list[str] | None = None
+        self.is_pkg = any(k.startswith(mod + ".") for k in reader.sources)
+
+    def visit(self, body: list[ast.stmt]) -> None:
+        for st in body:
+            if isinstance(st, ast.If):
+                if _is_main(st.test):
+                    continue  # runs only as a script
+                if not _is_type_checking(st.test):  # only type checkers see that branch
+                    self.visit(st.body)
+                self.visit(st.orelse)
+            elif isinstance(st, ast.Try) or type(st).__name__ == "TryStar":
+                self.visit(st.body)
+                for h in st.handlers:
+                    self.visit(h.body)
+                self.visit(st.orelse)
+                self.visit(st.finalbody)
+            elif isinstance(st, ast.With):
+                self.visit(st.body)
+            else:
+                self.statement(st)
+
+    def statement(self, st: ast.stmt) -> None:
+        out = self.out
+        if isinstance(st, ast.Import):
+            self.imported(st)
+        elif isinstance(st, ast.ImportFrom):
+            for a in st.names:
+                self.imported_from(st, a)
+        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if st.name == "__getattr__":
+                out.opaque = True
+            self.defined[st.name] = None
+        elif isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+            for t in targets:
+                for n in _target_names(t):
+                    self.assigned(st, n)
+        elif isinstance(st, ast.Delete):
+            for t in st.targets:
+                for n in _target_names(t):
+                    self.defined.pop(n, None)
+        elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and not out.warns:
+            out.warns = _warns(st.value, self.strings)
+
+    def imported(self, st: ast.Import) -> None:
+        for a in st.names:
+            local = a.asname or a.name.split(".")[0]
+            if a.asname or a.name.split(".")[0] != self.mod.split(".")[0]:  # `import jax.x` inside jax
+                self.defined[local] = None
+            if not _inside(a.name, self.reader.pkg) and a.asname != a.name:
+                self.external.add(local)  # `import numpy as np`: a tool of the module, not its API
+
+    def imported_from(self, st: ast.ImportFrom, a: ast.alias) -> None:
+        if a.name == "*":
+            self.star(st)
+            return
+        self.defined[a.asname or a.name] = None
+        if a.name == "deprecation_getattr":
+            self.getattrs.add(a.asname or a.name)
+        if a.name.startswith("_deprecated_") and a.asname and not a.asname.startswith("_"):
+            self.wrapped.add(a.asname)  # jax 0.4.13: a wrapper that warns when called
+        if not st.level and not _inside(st.module or "", self.reader.pkg) and a.asname != a.name:
+            self.external.add(a.asname or a.name)  # `from functools import partial`
+
+    def star(self, st: ast.ImportFrom) -> None:
+        src = absolute_module(self.mod, self.is_pkg, st.module, st.level)
+        if src in self.reader.sources and self.depth < 8:
+            inner = self.reader.api(src, self.depth + 1)
+            self.out.opaque |= inner.opaque
+            star = self.reader.all_names.get(src)  # `*` honours __all__
+            for n, s in inner.names.items():
+                if s == PRESENT and (star is None or n in star):
+                    self.defined[n] = None
+        else:
+            self.out.opaque = True
+
+    def assigned(self, st, n: str) -> None:
+        value = st.value
+        self.defined[n] = None
+        if n == "__all__" and value is not None:
+            listed = _string_list(value)
+            if listed is None:
+                self.out.opaque = True
+            elif isinstance(st, ast.AugAssign):
+                self.all_names = (self.all_names or []) + listed
+            else:
+                self.all_names = listed
+        elif n == "_deprecations" and isinstance(value, ast.Dict):
+            self.table.update(_table(value, self.strings))
+        elif n == "__getattr__" and not _is_deprecation_getattr(value, self.getattrs):
+            self.out.opaque = True
+        elif value is not None:
+            s = _string(value, self.strings)
+            if s is not None:
+                self.strings[n] = s
+
+    def finish(self) -> None:
+        """The module's names, from what it binds, lists in __all__, wraps and deprecates."""
+        out, listed = self.out, set(self.all_names or [])
+        for n in list(self.defined) + list(self.all_names or []):
+            if not n.startswith("_") and (n not in self.external or n in listed):
                 out.names[n] = PRESENT
-        for n in wrapped:
+        for n in self.wrapped:
             if n in out.names:
                 out.names[n] = DEPRECATED
                 out.messages[n] = ""
-        for n, (msg, gone) in table.items():
+        for n, (msg, gone) in self.table.items():
             if n.startswith("_"):
                 continue
-            if n in defined and gone:
+            if n in self.defined and gone:
                 continue  # a real attribute wins over __getattr__: still reachable
             out.names[n] = REMOVED if gone else DEPRECATED
             out.messages[n] = msg
-        return out
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -371,7 +398,7 @@ _USE = re.compile(
 
 
 @lru_cache(maxsize=None)
-def _ver(release: str) -> Version:
+def ver(release: str) -> Version:
     return Version(release)
 
 
@@ -547,10 +574,10 @@ class Timeline:
         return ok[-1]
 
     def _at(self, events: list[list[str]], release: str) -> tuple[str, str]:
-        v = _ver(release)
+        v = ver(release)
         cur = ("", "")
         for r, s in events:
-            if _ver(r) <= v:
+            if ver(r) <= v:
                 cur = (s, r)
             else:
                 break
@@ -566,7 +593,7 @@ class Timeline:
         via_parent = self.names.get(parent, {}).get(leaf, {})  # jax.lib's table may say why it went
         msg = via_parent.get("removed_msg", "") if state == GONE else rec.get("deprecated", ["", ""])[1]
         dep = rec.get("deprecated", [""])[0] or self._first(via_parent.get("events", []), DEPRECATED)
-        if state == PRESENT and rec.get("deprecated") and _ver(rec["deprecated"][0]) <= _ver(release):
+        if state == PRESENT and rec.get("deprecated") and ver(rec["deprecated"][0]) <= ver(release):
             state = DEPRECATED
         return State(state, since, deprecated_in=dep, removed_in=removed, message=msg,
                      replacement=replacement(msg) or via_parent.get("replacement", ""))
@@ -587,9 +614,9 @@ class Timeline:
     @staticmethod
     def _broken_since(events: list[list[str]], release: str) -> str:
         """The first release of the unbroken run of removed/gone states that ``release`` is in."""
-        v, start = _ver(release), ""
+        v, start = ver(release), ""
         for r, s in events:
-            if _ver(r) > v:
+            if ver(r) > v:
                 break
             start = (start or r) if s in (REMOVED, GONE) else ""
         return start
@@ -599,8 +626,8 @@ class Timeline:
         return next((r for r, s in events if s == state), "")
 
     def _first_after(self, events: list[list[str]], release: str, states: tuple[str, ...]) -> str:
-        v = _ver(release)
-        return next((r for r, s in events if _ver(r) > v and s in states), "")
+        v = ver(release)
+        return next((r for r, s in events if ver(r) > v and s in states), "")
 
     def signature(self, qual: str, release: str) -> Params | None:
         """The parameters of ``qual`` (``jax.numpy.array``, ``jax.Array.reshape``) at ``release``,

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from jaxcompat.apihistory import behaviour, scansyntax
-from jaxcompat.apihistory.apitimeline import DEPRECATED, GONE, PACKAGES, PRESENT, REMOVED, State, Timeline, _ver
+from jaxcompat.apihistory.apitimeline import DEPRECATED, GONE, PACKAGES, PRESENT, REMOVED, State, Timeline, ver
 from jaxcompat.apihistory.scanfix import (
     Edit,
     Replace,
@@ -255,12 +255,12 @@ def judge_call(dotted: str, hist: list[tuple[str, Params]], target: Target, call
     target binds it as before. A call is only judged where some release in the history bound it
     (a call that never bound anywhere is the reader's blind spot or the user's own bug: not ours)."""
     c = _Call.of(call, source)
-    upto = [(r, p) for r, p in hist if _ver(r) <= _ver(target.release)]
+    upto = [(r, p) for r, p in hist if ver(r) <= ver(target.release)]
     if not upto:
         return None
     binds = [c.bind(p) for _, p in upto]
     named = next((i for i in range(len(upto) - 1, -1, -1) if binds[i].ok and not binds[i].into_varargs), None)
-    after = [(r, p) for r, p in hist if _ver(r) > _ver(target.release)]
+    after = [(r, p) for r, p in hist if ver(r) > ver(target.release)]
     if binds[-1].ok:
         if not binds[-1].into_varargs or named is None:
             return None
@@ -362,7 +362,7 @@ def _kw_list(names: list[str]) -> str:
 
 
 def _binds_at(hist: list[tuple[str, Params]], release: str, c: _Call) -> bool:
-    upto = [p for r, p in hist if _ver(r) <= _ver(release)]
+    upto = [p for r, p in hist if ver(r) <= ver(release)]
     return not upto or c.bind(upto[-1]).ok
 
 
@@ -490,7 +490,7 @@ class _File:
             return  # not jax, or reported as removed/deprecated already
         for change in (BEHAVIOUR.get(dotted, ()) if self.pkg == "jax" else ()):
             if change.crossed(self.target.before, self.target.release) and not self.is_guarded(node, dotted):
-                if _ver(self.target.release) < _ver(change.release):
+                if ver(self.target.release) < ver(change.release):
                     head = (f"{dotted} warns since jax {change.warned} (DeprecationWarning); "
                             f"from jax {change.release}")
                 else:

@@ -5,10 +5,14 @@ return records. ``python -m jaxcompat …`` and the ``jax-compat`` console scrip
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 
-from jaxcompat._util.exits import EXIT_CONFIG
+from jaxcompat._util.exits import EXIT_CONFIG, EXIT_INTERRUPTED
 from jaxcompat._util.layout import layout
+from jaxcompat._util.redact import redact_text
+from jaxcompat._util.text import first_line
 from jaxcompat.commands import (
     bisect,
     cache_key,
@@ -54,8 +58,39 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if positional:
         setattr(args, positional, list(getattr(args, positional)) + extra)
+    return guarded(args.func, args)
+
+
+def guarded(func, args) -> int:
+    """The one place an exception becomes an exit status: bad input is 2 with its message; Ctrl-C
+    is 130; anything else is a bug of jax-compat — 2 ("could not judge") with one line naming the
+    cause, never a traceback as the answer and never 1 ("not safe"). JAXCOMPAT_DEBUG=1 shows the
+    traceback too."""
     try:
-        return args.func(args)
+        return func(args)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
+    except KeyboardInterrupt:
+        print("interrupted: reports already written are kept", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as e:  # noqa: BLE001 - the one boundary
+        where = _innermost(e)
+        print(redact_text(f"error: a bug of jax-compat, not a verdict on your packages: {type(e).__name__}: "
+                          f"{first_line(str(e), 300)}{where} (please report it; JAXCOMPAT_DEBUG=1 shows the "
+                          "traceback)"), file=sys.stderr)
+        if os.environ.get("JAXCOMPAT_DEBUG"):
+            traceback.print_exc()
+        return EXIT_CONFIG
+
+
+def _innermost(e: BaseException) -> str:
+    tb = e.__traceback__
+    frame = None
+    while tb is not None:
+        frame, tb = tb.tb_frame, tb.tb_next
+    if frame is None:
+        return ""
+    name = frame.f_code.co_filename
+    mod = name.split("jaxcompat/", 1)[-1] if "jaxcompat/" in name else name.rsplit("/", 1)[-1]
+    return f" at {mod}:{frame.f_lineno}"

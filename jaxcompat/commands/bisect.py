@@ -9,8 +9,8 @@ The ways in:
   into ``reports/draft-rules.toml`` and verified against the observations;
 - ``bisect CASE --signature KEY PINS``: one signature, on the cases named, from the pins' combination.
 - ``bisect RULE_OR_CASE --commits --package P --good A --bad B PINS`` (``--fixed``): the first commit
-  between two releases where it starts (stops); ``bisect --from crater.json --commits``: a crater
-  group's first bad commit, over its dependent's broken tests.
+  between two releases where it starts (stops); ``bisect --from crater.json --commits``: a stored
+  crater report's broken groups to their first bad commits, as ``crater --bisect`` does.
 """
 
 from __future__ import annotations
@@ -123,9 +123,9 @@ def _commits(args, matrix: Matrix) -> int:
 
 
 def _commits_from_crater(args, matrix: Matrix) -> int:
-    """``--from crater.json --commits``: each broken group no rule explains (``--signature``: the
-    one named, explained or not) walked over its largest dependent's broken tests, the package the
-    candidate moves (or ``--package``, ``--good``, ``--bad``)."""
+    """``--from crater.json --commits``: a stored crater report's broken groups, as ``crater
+    --bisect`` walks them (those no rule explains), answered in ``bisect.json`` beside it, which
+    the report shows from its next ``crater --report-only`` on."""
     from jaxcompat._util.jsonfile import read_json
     from jaxcompat.knowledge.dependents import load as load_dependents
     from jaxcompat.operations import crater, craterbisect
@@ -133,26 +133,25 @@ def _commits_from_crater(args, matrix: Matrix) -> int:
     path = Path(args.from_report)
     data = read_json(path, BisectError, unreadable="give the path of a crater.json",
                      damaged="regenerate it with crater --report-only")
-    try:
-        plan, results = craterbisect.from_report(data, args.python or AUTO)
-    except ValueError as e:
-        raise BisectError(f"{path}: {e}; --commits with --from takes a crater.json") from None
-    groups = crater.group(results)
-    groups = ([g for g in groups if g.signature.key == args.signature] if args.signature
-              else craterbisect.chosen(groups, craterbisect.UNEXPLAINED))
-    if not groups:
-        print(f"nothing to bisect: no broken group {'with that signature ' if args.signature else ''}in {path}")
+    if not (isinstance(data, dict) and data.get("kind") == "crater" and isinstance(data.get("dependents"), list)):
+        raise BisectError(f"{path}: not a crater report (no \"kind\": \"crater\" with its \"dependents\"); "
+                          "--commits with --from takes a crater.json")
+    plan = crater.Plan(tuple(data.get("candidate", ())), tuple(data.get("baseline", ())), python=args.python or AUTO,
+                       as_of=data.get("as_of") or None)
+    results = [crater.DependentResult.from_dict(d) for d in data["dependents"]]
+    dependents = load_dependents(args.dependents)
+    shown = crater.boundary(plan, dependents.dependents, Path(args.state))
+    found = craterbisect.run(path.parent, results, plan, matrix, dependents, Path(args.state),
+                             progress=lambda s: print(shown(s), flush=True))
+    if not found:
+        print(f"nothing to bisect: every broken group in {path} is explained by a rule (or none is broken)")
         return EXIT_OK
-    moved = (args.package.lower(), args.good, args.bad) if args.package and args.good and args.bad else None
-    deps = load_dependents(args.dependents).dependents
-    run = craterbisect.runner(deps, results, plan, matrix, Path(args.state), progress=print)
-    records = [craterbisect.bisect_group(g, plan, run, moved) for g in groups]
-    for r in records:
-        print(f"{r.signature}\n  {craterbisect.line(r)}")
-    out = Path(args.reports) / "bisect" / "bisect-commits-crater.json"
-    write_text(out, redact_text(json.dumps([r.to_dict() for r in records], indent=2)) + "\n")
-    print(f"report: {out}")
-    return EXIT_OK if all(r.first for r in records) else EXIT_FAILING
+    for g in crater.group(results):
+        if g.signature.key in found:
+            g.bisect = found[g.signature.key]
+            print(f"{g.signature.key}\n  {g.bisect_line()}")
+    print(f"report: {path.parent / crater.BISECT_FILE} (crater --report-only puts it beside the groups)")
+    return EXIT_OK if all(r.get("commit") for r in found.values()) else EXIT_FAILING
 
 
 def _signature_target(args) -> Target:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from jaxcompat._util.atomic import write_text
 from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
 from jaxcompat._util.lock import run_lock
 from jaxcompat.commands import options
@@ -29,6 +30,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from jaxcompat.operations.latest import (
+        held_section,
         load_baseline,
         refresh_baseline,
         report_latest,
@@ -51,7 +53,10 @@ def run(args) -> int:
         text, regressed = report_latest(result, baseline, reports_dir)
         if args.update_baseline:
             update_baseline(baseline_path, [result.to_dict()])
-        refreshed = args.refresh_baseline and refresh_baseline(baseline_path, result, baseline)
+        refreshed = refresh_baseline(baseline_path, result, baseline) if args.refresh_baseline else None
+        if refreshed is not None and refreshed.held:
+            md = reports_dir / "latest.md"
+            write_text(md, md.read_text(encoding="utf-8") + "\n" + "\n".join(held_section(refreshed)))
     print(reports.terminal_grid([result]))
     print()
     print(text)
@@ -59,6 +64,8 @@ def run(args) -> int:
           + (f", {reports_dir / 'latest-issue.md'} (issue body)" if regressed else ""))
     if args.update_baseline or refreshed:
         print(f"baseline updated: {baseline_path}")
-    elif args.refresh_baseline:
+    elif args.refresh_baseline and not (refreshed is not None and refreshed.held):
         print(f"baseline unchanged (tonight matches it): {baseline_path}")
+    if refreshed is not None and refreshed.held:
+        print(f"kept out of the baseline (tonight's findings, not blessed): {'; '.join(refreshed.held)}")
     return EXIT_FAILING if regressed else EXIT_OK

@@ -48,7 +48,7 @@ class BuiltEnv:
     reused: bool = False
 
 
-def _run(argv: list[str], *, retries: int = 2, timeout: float = 900) -> subprocess.CompletedProcess:
+def run_tool(argv: list[str], *, retries: int = 2, timeout: float = 900) -> subprocess.CompletedProcess:
     """Run uv; retry a bounded number of times on transient network errors."""
     for attempt in range(retries + 1):
         try:
@@ -64,7 +64,7 @@ def _run(argv: list[str], *, retries: int = 2, timeout: float = 900) -> subproce
     return proc
 
 
-def _clean(stderr: str) -> str:
+def clean_error(stderr: str) -> str:
     """uv's own message, without progress noise."""
     lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith(("Resolved", "Prepared",
              "Installed", "Uninstalled", "Audited", "Downloading", " Downloaded", "Using "))]
@@ -99,7 +99,7 @@ def _compile(cell: Cell, python: str, date: str | None, requirements: list[str],
     write_text(req_file, "\n".join(requirements) + "\n")
     exempt: tuple[str, ...] = ()
     while True:
-        proc = _run(resolve_args(cell, python, date, req_file, exempt))
+        proc = run_tool(resolve_args(cell, python, date, req_file, exempt))
         newer = [n for n in PAST_CUTOFF.findall(proc.stderr) if n not in exempt]
         if proc.returncode == 0 or not cell.editable or not newer or len(exempt) >= 20:
             break
@@ -179,16 +179,16 @@ def resolve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, .
                     accepted.append(dist)
                     proc = trial
                 else:
-                    first = _clean(trial.stderr).splitlines()
+                    first = clean_error(trial.stderr).splitlines()
                     notes.append(f"{dist} left out: it does not co-install "
                                  f"({first[-1].strip() if first else 'resolver failed'})")
             if not accepted:
                 proc = _compile(cell, python_exe, date, base, workdir)
     if proc.returncode != 0:
         if UNRESOLVABLE.search(proc.stderr):
-            write_text(failed_file, _clean(proc.stderr))
-            raise BuildError("unresolvable", _clean(proc.stderr))
-        message = _clean(proc.stderr)
+            write_text(failed_file, clean_error(proc.stderr))
+            raise BuildError("unresolvable", clean_error(proc.stderr))
+        message = clean_error(proc.stderr)
         if cell.index.other_index and TRANSIENT.search(proc.stderr):
             where = ", ".join(
                 u for u in (cell.index.index_url, *cell.index.extra_index_urls, *cell.index.find_links) if u
@@ -247,30 +247,20 @@ def install(cell: Cell, python_exe: str, lock_text: str, env_root: Path,
         return BuiltEnv(env, str(env_python), lock_text, timings, reused=True)
     t1 = time.perf_counter()
     spec_path.unlink(missing_ok=True)
-    proc = _run([uv_bin(), "venv", "--quiet", "--clear", "--python", python_exe,
+    proc = run_tool([uv_bin(), "venv", "--quiet", "--clear", "--python", python_exe,
                  "--no-python-downloads", str(env)])
     if proc.returncode != 0:
-        raise BuildError("install-error", _clean(proc.stderr))
+        raise BuildError("install-error", clean_error(proc.stderr))
     timings["venv_s"] = round(time.perf_counter() - t1, 3)
     t2 = time.perf_counter()
     lock_file = env / "jaxcompat-lock.txt"
     write_text(lock_file, lock_text)
-    proc = _run([uv_bin(), "pip", "sync", "--quiet", "--python", str(env_python),
+    proc = run_tool([uv_bin(), "pip", "sync", "--quiet", "--python", str(env_python),
                  *(["--compile-bytecode"] if compile_bytecode else []), *cell.index.uv_args(resolving=False),
                  str(lock_file)])
     if proc.returncode != 0:
         status = "unresolvable" if UNRESOLVABLE.search(proc.stderr) else "install-error"
-        raise BuildError(status, _clean(proc.stderr))
+        raise BuildError(status, clean_error(proc.stderr))
     timings["install_s"] = round(time.perf_counter() - t2, 3)
     write_text(spec_path, json.dumps({**_spec(lock_text, python_exe), "cell": cell.id}))
     return BuiltEnv(env, str(env_python), lock_text, timings)
-
-
-def build(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...],
-          env_root: Path, lock_cache: Path, compile_bytecode: bool = True) -> BuiltEnv:
-    """Create (or reuse) the environment of ``cell``: lock, then install."""
-    text, notes, resolve_s = lock(cell, python_exe, date, harness, env_root, lock_cache)
-    built = install(cell, python_exe, text, env_root, compile_bytecode)
-    built.timings = {"resolve_s": resolve_s, **built.timings}
-    built.notes = notes
-    return built

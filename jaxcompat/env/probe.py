@@ -113,27 +113,29 @@ def real_world(python_exe: str, harness: tuple[str, ...], state_dir: Path, compi
             memo = {}
         key = f"{dist}:{name}:{after}"
         if key not in memo:
-            memo[key] = _first_defining(dist, name, after)
+            memo[key] = first_defining(dist, name, after, state_dir / "cache")
             write_text(memo_path, json.dumps(memo, indent=0, sort_keys=True))
         return memo[key]
 
-    def _first_defining(dist: str, name: str, after: str) -> str | None:
-        pattern = re.compile(rf"(^\s*(class|def)\s+{name}\b|\b{name}\s*=|\bas\s+{name}\b|import\s+{name}\b)", re.M)
-        try:
-            later = [v for v in releases.versions(dist, state_dir / "cache") if Version(v) > Version(after)]
-        except releases.IndexError_:
-            return None
-        for v in later[:6]:
-            try:
-                fname, blob = resolution.download(dist, v, state_dir / "cache")
-            except Exception:  # noqa: BLE001 - cannot read the index: no refinement
-                return None
-            if not fname.endswith(".whl"):
-                continue
-            with zipfile.ZipFile(io.BytesIO(blob)) as z:
-                if any(pattern.search(z.read(n).decode("utf-8", "replace")) for n in z.namelist()
-                       if n.endswith(".py") and n.startswith(dist.replace("-", "_") + "/")):
-                    return v
-        return None
-
     return World(lock, imports, dates, declared, defines)
+
+
+def first_defining(dist: str, name: str, after: str, cache_dir: Path) -> str | None:
+    """The first of the (six) releases of ``dist`` after ``after`` whose wheel defines ``name``."""
+    pattern = re.compile(rf"(^\s*(class|def)\s+{name}\b|\b{name}\s*=|\bas\s+{name}\b|import\s+{name}\b)", re.M)
+    try:
+        later = [v for v in releases.versions(dist, cache_dir) if Version(v) > Version(after)]
+    except releases.IndexError_:
+        return None
+    for v in later[:6]:
+        try:
+            fname, blob = resolution.download(dist, v, cache_dir)
+        except Exception:  # noqa: BLE001 - cannot read the index: no refinement
+            return None
+        if not fname.endswith(".whl"):
+            continue
+        with zipfile.ZipFile(io.BytesIO(blob)) as z:
+            if any(pattern.search(z.read(n).decode("utf-8", "replace")) for n in z.namelist()
+                   if n.endswith(".py") and n.startswith(dist.replace("-", "_") + "/")):
+                return v
+    return None

@@ -153,14 +153,16 @@ def runtime_requirements(root: Path) -> list[Requirement]:
     return out
 
 
-def caps(requirements: list[Requirement], pins: dict[str, str]) -> list[str]:
+def caps(requirements: list[Requirement], pins: dict[str, str], python: str | None = None) -> list[str]:
     """The project's own requirements that exclude an exact pin of ``pins`` ("jax<0.4.32 (flowjax
-    requires; the side pins jax==0.4.33)"): the side cannot install it, and that is not a break."""
+    requires; the side pins jax==0.4.33)"): the side cannot install it, and that is not a break. A
+    requirement whose environment marker does not hold for the side (its ``python``, Linux,
+    CPython) is no cap; with the side's Python not known, one that holds for no Python is none."""
     out = []
     for req in requirements:
         name = canonicalize_name(req.name)
         pinned = pins.get(name)
-        if not pinned or not req.specifier:
+        if not pinned or not req.specifier or not _applies(req, python):
             continue
         try:
             Version(pinned)
@@ -169,3 +171,20 @@ def caps(requirements: list[Requirement], pins: dict[str, str]) -> list[str]:
         if not req.specifier.contains(pinned, prereleases=True):
             out.append(f"{name}{req.specifier} (the side pins {name}=={pinned})")
     return out
+
+
+def _applies(req: Requirement, python: str | None) -> bool:
+    if req.marker is None:
+        return True
+    pythons = [python] if python and python[:1].isdigit() else ["3.10", "3.11", "3.12", "3.13"]
+    for py in pythons:
+        env = {"python_version": ".".join(py.split(".")[:2]), "python_full_version": py if py.count(".") > 1
+               else f"{py}.0", "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix",
+               "platform_machine": "x86_64", "implementation_name": "cpython",
+               "platform_python_implementation": "CPython", "extra": ""}
+        try:
+            if req.marker.evaluate(env):
+                return True
+        except Exception:  # noqa: BLE001 - a marker we cannot read: take the requirement as it is
+            return True
+    return False

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import time
 import urllib.error
 import urllib.request
@@ -27,7 +28,25 @@ class IndexError_(Exception):
     """The index could not tell us about a distribution."""
 
 
-def _fetch(dist: str, attempts: int = 3) -> dict:
+# What the index client here, uv and pip say when the index or the network does not answer (as
+# opposed to a resolver that found no co-installable set): such a side is not judged, never capped.
+_UNREACHABLE = re.compile(
+    r"could not read https?://\S+ after \d+ attempts|Failed to fetch|error sending request|dns error|"
+    r"failed to lookup address|Name or service not known|Temporary failure in name resolution|"
+    r"Connection refused|Connection reset|connection closed|Network is unreachable|timed out|"
+    r"operation timed out|Max retries exceeded|ProxyError|tunnel connection failed|tcp connect error|"
+    r"Could not connect|No route to host|SSL(?:Error| error)|certificate verify failed|"
+    r"Could not fetch URL|HTTP status server error|50[234] (?:Bad Gateway|Service Unavailable|Gateway Timeout)",
+    re.I)
+
+
+def unreachable(text: str) -> bool:
+    """Whether a resolver's or the index client's message says the index (or the network) did not
+    answer, rather than that no co-installable set exists."""
+    return bool(_UNREACHABLE.search(text or ""))
+
+
+def fetch_info(dist: str, attempts: int = 3) -> dict:
     url = f"{PYPI_JSON}/{dist}/json"
     last: Exception | None = None
     for attempt in range(attempts):
@@ -57,7 +76,7 @@ def release_info(dist: str, cache_dir: Path, need: str | None = None) -> dict[st
                 return data
         except ValueError:
             pass
-    raw = _fetch(dist)
+    raw = fetch_info(dist)
     data = {}
     for version, files in raw.get("releases", {}).items():
         if not files:

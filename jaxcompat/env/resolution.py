@@ -48,7 +48,7 @@ def _project(dist: str, cache_dir: Path) -> dict:
             return json.loads(cache.read_text())
         except ValueError:
             pass
-    raw = releases._fetch(dist)
+    raw = releases.fetch_info(dist)
     data = {"url": f"{releases.PYPI_JSON}/{dist}/json",
             "files": {v: [{"filename": f["filename"], "url": f["url"],
                            "requires_python": f.get("requires_python") or "",

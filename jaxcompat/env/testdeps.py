@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,8 +167,17 @@ def _requirements_file(path: Path, root: Path, seen: tuple[Path, ...]) -> list[s
             continue
         if line.startswith("-") or line in (".", "./"):
             continue  # -e ., -c, --index-url …: the project itself is installed anyway
-        out += _checked([line], str(path.relative_to(root)))
+        out += _checked([line], _shown(path, root))
     return out
+
+
+def _shown(path: Path, root: Path) -> str:
+    """A requirements file as a report names it: relative to the project, also one an ``-r`` reached
+    outside it (``../shared/req.txt``)."""
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return os.path.relpath(path, root)
 
 
 def _setup_cfg_extras(path: Path) -> dict[str, list[str]]:

@@ -57,7 +57,7 @@ def load(path: Path | str, rules: Iterable[Path | str] = ()) -> Matrix:
     into it (validated by the same code; ids are unique across all of them). Raises ConfigError
     on any problem."""
     path = Path(path)
-    matrix = parse(_read_toml(path, "pass an existing matrix file (default: matrix.toml)"), path)
+    matrix = parse(read_toml(path, "pass an existing matrix file (default: matrix.toml)"), path)
     for rules_path in rules:
         matrix = merge_rules(matrix, rules_path)
     return matrix
@@ -69,10 +69,10 @@ def merge_rules(matrix: Matrix, path: Path | str) -> Matrix:
     A rules file holds only ``[[failure]]`` tables, written and checked exactly as in
     matrix.toml; their ``cases`` name the matrix's cases (relative to its folder)."""
     path = Path(path)
-    data = _read_toml(path, "pass an existing rules file (a TOML file of [[failure]] tables)")
+    data = read_toml(path, "pass an existing rules file (a TOML file of [[failure]] tables)")
     if not isinstance(data, dict):
         raise ConfigError(path, "(top)", "expected a TOML table at the top level")
-    _unknown(path, "(top)", data, {"failure"})
+    unknown_keys(path, "(top)", data, {"failure"})
     if not data.get("failure"):
         raise ConfigError(path, "failure", "missing",
                           "a rules file holds [[failure]] tables (id, affects, error, match, upstream, fix)")
@@ -85,11 +85,14 @@ def merge_rules(matrix: Matrix, path: Path | str) -> Matrix:
     return replace(matrix, failures=matrix.failures + tuple(failures), rules=matrix.rules + (path,))
 
 
-def _read_toml(path: Path, fix_unreadable: str) -> object:
+def read_toml(path: Path, fix_unreadable: str) -> object:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigError(path, "(file)", f"cannot read: {e.strerror or e}", fix_unreadable) from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(path, "(encoding)", f"not UTF-8 (byte {e.start}: {e.object[e.start:e.start + 1]!r})",
+                          "save it as UTF-8 (TOML files are UTF-8)") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -102,23 +105,23 @@ def parse(data: object, path: Path | str = "matrix.toml", root: Path | None = No
     root = root if root is not None else path.resolve().parent
     if not isinstance(data, dict):
         raise ConfigError(path, "(top)", "expected a TOML table at the top level")
-    _unknown(path, "(top)", data, _TOP_KEYS)
+    unknown_keys(path, "(top)", data, _TOP_KEYS)
     settings = _settings(path, data.get("settings", {}))
     cells: list[Cell] = []  # grids first (the cross product), then the hand-picked cells
-    for i, raw in enumerate(_table_list(path, "grid", data.get("grid", []))):
+    for i, raw in enumerate(table_list(path, "grid", data.get("grid", []))):
         cells.extend(_grid(path, f"grid[{i}]", raw, settings))
-    for i, raw in enumerate(_table_list(path, "cell", data.get("cell", []))):
+    for i, raw in enumerate(table_list(path, "cell", data.get("cell", []))):
         cells.append(_cell(path, f"cell[{i}]", raw, settings))
     _no_duplicates(path, "cell", [c.id for c in cells])
     failures = _failures(path, data, root, settings)
     requirements = tuple(_known_requirement(path, f"requirement[{i}]", raw)
-                         for i, raw in enumerate(_table_list(path, "requirement", data.get("requirement", []))))
+                         for i, raw in enumerate(table_list(path, "requirement", data.get("requirement", []))))
     return Matrix(path, settings, tuple(cells), tuple(failures), root, requirements=requirements)
 
 
 def _known_requirement(path: Path, key: str, raw: dict) -> KnownRequirement:
     """One ``[[requirement]]`` table: package, release, requires, note."""
-    _unknown(path, key, raw, {"package", "release", "requires", "note"})
+    unknown_keys(path, key, raw, {"package", "release", "requires", "note"})
     for name in ("package", "release", "requires", "note"):
         if not isinstance(raw.get(name), str) or not raw[name].strip():
             raise ConfigError(path, f"{key}.{name}", "missing or not a string",
@@ -145,28 +148,28 @@ def _known_requirement(path: Path, key: str, raw: dict) -> KnownRequirement:
 def _failures(path: Path, data: dict, root: Path, settings: Settings) -> list[Failure]:
     """The ``[[failure]]`` tables of a matrix or rules file, each validated, ids unique."""
     failures = [_failure(path, f"failure[{i}]", raw, root, settings)
-                for i, raw in enumerate(_table_list(path, "failure", data.get("failure", [])))]
+                for i, raw in enumerate(table_list(path, "failure", data.get("failure", [])))]
     _no_duplicates(path, "failure", [f.id for f in failures])
     return failures
 
 
-def _unknown(path: Path, where: str, table: dict, allowed: set[str]) -> None:
+def unknown_keys(path: Path, where: str, table: dict, allowed: set[str]) -> None:
     for key in table:
         if key not in allowed:
-            close = [k for k in sorted(allowed) if _similar(str(key), k)]
+            close = [k for k in sorted(allowed) if similar(str(key), k)]
             hint = f"did you mean {close[0]!r}?" if close else ""
             raise ConfigError(path, f"{where}.{key}" if where != "(top)" else str(key),
                               "unknown key",
                               f"{hint} allowed keys here: {', '.join(sorted(allowed))}".strip())
 
 
-def _similar(a: str, b: str) -> bool:
+def similar(a: str, b: str) -> bool:
     a, b = a.lower(), b.lower()
     return (a == b or a in b or b in a or (len(a) > 3 and a[:3] == b[:3])
             or difflib.SequenceMatcher(None, a, b).ratio() >= 0.8)  # a typo: afects, upstreem
 
 
-def _table_list(path: Path, key: str, value: object) -> list[dict]:
+def table_list(path: Path, key: str, value: object) -> list[dict]:
     if isinstance(value, dict):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
@@ -175,13 +178,13 @@ def _table_list(path: Path, key: str, value: object) -> list[dict]:
     return value
 
 
-def _str(path: Path, key: str, value: object, *, required: bool = True) -> str:
+def text_value(path: Path, key: str, value: object, *, required: bool = True) -> str:
     if not isinstance(value, str) or (required and not value.strip()):
         raise ConfigError(path, key, f"expected a non-empty string, got {value!r}")
     return value
 
 
-def _str_list(path: Path, key: str, value: object) -> tuple[str, ...]:
+def str_list(path: Path, key: str, value: object) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -208,20 +211,20 @@ def _backend(path: Path, key: str, value: object) -> str:
 def _settings(path: Path, raw: object) -> Settings:
     if not isinstance(raw, dict):
         raise ConfigError(path, "settings", "expected a table", "write [settings]")
-    _unknown(path, "settings", raw, _SETTINGS_KEYS)
+    unknown_keys(path, "settings", raw, _SETTINGS_KEYS)
     s = Settings()
     timeout = raw.get("case_timeout_s", s.case_timeout_s)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         raise ConfigError(path, "settings.case_timeout_s", f"expected a positive number, got {timeout!r}",
                           "e.g. case_timeout_s = 300")
-    harness = _str_list(path, "settings.harness", raw.get("harness", list(s.harness)))
+    harness = str_list(path, "settings.harness", raw.get("harness", list(s.harness)))
     for i, req in enumerate(harness):
         _requirement(path, f"settings.harness[{i}]", req)
     return Settings(
         python=_python(path, "settings.python", raw.get("python", s.python)),
         backend=_backend(path, "settings.backend", raw.get("backend", s.backend)),
         case_timeout_s=float(timeout),
-        cases_dir=_str(path, "settings.cases_dir", raw.get("cases_dir", s.cases_dir)),
+        cases_dir=text_value(path, "settings.cases_dir", raw.get("cases_dir", s.cases_dir)),
         harness=harness,
     )
 
@@ -280,7 +283,7 @@ def _date(path: Path, key: str, value: object) -> str | None:
 
 
 def _cell_id(path: Path, key: str, value: object) -> str:
-    value = _str(path, key, value)
+    value = text_value(path, key, value)
     if not ID_RE.match(value):
         raise ConfigError(path, key, f"invalid cell id {value!r}",
                           "use letters, digits and . _ + - only (it becomes a file name)")
@@ -288,13 +291,13 @@ def _cell_id(path: Path, key: str, value: object) -> str:
 
 
 def _cell(path: Path, where: str, raw: dict, settings: Settings) -> Cell:
-    _unknown(path, where, raw, _CELL_KEYS)
+    unknown_keys(path, where, raw, _CELL_KEYS)
     if "id" not in raw:
         raise ConfigError(path, f"{where}.id", "missing", 'give every cell an id = "..."')
     if "pins" not in raw:
         raise ConfigError(path, f"{where}.pins", "missing",
                           'e.g. pins = { jax = "0.4.33", equinox = "0.11.7" }')
-    constraints = _str_list(path, f"{where}.constraints", raw.get("constraints", []))
+    constraints = str_list(path, f"{where}.constraints", raw.get("constraints", []))
     for i, c in enumerate(constraints):
         _requirement(path, f"{where}.constraints[{i}]", c)
     return Cell(
@@ -304,7 +307,7 @@ def _cell(path: Path, where: str, raw: dict, settings: Settings) -> Cell:
         pins=_pins(path, f"{where}.pins", raw["pins"]),
         constraints=constraints,
         date=_date(path, f"{where}.date", raw.get("date")),
-        note=_str(path, f"{where}.note", raw.get("note", ""), required=False),
+        note=text_value(path, f"{where}.note", raw.get("note", ""), required=False),
     )
 
 
@@ -332,16 +335,16 @@ def _cell_backend(path: Path, where: str, raw: dict, settings: Settings) -> str:
 
 def _grid(path: Path, where: str, raw: dict, settings: Settings) -> list[Cell]:
     """Expand a [[grid]]: the cross product of its axes, minus exclusions."""
-    _unknown(path, where, raw, _GRID_KEYS)
+    unknown_keys(path, where, raw, _GRID_KEYS)
     axes = raw.get("axes")
     if not isinstance(axes, dict) or not axes or not all(
             isinstance(v, list) and v and all(isinstance(x, str) for x in v) for v in axes.values()):
         raise ConfigError(path, f"{where}.axes", "expected a table of dist = [versions]",
                           'e.g. axes = { jax = ["0.4.31", "0.4.33"], equinox = ["0.11.6", "0.11.7"] }')
     template = raw.get("id", "-".join(f"{d}{{{d}}}" for d in axes))
-    excludes = _table_list(path, f"{where}.exclude", raw.get("exclude", []))
+    excludes = table_list(path, f"{where}.exclude", raw.get("exclude", []))
     for i, ex in enumerate(excludes):
-        _unknown(path, f"{where}.exclude[{i}]", ex, set(axes))
+        unknown_keys(path, f"{where}.exclude[{i}]", ex, set(axes))
     base_pins = raw.get("pins", {})
     cells = []
     names = list(axes)
@@ -383,12 +386,12 @@ def _affects(path: Path, key: str, raw: object) -> tuple[dict[str, SpecifierSet]
 
 
 def _failure(path: Path, where: str, raw: dict, root: Path, settings: Settings) -> Failure:
-    _unknown(path, where, raw, _FAILURE_KEYS)
+    unknown_keys(path, where, raw, _FAILURE_KEYS)
     for required in ("id", "affects", "error", "match", "upstream", "fix"):
         if required not in raw:
             raise ConfigError(path, f"{where}.{required}", "missing",
                               "every [[failure]] needs id, affects, error, match, upstream and fix")
-    fid = _str(path, f"{where}.id", raw["id"])
+    fid = text_value(path, f"{where}.id", raw["id"])
     where = f"failure[{fid}]"
     stage = raw.get("stage", "case")
     if stage not in STAGES:
@@ -401,26 +404,26 @@ def _failure(path: Path, where: str, raw: dict, root: Path, settings: Settings) 
     for i, entry in enumerate(cases):
         _check_case(path, f"{where}.cases[{i}]", entry.case, root, settings)
     _no_duplicates(path, f"{where}.cases", [entry.case for entry in cases])
-    backends = _str_list(path, f"{where}.backend", raw.get("backend", []))
+    backends = str_list(path, f"{where}.backend", raw.get("backend", []))
     for i, b in enumerate(backends):
         _backend(path, f"{where}.backend[{i}]", b)
-    pattern = _str(path, f"{where}.match", raw["match"])
+    pattern = text_value(path, f"{where}.match", raw["match"])
     try:
         match = re.compile(pattern, re.DOTALL)
     except re.error as e:
         raise ConfigError(path, f"{where}.match", f"invalid regular expression: {e}",
                           "escape special characters, e.g. \\( \\. \\[") from None
-    upstream = _str_list(path, f"{where}.upstream", raw["upstream"])
+    upstream = str_list(path, f"{where}.upstream", raw["upstream"])
     for i, url in enumerate(upstream):
         if not url.startswith("https://"):
             raise ConfigError(path, f"{where}.upstream[{i}]", f"not an https URL: {url!r}",
                               "link the upstream issue, PR or commit")
     return Failure(
-        id=fid, title=_str(path, f"{where}.title", raw.get("title", fid)), stage=stage,
+        id=fid, title=text_value(path, f"{where}.title", raw.get("title", fid)), stage=stage,
         cases=cases, affects=_affects(path, f"{where}.affects", raw["affects"]),
-        backends=backends, errors=_str_list(path, f"{where}.error", raw["error"]), match=match,
-        upstream=upstream, fix=_str(path, f"{where}.fix", raw["fix"]),
-        workaround=_str(path, f"{where}.workaround", raw.get("workaround", ""), required=False),
+        backends=backends, errors=str_list(path, f"{where}.error", raw["error"]), match=match,
+        upstream=upstream, fix=text_value(path, f"{where}.fix", raw["fix"]),
+        workaround=text_value(path, f"{where}.workaround", raw.get("workaround", ""), required=False),
         advisory=_bool(path, f"{where}.advisory", raw.get("advisory", False)),
         collateral=_collateral(path, f"{where}.collateral", raw.get("collateral", []), root, settings),
         source=str(path),
@@ -428,7 +431,7 @@ def _failure(path: Path, where: str, raw: dict, root: Path, settings: Settings) 
 
 
 def _collateral(path: Path, key: str, raw: object, root: Path, settings: Settings) -> tuple[str, ...]:
-    items = _str_list(path, key, raw)
+    items = str_list(path, key, raw)
     for i, item in enumerate(items):
         if item.rstrip("/") == settings.cases_dir.rstrip("/"):
             continue
@@ -449,12 +452,12 @@ def _cases(path: Path, key: str, raw: object) -> tuple[CaseEntry, ...]:
     for i, item in enumerate(items):
         k = f"{key}[{i}]"
         if isinstance(item, dict):
-            _unknown(path, k, item, {"case", "affects"})
+            unknown_keys(path, k, item, {"case", "affects"})
             if "case" not in item:
                 raise ConfigError(path, f"{k}.case", "missing",
                                   'write { case = "cases/test_x.py::test_y", affects = {...} }')
             narrowed = _affects(path, f"{k}.affects", item["affects"]) if "affects" in item else None
-            entries.append(CaseEntry(_str(path, f"{k}.case", item["case"]), narrowed))
+            entries.append(CaseEntry(text_value(path, f"{k}.case", item["case"]), narrowed))
         elif isinstance(item, str):
             entries.append(CaseEntry(item))
         else:

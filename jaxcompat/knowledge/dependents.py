@@ -18,6 +18,7 @@ names the file, the key and the fix (``ConfigError``), before anything is downlo
 
 from __future__ import annotations
 
+import math
 from pathlib import Path, PurePosixPath
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -25,7 +26,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.redact import redact_url
-from jaxcompat.knowledge.config import _read_toml, _similar, _str, _str_list, _table_list, _unknown
+from jaxcompat.knowledge.config import read_toml, similar, str_list, table_list, text_value, unknown_keys
 from jaxcompat.model.dependents import LATEST, Dependent, Dependents, DependentSource, bad_ref
 from jaxcompat.model.matrix import ConfigError
 from jaxcompat.plugin.packages import ECOSYSTEM
@@ -41,7 +42,7 @@ def load(path: Path | str) -> Dependents:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(path, "(file)", "no such file", "name a dependents file that exists (see docs/crater.md)")
-    data = _read_toml(path, "write it as TOML: [[dependent]] tables (see docs/crater.md)")
+    data = read_toml(path, "write it as TOML: [[dependent]] tables (see docs/crater.md)")
     return parse(data, path)
 
 
@@ -49,13 +50,13 @@ def parse(data: object, path: Path | str = "dependents.toml") -> Dependents:
     path = Path(path)
     if not isinstance(data, dict):
         raise ConfigError(path, "(top)", "expected a table", "write [[dependent]] tables")
-    _unknown(path, "(top)", data, TOP)
+    unknown_keys(path, "(top)", data, TOP)
     settings = data.get("settings", {})
     if not isinstance(settings, dict):
         raise ConfigError(path, "settings", "expected a table", "write [settings] with budget_s = SECONDS")
-    _unknown(path, "settings", settings, SETTINGS)
+    unknown_keys(path, "settings", settings, SETTINGS)
     budget = _seconds(path, "settings.budget_s", settings.get("budget_s", 1800))
-    raw = _table_list(path, "dependent", data.get("dependent", []))
+    raw = table_list(path, "dependent", data.get("dependent", []))
     if not raw:
         raise ConfigError(path, "dependent", "no [[dependent]] table", "add one per project whose tests to run")
     out: list[Dependent] = []
@@ -74,8 +75,8 @@ def parse(data: object, path: Path | str = "dependents.toml") -> Dependents:
 
 
 def _dependent(path: Path, where: str, t: dict, budget: float) -> Dependent:
-    _unknown(path, where, t, KEYS)
-    name = _str(path, f"{where}.name", t.get("name"))
+    unknown_keys(path, where, t, KEYS)
+    name = text_value(path, f"{where}.name", t.get("name"))
     if canonicalize_name(name) != name:
         raise ConfigError(path, f"{where}.name", f"{name!r} is not a normalised distribution name",
                           f'write name = "{canonicalize_name(name)}"')
@@ -84,7 +85,7 @@ def _dependent(path: Path, where: str, t: dict, budget: float) -> Dependent:
         raise ConfigError(path, where, "give exactly one source: version (its sdist) or git (a URL)",
                           'write version = "latest" (or "1.2.3"), or git = "https://…" with ref = "TAG"')
     if version is not None:
-        version = _str(path, f"{where}.version", version)
+        version = text_value(path, f"{where}.version", version)
         if version != LATEST:
             try:
                 Version(version)
@@ -96,13 +97,13 @@ def _dependent(path: Path, where: str, t: dict, budget: float) -> Dependent:
         source = DependentSource(version=version)
     else:
         source = _git_source(path, where, git, ref)
-    tests = _str_list(path, f"{where}.tests", t.get("tests", []))
+    tests = str_list(path, f"{where}.tests", t.get("tests", []))
     for p in tests:
         pp = PurePosixPath(p)
         if pp.is_absolute() or ".." in pp.parts or not p.strip():
             raise ConfigError(path, f"{where}.tests", f"{p!r} is not a path inside the project",
                               'write paths relative to its root, e.g. tests = ["tests"]')
-    with_ = _str_list(path, f"{where}.with", t.get("with", []))
+    with_ = str_list(path, f"{where}.with", t.get("with", []))
     for req in with_:
         try:
             Requirement(req)
@@ -117,10 +118,10 @@ def _dependent(path: Path, where: str, t: dict, budget: float) -> Dependent:
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
         raise ConfigError(path, f"{where}.env", f"expected a table of strings, got {env!r}",
                           'write env = { JAX_ENABLE_X64 = "1" }')
-    depends = tuple(canonicalize_name(d) for d in _str_list(path, f"{where}.depends_on", t.get("depends_on", ["jax"])))
+    depends = tuple(canonicalize_name(d) for d in str_list(path, f"{where}.depends_on", t.get("depends_on", ["jax"])))
     for d in depends:
         if d not in ECOSYSTEM:
-            close = [k for k in ECOSYSTEM if _similar(d, k)]
+            close = [k for k in ECOSYSTEM if similar(d, k)]
             raise ConfigError(path, f"{where}.depends_on", f"{d!r} is not a package of the ecosystem",
                               (f"did you mean {close[0]!r}? " if close else "")
                               + f"use some of: {', '.join(ECOSYSTEM)}")
@@ -128,8 +129,8 @@ def _dependent(path: Path, where: str, t: dict, budget: float) -> Dependent:
     if not isinstance(note, str):
         raise ConfigError(path, f"{where}.note", f"expected a string, got {note!r}")
     return Dependent(name=name, source=source, tests=tests,
-                     extras=_str_list(path, f"{where}.extras", t.get("extras", [])),
-                     groups=_str_list(path, f"{where}.groups", t.get("groups", [])), with_=with_,
+                     extras=str_list(path, f"{where}.extras", t.get("extras", [])),
+                     groups=str_list(path, f"{where}.groups", t.get("groups", [])), with_=with_,
                      cpu_devices=devices, env=tuple(sorted(env.items())),
                      budget_s=_seconds(path, f"{where}.budget_s", t.get("budget_s", budget)),
                      depends_on=depends, note=note)
@@ -137,11 +138,11 @@ def _dependent(path: Path, where: str, t: dict, budget: float) -> Dependent:
 
 def _git_source(path: Path, where: str, git: object, ref: object) -> DependentSource:
     """A git URL (credentials never shown back) at a ref git cannot read as an option."""
-    git = _str(path, f"{where}.git", git)
+    git = text_value(path, f"{where}.git", git)
     if not git.startswith(GIT_SCHEMES):
         raise ConfigError(path, f"{where}.git", f"{redact_url(git)!r} is not a git URL",
                           'write git = "https://github.com/OWNER/REPO" (or ssh://, git@, file://)')
-    ref = _str(path, f"{where}.ref", ref) if ref is not None else ""
+    ref = text_value(path, f"{where}.ref", ref) if ref is not None else ""
     if ref and bad_ref(ref):
         raise ConfigError(path, f"{where}.ref", f"{ref!r} is not a git ref: {bad_ref(ref)}",
                           'write a branch, a tag or a commit, e.g. ref = "v0.13.1" (or leave ref out: the '
@@ -150,7 +151,7 @@ def _git_source(path: Path, where: str, git: object, ref: object) -> DependentSo
 
 
 def _seconds(path: Path, key: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise ConfigError(path, key, f"expected a number of seconds > 0, got {value!r}",
                           f"write {key.split('.')[-1]} = 1800")
     return float(value)

@@ -393,7 +393,12 @@ def settle(cell: Cell, lock_text: str, world: World, lock_versions: Callable[[st
         except Exception:  # noqa: BLE001 - envs.BuildError: nothing older co-installs; leave it out
             out.cell = _drop(out.cell, pkg)
             out.lock_text = world.lock(out.cell)
-    versions = lock_versions(out.lock_text)
+    _settled_versions(out, lock_versions(out.lock_text))
+    return out
+
+
+def _settled_versions(out: Settled, versions: dict[str, str]) -> None:
+    """Each added package's final release, or why it was left out."""
     for d, a in out.added.items():
         a.version = versions.get(d)
         if a.version is None:
@@ -401,7 +406,6 @@ def settle(cell: Cell, lock_text: str, world: World, lock_versions: Callable[[st
                           if a.skipped else "it does not co-install with your pins")
         elif a.skipped:
             out.notes.append(f"{d} {a.version}: the newest release that imports with your pins")
-    return out
 
 
 def _drop(cell: Cell, pkg: str) -> Cell:

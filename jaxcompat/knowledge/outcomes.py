@@ -13,6 +13,7 @@ from jaxcompat.knowledge.learned import Added
 from jaxcompat.knowledge.rules import case_failures, cell_failures, collateral_failures
 from jaxcompat.model.matrix import Failure
 from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome, Phase, TestStatus
+from jaxcompat.model.warnings import TestWarning
 
 # The vocabularies are types of the model (jaxcompat/model/vocab.py); these are the sets the
 # judging and the reports ask about, derived from them.
@@ -40,6 +41,7 @@ class RawResult:
     traceback: str = ""  # the case's frames and the library frame that raised
     reused_from: str = ""  # when re-used from the result cache: the time it was observed (UTC)
     phase: Phase = Phase.CALL  # where it failed: collecting its module, setup, the test, teardown
+    warnings: list[TestWarning] = field(default_factory=list)  # a user's test: the announcing warnings it raised
 
     def __post_init__(self) -> None:
         self.status = TestStatus.parse(self.status, f"{self.case}: status")
@@ -50,7 +52,9 @@ class RawResult:
         message, phase = _phase_of(d)
         return cls(case=d["case"], status=d["status"], error_types=list(d.get("error_types", [])),
                    message=message, duration_s=float(d.get("duration_s", 0.0)),
-                   traceback=d.get("traceback", ""), reused_from=d.get("reused_from", ""), phase=phase)
+                   traceback=d.get("traceback", ""), reused_from=d.get("reused_from", ""), phase=phase,
+                   warnings=[w if isinstance(w, TestWarning) else TestWarning.from_dict(w)
+                             for w in d.get("warnings", [])])
 
 
 def _phase_of(d: dict) -> tuple[str, Phase]:

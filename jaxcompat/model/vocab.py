@@ -252,6 +252,7 @@ class DependentVerdict(Word):
     NOT_RUN = "not-run"  # installed, but no test ran in the baseline: nothing to compare with
     CRASHED = "crashed"  # the crater's own work on it died (not one test: the whole dependent)
     OVER_BUDGET = "over-budget"  # ran past its time budget and was stopped
+    UNREACHABLE = "index-unreachable"  # the package index (or the network) did not answer: never a cap
 
     @property
     def judged(self) -> bool:
@@ -272,4 +273,21 @@ _DEPENDENT = {
     DependentVerdict.NOT_RUN: "installed, but none of its tests ran in the baseline: nothing to compare with",
     DependentVerdict.CRASHED: "the crater's work on it died (its cause is kept); the others' results stand",
     DependentVerdict.OVER_BUDGET: "ran past its time budget and was stopped; the others' results stand",
+    DependentVerdict.UNREACHABLE: "the package index or the network did not answer on a side: not judged, "
+                                  "never a cap",
 }
+
+
+class FlakyOrigin(Word):
+    """How a test came to be called ``flaky`` (never blamed on the upgrade)."""
+
+    RERUN = "flipped-on-rerun"  # run again on a side (--reruns N), its outcome changed
+    AA = "flipped-in-aa"  # the baseline run twice (--aa), its outcome changed by itself
+    KNOWN = "flaky-known"  # an earlier --aa learned it flips (the flaky file), and it failed on one side now
+
+
+class SuiteHealth(Word):
+    """Whether a suite's baseline says much: one that mostly fails before the upgrade is judged on the rest."""
+
+    HEALTHY = "healthy"
+    UNHEALTHY = "unhealthy"  # more than half of the tests that ran in the baseline fail on both sides

@@ -96,23 +96,14 @@ def _judged_near(mid: int, lo: int, hi: int, state_of: StateOf, skipped: list[in
 
 Install = Callable[[str], tuple[list[str], str]]  # commit -> (requirements for the package, note)
 Observe = Callable[[list[str], str], CellResult]  # (requirements, step id) -> the cell as run
-# (requirements, step id) -> (state, signature, detail): one step judged (a crater group's tests)
-Probe = Callable[[list[str], str], tuple[BisectState, str, str]]
-
-
-def cell_probe(observe: Observe, target: Target) -> Probe:
-    """A step as the target's cases in a cell, judged as a release step is (``bisect.judge``)."""
-    def probe(reqs: list[str], step_id: str) -> tuple[BisectState, str, str]:
-        return judge(observe(reqs, step_id), target)
-    return probe
 
 
 class Walker:
     """One step per commit, memoised; the record of each."""
 
-    def __init__(self, shas: list[str], pins: list[str], install: Install, probe: Probe,
+    def __init__(self, shas: list[str], target: Target, pins: list[str], install: Install, observe: Observe,
                  package: str, progress=quiet):
-        self.shas, self.pins, self.install, self.probe = shas, pins, install, probe
+        self.shas, self.target, self.pins, self.install, self.observe = shas, target, pins, install, observe
         self.package, self.progress = package, progress
         self.memo: dict[int, CommitStep] = {}
 
@@ -129,7 +120,8 @@ class Walker:
             step = CommitStep(sha, UNKNOWN, "cannot build", str(e)[:300], time.monotonic() - t0)
         else:
             others = [p for p in self.pins if parse_requirement(p).name.lower() not in _names(reqs)]
-            state, sig, detail = self.probe(reqs + others, f"bisect-{self.package}-{sha[:12]}")
+            result = self.observe(reqs + others, f"bisect-{self.package}-{sha[:12]}")
+            state, sig, detail = judge(result, self.target)
             step = CommitStep(sha, state, sig, detail, time.monotonic() - t0, note)
         self.progress(f"  {sha[:12]}: {step.state} ({step.signature}) {step.seconds:.0f} s"
                       + (f" [jaxlib {step.jaxlib}]" if step.jaxlib else "")
@@ -157,11 +149,9 @@ def walk(shas: list[str], walker: Walker, fixed: bool) -> tuple[int, int, list[i
 def bisect_commits(matrix: Matrix, target: Target, package: str, *, good: str, bad: str, pins: list[str],
                    python: str, state_dir: Path, repo: str | None = None, fixed: bool = False,
                    use_cache: bool = True, progress=quiet, install: Install | None = None,
-                   observe: Observe | None = None, date: str | None = None,
-                   probe: Probe | None = None) -> CommitBisect:
+                   observe: Observe | None = None, date: str | None = None) -> CommitBisect:
     """``date`` (default: the day after the bad release) is the resolution date of every step;
-    ``install`` and ``observe`` replace the checkout and the real cells (tests); ``probe`` judges a
-    step otherwise than by the target's cases (a crater group: a dependent's broken tests)."""
+    ``install`` and ``observe`` replace the checkout and the real cells (tests)."""
     t0 = time.monotonic()
     cache = state_dir / "cache"
     url = history.repository(package, repo)
@@ -173,9 +163,8 @@ def bisect_commits(matrix: Matrix, target: Target, package: str, *, good: str, b
              f"about {max(1, (len(shas) - 1).bit_length())} steps")
     install = install or source_installer(package, url, state_dir)
     date = date or _day_after(releases.release_date(package, bad, cache))
-    if probe is None:
-        probe = cell_probe(observe or step_observer(matrix, python, state_dir, date, use_cache, target.cases), target)
-    walker = Walker(shas, pins, install, probe, package, progress)
+    observe = observe or step_observer(matrix, python, state_dir, date, use_cache, target.cases)
+    walker = Walker(shas, target, pins, install, observe, package, progress)
     lo, hi, skipped, problem = walk(shas, walker, fixed)
     result.steps = [walker.memo[k] for k in sorted(walker.memo)]
     result.wall_s = round(time.monotonic() - t0, 1)

@@ -30,13 +30,17 @@ from jaxcompat._util.atomic import write_text
 from jaxcompat._util.redact import env_secrets, redact_env, redact_text, url_secrets
 from jaxcompat._util.text import last_line, quiet
 from jaxcompat.env.resolution import AUTO
-from jaxcompat.knowledge import drafts
+from jaxcompat.knowledge import drafts, flaky
 from jaxcompat.knowledge.signature import Signature, frame, normalise
+from jaxcompat.model import verdicts
 from jaxcompat.model.dependents import Dependent, Dependents
+from jaxcompat.model.health import Health
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
-from jaxcompat.operations import usertests
+from jaxcompat.model.warnings import NewWarning
+from jaxcompat.operations import confirm, newwarnings, usertests
+from jaxcompat.report import warnings as shown_warnings
 
 RESULTS = "dependents"  # the folder (under the crater's reports) of one JSON per dependent
 
@@ -51,6 +55,9 @@ class Plan:
     index: IndexOptions = NO_INDEX
     python: str = AUTO
     as_of: str | None = None
+    reruns: int = 1  # what broke is run this many more times on both sides before blame
+    aa: bool = False  # the baseline run twice: the tests that flip by themselves are learned
+    flaky_file: str = ""  # where learned flakiness is kept ("": <state>/flaky.json)
 
     @property
     def key(self) -> str:
@@ -82,6 +89,8 @@ class DependentResult:
     only: list[str] = field(default_factory=list)  # the tests run (paths in the project; [] = its configuration)
     env: dict[str, str] = field(default_factory=dict)  # the environment variables its tests ran with
     cached: bool = False  # read from the result cache in this run (its seconds are the run that judged it)
+    health: Health | None = None  # its baseline mostly failing: flagged, judged on the rest
+    learned: dict[str, str] = field(default_factory=dict)  # --aa: its tests that flipped by themselves
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -93,6 +102,7 @@ class DependentResult:
         d = dict(d)
         d["verdict"] = DependentVerdict.parse(d["verdict"], "verdict")
         d["tests"] = [usertests.UserTest.from_dict(t) for t in d.get("tests", [])]
+        d["health"] = Health.from_dict(d["health"]) if d.get("health") else None
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
 
@@ -151,38 +161,54 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     except CandidateError as e:  # validated by the command already; kept for a caller that did not
         res.verdict, res.cause = DependentVerdict.CRASHED, str(e)
         return _done(res, t0)
-    needs = projects.runtime_requirements(root)
-    for side, cell in (("candidate", candidate), ("baseline", baseline)):
-        res.caps += [f"{side}: {dep.name} {res.version} requires {c}" for c in projects.caps(needs, cell.pins)]
-    if res.caps:
-        res.verdict, res.cause = DependentVerdict.CAPPED, "; ".join(res.caps)
-        return _done(res, t0)
     cell_c, cell_b = target.cell(candidate), target.cell(baseline)
     cell_c, cell_b, _ = usertests.same_python(cell_c, cell_b, target, cache)
     res.python = cell_c.python
+    needs = projects.runtime_requirements(root)
+    for side, cell in (("candidate", cell_c), ("baseline", cell_b)):  # markers read for the side's Python
+        res.caps += [f"{side}: {dep.name} {res.version} requires {c}"
+                     for c in projects.caps(needs, cell.pins, python=cell.python)]
+    if res.caps:
+        res.verdict, res.cause = DependentVerdict.CAPPED, "; ".join(res.caps)
+        return _done(res, t0)
     res.cells, res.only = {"candidate": cell_c.id, "baseline": cell_b.id}, list(dep.tests)
     res.env = redact_env(dict(target.env))
     cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress=progress,
-                            jobs=min(2, os.cpu_count() or 1))
+                            jobs=min(2, os.cpu_count() or 1), confirm=_confirm(dep, plan, state_dir))
     res.environments = 2
-    res.tests = list(cmp.tests)
-    res.ran, res.classes = dict(cmp.ran), usertests._counts(cmp.tests)
+    res.tests, res.learned, res.health = list(cmp.tests), dict(cmp.learned), confirm.health(cmp.tests)
+    res.ran, res.classes = dict(cmp.ran), usertests.counts(cmp.tests)
     res.versions = {"candidate": _eco(cmp.candidate_versions), "baseline": _eco(cmp.baseline_versions)}
     for side, error in (("candidate", cmp.error), ("baseline", cmp.baseline_error)):
         if error and not error.startswith("pytest exited"):  # it could not be installed there
-            unresolvable = error.startswith("unresolvable")
-            res.verdict = DependentVerdict.CAPPED if unresolvable else DependentVerdict.INSTALL_ERROR
-            res.cause = f"{side}: {last_line(error)}"
-            if unresolvable:
-                res.caps = [f"{side}: the resolver: {last_line(error)}"]
+            _not_installed(res, side, error)
             return _done(res, t0)
     if cmp.unjudged:
         res.verdict, res.cause = DependentVerdict.NOT_RUN, cmp.unjudged
+    elif not res.ran.get("candidate"):  # it ran in the baseline, nothing ran in the candidate
+        res.verdict = DependentVerdict.NOT_RUN
+        res.cause = ("none of its tests ran in the candidate (" + (cmp.candidate_cause or last_line(cmp.error)
+                                                                    or "all skipped or not collected") + ")")
     elif res.broken():
         res.verdict = DependentVerdict.BROKEN
     else:
         res.verdict = DependentVerdict.SAFE
     return _done(res, t0)
+
+
+def _confirm(dep: Dependent, plan: Plan, state_dir: Path) -> usertests.Confirm:
+    """How its breaks are confirmed: the plan's re-runs and --aa, and what is known of its flaky tests."""
+    known = flaky.load(plan.flaky_file or None, state_dir, learning=plan.aa).known(dep.name)
+    return usertests.Confirm(reruns=plan.reruns, aa=plan.aa, known=known)
+
+
+def learn(results: list[DependentResult], plan: Plan, state_dir: Path) -> int:
+    """--aa: every dependent's tests that flipped by themselves, kept in the flaky file; how many."""
+    store = flaky.load(plan.flaky_file or None, state_dir, learning=True)
+    for r in results:
+        store.learn(r.name, r.learned)
+    store.save()
+    return sum(len(r.learned) for r in results)
 
 
 def _source(dep: Dependent, plan: Plan, state_dir: Path, version: str | None, res: DependentResult):
@@ -199,12 +225,32 @@ def _source(dep: Dependent, plan: Plan, state_dir: Path, version: str | None, re
     return root, target
 
 
+def _not_installed(res: DependentResult, side: str, error: str) -> None:
+    """A side that could not be installed: the index or the network did not answer (never a cap),
+    the resolver found the dependent's own requirements exclude the side (a cap), or the install
+    failed."""
+    from jaxcompat.env.releases import unreachable
+
+    res.cause = f"{side}: {last_line(error)}"
+    if unreachable(error):
+        res.verdict = DependentVerdict.UNREACHABLE
+    elif error.startswith("unresolvable"):
+        res.verdict, res.caps = DependentVerdict.CAPPED, [f"{side}: the resolver: {last_line(error)}"]
+    else:
+        res.verdict = DependentVerdict.INSTALL_ERROR
+
+
+def source_of(dep: Dependent, plan: Plan, state_dir: Path, version: str | None):
+    """(root folder, test target) of a dependent's source as the crater takes it (``craterbisect``)."""
+    return _source(dep, plan, state_dir, version, DependentResult(dep.name, DependentVerdict.NO_SOURCE))
+
+
 def _no_tests(dep: Dependent, root: Path, target, version: str) -> str:
     """Why the source cannot be tested (nothing to install, a test path it lacks, no test module
     at all), or ""."""
     if not target.project:
         return f"{dep.name} {version}: its source has no pyproject.toml or setup.py to install"
-    missing = [p for p in dep.tests if not (root / p).exists()]
+    missing = [p for p in dep.tests if not (root / p.split("::", 1)[0]).exists()]  # a path, or a test's node id
     if missing or not any(root.rglob("test_*.py")) and not any(root.rglob("*_test.py")):
         return (f"{dep.name} {version}: " + (f"no {', '.join(missing)} in its source" if missing
                                              else "its source holds no test_*.py"))
@@ -267,7 +313,7 @@ def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progre
     proc.start()
     try:
         proc.join(dep.budget_s)
-    except KeyboardInterrupt:  # Ctrl-C (or SIGTERM): the child is in its own process group, stop it too
+    except BaseException:  # Ctrl-C, SIGTERM, a bug of ours: the child is in its own process group, stop it too
         _stop(proc)
         raise
     over = proc.is_alive()
@@ -340,7 +386,8 @@ def result_path(out_dir: Path, name: str) -> Path:
     return out_dir / RESULTS / f"{name}.json"
 
 
-def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "") -> str | None:
+def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "",
+              state_dir: Path | None = None) -> str | None:
     """Where a judged result may be re-used from: only when nothing in it moves (every requirement
     of both sides an exact release, no other index, the dependent resolved to ``version``: a
     release, or a git source's commit); the key holds the plan, the Python asked for, the
@@ -349,14 +396,16 @@ def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "") -> 
 
     from packaging.requirements import Requirement
 
-    if plan.index or not version:
+    if plan.index or not version or plan.aa:  # --aa learns: it runs
         return None
     for text in plan.candidate + plan.baseline:
         req = Requirement(text)
         if req.url or len(req.specifier) != 1 or next(iter(req.specifier)).operator != "==":
             return None
     rules = matrix.path.read_bytes() if matrix.path.is_file() else b""
-    return hashlib.sha256(f"{plan.key}|{plan.python}|{dep!r}|{version}".encode() + rules).hexdigest()[:20]
+    known = _confirm(dep, plan, Path(state_dir)).known if state_dir is not None else ()
+    said = f"{plan.key}|{plan.python}|{dep!r}|{version}|{plan.reruns}|{known!r}"
+    return hashlib.sha256(said.encode() + rules).hexdigest()[:20]
 
 
 def boundary(plan: Plan, deps, state_dir: Path | None = None):
@@ -397,7 +446,7 @@ def _one(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress, 
     version, missing = _resolved(dep, plan, state_dir)
     if missing is not None:
         return missing
-    key = cache_key(dep, plan, matrix, version)
+    key = cache_key(dep, plan, matrix, version, state_dir)
     cached = state_dir / "crater" / "cache" / f"{dep.name}-{key}.json" if key else None
     if use_cache and cached is not None and cached.is_file():
         try:
@@ -447,13 +496,49 @@ def run(deps: list[Dependent], plan: Plan, matrix: Matrix, state_dir: Path, out_
 
 def stored(out_dir: Path) -> list[DependentResult]:
     """Every dependent's result under ``out_dir`` (what shards wrote), by name."""
-    found = []
+    return read_stored(out_dir)[0]
+
+
+def read_stored(out_dir: Path) -> tuple[list[DependentResult], list[str]]:
+    """(the results that read, the files under ``dependents/`` that do not: corrupt, cut short,
+    another schema)."""
+    found, unreadable = [], []
     for path in sorted((out_dir / RESULTS).glob("*.json")):
         try:
             found.append(DependentResult.from_dict(json.loads(path.read_text(encoding="utf-8"))))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            unreadable.append(path.name)
+    return found, unreadable
+
+
+PLANS = "plans"  # under dependents/: what each shard was asked to judge (travels with its results)
+
+
+def store_plan(out_dir: Path, plan: Plan, chosen: list[Dependent], shard: str | None) -> None:
+    """What this run (or shard) plans: the run's key and every dependent selected across shards, so
+    a merge knows what is missing."""
+    name = f"shard-{shard.replace('/', '-of-')}" if shard else "all"
+    write_text(out_dir / RESULTS / PLANS / f"{name}.json",
+               json.dumps({"plan": plan.key, "dependents": sorted(d.name for d in chosen)}, indent=1) + "\n")
+
+
+def planned(out_dir: Path) -> tuple[dict[str, set[str]], list[str]]:
+    """({run key: the dependents planned}, unreadable plan files) as the shards stored them."""
+    plans: dict[str, set[str]] = {}
+    unreadable = []
+    for path in sorted((out_dir / RESULTS / PLANS).glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            plans.setdefault(str(data["plan"]), set()).update(str(n) for n in data["dependents"])
         except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return found
+            unreadable.append(f"{PLANS}/{path.name}")
+    return plans, unreadable
+
+
+def missing_result(name: str, key: str) -> DependentResult:
+    """A dependent planned and never reported: not judged."""
+    return DependentResult(name, DependentVerdict.NOT_RUN, plan=key,
+                           cause="no result stored: its shard did not finish, or its artifact is missing")
 
 
 # ---------------------------------------------------------------- across dependents
@@ -470,13 +555,28 @@ class Group:
     api: str = ""  # jax's API history explains it (no rule does)
     draft: str = ""  # the id of the rule drafted for it (no rule, no API history)
     tests: dict[str, list[str]] = field(default_factory=dict)  # dependent -> its broken tests
-    bisect: dict = field(default_factory=dict)  # its first bad commit (crater --bisect: craterbisect)
+    bisect: dict = field(default_factory=dict)  # crater --bisect: the commit that broke it (craterbisect)
 
     def to_dict(self) -> dict:
         return {"signature": self.signature.key, "explained_by": self.explained_by, "fix": self.fix,
                 "upstream": self.upstream, "api": self.api, "draft": self.draft,
                 "dependents": sorted(self.tests), "tests": self.tests,
-                "count": sum(len(v) for v in self.tests.values()), "bisect": self.bisect or None}
+                "count": sum(len(v) for v in self.tests.values()),
+                **({"first_bad_commit": self.bisect} if self.bisect else {})}
+
+    def bisect_line(self) -> str:
+        """The commit that broke it, as one line ("" when it was not bisected)."""
+        b = self.bisect
+        if not b:
+            return ""
+        if not b.get("commit"):
+            return b.get("message", "")
+        where = (f"one of {len(b['range'])} commits up to {b['commit'][:12]}" if b.get("range")
+                 else f"{b['commit'][:12]}")
+        return (f"first bad commit: {b['package']} {where} ({b['date'][:10]}) \"{b['title']}\""
+                + (f" {b['pull_request']}" if b.get("pull_request") else "")
+                + (f", shipped in {b['shipped_in']}" if b.get("shipped_in") else "")
+                + f" [{b['steps']} steps over {b['commits']} commits]")
 
 
 def signature_of(test: usertests.UserTest) -> Signature:
@@ -526,15 +626,17 @@ def draft_rules(groups: list[Group], plan: Plan, results: list[DependentResult])
 # ---------------------------------------------------------------- the verdict
 
 
+def item(r: DependentResult) -> verdicts.Item:
+    """A dependent's result as the one invariant reads it."""
+    return verdicts.Item(r.name, broken=r.verdict == DependentVerdict.BROKEN, judged=r.verdict.judged,
+                         ran_candidate=r.ran.get("candidate", 0), why=f"{r.verdict}: {r.cause}")
+
+
 def exit_status(results: list[DependentResult]) -> int:
-    """1 when the candidate breaks a dependent; else 2 when the crater could not judge (a dependent
-    not judged for another cause than its own caps, or none judged at all); else 0."""
-    if any(r.verdict == DependentVerdict.BROKEN for r in results):
-        return 1
-    unjudged = [r for r in results if not r.verdict.judged and r.verdict != DependentVerdict.CAPPED]
-    if unjudged or not any(r.verdict.judged for r in results):
-        return 2
-    return 0
+    """1 when the candidate breaks a dependent; else 0 only when every dependent was judged on both
+    sides with tests run in the candidate; else 2 (``model/verdicts.decide``: capped, unreachable,
+    not run, missing — never "breaks none")."""
+    return verdicts.decide([item(r) for r in results]).code
 
 
 def cost(results: list[DependentResult], shards: int, wall_s: float) -> dict:
@@ -561,17 +663,21 @@ def cost_line(c: dict) -> str:
 # ---------------------------------------------------------------- reports
 
 
-def summary(results: list[DependentResult], plan_text: dict, groups: list[Group], cost_: dict) -> dict:
+def summary(results: list[DependentResult], plan_text: dict, groups: list[Group], cost_: dict,
+            warned: list[NewWarning] = ()) -> dict:
     counts: dict[str, int] = {}
     for r in results:
         counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
     return {"kind": "crater", **plan_text, "verdicts": counts, "exit": exit_status(results),
+            "new_warnings": [w.to_dict() for w in warned],
             "dependents": [r.to_dict() for r in sorted(results, key=lambda r: r.name)],
             "groups": [g.to_dict() for g in groups], "cost": cost_}
 
 
-def verdict_text(results: list[DependentResult], groups: list[Group], plan_text: dict, cost_: dict) -> str:
-    """One screen: what the candidate breaks and why, then every dependent's line."""
+def verdict_text(results: list[DependentResult], groups: list[Group], plan_text: dict, cost_: dict,
+                 warned: list[NewWarning] = ()) -> str:
+    """One screen: what the candidate breaks and why (a candidate that breaks nothing: what it
+    announces, its new warnings, first), then every dependent's line."""
     lines = [f"crater: {' '.join(plan_text['candidate'])} against {' '.join(plan_text['baseline'])}"
              + (f" (dependents as of {plan_text['as_of']})" if plan_text.get("as_of") else "")]
     broken = [r for r in results if r.verdict == DependentVerdict.BROKEN]
@@ -583,6 +689,7 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
         lines.append("✗ the crater could not judge the candidate on every dependent (see below)")
     else:
         lines.append(f"✓ the candidate breaks none of the {len(results)} dependents' tests")
+    lines += shown_warnings.lines(list(warned))
     for g in groups:
         n = sum(len(v) for v in g.tests.values())
         lines.append(f"  {n} broken test(s) in {len(g.tests)} dependent(s): {g.signature.key}")
@@ -593,8 +700,8 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
             lines.append(f"      jax's API history: {g.api}")
         else:
             lines.append(f"      no rule explains it: drafted as {g.draft} (draft-rules.toml)")
-        if g.bisect:
-            lines.append(f"      {g.bisect['line']}")
+        if g.bisect_line():
+            lines.append(f"      {g.bisect_line()}")
         for dep, tests in sorted(g.tests.items()):
             lines.append(f"      {dep}: " + ", ".join(tests[:4]) + (f" … and {len(tests) - 4} more" if len(tests) > 4
                                                                     else ""))
@@ -602,13 +709,14 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
     for r in sorted(results, key=lambda r: r.name):
         ran = "; ".join(x for x in (f"ran {r.ran.get('baseline', 0)} before, {r.ran.get('candidate', 0)} after",
                                     ", ".join(f"{c} {n}" for c, n in r.classes.items())) if x) if r.ran else ""
-        lines.append(f"  {r.verdict:<13} {r.name} {r.version}  " + "; ".join(x for x in (ran, r.cause) if x))
+        lines.append(f"  {r.verdict:<13} {r.name} {r.version}  "
+                     + "; ".join(x for x in (ran, r.cause, shown_warnings.health_line(r.health)) if x))
     lines.append("")
     lines.append(cost_line(cost_))
     return "\n".join(lines)
 
 
-def markdown(text: str, results: list[DependentResult]) -> str:
+def markdown(text: str, results: list[DependentResult], warned: list[NewWarning] = ()) -> str:
     rows = ["| dependent | version | verdict | ran before | ran after | broken | fixed | fails-both | flaky | cause |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(results, key=lambda r: r.name):
@@ -616,13 +724,14 @@ def markdown(text: str, results: list[DependentResult]) -> str:
         rows.append(f"| {r.name} | {r.version} | {r.verdict} | {r.ran.get('baseline', '—')} | "
                     f"{r.ran.get('candidate', '—')} | {c.get('broken', 0)} | {c.get('fixed', 0)} | "
                     f"{c.get('fails-both', 0)} | {c.get('flaky', 0)} | {r.cause.replace('|', '/')[:300]} |")
-    return "# jax-compat crater\n\n```\n" + text + "\n```\n\n" + "\n".join(rows) + "\n"
+    return ("# jax-compat crater\n\n```\n" + text + "\n```\n\n" + "\n".join(rows) + "\n"
+            + ("\n" + shown_warnings.markdown(list(warned)) if warned else ""))
 
 
-def html(text: str, results: list[DependentResult]) -> str:
+def html(text: str, results: list[DependentResult], warned: list[NewWarning] = ()) -> str:
     from jaxcompat.report.html import esc, page
 
-    body = [f"<h1>jax-compat crater</h1><pre>{esc(text)}</pre>"]
+    body = [f"<h1>jax-compat crater</h1><pre>{esc(text)}</pre>", shown_warnings.html(list(warned))]
     for r in sorted(results, key=lambda r: r.name):
         failing = [t for t in r.tests if usertests.TEST_CLASSES[t.cls].failed or t.cls == UserTestStatus.FLAKY]
         rows = "".join(
@@ -661,24 +770,38 @@ def junit(results: list[DependentResult]) -> str:
     return junit_xml.render(junit_xml.Suite("crater", cases))
 
 
+BISECT_FILE = "bisect.json"  # crater --bisect's answers, by group signature (craterbisect)
+
+
+def _bisections(out_dir: Path) -> dict[str, dict]:
+    path = out_dir / BISECT_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s: float, shards: int,
-          plan: Plan, deps=(), annotate=None) -> tuple[str, int]:
+          plan: Plan, deps=()) -> tuple[str, int]:
     """crater.json, crater.md, crater.html, crater.xml and draft-rules.toml, atomically; every
     record and every text in them crosses ``boundary`` (``deps``: the dependents whose credentials
-    it knows). ``annotate(groups, results)`` adds to the groups first (``crater --bisect``).
-    Returns the verdict's text (as shown) and exit status."""
+    it knows). Returns the verdict's text (as shown) and exit status."""
     scrub = boundary(plan, deps)
     results = [shown(r, scrub, plan) for r in results]
     plan_text = scrub.tree(plan_text)
     groups = group(results)
+    bisected = _bisections(out_dir)
+    for g in groups:
+        g.bisect = bisected.get(g.signature.key, {})
     rules = draft_rules(groups, plan, results)
-    if annotate:
-        annotate(groups, results)
     c = cost(results, shards, wall_s)
-    text = scrub(verdict_text(results, groups, plan_text, c))
-    write_text(out_dir / "crater.json", scrub(json.dumps(summary(results, plan_text, groups, c), indent=1)) + "\n")
-    write_text(out_dir / "crater.md", scrub(markdown(text, results)))
-    write_text(out_dir / "crater.html", scrub(html(text, results)))
+    warned = newwarnings.groups({r.name: r.tests for r in results if r.verdict.judged})
+    text = scrub(verdict_text(results, groups, plan_text, c, warned))
+    write_text(out_dir / "crater.json",
+               scrub(json.dumps(summary(results, plan_text, groups, c, warned), indent=1)) + "\n")
+    write_text(out_dir / "crater.md", scrub(markdown(text, results, warned)))
+    write_text(out_dir / "crater.html", scrub(html(text, results, warned)))
     write_text(out_dir / "crater.xml", scrub(junit(results)))
     if rules:
         write_text(out_dir / "draft-rules.toml", scrub(drafts.render(rules)))

@@ -1,172 +1,132 @@
-"""``crater --bisect``: beside a broken group of a crater report, the first commit of the package
-the candidate moves at which that group's tests break.
+"""``crater --bisect``: each broken group traced to the upstream commit that broke it.
 
-- **Which package, which releases.** The one package whose exact pin differs between the baseline
-  and the candidate (jax first, then the ecosystem's other packages): its baseline release is the
-  good end, its candidate release the bad one. A candidate that moves no release (a URL, a range)
-  gives no walk, said as such.
-- **Which tests.** The group's dependent with the most broken tests, those tests only, the
-  dependent at the release (or commit) the crater judged; a step's verdict is the crater's own
-  (``crater.judge`` with the commit's source as the candidate): present where one of those tests
-  is broken with the group's signature family, absent where none is, cannot say where the
-  dependent could not be judged.
-- **Which groups.** Those no rule and no API history explains; every group with ``all``.
+The candidate moves one package of the ecosystem from the baseline's release to its own (jax
+0.4.31 -> 0.4.33): its commits between the two releases' tags are bisected (``commitbisect``).
+A group a rule explains is bisected on the rule's own cases (the matrix's minimal reproduction);
+a group no rule explains, on the broken tests themselves, in the dependent that broke most, its
+source as the crater took it. The answers go to ``bisect.json`` beside the crater's results, and
+``crater.write`` puts each beside its group.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+import json
+from dataclasses import replace
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
+from jaxcompat._util.atomic import write_text
 from jaxcompat._util.text import quiet
-from jaxcompat.env.candidate import parse_requirement
+from jaxcompat.env.candidate import candidate_cell, parse_requirement
 from jaxcompat.env.commits import HistoryError
+from jaxcompat.env.gitsource import GitError
+from jaxcompat.knowledge import signature as signatures
+from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
+from jaxcompat.model.dependents import Dependents
 from jaxcompat.model.matrix import Matrix
-from jaxcompat.model.vocab import BisectState
-from jaxcompat.operations import commitbisect, crater
-from jaxcompat.operations.bisect import Target
+from jaxcompat.operations import commitbisect, crater, usertests
+from jaxcompat.operations.bisect import BisectError, Target, rule_target
+from jaxcompat.plugin.packages import ECOSYSTEM
 
-ORDER = ("jax", "equinox", "diffrax", "optimistix", "lineax", "chex")
-UNEXPLAINED, ALL = "unexplained", "all"
-
-
-@dataclass
-class GroupBisect:
-    """A broken group's first bad commit (or why there is none)."""
-
-    signature: str
-    dependent: str
-    tests: list[str] = field(default_factory=list)
-    package: str = ""
-    good: str = ""
-    bad: str = ""
-    first: str = ""  # the commit's hash
-    title: str = ""
-    date: str = ""
-    pull_request: str = ""
-    range: list[str] = field(default_factory=list)  # skipped commits surround it
-    commits: int = 0
-    steps: int = 0
-    wall_s: float = 0.0
-    message: str = ""
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "line": line(self)}
+MAX_TESTS = 20  # a group's tests run at each step (its dependent's first ones)
 
 
-# (dependent, its broken tests, package, good, bad) -> the walk
-Run = Callable[[str, list[str], str, str, str], commitbisect.CommitBisect]
+def moved(plan: crater.Plan) -> tuple[str, str, str] | None:
+    """(package, baseline's release, candidate's release): the first package of the ecosystem the
+    candidate pins at another release than the baseline (jaxlib follows jax), or None."""
+    def exact(texts) -> dict[str, str]:
+        out = {}
+        for t in texts:
+            req = parse_requirement(t)
+            pins = [s.version for s in req.specifier if s.operator == "=="]
+            if pins and not req.url:
+                out[canonicalize_name(req.name)] = pins[0]
+        return out
+    cand, base = exact(plan.candidate), exact(plan.baseline)
+    for pkg in ECOSYSTEM:
+        if pkg != "jaxlib" and pkg in cand and pkg in base and cand[pkg] != base[pkg]:
+            return pkg, base[pkg], cand[pkg]
+    return None
 
 
-def moved_package(plan: crater.Plan) -> tuple[str, str, str] | None:
-    """(package, baseline release, candidate release) of the first package both sides pin exactly
-    and the candidate moves; None where none is."""
-    base, cand = _exact(plan.baseline), _exact(plan.candidate)
-    moved = [n for n in cand if n in base and base[n] != cand[n]]
-    moved.sort(key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
-    return (moved[0], base[moved[0]], cand[moved[0]]) if moved else None
+def chosen(groups: list[crater.Group], mode: str) -> list[crater.Group]:
+    """``unexplained``: the groups no rule explains; ``all``: every group."""
+    return [g for g in groups if mode == "all" or not g.explained_by]
 
 
-def _exact(reqs) -> dict[str, str]:
-    out = {}
-    for text in reqs:
-        req = parse_requirement(text)
-        pins = [s.version for s in req.specifier if s.operator == "=="]
-        if pins and not req.url:
-            out[req.name.lower()] = pins[0]
-    return out
+def run(out_dir: Path, results: list[crater.DependentResult], plan: crater.Plan, matrix: Matrix,
+        dependents: Dependents, state_dir: Path, mode: str = "unexplained", progress=quiet,
+        bisector=commitbisect.bisect_commits, targeter=None) -> dict[str, dict]:
+    """Every chosen group bisected; the records (by group signature) written to ``bisect.json``.
+    ``bisector`` and ``targeter`` replace the walk and the choice of target (tests)."""
+    targeter = targeter or _target
+    axis = moved(plan)
+    found: dict[str, dict] = {}
+    for g in chosen(crater.group(results), mode):
+        if axis is None:
+            found[g.signature.key] = {"message": "not bisected: the candidate moves no release of the ecosystem "
+                                                 "(a git ref or a wheel has no two tags to walk between)"}
+            continue
+        package, good, bad = axis
+        progress(f"bisect {g.signature.key} along {package}'s commits {good} -> {bad}")
+        try:
+            target, observe, pins = targeter(g, plan, matrix, dependents, results, state_dir, package)
+            res = bisector(matrix, target, package, good=good, bad=bad, pins=pins, python=plan.python,
+                           state_dir=state_dir, progress=progress, **({"observe": observe} if observe else {}))
+        except (BisectError, HistoryError, GitError, ValueError) as e:
+            found[g.signature.key] = {"message": f"not bisected: {e}"}
+            continue
+        found[g.signature.key] = record(res)
+    write_text(out_dir / crater.BISECT_FILE, json.dumps(found, indent=1) + "\n")
+    return found
 
 
-def chosen(groups: list[crater.Group], which: str) -> list[crater.Group]:
-    return [g for g in groups if which == ALL or not (g.explained_by or g.api)]
+def record(res: commitbisect.CommitBisect) -> dict:
+    """What a crater report keeps of a bisection."""
+    first = res.first
+    return {"message": res.message, "package": res.package, "good": res.good, "bad": res.bad,
+            "commit": first.sha if first else "", "title": first.title if first else "",
+            "date": first.date if first else "", "pull_request": first.pull_request if first else "",
+            "references": first.references if first else [], "range": res.range, "shipped_in": res.shipped_in,
+            "steps": len(res.steps), "commits": res.commits, "wall_s": res.wall_s}
 
 
-def bisect_group(g: crater.Group, plan: crater.Plan, run: Run,
-                 moved: tuple[str, str, str] | None = None) -> GroupBisect:
-    """The group's first bad commit, walked over its largest dependent's broken tests (``moved``:
-    the package and releases to walk, default the one the candidate moves)."""
-    dep = sorted(g.tests, key=lambda d: (-len(g.tests[d]), d))[0]
-    rec = GroupBisect(g.signature.key, dep, sorted(g.tests[dep]))
-    moved = moved or moved_package(plan)
-    if moved is None:
-        rec.message = ("no commits to walk: the candidate moves no package from one release to another "
-                       "(pin both sides exactly, e.g. jax==0.4.33 against --baseline jax==0.4.31)")
-        return rec
-    rec.package, rec.good, rec.bad = moved
-    try:
-        result = run(dep, rec.tests, *moved)
-    except (HistoryError, OSError, ValueError) as e:
-        rec.message = f"cannot bisect: {e}"
-        return rec
-    rec.commits, rec.steps, rec.wall_s, rec.message = result.commits, len(result.steps), result.wall_s, result.message
-    rec.range = list(result.range)
-    if result.first:
-        c = result.first
-        rec.first, rec.title, rec.date, rec.pull_request = c.sha, c.title, c.date, c.pull_request
-    return rec
+def _target(g: crater.Group, plan: crater.Plan, matrix: Matrix, dependents: Dependents,
+            results: list[crater.DependentResult], state_dir: Path, package: str):
+    """(target, observe or None, other pins): a rule's cases where a rule explains the group, else
+    the broken tests of the dependent that broke most."""
+    pins = [p for p in plan.candidate
+            if canonicalize_name(parse_requirement(p).name) not in (package, "jaxlib")]
+    if g.explained_by and matrix.failure(g.explained_by) is not None:
+        return rule_target(g.explained_by, matrix), None, pins
+    name, tests = max(g.tests.items(), key=lambda kv: len(kv[1]))
+    dep, res = dependents.get(name), next(r for r in results if r.name == name)
+    if dep is None:
+        raise BisectError(f"{name} is not in the dependents file")
+    root, utarget = crater.source_of(dep, plan, state_dir, res.commit or res.version or None)
+    tests = tests[:MAX_TESTS]
+    sig = g.signature
+    target = Target(sig.key, tuple(tests), lambda raw: _same_failure(raw, sig), signature=sig)
+    return target, dependent_observer(utarget, tests, matrix, state_dir, res.python or plan.python), pins
 
 
-def line(rec: GroupBisect) -> str:
-    """The renderer's line beside the group."""
-    if not rec.first:
-        return f"first bad commit: none named — {rec.message}"
-    where = (f"one of {len(rec.range)} commits up to {rec.first[:12]}" if rec.range else rec.first[:12])
-    return (f"first bad commit in {rec.package} {rec.good} -> {rec.bad}: {where} {rec.title}"
-            + (f" ({rec.pull_request})" if rec.pull_request else "") + f", {rec.date[:10]}"
-            + f" [{rec.steps} steps over {rec.commits} commits, {rec.wall_s:.0f} s; {rec.dependent}'s tests]")
+def _same_failure(raw: RawResult, sig: signatures.Signature) -> bool:
+    if raw.status in ("passed", "skipped"):
+        return False
+    error = raw.error_types[0].rsplit(".", 1)[-1] if raw.error_types else ""
+    return signatures.of(raw).family == sig.family or (bool(error) and error == sig.error)
 
 
-def from_report(data: dict, python: str) -> tuple[crater.Plan, list[crater.DependentResult]]:
-    """A crater report's (``crater.json``) plan and dependents' results, as they were judged."""
-    if not (isinstance(data, dict) and data.get("kind") == "crater" and isinstance(data.get("dependents"), list)):
-        raise ValueError("not a crater report (no \"kind\": \"crater\" with its \"dependents\")")
-    plan = crater.Plan(tuple(data.get("candidate", ())), tuple(data.get("baseline", ())), python=python,
-                       as_of=data.get("as_of") or None)
-    return plan, [crater.DependentResult.from_dict(d) for d in data["dependents"]]
-
-
-def annotator(which: str, plan: crater.Plan, run: Run, progress=quiet):
-    """What ``crater.write`` calls on its groups: each chosen group gets its record (``g.bisect``)."""
-    def annotate(groups: list[crater.Group], results) -> None:
-        for g in chosen(groups, which):
-            progress(f"bisect: {g.signature.key} ({len(g.tests)} dependent(s))")
-            g.bisect = bisect_group(g, plan, run).to_dict()
-            progress(f"  {g.bisect['line']}")
-    return annotate
-
-
-def runner(deps, results: list[crater.DependentResult], plan: crater.Plan, matrix: Matrix, state_dir: Path,
-           progress=quiet) -> Run:
-    """The real walk: each step is the crater's judgement of the dependent's broken tests with the
-    package from the commit's source as the candidate."""
-    by_name = {d.name: d for d in deps}
-    judged = {r.name: r for r in results}
-
-    def run(name: str, tests: list[str], package: str, good: str, bad: str) -> commitbisect.CommitBisect:
-        if name not in by_name or name not in judged:
-            raise ValueError(f"{name} is not in the dependents file of this run")
-        dep, res = replace(by_name[name], tests=tuple(tests)), judged[name]
-        family = {crater.signature_of(t).family for t in res.broken() if t.test in tests}
-        probe = dependent_probe(dep, res.commit or res.version, plan, matrix, state_dir, set(tests), family)
-        sig = next(crater.signature_of(t) for t in res.broken() if t.test in tests)
-        pins = [p for p in plan.candidate if parse_requirement(p).name.lower() != package]
-        return commitbisect.bisect_commits(matrix, Target.of_signature(sig, tests), package, good=good, bad=bad,
-                                           pins=pins, python=plan.python, state_dir=state_dir, probe=probe,
-                                           progress=progress)
-    return run
-
-
-def dependent_probe(dep, version: str, plan: crater.Plan, matrix: Matrix, state_dir: Path, tests: set[str],
-                    families: set) -> commitbisect.Probe:
-    """A step as the crater judges the dependent with the step's requirements as the candidate."""
-    def probe(reqs: list[str], step_id: str) -> tuple[BisectState, str, str]:
-        step = crater.Plan(tuple(reqs), plan.baseline, python=plan.python, as_of=plan.as_of)
-        res = crater.judge(dep, step, matrix, state_dir, version=version)
-        if not res.verdict.judged:
-            return BisectState.UNKNOWN, str(res.verdict), res.cause[:300]
-        hit = [t.test for t in res.broken() if t.test in tests and crater.signature_of(t).family in families]
-        if hit:
-            return BisectState.PRESENT, "broken", f"{len(hit)} of {len(tests)} tests broken"
-        return BisectState.ABSENT, "pass", ""
-    return probe
+def dependent_observer(target: usertests.Target, tests: list[str], matrix: Matrix, state_dir: Path,
+                       python: str) -> commitbisect.Observe:
+    """A step as the dependent's own tests (only ``tests``) in an environment with the commit."""
+    def observe(reqs: list[str], step_id: str) -> CellResult:
+        cell = target.cell(replace(candidate_cell(reqs, python=python, cell_id=step_id, companions=False)))
+        seen = usertests.observe(cell, matrix, state_dir, replace(target, only=tuple(tests)), nodeids=tests)
+        if seen.error:
+            return CellResult(id=step_id, python=python, backend="cpu", status="install-error", message=seen.error)
+        out = CellResult(id=step_id, python=python, backend="cpu", status="ok", versions=dict(seen.versions))
+        out.results = [classify(r, (), out.versions, "cpu") for r in seen.results.values()]
+        return out
+    return observe

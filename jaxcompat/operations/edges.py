@@ -27,7 +27,7 @@ from jaxcompat._util.text import quiet
 from jaxcompat.knowledge import signature
 from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.matrix import Matrix
-from jaxcompat.operations.survey import Combo, Space, _load, run
+from jaxcompat.operations.survey import Combo, Space, read_observed, run
 
 STRIDE = 6
 
@@ -137,7 +137,7 @@ def observe_stored(plan: Plan, out_dir: Path) -> None:
         for j in c.jax:
             if j in c.seen:
                 continue
-            cell = _load(out_dir / "cells" / f"{Combo(j, c.equinox).id}.json")
+            cell = read_observed(out_dir / "cells" / f"{Combo(j, c.equinox).id}.json")
             if cell is not None:
                 c.seen[j] = outcome_signature(cell)
 

@@ -8,6 +8,7 @@ outcomes, versions), and an issue body is drafted when something regressed.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
@@ -82,15 +83,48 @@ def update_baseline(path: Path, cells: list[dict]) -> None:
     write_text(path, json.dumps(data, indent=2) + "\n")
 
 
-def refresh_baseline(path: Path, result: CellResult, baseline: list[CellResult]) -> bool:
+@dataclass
+class Refresh:
+    """What ``refresh_baseline`` did: whether it wrote, and what it kept out of the baseline."""
+
+    written: bool = False
+    held: list[str] = field(default_factory=list)  # "case: before -> after": tonight's regressions, not blessed
+
+    def __bool__(self) -> bool:
+        return self.written
+
+
+def refresh_baseline(path: Path, result: CellResult, baseline: list[CellResult]) -> Refresh:
     """Store tonight's result as the baseline's ``latest`` cell when it differs from it (outcomes,
     versions, status, cases added to the suite since): the nightly proposes that as a change, so
-    the next night reports only what moved after it. Unchanged, the file is left as it is (no
-    proposal for timings alone). Whether it was written."""
-    if compare(baseline_latest(baseline), [result], match_single=True).empty:
-        return False
-    update_baseline(path, [result.to_dict()])
-    return True
+    the next night reports only what moved after it. Never a regression: a case that fails the run
+    tonight keeps the baseline's record (a new one is left out), a cell that no longer works is not
+    stored at all; those are the night's findings (``held``). Unchanged, the file is left as it is."""
+    old = baseline_latest(baseline)
+    diff = compare(old, [result], match_single=True)
+    if diff.empty:
+        return Refresh()
+    broken = [f"the environment: {s.before} -> {s.after}" for s in diff.status if s.before == "ok" and s.after != "ok"]
+    if broken or result.status != "ok":
+        return Refresh(False, broken or [f"the environment: {result.status} (tonight's result not stored)"])
+    regressed = {m.case: f"{m.case}: {m.before} -> {m.after}" for m in diff.moved if m.after in FAILING_OUTCOMES}
+    new = result.to_dict()
+    if regressed:
+        before = {r["case"]: r for r in old[0].to_dict()["results"]} if old else {}
+        new["results"] = [before.get(r["case"]) if r["case"] in regressed else r for r in new["results"]]
+        new["results"] = [r for r in new["results"] if r is not None]
+    update_baseline(path, [new])
+    return Refresh(True, list(regressed.values()))
+
+
+def held_section(refresh: Refresh) -> list[str]:
+    """The proposal's word on what it kept out of the baseline (Markdown lines)."""
+    if not refresh.held:
+        return []
+    return ["## Kept out of the baseline", "",
+            "Tonight's regressions are findings, not the new normal: the baseline keeps its earlier record "
+            "for these (merging this proposal does not stop them being flagged):", ""] + \
+        [f"- `{h}`" for h in refresh.held] + [""]
 
 
 def issue_body(result: CellResult, diff: Diff) -> str:

@@ -162,7 +162,8 @@ def run(matrix: Matrix, combos: list[Combo], *, jobs: int, state_dir: Path, out_
     done = {p.stem for p in (target / "cells").glob("*.json")} if not fresh else set()
     todo = [c for c in combos if c.id not in done or _unfinished(target / "cells" / f"{c.id}.json")]
     if cases:  # lay over what was observed: only combinations whose packages imported
-        todo = [c for c in todo if (b := _load(out_dir / "cells" / f"{c.id}.json")) is not None and b.status == "ok"]
+        todo = [c for c in todo
+                if (b := read_observed(out_dir / "cells" / f"{c.id}.json")) is not None and b.status == "ok"]
     progress(f"survey: {len(combos)} combinations, {len(combos) - len(todo)} already observed, "
              f"{len(todo)} to run" + (f" (cases: {' '.join(cases)})" if cases else ""))
     t0, count = time.monotonic(), [0]
@@ -179,7 +180,7 @@ def run(matrix: Matrix, combos: list[Combo], *, jobs: int, state_dir: Path, out_
 
 def _unfinished(path: Path) -> bool:
     """Not an observation yet: unreadable, interrupted, or stopped by the harness itself."""
-    return _load(path) is None
+    return read_observed(path) is None
 
 
 # -- scoring ----------------------------------------------------------------------------------
@@ -216,7 +217,7 @@ def _first_error(message: str) -> str:
     return lines[-1][:160] if lines else ""
 
 
-def _load(path: Path) -> CellResult | None:
+def read_observed(path: Path) -> CellResult | None:
     try:
         cell = reports.load_cell(path)
     except (OSError, ValueError, TypeError, KeyError):
@@ -248,10 +249,10 @@ def load_observations(matrix: Matrix, out_dir: Path, combos: list[Combo] | None 
     for path in sorted((out_dir / "cells").glob("survey-*.json")):
         if wanted is not None and path.stem not in wanted:
             continue
-        cell = _load(path)
+        cell = read_observed(path)
         if cell is None:
             continue
-        extra = _load(out_dir / "extra" / "cells" / path.name)
+        extra = read_observed(out_dir / "extra" / "cells" / path.name)
         if extra is not None:
             cell = overlay(cell, extra)
         j, e = cell.requested["jax"], cell.requested["equinox"]

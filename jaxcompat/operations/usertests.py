@@ -26,8 +26,11 @@ from jaxcompat._util.text import first_line, last_line, quiet
 from jaxcompat.env.testdeps import TestDeps, TestDepsError, choose, diagnose, normalise, warning_filter
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, error_matches
 from jaxcompat.knowledge.rules import applies
+from jaxcompat.knowledge.warnings import RAN
+from jaxcompat.knowledge.warnings import new as new_warnings
 from jaxcompat.model.matrix import ANY, Cell, Matrix
-from jaxcompat.model.vocab import Phase, UserTestStatus
+from jaxcompat.model.vocab import FlakyOrigin, Phase, UserTestStatus
+from jaxcompat.model.warnings import TestWarning
 from jaxcompat.report import junit as junit_xml
 from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run.cell import lock_versions
@@ -318,9 +321,7 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
 
     scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok")
     try:
-        done, python_exe = cells.complete(cell, matrix, scratch, state_dir)
-        lock_text = cells.locked(done, python_exe, matrix, scratch, state_dir, cells.Options())
-        built = cells.install(done, python_exe, lock_text, matrix, scratch, state_dir, cells.Options())
+        done, built = cells.prepare(cell, matrix, scratch, state_dir)  # as the matrix and check.json do
     except cells.Stop:
         message = Scrubber({str(Path.home()): "~"}, envs_dir=state_dir / "envs")(f"{scratch.status}: {scratch.message}")
         return Observed(error=message, cause=message.strip().splitlines()[-1] if message.strip() else scratch.status)
@@ -372,14 +373,16 @@ class UserTest:
     traceback: str = ""
     note: str = ""
     phase: Phase = Phase.CALL  # where it failed: collecting its module, setup, the test, teardown
+    new_warnings: list[TestWarning] = field(default_factory=list)  # raised here, not in the baseline
+    flaky: FlakyOrigin | None = None  # class flaky: how it came to be
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["class"] = d.pop("cls")
-        if self.baseline is None:
-            d.pop("baseline")
-        if self.phase == Phase.CALL:
-            d.pop("phase")
+        for name, empty in (("baseline", self.baseline is None), ("phase", self.phase == Phase.CALL),
+                            ("new_warnings", not self.new_warnings), ("flaky", self.flaky is None)):
+            if empty:
+                d.pop(name)
         return d
 
     @classmethod
@@ -389,6 +392,8 @@ class UserTest:
         d["cls"] = UserTestStatus.parse(d.pop("class"), "class")
         d.setdefault("baseline", None)
         d["phase"] = Phase.parse(d.get("phase", Phase.CALL), "phase")
+        d["new_warnings"] = [TestWarning.from_dict(w) for w in d.get("new_warnings", [])]
+        d["flaky"] = FlakyOrigin.parse(d["flaky"], "flaky") if d.get("flaky") else None
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
 
@@ -432,8 +437,10 @@ def explain(raw: RawResult, matrix: Matrix, versions: dict[str, str], backend: s
 
 
 def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, backend: str,
-             flaky: dict[str, str] | None = None) -> list[UserTest]:
-    """One record per test seen in either environment; ``flaky``: tests whose re-run differed."""
+             flaky: dict[str, str | tuple[FlakyOrigin, str]] | None = None) -> list[UserTest]:
+    """One record per test seen in either environment; ``flaky``: tests whose re-run differed (a
+    note), or (how it is known to flip, a note); a test so named that would be broken, failing or
+    fixed is ``flaky`` instead."""
     names = list(candidate.results) + [t for t in (baseline.results if baseline else {}) if t not in candidate.results]
     # A module that cannot even be imported in the candidate: its tests take its error, and the
     # module's own record is not counted again beside them.
@@ -452,6 +459,8 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
         before = status(before_raw) if baseline else None
         after = status(raw)
         t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(before, after))
+        t.new_warnings = new_warnings(raw.warnings if raw else [], before_raw.warnings if before_raw else None,
+                                      before in RAN)
         if raw is not None and _fails(after):
             t.message, t.traceback, t.phase = first_line(raw.message, 400), raw.traceback, raw.phase
             known = explain(raw, matrix, candidate.versions, backend)
@@ -464,8 +473,10 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
                     t.explained_by_api, t.fix = made_error.text(), made_error.fix()
                 else:
                     t.explained_by_api = explain_result(raw, candidate.versions)
-        if flaky and name in flaky:
-            t.cls, t.note = "flaky", flaky[name]
+        if flaky and name in flaky and TEST_CLASSES[t.cls].rerun:  # a pass stays a pass
+            said = flaky[name]
+            t.flaky, t.note = said if isinstance(said, tuple) else (FlakyOrigin.RERUN, said)
+            t.cls = UserTestStatus.FLAKY
         out.append(t)
     return out
 
@@ -492,7 +503,7 @@ def verdict(cmp: "Comparison", target: Target) -> str:
     ran = f"ran {cmp.ran['candidate']} in the candidate" + (f", {cmp.ran['baseline']} in the baseline"
                                                           if with_baseline else "")
     lines.append(f"Your tests ({target.describe()}; {ran}): "
-                 + (", ".join(f"{c} {n}" for c, n in _counts(tests).items()) if tests else "none ran"))
+                 + (", ".join(f"{c} {n}" for c, n in counts(tests).items()) if tests else "none ran"))
     if cmp.error:
         lines.append("  ✗ your tests could not run in the candidate: " + (cmp.candidate_cause or last_line(cmp.error)))
     for side, modules in cmp.uncollectable.items():
@@ -539,7 +550,7 @@ def _by_error(group: list[UserTest]) -> dict[tuple[str | None, str], list[UserTe
     return dict(sorted(out.items(), key=lambda kv: -len(kv[1])))
 
 
-def _counts(tests: list[UserTest]) -> dict[str, int]:
+def counts(tests: list[UserTest]) -> dict[str, int]:
     out: dict[str, int] = {}
     for t in tests:
         out[t.cls] = out.get(t.cls, 0) + 1
@@ -628,6 +639,7 @@ class Comparison:
     uncollectable: dict[str, list[str]] = field(default_factory=dict)  # modules, per side
     candidate_cause: str = ""
     baseline_cause: str = ""
+    learned: dict[str, str] = field(default_factory=dict)  # --aa: tests that flipped by themselves
 
     @property
     def unjudged(self) -> str:
@@ -653,7 +665,7 @@ class Comparison:
         """What check.json says about the run as a whole (beside the per-test records)."""
         sides = ["candidate"] + (["baseline"] if self.with_baseline else [])
         causes = {"candidate": self.candidate_cause, "baseline": self.baseline_cause}
-        return {"judged": not self.unjudged, "unjudged": self.unjudged, "classes": _counts(self.tests),
+        return {"judged": not self.unjudged, "unjudged": self.unjudged, "classes": counts(self.tests),
                 "sides": {side: {"ran": self.ran.get(side, 0), "uncollectable": self.uncollectable.get(side, []),
                                  "cause": causes[side]} for side in sides}}
 
@@ -665,17 +677,27 @@ def build(cell: Cell, matrix: Matrix, state_dir: Path) -> None:
 
     scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok")
     try:
-        done, python_exe = cells.complete(cell, matrix, scratch, state_dir)
-        lock_text = cells.locked(done, python_exe, matrix, scratch, state_dir, cells.Options())
-        cells.install(done, python_exe, lock_text, matrix, scratch, state_dir, cells.Options())
+        cells.prepare(cell, matrix, scratch, state_dir)
     except cells.Stop:
         pass
 
 
+@dataclass(frozen=True)
+class Confirm:
+    """How a break is confirmed before blame: re-runs of what changed, on both sides (``reruns``,
+    0 = none), the baseline run twice to learn the tests that flip by themselves (``aa``), and the
+    tests an earlier --aa learned flip (``known``: test -> what was seen)."""
+
+    reruns: int = 1
+    aa: bool = False
+    known: tuple[tuple[str, str], ...] = ()
+
+
 def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matrix, state_dir: Path,
-            progress=quiet, jobs: int = 1) -> Comparison:
-    """Run the user's tests after (and before), run what changed once more, classify. With
-    ``jobs`` > 1 the baseline's environment is built while the candidate's tests run."""
+            progress=quiet, jobs: int = 1, confirm: Confirm = Confirm()) -> Comparison:
+    """Run the user's tests after (and before; with --aa the baseline twice), run what changed
+    ``confirm.reruns`` more times on both sides, classify. With ``jobs`` > 1 the baseline's
+    environment is built while the candidate's tests run."""
     from concurrent.futures import ThreadPoolExecutor
 
     pool = ThreadPoolExecutor(1) if baseline is not None and jobs > 1 else None
@@ -687,22 +709,24 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
         if pool is not None:
             ahead.result()
             pool.shutdown()
-    before = None
+    before, learned = None, {}
     if baseline is not None:
         progress(f"your tests in the baseline ({baseline.id})…")
         before = observe(baseline, matrix, state_dir, target)
-    tests = classify(after, before, matrix, candidate.backend)
-    again = suspects(tests)
-    flaky: dict[str, str] = {}
-    if again:
-        progress(f"running {len(again)} test(s) once more before blaming the upgrade…")
+        if confirm.aa:
+            progress("your tests in the baseline once more (--aa): which flip by themselves…")
+            learned = flips(before, observe(baseline, matrix, state_dir, target))
+    flaky: dict[str, str | tuple[FlakyOrigin, str]] = {
+        **{n: (FlakyOrigin.KNOWN, f"known to flip by itself ({note})") for n, note in confirm.known},
+        **{n: (FlakyOrigin.AA, f"flipped by itself in the baseline run twice ({note})") for n, note in learned.items()}}
+    tests = classify(after, before, matrix, candidate.backend, flaky)
+    again = [n for n in suspects(tests) if n not in flaky]
+    if again and confirm.reruns:
         sides = [("candidate", after, candidate)] + ([("baseline", before, baseline)] if before else [])
-        for side, first, cell in sides:
-            second = observe(cell, matrix, state_dir, target, nodeids=again)
-            for name in again:
-                s1, s2 = status(first.results.get(name)), status(second.results.get(name))
-                if s1 != s2 and not second.error:
-                    flaky[name] = "; ".join(filter(None, [flaky.get(name), f"{side}: {s1}, then {s2}"]))
+        progress(f"running {len(again)} test(s) " + ("once more" if confirm.reruns == 1 else
+                                                      f"up to {confirm.reruns} more times")
+                 + " on each side before blaming the upgrade…")
+        flaky.update(rerun(again, sides, matrix, state_dir, target, confirm.reruns))
         tests = classify(after, before, matrix, candidate.backend, flaky)
     # (every text is already relative to the project and free of machine paths: observe scrubbed it)
     sides = {"candidate": after, **({"baseline": before} if before else {})}
@@ -712,4 +736,36 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
                       baseline_error=before.error if before else "",
                       ran={k: o.ran for k, o in sides.items()},
                       uncollectable={k: o.uncollectable for k, o in sides.items()},
-                      candidate_cause=after.cause, baseline_cause=before.cause if before else "")
+                      candidate_cause=after.cause, baseline_cause=before.cause if before else "",
+                      learned=learned)
+
+
+def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Target, times: int) -> dict[str, str]:
+    """``names`` run up to ``times`` more times on each side (``sides``: (side, first run, cell));
+    test -> what changed, for those whose outcome changed on a side (the rest are confirmed)."""
+    notes: dict[str, dict[str, str]] = {}
+    for side, first, cell in sides:
+        for _ in range(times):
+            pending = [n for n in names if side not in notes.get(n, {})]
+            if not pending:
+                break
+            again = observe(cell, matrix, state_dir, target, nodeids=pending)
+            if again.error:
+                continue
+            for name in pending:
+                s1, s2 = status(first.results.get(name)), status(again.results.get(name))
+                if s1 != s2:
+                    notes.setdefault(name, {})[side] = f"{side}: {s1}, then {s2}"
+    return {name: "; ".join(by.values()) for name, by in notes.items()}
+
+
+def flips(first: Observed, second: Observed) -> dict[str, str]:
+    """The tests that passed in one of two runs of the same environment and failed in the other."""
+    if second.error:
+        return {}
+    out = {}
+    for name in first.results.keys() & second.results.keys():
+        s1, s2 = status(first.results[name]), status(second.results[name])
+        if s1 in RAN and s2 in RAN and _fails(s1) != _fails(s2):
+            out[name] = f"{s1}, then {s2}"
+    return dict(sorted(out.items()))

@@ -9,8 +9,12 @@ so a case that hangs or kills the interpreter leaves behind everything recorded 
     {"event": "start", "case": id, "t": time}
     {"event": "result", "case": id, "status": ..., "error_types": [...], "message": ..., ...}
     {"event": "deprecation", "package": "equinox", "where": "equinox/_x.py:12", "message": ..., "case": id}
-The last kind: a Deprecation/FutureWarning that jax emits into the code of a package of the
-ecosystem (at import, or while a case runs): the warning before the break.
+    {"event": "warning", "case": id, "category": "DeprecationWarning", "message": ...}
+The "deprecation" kind: a Deprecation/FutureWarning that jax emits into the code of a package of
+the ecosystem (at import, or while a case runs): the warning before the break. The "warning" kind,
+in a user's project only (``JAXCOMPAT_OWN_FRAMES``): each distinct Deprecation, PendingDeprecation
+or FutureWarning a test raised (whoever raised it), at most ``WARNINGS_PER_TEST`` per test, each
+message clipped; pytest reports a test's warnings after its result, so they follow it.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import pytest
 
 from jaxcompat.plugin.backends import MARKERS, backend_of, device_info, marker  # stdlib-only modules
 from jaxcompat.plugin.loaded import scan
-from jaxcompat.plugin.packages import WATCHED
+from jaxcompat.plugin.packages import DEPENDENTS, WATCHED
 
 _WHERE = re.compile(r"[/\\](" + "|".join(WATCHED) + r")[/\\](.*)$")
 _seen_warnings: set[tuple[str, str]] = set()
@@ -50,6 +54,27 @@ def _record_warning(w, case: str | None) -> None:
 
 def pytest_warning_recorded(warning_message, when, nodeid, location):
     _record_warning(warning_message, nodeid or None)
+    _record_test_warning(warning_message, nodeid)
+
+
+WARNINGS_PER_TEST = 20
+WARNING_CHARS = 500
+_ANNOUNCING = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+_test_warnings: dict[str, set[tuple[str, str]]] = {}
+
+
+def _record_test_warning(w, nodeid: str) -> None:
+    """One event per distinct (category, message) a user's test raised: what announces a removal."""
+    if not nodeid or not os.environ.get("JAXCOMPAT_OWN_FRAMES"):
+        return
+    if not (isinstance(w.category, type) and issubclass(w.category, _ANNOUNCING)):
+        return
+    seen = _test_warnings.setdefault(nodeid, set())
+    key = (w.category.__name__, str(w.message)[:WARNING_CHARS])
+    if key in seen or len(seen) >= WARNINGS_PER_TEST:
+        return
+    seen.add(key)
+    _emit({"event": "warning", "case": nodeid, "category": key[0], "message": key[1]})
 _results: dict[str, dict] = {}
 
 
@@ -128,6 +153,8 @@ def pytest_sessionstart(session):
 
 
 def pytest_collection_modifyitems(config, items):
+    if _skip_missing():
+        _skip_items_missing(items)
     backend = _current_backend()
     wanted = marker(backend)
     for item in items:
@@ -136,6 +163,102 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(
                 reason=f"needs backend {'/'.join(sorted(marks))}; this cell runs on {backend}"))
     _emit({"event": "collected", "cases": [item.nodeid for item in items]})
+
+
+_NEEDS = re.compile(r"^\s*(?:import|from)\s+(" + "|".join(DEPENDENTS) + r")\b", re.M)
+
+
+def _absent(names) -> list[str]:
+    """Of ``names``, the libraries not installed at all here (installed and broken is not this)."""
+    import importlib.util
+
+    return sorted({m for m in names if importlib.util.find_spec(m) is None})
+
+
+def _reason(missing: list[str]) -> str:
+    return f"needs {', '.join(missing)}, which this environment does not have installed (not judged here)"
+
+
+class _NotInstalled(pytest.Module):
+    """A case module that imports, at its top, a library this existing environment does not have:
+    skipped whole, the library named, instead of an import error that stops every other case."""
+
+    missing: list[str] = []
+
+    def collect(self):
+        _emit({"event": "result", "case": self.nodeid, "status": "skipped", "error_types": [],
+               "message": _reason(self.missing), "phase": "collect", "duration_s": 0.0})
+        raise pytest.skip.Exception(_reason(self.missing), allow_module_level=True)
+
+
+def _skip_missing() -> bool:
+    """Only in an existing environment (check --env sets it), only for our own cases: the matrix's
+    cells never skip this way."""
+    return bool(os.environ.get("JAXCOMPAT_SKIP_MISSING")) and not os.environ.get("JAXCOMPAT_OWN_FRAMES")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makemodule(module_path, parent):
+    if not _skip_missing():
+        return None
+    try:
+        missing = _absent(_top_imports(module_path.read_text(encoding="utf-8")))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    if not missing:
+        return None
+    module = _NotInstalled.from_parent(parent, path=module_path)
+    module.missing = missing
+    return module
+
+
+def _top_imports(text: str) -> set[str]:
+    """The ecosystem's libraries a module imports when it is imported (its top level, also inside a
+    top-level ``if``/``try``), read with ``ast``: a child script's text is not an import."""
+    import ast
+
+    found: set[str] = set()
+    todo = list(ast.parse(text).body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            todo += [n for n in ast.iter_child_nodes(node) if isinstance(n, ast.stmt)]
+    return found & set(DEPENDENTS)
+
+
+def _needs(func, depth: int = 3, seen: set | None = None) -> set[str]:
+    """The libraries a test imports in its body, in a child script it writes, or in the module's
+    helper functions it calls (a few calls deep)."""
+    import inspect
+
+    seen = set() if seen is None else seen
+    if func in seen or depth < 0:
+        return set()
+    seen.add(func)
+    try:
+        found = set(_NEEDS.findall(inspect.getsource(func)))
+    except (OSError, TypeError):
+        return set()
+    module = getattr(func, "__globals__", {})
+    for name in getattr(getattr(func, "__code__", None), "co_names", ()):
+        helper = module.get(name)
+        if inspect.isfunction(helper) and helper.__module__ == func.__module__:
+            found |= _needs(helper, depth - 1, seen)
+        elif isinstance(helper, str):  # a child script kept in a module-level constant
+            found |= set(_NEEDS.findall(helper))
+    return found
+
+
+def _skip_items_missing(items) -> None:
+    for item in items:
+        fn = getattr(item, "function", None)
+        missing = _absent(_needs(fn)) if fn is not None else []
+        if missing:
+            item.add_marker(pytest.mark.skip(reason=_reason(missing)))
 
 
 _ERROR_LINE = re.compile(r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)):", re.M)

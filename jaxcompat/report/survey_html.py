@@ -55,6 +55,17 @@ def render(sp, obs, rows, matrix_pairs: set, summary: dict) -> str:
               'installed together<span class="un"></span>not surveyed' +
               "".join(f'<span style="background:{c}"></span>{esc(f)}' for f, c in colour.items()) +
               "<br>● a cell of matrix.toml &nbsp; ! a wrong verdict (outlined)</p>")
+    compat = _compat_table(rows)
+    s = summary
+    return page("jax-compat survey", f"<h1>jax-compat survey</h1><p>{s['combinations']} combinations off the matrix; "
+            f"case verdicts right: <b>{100 * s['right_share']:.2f}%</b>; combinations with no wrong verdict: "
+            f"<b>{100 * s['clean_share']:.1f}%</b>.</p><h2>jax × equinox</h2>{legend}"
+            f'<table class="map"><tr><th></th>{head}</tr>{"".join(body)}</table>'
+            f"<h2>Which equinox for which jax</h2>{''.join(compat)}", CSS)
+
+
+def _compat_table(rows) -> list[str]:
+    """Which equinox (and diffrax, optimistix, lineax) for which jax, as HTML rows."""
     compat = ["<table class=compat><tr><th>jax</th><th>jaxlib</th><th>oldest equinox</th><th>newest equinox</th>"
               "<th>diffrax</th><th>optimistix</th><th>lineax</th></tr>"]
     for r in rows:
@@ -76,9 +87,4 @@ def render(sp, obs, rows, matrix_pairs: set, summary: dict) -> str:
                 f"<td>{esc(hi)} ({esc(r['observed'][hi])})</td>{comp}</tr>"
             )
     compat.append("</table>")
-    s = summary
-    return page("jax-compat survey", f"<h1>jax-compat survey</h1><p>{s['combinations']} combinations off the matrix; "
-            f"case verdicts right: <b>{100 * s['right_share']:.2f}%</b>; combinations with no wrong verdict: "
-            f"<b>{100 * s['clean_share']:.1f}%</b>.</p><h2>jax × equinox</h2>{legend}"
-            f'<table class="map"><tr><th></th>{head}</tr>{"".join(body)}</table>'
-            f"<h2>Which equinox for which jax</h2>{''.join(compat)}", CSS)
+    return compat

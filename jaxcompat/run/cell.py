@@ -133,16 +133,33 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: 
     """The stages of a cell, each of which may end it with a result (``Stop``)."""
     try:
         unavailable_backend(cell, result)
-        cell, python_exe = complete(cell, matrix, result, state_dir)
-        cell, applied = avoid_learned(cell, matrix, result, state_dir)
-        lock_text = locked(cell, python_exe, matrix, result, state_dir, opts)
-        cell, lock_text = settle_added(cell, python_exe, lock_text, matrix, result, state_dir, opts, applied)
+        cell, python_exe, lock_text = resolved(cell, matrix, result, state_dir, opts)
         run = observe(cell, python_exe, lock_text, matrix, result, state_dir, opts)
         judge(result, run, matrix.failures, cell.backend, lock_versions(lock_text), opts.scrub)
         record_sources(cell, lock_text, run, result, state_dir)
         explain_skips(result)
     except Stop:
         return
+
+
+def resolved(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: Options) -> tuple[Cell, str, str]:
+    """The one way a cell's environment is decided, for the matrix, ``check --tests``, the crater
+    and the cache key alike: (the cell completed, its interpreter, its lock) — complete what the
+    cell leaves open, walk back what learned records say does not import, lock, settle what the
+    suite added. Any stage may end the cell (``Stop``, the cause in ``result``)."""
+    cell, python_exe = complete(cell, matrix, result, state_dir)
+    cell, applied = avoid_learned(cell, matrix, result, state_dir)
+    lock_text = locked(cell, python_exe, matrix, result, state_dir, opts)
+    cell, lock_text = settle_added(cell, python_exe, lock_text, matrix, result, state_dir, opts, applied)
+    return cell, python_exe, lock_text
+
+
+def prepare(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
+            opts: Options | None = None) -> tuple[Cell, envs.BuiltEnv]:
+    """A ready environment: ``resolved``, then installed (or found installed)."""
+    opts = opts or Options()
+    done, python_exe, lock_text = resolved(cell, matrix, result, state_dir, opts)
+    return done, install(done, python_exe, lock_text, matrix, result, state_dir, opts)
 
 
 def record_sources(cell: Cell, lock_text: str, run: CellRun, result: CellResult, state_dir: Path) -> None:
@@ -295,8 +312,7 @@ def input_key(cell: Cell, matrix: Matrix, state_dir: Path, case_args: list[str] 
     result = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok")
     try:
         unavailable_backend(cell, result)
-        done, python_exe = complete(cell, matrix, result, state_dir)
-        lock_text = locked(done, python_exe, matrix, result, state_dir, Options())
+        done, python_exe, lock_text = resolved(cell, matrix, result, state_dir, Options())
     except Stop:
         return f"{result.status}-{resultcache._sha(result.message)[:12]}"
     harness = resultcache.harness_digest(matrix.root, matrix.settings.cases_dir)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -163,8 +164,8 @@ def _provide_pytest(found: Probe, harness: tuple[str, ...], dest: Path) -> str:
     """Install the harness (pytest) into ``dest`` for that interpreter. Returns uv's error, or ""."""
     argv = [uv_bin(), "pip", "install", "--quiet", "--target", str(dest), "--python", found.python,
             "--no-python-downloads", *harness]
-    proc = envs._run(argv)
-    return "" if proc.returncode == 0 else envs._clean(proc.stderr)
+    proc = envs.run_tool(argv)
+    return "" if proc.returncode == 0 else envs.clean_error(proc.stderr)
 
 
 def check_existing(path: str, matrix: Matrix, *, state_dir: Path, repeat: int = 1) -> CellResult:
@@ -186,6 +187,40 @@ def check_existing(path: str, matrix: Matrix, *, state_dir: Path, repeat: int = 
             replacements[tmp] = "<tmp>"
             Scrubber(replacements).cell(result)
     return result
+
+
+_NOT_INSTALLED = re.compile(r"^(?:Skipped: )?needs ([\w, -]+), which this environment does not have installed")
+# (the reason the plugin gives: jaxcompat/plugin/pytest_plugin.py _reason), and pytest.importorskip's
+_ORSKIP = re.compile(r"^(?:Skipped: )?could not import '([\w.]+)': No module named '(\w+)'")
+
+
+def not_installed(result: CellResult) -> dict[str, list[str]]:
+    """{library: the cases skipped because the environment does not have it installed at all}."""
+    out: dict[str, list[str]] = {}
+    for r in result.results:
+        if r.status != "skipped":
+            continue
+        m, k = _NOT_INSTALLED.match(r.message or ""), _ORSKIP.match(r.message or "")
+        libs = m.group(1).split(", ") if m else ([k.group(2)] if k and k.group(1).split(".")[0] == k.group(2)
+                                                 else [])
+        for lib in libs:
+            out.setdefault(lib, []).append(r.case)
+    return out
+
+
+def not_installed_lines(result: CellResult) -> list[str]:
+    lines = []
+    for lib, cases in sorted(not_installed(result).items()):
+        mods = sorted({c.split("::")[0].rsplit("/", 1)[-1] for c in cases})
+        lines.append(f"  - not judged here: {len(cases)} case(s) in {len(mods)} module(s) need {lib}, which this "
+                     f"environment does not have installed ({', '.join(mods[:5])}" + (" …" if len(mods) > 5 else "")
+                     + ")")
+    return lines
+
+
+def judged_any(result: CellResult) -> bool:
+    """Whether any case ran here (passed, failed, reproduced): skipped ones judge nothing."""
+    return any(r.status not in ("skipped",) for r in result.results)
 
 
 def environment_lines(result: CellResult) -> list[str]:
@@ -312,7 +347,9 @@ def _run_env(path: str, found: Probe, harness: tuple[str, ...], result: CellResu
         pythonpath.append(os.environ["PYTHONPATH"])
     return {**_NO_WRITES, "PYTHONPATH": os.pathsep.join(pythonpath),
             # plugins the environment happens to have (xdist, randomly, …) would change the run
-            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            # a case whose companion (equinox, diffrax, …) is not installed here is skipped, named
+            "JAXCOMPAT_SKIP_MISSING": "1"}
 
 
 def _observe(python: str, matrix: Matrix, result: CellResult, run_env: dict[str, str], imports: list[str],
