@@ -155,6 +155,56 @@ def test_transition_with_every_middle_commit_unknown():
     assert (lo, hi) == (0, 6) and skipped == [1, 2, 3, 4, 5]
 
 
+def test_the_pull_request_from_the_remote_pull_refs(tmp_path, mirror_env):
+    """A commit whose message names no pull request (jax's Copybara flow: "PiperOrigin-RevId") is
+    the head of its pull request's ``refs/pull/N/head`` at the remote (jax dd6f0e2: #23307)."""
+    states = ["ok"] * 5 + ["bad"] * 4
+    repo = make_repo(tmp_path, states)
+    shas = _git(repo, "rev-list", "--reverse", "HEAD").split()
+    _git(repo, "update-ref", "refs/pull/23307/head", shas[5])
+    _git(repo, "update-ref", "refs/pull/23300/head", shas[3])
+    mirror_env(repo)
+    state_dir = tmp_path / "state"
+    install, observe, _ = _fakes(state_dir / "cache")
+    result = commitbisect.bisect_commits(None, TARGET, "pkg", good="1.0", bad="2.0", pins=[], python="3.11",
+                                         state_dir=state_dir, repo=URL, install=install, observe=observe,
+                                         date="2024-09-02")
+    assert result.first.sha == shas[5] and result.first.pull_request == "#23307"
+    assert "(#23307)" in result.message and "pull request #23307" in commitbisect.render(result)
+
+
+def test_no_pull_refs_no_pull_request(tmp_path, mirror_env):
+    result, shas, _ = _run(tmp_path, mirror_env, ["ok"] * 3 + ["bad"] * 3)
+    assert result.first.sha == shas[3] and result.first.pull_request == ""
+    assert "(none: the message names none" in commitbisect.render(result)
+
+
+def test_a_blob_the_mirror_lacks_is_asked_for_once(tmp_path, monkeypatch):
+    """Was: every checkout of a commit whose blob the mirror lacks ran ``git checkout`` over the
+    whole tree, which asked the mirror for that blob again (jax's mirror: 24 s a step, walking its
+    history); now the absent blob is remembered in the cached repository and later checkouts take
+    the present files at once."""
+    from jaxcompat.env import gitsource
+
+    repo = make_repo(tmp_path, ["ok", "ok"])
+    (repo / "big.bin").write_bytes(b"y" * 1000)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "big")
+    blob = _git(repo, "rev-parse", "HEAD:big.bin").strip()
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    head = _git(repo, "rev-parse", "HEAD").strip()
+    url, cache = str(repo / ".git"), tmp_path / "cache"
+    history.fetch(url, cache)
+    _, absent = history.checkout(url, head, cache, tmp_path / "one")
+    assert absent == ["big.bin"]
+    calls = []
+    real = gitsource._git
+    monkeypatch.setattr(gitsource, "_git", lambda *a, **k: calls.append(a) or real(*a, **k))
+    into, absent = history.checkout(url, head, cache, tmp_path / "two")
+    assert absent == ["big.bin"] and (into / "state.txt").read_text() == "ok\n"
+    assert not [a for a in calls if a[0] == "checkout"], calls
+
+
 # ------------------------------------------------------------------- crater --bisect
 
 

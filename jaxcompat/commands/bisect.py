@@ -1,6 +1,6 @@
 """``jax-compat bisect``: bound a failure, known or not, and draft the rule for what no rule knows.
 
-Three ways in:
+The ways in:
 - ``bisect RULE_OR_CASE --package P PINS``: one package's range for a documented failure (as before);
 - ``bisect RULE_OR_CASE PINS`` (no ``--package``): its region along jax, equinox and the raising
   frame's package, from the combination the pins name;
@@ -8,6 +8,9 @@ Three ways in:
   rule explains there, each bounded as a region (``--signature KEY`` picks one), then drafted
   into ``reports/draft-rules.toml`` and verified against the observations;
 - ``bisect CASE --signature KEY PINS``: one signature, on the cases named, from the pins' combination.
+- ``bisect RULE_OR_CASE --commits --package P --good A --bad B PINS`` (``--fixed``): the first commit
+  between two releases where it starts (stops); ``bisect --from crater.json --commits``: a stored
+  crater report's broken groups to their first bad commits, as ``crater --bisect`` does.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
+from jaxcompat._util.layout import layout
 from jaxcompat._util.redact import redact_text
 from jaxcompat.commands import options
 from jaxcompat.env.candidate import CandidateError, parse_requirement
@@ -55,6 +59,8 @@ def add_parser(sub) -> None:
     b.add_argument("--repo", metavar="URL",
                    help="with --commits: the package's git repository (default: the ecosystem's own; a local "
                         "mirror through git's url.<mirror>.insteadOf)")
+    b.add_argument("--dependents", metavar="FILE", default=str(layout().root / "dependents.toml"),
+                   help="with --from crater.json --commits: the dependents file the crater ran")
     b.add_argument("pins", nargs="*", help="other pins, e.g. jax==0.4.33")
     b.set_defaults(func=run)
 
@@ -67,6 +73,8 @@ def bisect_with(args, matrix: Matrix) -> int:
     try:
         for p in args.pins:
             parse_requirement(p)
+        if args.from_report and args.commits:
+            return _commits_from_crater(args, matrix)
         if args.from_report:
             return _from_report(args, matrix)
         if not args.target:
@@ -112,6 +120,38 @@ def _commits(args, matrix: Matrix) -> int:
     write_text(out / f"{name}.md", redact_text(commitbisect.markdown(result)))
     print(f"report: {out / name}.md")
     return EXIT_OK if result.first else EXIT_FAILING
+
+
+def _commits_from_crater(args, matrix: Matrix) -> int:
+    """``--from crater.json --commits``: a stored crater report's broken groups, as ``crater
+    --bisect`` walks them (those no rule explains), answered in ``bisect.json`` beside it, which
+    the report shows from its next ``crater --report-only`` on."""
+    from jaxcompat._util.jsonfile import read_json
+    from jaxcompat.knowledge.dependents import load as load_dependents
+    from jaxcompat.operations import crater, craterbisect
+
+    path = Path(args.from_report)
+    data = read_json(path, BisectError, unreadable="give the path of a crater.json",
+                     damaged="regenerate it with crater --report-only")
+    if not (isinstance(data, dict) and data.get("kind") == "crater" and isinstance(data.get("dependents"), list)):
+        raise BisectError(f"{path}: not a crater report (no \"kind\": \"crater\" with its \"dependents\"); "
+                          "--commits with --from takes a crater.json")
+    plan = crater.Plan(tuple(data.get("candidate", ())), tuple(data.get("baseline", ())), python=args.python or AUTO,
+                       as_of=data.get("as_of") or None)
+    results = [crater.DependentResult.from_dict(d) for d in data["dependents"]]
+    dependents = load_dependents(args.dependents)
+    shown = crater.boundary(plan, dependents.dependents, Path(args.state))
+    found = craterbisect.run(path.parent, results, plan, matrix, dependents, Path(args.state),
+                             progress=lambda s: print(shown(s), flush=True))
+    if not found:
+        print(f"nothing to bisect: every broken group in {path} is explained by a rule (or none is broken)")
+        return EXIT_OK
+    for g in crater.group(results):
+        if g.signature.key in found:
+            g.bisect = found[g.signature.key]
+            print(f"{g.signature.key}\n  {g.bisect_line()}")
+    print(f"report: {path.parent / crater.BISECT_FILE} (crater --report-only puts it beside the groups)")
+    return EXIT_OK if all(r.get("commit") for r in found.values()) else EXIT_FAILING
 
 
 def _signature_target(args) -> Target:

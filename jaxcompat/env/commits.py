@@ -50,7 +50,7 @@ class Commit:
     sha: str
     title: str = ""
     date: str = ""  # author date, ISO 8601
-    pull_request: str = ""  # "#123" where the message names one
+    pull_request: str = ""  # "#123": named in the message, else the pull request whose head it is
     files: list[str] = field(default_factory=list)
     # what else the message cites: the issues it fixes, an internal review's id (PiperOrigin-RevId)
     references: list[str] = field(default_factory=list)
@@ -114,6 +114,38 @@ def describe(url: str, sha: str, cache_dir: Path, files: bool = True) -> Commit:
         touched = [f for f in _git(url, cache_dir, "diff", "--name-only", base, sha, "--").splitlines() if f]
     return Commit(sha=full or sha, title=title, date=date, pull_request=f"#{pr}" if pr else "", files=touched,
                   references=[m.group(0) for m in _CITES.finditer(body)])
+
+
+def pull_request_of(url: str, sha: str, cache_dir: Path) -> str:
+    """The pull request whose head is ``sha`` (or, for a merge, its second parent) as the remote's
+    ``refs/pull/N/head`` say ("#N"; "" when none does or the remote keeps no such refs): how a
+    change reviewed elsewhere and pushed as its pull request's own commit (jax's Copybara flow,
+    "PiperOrigin-RevId") is found. One ``git ls-remote`` per run and repository."""
+    parents = _git(url, cache_dir, "rev-list", "--parents", "-n", "1", "--end-of-options", sha).split()
+    wanted = {parents[0]} | set(parents[2:3]) if parents else {sha}
+    heads = _pull_heads(url, cache_dir)
+    found = sorted((int(n) for n, head in heads.items() if head in wanted))
+    return f"#{found[0]}" if found else ""
+
+
+_PULL_HEADS: dict[Path, dict[str, str]] = {}  # per cached repository: pull request -> its head
+
+
+def _pull_heads(url: str, cache_dir: Path) -> dict[str, str]:
+    key = _bare(url, cache_dir)
+    if key not in _PULL_HEADS:
+        try:
+            listed = gitsource.run_git("ls-remote", "--", url, "refs/pull/*/head", what=url)
+        except gitsource.GitError:
+            listed = ""
+        heads = {}
+        for line in listed.splitlines():
+            head, _, ref = line.partition("\t")
+            m = re.fullmatch(r"refs/pull/(\d+)/head", ref.strip())
+            if m:
+                heads[m.group(1)] = head
+        _PULL_HEADS[key] = heads
+    return _PULL_HEADS[key]
 
 
 def shipped_in(package: str, url: str, sha: str, cache_dir: Path) -> str:

@@ -177,6 +177,8 @@ def bisect_commits(matrix: Matrix, target: Target, package: str, *, good: str, b
 
 def _answer(result: CommitBisect, url: str, shas: list[str], lo: int, hi: int, cache: Path) -> None:
     result.first = history.describe(url, shas[hi], cache)
+    if not result.first.pull_request:
+        result.first.pull_request = history.pull_request_of(url, shas[hi], cache)
     result.last_before = shas[lo]
     if hi - lo > 1:
         result.range = shas[lo + 1:hi + 1]
@@ -234,7 +236,7 @@ def render(result: CommitBisect) -> str:
     if result.first:
         c = result.first
         lines += [f"  commit {c.sha}", f"  date   {c.date}", f"  title  {c.title}",
-                  f"  pull request {c.pull_request or '(none named in the message)'}"
+                  f"  pull request {c.pull_request or '(none: the message names none, no pull request has it as head)'}"
                   + (f"; cites {', '.join(c.references)}" if c.references else ""),
                   f"  files  {', '.join(c.files[:12])}" + (f" (+{len(c.files) - 12})" if len(c.files) > 12 else "")]
         if result.changelog:
