@@ -36,6 +36,7 @@ from jaxcompat.model import verdicts
 from jaxcompat.model.dependents import Dependent, Dependents
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.sides import Sides
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
 from jaxcompat.operations import usertests
 
@@ -83,6 +84,7 @@ class DependentResult:
     only: list[str] = field(default_factory=list)  # the tests run (paths in the project; [] = its configuration)
     env: dict[str, str] = field(default_factory=dict)  # the environment variables its tests ran with
     cached: bool = False  # read from the result cache in this run (its seconds are the run that judged it)
+    sides: dict = field(default_factory=dict)  # model/sides.Sides: what differs beyond the candidate (confounders)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -166,10 +168,10 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     res.env = redact_env(dict(target.env))
     cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress=progress,
                             jobs=min(2, os.cpu_count() or 1))
-    res.environments = 2
-    res.tests = list(cmp.tests)
+    res.environments, res.tests = 2, list(cmp.tests)
     res.ran, res.classes = dict(cmp.ran), usertests.counts(cmp.tests)
     res.versions = {"candidate": _eco(cmp.candidate_versions), "baseline": _eco(cmp.baseline_versions)}
+    res.sides = cmp.sides.to_dict() if cmp.sides else {}
     for side, error in (("candidate", cmp.error), ("baseline", cmp.baseline_error)):
         if error and not error.startswith("pytest exited"):  # it could not be installed there
             _not_installed(res, side, error)
@@ -640,7 +642,8 @@ def summary(results: list[DependentResult], plan_text: dict, groups: list[Group]
     counts: dict[str, int] = {}
     for r in results:
         counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
-    return {"kind": "crater", **plan_text, "verdicts": counts, "exit": exit_status(results),
+    confounded = {r.name: [c["dist"] for c in r.sides["confounders"]] for r in results if r.sides.get("confounders")}
+    return {"kind": "crater", **plan_text, "verdicts": counts, "exit": exit_status(results), "confounded": confounded,
             "dependents": [r.to_dict() for r in sorted(results, key=lambda r: r.name)],
             "groups": [g.to_dict() for g in groups], "cost": cost_}
 
@@ -678,6 +681,7 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
         ran = "; ".join(x for x in (f"ran {r.ran.get('baseline', 0)} before, {r.ran.get('candidate', 0)} after",
                                     ", ".join(f"{c} {n}" for c, n in r.classes.items())) if x) if r.ran else ""
         lines.append(f"  {r.verdict:<13} {r.name} {r.version}  " + "; ".join(x for x in (ran, r.cause) if x))
+        lines += ["    " + x for x in Sides.from_dict(r.sides).lines() if r.sides.get("confounders")]
     lines.append("")
     lines.append(cost_line(cost_))
     return "\n".join(lines)
