@@ -380,7 +380,9 @@ def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "") -> 
         if req.url or len(req.specifier) != 1 or next(iter(req.specifier)).operator != "==":
             return None
     rules = matrix.path.read_bytes() if matrix.path.is_file() else b""
-    return hashlib.sha256(f"{plan.key}|{plan.python}|{dep!r}|{version}".encode() + rules).hexdigest()[:20]
+    # "held": the candidate's side held at the baseline's versions (env/sides.py); results judged
+    # before that compared sides resolved each as of its own date, and are not re-used
+    return hashlib.sha256(f"{plan.key}|{plan.python}|{dep!r}|{version}|held".encode() + rules).hexdigest()[:20]
 
 
 def boundary(plan: Plan, deps, state_dir: Path | None = None):
