@@ -70,7 +70,8 @@ def test_an_index_url_with_credentials_appears_in_no_report_no_terminal_line(tmp
                            "--extra-index-url", url, "--no-verify-escapes", "jax==0.4.33"],
                           capture_output=True, text=True, timeout=300)
     out = proc.stdout + proc.stderr
-    assert proc.returncode in (0, 1), out
+    # a verdict (2 where the fake cells skip every case: nothing judged), never a crash
+    assert proc.returncode in (0, 1, 2) and "Traceback" not in out and "bug of jax-compat" not in out, out
     assert "nightly.example.invalid" in out and SECRET not in out and "jaxuser" not in out
     data = json.loads((tmp_path / "reports" / "check.json").read_text())
     assert data["index"]["extra_index_urls"] == ["https://****@nightly.example.invalid/simple"]

@@ -164,7 +164,7 @@ def test_broken_tests_are_grouped_by_signature_across_dependents():
 @pytest.mark.parametrize("verdicts, code", [
     (["safe", "safe"], 0), (["safe", "broken"], 1), (["broken", "over-budget"], 1), (["safe", "capped"], 2),
     (["capped"], 2), (["safe", "install-error"], 2), (["safe", "crashed"], 2), (["not-run"], 2), ([], 2),
-    (["safe", "index-unreachable"], 2),
+    (["safe", "index-unreachable"], 2), (["safe", "none-ran"], 1), (["none-ran", "capped"], 1),
 ])
 def test_the_exit_status_of_a_crater(verdicts, code):
     """A capped dependent was not judged: never "breaks none" (084bcdf said 0 for safe + capped)."""
@@ -174,9 +174,26 @@ def test_the_exit_status_of_a_crater(verdicts, code):
 
 
 def test_a_safe_dependent_with_no_test_run_in_the_candidate_is_not_safe():
-    """Regression (084bcdf: exit 0): safe without a test run in the candidate is not judged."""
+    """Regression (084bcdf: exit 0): tests that ran in the baseline and none in the candidate are
+    not safe — exit 1, as check --tests has always said of your own suite."""
     res = crater.DependentResult("d", DependentVerdict.SAFE, ran={"candidate": 0, "baseline": 5})
-    assert crater.exit_status([res]) == 2
+    assert crater.exit_status([res]) == 1
+    assert crater.exit_status([crater.DependentResult("d", DependentVerdict.SAFE, ran={"candidate": 3})]) == 2
+
+
+def test_all_skipped_in_the_candidate_is_none_ran_and_said(tmp_path):
+    """084bcdf: `safe`, exit 0, "breaks none" for a dependent whose every test skipped in the candidate."""
+    from jaxcompat.operations import usertests
+
+    skipped = [usertests.UserTest(f"t.py::t{k}", "skipped", "passed", "skipped") for k in range(3)]
+    cmp = usertests.Comparison(skipped, with_baseline=True, ran={"candidate": 0, "baseline": 3})
+    res = crater.DependentResult("d", DependentVerdict.NO_SOURCE, ran=dict(cmp.ran), tests=skipped)
+    crater._judged(res, cmp)
+    assert res.verdict == DependentVerdict.NONE_RAN and "none of its tests ran in the candidate" in res.cause
+    text = crater.verdict_text([res], [], {"candidate": ["jax==0.4.33"], "baseline": ["jax==0.4.31"]},
+                               crater.cost([res], 1, 0.0))
+    assert "breaks none" not in text and "d (none of its tests ran in the candidate)" in text
+    assert crater.exit_status([res]) == 1 and 'type="none-ran"' in crater.junit([res])
 
 
 def test_every_verdict_is_documented():
@@ -567,6 +584,19 @@ def test_an_unreachable_index_is_its_own_verdict_never_a_cap(error):
     assert crater.exit_status([res]) == 2
 
 
+def test_a_source_the_index_cannot_serve_is_unreachable_not_no_source(tmp_path, monkeypatch):
+    """084bcdf: `no-source` for a dependent whose release list could not be read (a timeout)."""
+    from jaxcompat.env import projects
+
+    def timeout(dep, cache, as_of=None):
+        raise projects.SourceMissing(f"{dep.name}: could not read https://pypi.org/pypi/{dep.name}/json after 3 "
+                                     "attempts: <urlopen error timed out>")
+    monkeypatch.setattr(projects, "version_of", timeout)
+    plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",))
+    res = crater.judge(Dependent("alpha", DependentSource(version="latest")), plan, None, tmp_path)
+    assert res.verdict == DependentVerdict.UNREACHABLE and "timed out" in res.cause
+
+
 def test_a_resolver_that_finds_no_set_is_still_a_cap():
     res = crater.DependentResult("d", DependentVerdict.NOT_RUN)
     crater._not_installed(res, "candidate", "unresolvable: Because dep==1.0 depends on jax<0.4.32 and you "
@@ -598,8 +628,47 @@ def test_a_dependent_whose_tests_all_skip_in_the_candidate_is_not_safe(tmp_path)
     tmp = _tree(tmp_path, deps, alpha=skips)
     proc = _crater(tmp, "--baseline", "jax==0.4.31", "jax==0.4.33")
     out = proc.stdout + proc.stderr
-    assert proc.returncode == 2, out
+    assert proc.returncode == 1, out  # not safe, as check --tests says of your own suite
     data = json.loads((tmp / "reports" / "crater" / "crater.json").read_text())
     [alpha] = data["dependents"]
-    assert alpha["verdict"] == "not-run" and "none of its tests ran in the candidate" in alpha["cause"]
+    assert alpha["verdict"] == "none-ran" and "none of its tests ran in the candidate" in alpha["cause"]
     assert "breaks none" not in out
+
+
+def test_a_merge_names_a_result_of_another_schema(tmp_path, capsys):
+    """084bcdf: read as it came ("ran": {"candidate": "3"}), exit 0 "breaks none"; 1b71c70: a
+    TypeError at the boundary. It is a file that does not read, named, exit 2."""
+    out = _stored_run(tmp_path, ["alpha", "beta"], ["alpha", "beta"])
+    beta = json.loads((out / crater.RESULTS / "beta.json").read_text())
+    (out / crater.RESULTS / "beta.json").write_text(json.dumps({**beta, "ran": {"candidate": "3"}}))
+    code, said = _merge(tmp_path, capsys)
+    assert code == 2 and "could not be read" in said.out and "beta.json" in said.out
+    assert "a bug of jax-compat" not in said.err
+    md = (out / "crater.md").read_text()
+    assert "breaks none" not in md and "beta.json" in md  # the report itself says what it could not see
+
+
+def test_a_merge_without_a_plan_never_writes_breaks_none(tmp_path, capsys):
+    """084bcdf and 1b71c70: crater.md (the merge job's summary) said "✓ … breaks none" while no
+    shard had stored what it planned (1b71c70 exited 2 but wrote it all the same)."""
+    (tmp_path / "reports" / "crater" / crater.RESULTS).mkdir(parents=True)
+    out = _stored_run(tmp_path, ["alpha"], ["alpha"], shards=())
+    code, said = _merge(tmp_path, capsys)
+    assert code == 2 and "breaks none" not in said.out
+    for name in ("crater.md", "crater.html"):
+        text = (out / name).read_text()
+        assert "breaks none" not in text and "no shard stored its plan" in text
+    data = json.loads((out / "crater.json").read_text())
+    assert data["exit"] == 2 and data["not_seen"]
+
+
+def test_a_shards_own_report_never_says_breaks_none_for_the_whole(tmp_path):
+    """084bcdf: a shard holding one safe dependent of two wrote "✓ the candidate breaks none", exit 0."""
+    deps = '[[dependent]]\nname = "alpha"\nversion = "latest"\n\n[[dependent]]\nname = "beta"\nversion = "latest"\n'
+    fine = "def test_fine():\n    pass\n"
+    tmp = _tree(tmp_path, deps, alpha=fine, beta=fine)
+    part = _crater(tmp, "--baseline", "jax==0.4.31", "jax==0.4.33", "--shard", "1/2")
+    out = part.stdout + part.stderr
+    assert part.returncode == 2, out
+    assert "breaks none" not in out and "holds 1 of the 2 dependents planned" in out
+    assert "breaks none" not in (tmp / "reports" / "crater" / "crater.md").read_text()

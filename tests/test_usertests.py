@@ -13,6 +13,7 @@ import pytest
 
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.vocab import UserTestSide, UserTestStatus
 from jaxcompat.operations import usertests
 from tests.helpers import MINIMAL, failure_toml, make_tree
 
@@ -32,7 +33,8 @@ RULE = MINIMAL + failure_toml("closure-bug", "cases/test_demo.py::test_bug", '{ 
     ("failed", "absent", "skipped"),
 ])
 def test_the_class_of_a_test(before, after, cls):
-    assert usertests.test_class(before, after) == cls
+    got = usertests.test_class(UserTestSide(before) if before else None, UserTestSide(after))
+    assert got == cls and type(got) is UserTestStatus  # the word, as its type (model/vocab.py)
 
 
 def _obs(**statuses) -> usertests.Observed:

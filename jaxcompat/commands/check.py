@@ -7,13 +7,16 @@ import sys
 from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
-from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
+from jaxcompat._util.exits import EXIT_CONFIG
 from jaxcompat._util.lock import run_lock
 from jaxcompat.commands import options
+from jaxcompat.env.candidate import item as candidate_item
 from jaxcompat.env.resolution import AUTO
+from jaxcompat.model import verdicts
 from jaxcompat.model.index import SourceError
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.report import reports
+from jaxcompat.report import warnings as shown_warnings
 from jaxcompat.run.cell import run_cell
 
 NAME = "check"
@@ -21,7 +24,8 @@ NAME = "check"
 
 def add_parser(sub) -> None:
     k = sub.add_parser(
-        "check", parents=[options.common(), options.indexes()], help="upgrade check of one candidate combination"
+        "check", parents=[options.common(), options.indexes(), options.confirmation()],
+        help="upgrade check of one candidate combination"
     )
     k.add_argument("requirements", nargs="*", help="PEP 508 requirements")
     k.add_argument("-r", "--requirement", dest="requirement_files", action="append", default=[],
@@ -64,30 +68,30 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from jaxcompat.env.candidate import CandidateError, candidate_cell, read_requirements
     from jaxcompat.knowledge import drafts
+    from jaxcompat.knowledge.flaky import FlakyFileError
     from jaxcompat.operations import usertests
+    from jaxcompat.operations.confirm import ReportError
 
     matrix = options.load_matrix(args)
     if args.env is not None:
         return _check_existing(args, matrix)
-    target = baseline = None
+    target = baseline = confirm = None
     try:
         index = options.index_options(args)
         reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
         cell = candidate_cell(reqs, python=args.python or AUTO, index=index)
         base_reqs = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)])
-        if base_reqs and not args.tests:
-            raise CandidateError("--baseline compares your own tests: give --tests PATH too")
-        if (args.extra or args.group or args.with_) and not args.tests:
-            raise CandidateError("--extra, --group and --with choose your tests' dependencies: give --tests PATH too")
+        _needs_tests(args, base_reqs)
         if args.tests:
             target = usertests.locate(args.tests, args.extra, args.group, args.with_)
+            target, confirm = _confirmation(args, target, bool(base_reqs))
             cell = target.cell(cell)
             if base_reqs:
                 baseline = target.cell(candidate_cell(base_reqs, python=args.python or AUTO, index=index))
                 cell, baseline, shared = usertests.same_python(cell, baseline, target, Path(args.state) / "cache")
                 if shared:
                     print(shared, flush=True)
-    except (CandidateError, usertests.TestsError, SourceError) as e:
+    except (CandidateError, usertests.TestsError, SourceError, FlakyFileError, ReportError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
     reports_dir = Path(args.reports)
@@ -106,7 +110,7 @@ def run(args) -> int:
                           use_cache=not args.no_cache)
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
         if target is not None:
-            return _check_user_tests(result, cell, baseline, target, matrix, reports_dir, args)
+            return _check_user_tests(result, cell, baseline, target, matrix, reports_dir, args, confirm)
     text, safe = _verdict(result, matrix)
     from jaxcompat.apihistory.apiexplain import ecosystem_lines
     text += "\n" * bool(eco := ecosystem_lines(Path(args.state) / "envs" / cell.id, result.versions.get("jax", ""),
@@ -120,17 +124,78 @@ def run(args) -> int:
     if not safe and result.status == "ok" and not args.no_verify_escapes:
         _verify_escapes(result, matrix, reqs, args)
     print(f"\nreport: {reports_dir / 'check.json'}")
-    return EXIT_OK if safe else EXIT_FAILING
+    return _decided(candidate_item(result, safe))
 
 
-def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path, args) -> int:
+def _decided(*items) -> int:
+    """The exit status, from the one invariant (``model/verdicts.decide``); what keeps it from 0
+    when nothing is broken is said on stderr."""
+    decision = verdicts.decide(items)
+    for i in decision.unjudged:
+        print(f"✗ could not judge {i.name}: {i.why or 'nothing ran'}", file=sys.stderr)
+    return decision.code
+
+
+def user_tests_item(cmp, name: str) -> verdicts.Item:
+    """Your tests (``check --tests``) as the one invariant reads them: not judged when they did not
+    run in the baseline (or, without one, in the candidate) or the index did not answer; broken
+    when one is, or when none ran in the candidate (``usertests.Comparison.failed``)."""
+    from jaxcompat.env.releases import unreachable
+
+    lost = bool(cmp.error) and unreachable(cmp.error)
+    judged = not cmp.unjudged and not lost
+    why = cmp.unjudged or (f"the index did not answer: {cmp.error.strip().splitlines()[-1]}" if lost else "")
+    return verdicts.Item(name, broken=judged and cmp.failed, judged=judged, ran_candidate=cmp.ran.get("candidate", 0),
+                         ran_baseline=cmp.ran.get("baseline", 0) if cmp.with_baseline else None, why=why)
+
+
+def _needs_tests(args, base_reqs: list[str]) -> None:
+    """The options that are about the user's tests, refused without --tests (CandidateError)."""
+    from jaxcompat.env.candidate import CandidateError
+
+    if args.tests:
+        return
+    if base_reqs:
+        raise CandidateError("--baseline compares your own tests: give --tests PATH too")
+    if args.extra or args.group or args.with_:
+        raise CandidateError("--extra, --group and --with choose your tests' dependencies: give --tests PATH too")
+    if args.aa or args.flaky_file or args.rerun_failures or args.reruns != 1:
+        raise CandidateError("--reruns, --aa, --flaky-file and --rerun-failures confirm breaks of your tests: "
+                             "give --tests PATH too")
+
+
+def _confirmation(args, target, with_baseline: bool):
+    """The target (only what broke in --rerun-failures REPORT) and how breaks are confirmed, every
+    option checked before anything is downloaded (a ValueError naming the option and the fix)."""
+    from dataclasses import replace
+
+    from jaxcompat.knowledge import flaky
+    from jaxcompat.operations import confirm, usertests
+
+    if args.aa and not with_baseline:
+        raise usertests.TestsError("--aa runs the baseline twice: give --baseline REQ too")
+    name = target.root.name
+    if args.rerun_failures:
+        broke = confirm.failures_of(args.rerun_failures)
+        if name not in broke:
+            raise usertests.TestsError(f"--rerun-failures {args.rerun_failures}: nothing of {name} broke in it "
+                                       f"(it names: {', '.join(sorted(broke))}); give the report of this project")
+        target = replace(target, only=tuple(broke[name]))
+    known = flaky.load(args.flaky_file, Path(args.state), learning=args.aa).known(name)
+    return target, usertests.Confirm(reruns=args.reruns, aa=args.aa, known=known)
+
+
+def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path, args, confirm) -> int:
     """check --tests: the user's tests after (and before), explained; exit 1 exactly when one is
-    broken by the upgrade (with --baseline) or fails (without)."""
+    broken by the upgrade (with --baseline) or fails (without). What the candidate announces (the
+    tests' new warnings) leads the verdict; it never fails the check."""
     from jaxcompat.operations import usertests
 
-    cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state), progress=print)
+    cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state), progress=print, confirm=confirm)
     ours, _ = _verdict(result, matrix)
-    mine = usertests.verdict(cmp, target)
+    warned, health, learned = _announced(cmp, target, args)
+    mine = "\n".join(filter(None, [*shown_warnings.lines(warned, projects=False), usertests.verdict(cmp, target),
+                                    shown_warnings.health_line(health), learned]))
     extra = usertests.not_exercised(result, cmp.tests)
     from jaxcompat.apihistory.apiexplain import verdict_lines
     mine += "\n" * bool(api := verdict_lines(cmp.tests, target.root, cmp.candidate_versions.get("jax", ""))) + api
@@ -146,19 +211,36 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
             "cells": {"candidate": cell.id, **({"baseline": baseline.id} if baseline else {})},
             "test_dependencies": list(target.deps.sources),
             "test_dependencies_left_out": list(target.deps.for_candidate(target.pinned(cell))[1]),
+            "new_warnings": [w.to_dict() for w in warned], "health": health.to_dict(), "learned": cmp.learned,
         },
         "user_tests_versions": {"candidate": cmp.candidate_versions, "baseline": cmp.baseline_versions},
     }
     write_text(reports_dir / "check.json", json.dumps(data, indent=2) + "\n")
     write_text(reports_dir / "check-tests.xml", usertests.junit(cmp.tests, f"{target.root.name} on {result.id}"))
     text = f"{mine}\n\nOur cases in the candidate:\n{ours}"
-    write_text(reports_dir / "check.md", usertests.markdown(cmp.tests, text, cmp.with_baseline))
+    write_text(reports_dir / "check.md", usertests.markdown(cmp.tests, text, cmp.with_baseline)
+               + ("\n" + shown_warnings.markdown(warned, projects=False) if warned else ""))
     write_text(reports_dir / "check.html", usertests.html_page(result.id, text, cmp.tests, cmp.with_baseline))
     print(text)
     print(f"\nreports: {reports_dir / 'check.json'} (user_tests), check-tests.xml, check.md, check.html")
-    if cmp.unjudged:
-        return EXIT_CONFIG
-    return EXIT_FAILING if cmp.failed else EXIT_OK
+    return _decided(user_tests_item(cmp, f"your tests ({target.root.name})"))
+
+
+def _announced(cmp, target, args):
+    """The new warnings (grouped), the suite's health, and (--aa) the line saying what was learned,
+    kept in the flaky file."""
+    from jaxcompat.knowledge import flaky
+    from jaxcompat.operations import confirm, newwarnings
+
+    learned = ""
+    if args.aa:
+        store = flaky.load(args.flaky_file, Path(args.state), learning=True)
+        store.learn(target.root.name, cmp.learned)
+        store.save()
+        where = "--flaky-file" if args.flaky_file else f"{flaky.FILE} in the state folder"
+        learned = (f"  learned (--aa): {len(cmp.learned)} test(s) flip by themselves in the baseline, kept in "
+                   f"{where} for later runs" + (": " + ", ".join(cmp.learned) if cmp.learned else ""))
+    return newwarnings.groups({target.root.name: cmp.tests}), confirm.health(cmp.tests), learned
 
 
 def _verdict(result, matrix) -> tuple[str, bool]:
@@ -176,7 +258,6 @@ def _check_existing(args, matrix) -> int:
         BadEnvironment,
         check_existing,
         environment_lines,
-        judged_any,
         not_installed_lines,
     )
 
@@ -204,10 +285,7 @@ def _check_existing(args, matrix) -> int:
     text, safe = _verdict(result, matrix)
     print("\n".join(environment_lines(result) + [text] + not_installed_lines(result)))
     print(f"\nreport: {reports_dir / 'check.json'}")
-    if result.status == "ok" and not judged_any(result):
-        print("✗ nothing could be judged in this environment: every case was skipped", file=sys.stderr)
-        return EXIT_CONFIG
-    return EXIT_OK if safe else EXIT_FAILING
+    return _decided(candidate_item(result, safe))
 
 
 def _verify_escapes(result, matrix, reqs: list[str], args, limit: int = 3) -> None:

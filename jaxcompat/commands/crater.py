@@ -8,7 +8,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_INTERRUPTED
+from jaxcompat._util.exits import EXIT_CONFIG, EXIT_INTERRUPTED
 from jaxcompat._util.layout import layout
 from jaxcompat._util.lock import run_lock
 from jaxcompat._util.redact import redact_text
@@ -22,7 +22,7 @@ SHARDS = 8  # the workflow's job matrix (.github/workflows/crater.yml); the cost
 
 
 def add_parser(sub) -> None:
-    c = sub.add_parser("crater", parents=[options.common(), options.indexes()],
+    c = sub.add_parser("crater", parents=[options.common(), options.indexes(), options.confirmation()],
                        help="before a release: the dependents' own test suites in a baseline and the candidate")
     c.add_argument("requirements", nargs="*", help="the candidate: PEP 508 requirements (jax==0.4.33, "
                                                    "'equinox @ git+https://…@main', a wheel)")
@@ -70,11 +70,13 @@ def _date(text: str) -> str:
 
 
 def run(args) -> int:
-    from jaxcompat.env.candidate import CandidateError
+    from jaxcompat.env.candidate import CandidateError, read_requirements
     from jaxcompat.knowledge.config import similar
     from jaxcompat.knowledge.dependents import load as load_dependents
+    from jaxcompat.knowledge.flaky import FlakyFileError
     from jaxcompat.model.index import SourceError
     from jaxcompat.operations import crater
+    from jaxcompat.operations.confirm import ReportError
 
     matrix = options.load_matrix(args)
     dependents = load_dependents(args.dependents)  # a ConfigError: exit 2, before anything is downloaded
@@ -89,12 +91,18 @@ def run(args) -> int:
     if args.report_only:
         return _report_only(out_dir, dependents)
     try:
-        index, reqs, base, names = _sides(args)
-    except (CandidateError, SourceError, IndexError_) as e:
+        index = options.index_options(args)
+        reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
+        if not reqs:
+            raise CandidateError("no candidate given: e.g. crater jax==0.4.33 equinox==0.11.6 "
+                                 "--baseline jax==0.4.31 --baseline equinox==0.11.6")
+        names, base = _sides(args, reqs, index)
+        chosen = _confirmed(args, crater.select(dependents, set(names), args.dependent))
+    except (CandidateError, SourceError, IndexError_, FlakyFileError, ReportError) as e:
         print(f"error: {redact_text(str(e))}", file=sys.stderr)
         return EXIT_CONFIG
-    plan = crater.Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of)
-    chosen = crater.select(dependents, set(names), args.dependent)
+    plan = crater.Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of,
+                       reruns=args.reruns, aa=args.aa, flaky_file=args.flaky_file or "")
     if args.budget:
         chosen = [replace(d, budget_s=float(args.budget)) for d in chosen]
     mine = crater.shard(chosen, args.shard)
@@ -104,20 +112,65 @@ def run(args) -> int:
         interrupted = _run(crater, chosen, mine, plan, matrix, args, out_dir)
         names_all = {d.name for d in chosen}
         results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
-        if args.bisect and not interrupted:
-            _bisect(results, plan, matrix, dependents, args, out_dir)
+        _afterwards(results, plan, matrix, dependents, args, out_dir, interrupted)
+        part = (f"this shard's report holds {len(results)} of the {len(chosen)} dependents planned: merge the "
+                "shards with --report-only",) if args.shard and len(results) < len(chosen) else ()
         text, code = crater.write(out_dir, results, _plan_text(plan.key), time.perf_counter() - t0,
-                                  int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen)
+                                  int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen, gaps=part)
     print("\n" + text)
-    if args.shard and len(results) < len(chosen):
-        print(f"(this shard's report holds {len(results)} of {len(chosen)} dependents: merge the shards with "
-              "--report-only)")
     print(f"\nreports: {out_dir / 'crater.json'}, crater.md, crater.html, crater.xml")
     if interrupted:
         print("run interrupted: re-run the same command for the dependents not judged (finished ones come from "
               "the result cache where nothing moves)")
         return EXIT_INTERRUPTED
     return code
+
+
+def _sides(args, reqs: list[str], index) -> tuple[list[str], list[str]]:
+    """The names the candidate moves and the baseline (default: those names at their newest
+    release); a pin the index has no release of is said now, before any download."""
+    from jaxcompat.env.candidate import CandidateError, parse_requirement, read_requirements
+
+    names = [parse_requirement(r).name.lower() for r in reqs]
+    base = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)]) or names
+    for text in base:
+        parse_requirement(text)
+    sides = [("--baseline", base)] + ([("the candidate", reqs)] if index == NO_INDEX else [])
+    for side, texts in sides:
+        missing = _not_released(texts, Path(args.state) / "cache")
+        if missing:
+            raise CandidateError(f"{side} {missing} (fix: name a release, or give the index that holds "
+                                 "it: --pre --extra-index-url URL)")
+    return names, base
+
+
+def _afterwards(results, plan, matrix, dependents, args, out_dir: Path, interrupted: bool) -> None:
+    """--bisect (each broken group to its commit) and --aa (what flipped by itself, kept)."""
+    from jaxcompat.operations import crater
+
+    if args.bisect and not interrupted:
+        _bisect(results, plan, matrix, dependents, args, out_dir)
+    if args.aa:
+        where = "--flaky-file" if args.flaky_file else "flaky.json in the state folder"
+        print(f"learned (--aa): {crater.learn(results, plan, Path(args.state))} test(s) flip by themselves in the "
+              f"baselines, kept in {where} for later runs")
+
+
+def _confirmed(args, chosen: list) -> list:
+    """The dependents to run: with --rerun-failures REPORT, only those that broke in it, each with
+    only its tests that broke; the flaky file readable (both checked before anything is downloaded)."""
+    from jaxcompat.knowledge import flaky
+    from jaxcompat.operations import confirm
+
+    flaky.load(args.flaky_file, Path(args.state), learning=args.aa)
+    if not args.rerun_failures:
+        return chosen
+    broke = confirm.failures_of(args.rerun_failures)
+    out = [replace(d, tests=tuple(broke[d.name])) for d in chosen if d.name in broke]
+    if not out:
+        raise confirm.ReportError(f"--rerun-failures {args.rerun_failures}: none of the chosen dependents broke in "
+                                  f"it (it names: {', '.join(sorted(broke))})")
+    return out
 
 
 def _run(crater, chosen, deps, plan, matrix, args, out_dir: Path) -> bool:
@@ -135,29 +188,6 @@ def _run(crater, chosen, deps, plan, matrix, args, out_dir: Path) -> bool:
         print("interrupted: the running dependent was stopped; the finished ones are kept", flush=True)
         return True
     return False
-
-
-def _sides(args):
-    """(index options, the candidate, the baseline, the candidate's names), validated before any
-    download (a pin the index has no release of is bad input)."""
-    from jaxcompat.env.candidate import CandidateError, parse_requirement, read_requirements
-
-    index = options.index_options(args)
-    reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
-    if not reqs:
-        raise CandidateError("no candidate given: e.g. crater jax==0.4.33 equinox==0.11.6 "
-                             "--baseline jax==0.4.31 --baseline equinox==0.11.6")
-    names = [parse_requirement(r).name.lower() for r in reqs]
-    base = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)]) or names
-    for text in base:
-        parse_requirement(text)
-    sides = [("--baseline", base)] + ([("the candidate", reqs)] if index == NO_INDEX else [])
-    for side, texts in sides:  # a pin the index has no release of: said now, before any download
-        missing = _not_released(texts, Path(args.state) / "cache")
-        if missing:
-            raise CandidateError(f"{side} {missing} (fix: name a release, or give the index that holds "
-                                 "it: --pre --extra-index-url URL)")
-    return index, reqs, base, names
 
 
 def _bisect(results, plan, matrix, dependents, args, out_dir: Path) -> None:
@@ -211,29 +241,27 @@ def _report_only(out_dir: Path, dependents) -> int:
               f"remove the others from {out_dir / crater.RESULTS}: " + " | ".join(keys), file=sys.stderr)
         return EXIT_CONFIG
     key = keys[0]
-    have = {r.name for r in results}
-    missing = sorted(plans.get(key, set()) - have)
+    missing = sorted(plans.get(key, set()) - {r.name for r in results})
     results += [crater.missing_result(n, key) for n in missing]
+    gaps = _gaps(unreadable, bool(plans))
     with run_lock(out_dir):
         said = _plan_text(key)
         plan = crater.Plan(tuple(said["candidate"]), tuple(said["baseline"]), as_of=said["as_of"] or None)
         text, code = crater.write(out_dir, results, said, sum(r.seconds for r in results), SHARDS, plan,
-                                  dependents.dependents)
+                                  dependents.dependents, gaps=gaps)
     print(text)
-    return _merge_said(code, missing, unreadable, bool(plans), out_dir)
-
-
-def _merge_said(code: int, missing: list[str], unreadable: list[str], had_plan: bool, out_dir: Path) -> int:
     if missing:
         print(f"✗ {len(missing)} planned dependent(s) have no stored result (a shard did not finish or its "
               f"artifact is missing): {', '.join(missing)}")
-    if unreadable:
-        print(f"✗ {len(unreadable)} stored file(s) could not be read (corrupt or cut short): "
-              f"{', '.join(unreadable)}")
-    if not had_plan:
-        print("✗ no shard stored its plan: what was planned cannot be told, so the merge cannot say the "
-              "candidate breaks none (run the shards with this version of jax-compat)")
     print(f"\nreports: {out_dir / 'crater.json'}, crater.md, crater.html, crater.xml")
-    if code == EXIT_FAILING:
-        return code
-    return EXIT_CONFIG if (missing or unreadable or not had_plan) else code
+    return code
+
+
+def _gaps(unreadable: list[str], had_plan: bool) -> tuple[str, ...]:
+    """What the merge could not see, each kept from "breaks none" by the one invariant and said in
+    every report it writes."""
+    gaps = [f"stored file could not be read (corrupt, cut short or another schema): {name}" for name in unreadable]
+    if not had_plan:
+        gaps.append("no shard stored its plan: what was planned cannot be told (run the shards with this "
+                    "version of jax-compat)")
+    return tuple(gaps)

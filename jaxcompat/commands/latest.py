@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
-from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
+from jaxcompat._util.exits import EXIT_CONFIG
 from jaxcompat._util.lock import run_lock
 from jaxcompat.commands import options
+from jaxcompat.model import verdicts
 from jaxcompat.model.index import SourceError
+from jaxcompat.model.vocab import CellOutcome, CellStatus
 from jaxcompat.report import reports
 
 NAME = "latest"
@@ -68,4 +71,15 @@ def run(args) -> int:
         print(f"baseline unchanged (tonight matches it): {baseline_path}")
     if refreshed is not None and refreshed.held:
         print(f"kept out of the baseline (tonight's findings, not blessed): {'; '.join(refreshed.held)}")
-    return EXIT_FAILING if regressed else EXIT_OK
+    return verdicts.decide([tonight(result, regressed)]).code
+
+
+def tonight(result, regressed: bool) -> verdicts.Item:
+    """Tonight's cell as the one invariant reads it: 1 on a regression; judged when its cases ran
+    (not all skipped) or a rule explains its cell error; the machine, our harness, the index or an
+    interruption judged nothing (2, never "no regression")."""
+    from jaxcompat.env.candidate import item
+
+    if result.status != CellStatus.OK and result.outcome == CellOutcome.EXPECTED:
+        return verdicts.Item(result.id, broken=regressed, judged=True, ran_candidate=1)
+    return replace(item(result, not regressed), broken=regressed)

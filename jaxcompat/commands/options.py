@@ -75,6 +75,23 @@ def indexes() -> argparse.ArgumentParser:
     return indexes
 
 
+def confirmation() -> argparse.ArgumentParser:
+    """How a break is confirmed before blame (check --tests, crater)."""
+    parent = argparse.ArgumentParser(add_help=False)
+    g = parent.add_argument_group("confirmed regressions, learned flakiness")
+    g.add_argument("--reruns", type=count, default=1, metavar="N",
+                   help="run what broke N more times on both sides before blaming the candidate; a test whose "
+                        "outcome changes is flaky (default: 1; 0: no re-run)")
+    g.add_argument("--aa", action="store_true",
+                   help="run the baseline twice and learn the tests that flip by themselves (kept in the flaky "
+                        "file; a test known to flip is reported flaky, never broken)")
+    g.add_argument("--flaky-file", metavar="PATH",
+                   help="where learned flakiness is kept and read (default: flaky.json in the state folder)")
+    g.add_argument("--rerun-failures", metavar="REPORT",
+                   help="run only what broke in an earlier report (its crater.json or check.json)")
+    return parent
+
+
 # -- argument types: bad input is refused by argparse, naming the option, before anything runs --
 
 def specifier(text: str) -> str:
@@ -95,6 +112,13 @@ def shard(text: str) -> str:
     if not (sep and i.strip().isdigit() and n.strip().isdigit() and 1 <= int(i) <= int(n)):
         raise argparse.ArgumentTypeError(f"{text!r}: write i/n with 1 <= i <= n (e.g. 2/8: the second of 8 shards)")
     return text
+
+
+def count(text: str) -> int:
+    """A whole number >= 0."""
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: write a whole number of at least 0")
+    return int(text)
 
 
 def positive(text: str) -> int:

@@ -20,8 +20,10 @@ from jaxcompat._util.text import first_line
 from jaxcompat.env import sources
 from jaxcompat.knowledge.deprecations import History, forecast
 from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, UNEXPLAINED_OUTCOMES, CellResult
+from jaxcompat.model import verdicts
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import ANY, Cell, Matrix
+from jaxcompat.model.vocab import CellStatus, Outcome
 from jaxcompat.plugin.backends import JAX_EXTRAS
 from jaxcompat.plugin.packages import COMPANIONS, ECOSYSTEM
 
@@ -172,15 +174,41 @@ def verdict(result: CellResult, matrix: Matrix, history: Mapping[str, History] |
     if ahead:
         lines.append("  ! warnings before the break (jax deprecations this combination's packages use):")
         lines += [f"    - {line}" for line in ahead]
-    if safe:
+    skipped = sum(r.outcome == Outcome.SKIPPED for r in result.results)
+    if safe and skipped == len(result.results):  # nothing ran: nothing judged (``item``), never "safe"
+        lines.append(f"  ? not judged: every case was skipped here ({skipped})")
+    elif safe:
         passed = sum(r.outcome == "pass" for r in result.results)
-        skipped = sum(r.outcome == "skipped" for r in result.results)
         lines.append(f"  ✓ safe: {passed} case(s) pass, {skipped} skipped, no known failure applies")
     if any(r.outcome in FAILING_OUTCOMES for r in result.results) or hits:
         fixes = sorted({matrix.failure(f).fix for f in hits if matrix.failure(f)})
         if fixes:
             lines.append("  what to pin instead: " + "; ".join(fixes))
     return "\n".join(lines), safe
+
+
+# A cell that ended so says nothing about the candidate: this machine lacks the interpreter or the
+# device, our own harness failed, or it never finished.
+_NOT_JUDGED = (CellStatus.PYTHON_MISSING, CellStatus.BACKEND_MISSING, CellStatus.HARNESS_ERROR, CellStatus.NOT_RUN)
+
+
+def item(result: CellResult, safe: bool) -> verdicts.Item:
+    """A candidate's cell (``check``, ``check --env``) as the one invariant reads it (``safe``: what
+    ``verdict`` said): judged when its cases ran, or when the candidate itself did not resolve,
+    install or import; not judged when the machine, our harness or the index (the network) is the
+    cause, or only a package the suite added failed to import. Its cases run: those not skipped."""
+    from jaxcompat.env.releases import unreachable
+
+    if result.status == CellStatus.OK:
+        ran = sum(r.outcome != Outcome.SKIPPED for r in result.results)
+        return verdicts.Item(result.id, broken=not safe, judged=True, ran_candidate=ran,
+                             why="every case was skipped" if not ran else "")
+    why = f"{result.status}: {first_line(result.message, 200)}"
+    failed = list(result.failed_imports) if result.status == CellStatus.IMPORT_ERROR else []
+    added_only = bool(failed) and result.environment == "built" and all(m in result.added for m in failed)
+    if result.status in _NOT_JUDGED or unreachable(result.message) or added_only:
+        return verdicts.Item(result.id, why=why)
+    return verdicts.Item(result.id, broken=True, judged=True, why=why)
 
 
 def summary(result: CellResult, matrix: Matrix) -> str:

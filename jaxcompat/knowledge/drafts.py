@@ -29,6 +29,7 @@ from jaxcompat.knowledge import config, signature
 from jaxcompat.knowledge.outcomes import UNEXPLAINED_OUTCOMES, CellResult, reclassify
 from jaxcompat.knowledge.signature import Signature
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome
 from jaxcompat.plugin.packages import ECOSYSTEM
 
 FILE = "draft-rules.toml"
@@ -60,14 +61,14 @@ def unexplained(cells: list[CellResult]) -> dict[Signature, Group]:
     cell errors no rule explains (an import error) too."""
     groups: dict[tuple, Group] = {}
     for cell in cells:
-        if cell.status == "import-error" and cell.outcome == "cell-error":
+        if cell.status == CellStatus.IMPORT_ERROR and cell.outcome == CellOutcome.CELL_ERROR:
             sig = signature.of_cell(cell.status, cell.message)
             g = groups.setdefault(("import", *sig.family), Group(sig, "import", example=cell.message[-400:]))
             g.seen.append(dict(cell.versions))
-        if cell.status != "ok":
+        if cell.status != CellStatus.OK:
             continue
         for r in cell.results:
-            if r.outcome not in UNEXPLAINED_OUTCOMES or r.outcome == "flaky":
+            if r.outcome not in UNEXPLAINED_OUTCOMES or r.outcome == Outcome.FLAKY:
                 continue
             sig = signature.of(r.raw())
             g = groups.setdefault(("case", *sig.family), Group(sig, "case", example=r.message[:400]))
@@ -88,10 +89,10 @@ def box(group: Group, cells: list[CellResult]) -> list[dict[str, str]]:
     hi = {d: max((p[d] for p in pts), key=Version) for d in BOX}
     clause = {d: (f"=={lo[d]}" if lo[d] == hi[d] else f">={lo[d]},<={hi[d]}") for d in BOX}
     for cell in cells:
-        if cell.status != "ok" or not all(d in cell.versions for d in BOX):
+        if cell.status != CellStatus.OK or not all(d in cell.versions for d in BOX):
             continue
         inside = all(SpecifierSet(clause[d]).contains(Version(cell.versions[d]), prereleases=True) for d in BOX)
-        if inside and any(r.case in group.cases and r.outcome in ("pass", "stale") for r in cell.results):
+        if inside and any(r.case in group.cases and r.outcome in (Outcome.PASS, Outcome.STALE) for r in cell.results):
             return [{d: f"=={p[d]}" for d in BOX} for p in pts]
     return [clause]
 
@@ -192,16 +193,16 @@ def verify(cells: list[CellResult], matrix: Matrix, path: Path) -> dict:
     turned, other, relabelled = 0, [], []
     for cell in cells:
         before, after = reclassify(cell, matrix.failures), reclassify(cell, with_drafts.failures)
-        if before.outcome != after.outcome and not (before.outcome == "cell-error" and after.failure in ids):
+        if before.outcome != after.outcome and not (before.outcome == CellOutcome.CELL_ERROR and after.failure in ids):
             other.append(f"{cell.id}: cell {before.outcome} -> {after.outcome}")
         elif before.outcome != after.outcome:
             turned += 1
         for b, a in zip(before.results, after.results, strict=True):
             if b.outcome == a.outcome:
                 continue
-            if b.outcome in UNEXPLAINED_OUTCOMES and a.outcome == "reproduced" and a.failure in ids:
+            if b.outcome in UNEXPLAINED_OUTCOMES and a.outcome == Outcome.REPRODUCED and a.failure in ids:
                 turned += 1
-            elif b.outcome in UNEXPLAINED_OUTCOMES and a.outcome == "mismatch" and a.failure in ids:
+            elif b.outcome in UNEXPLAINED_OUTCOMES and a.outcome == Outcome.MISMATCH and a.failure in ids:
                 # the draft's range covers a release where the case fails with another error (a
                 # step that could not say): still failing, now "predicted, other error"
                 relabelled.append(f"{cell.id} {b.case}: {b.outcome} -> {a.outcome}")

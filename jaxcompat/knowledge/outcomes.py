@@ -12,7 +12,8 @@ from jaxcompat.knowledge.deprecations import Deprecation
 from jaxcompat.knowledge.learned import Added
 from jaxcompat.knowledge.rules import case_failures, cell_failures, collateral_failures
 from jaxcompat.model.matrix import Failure
-from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome, Phase, TestStatus
+from jaxcompat.model.vocab import CellOutcome, CellStatus, Expectation, Outcome, Phase, TestStatus
+from jaxcompat.model.warnings import TestWarning
 
 # The vocabularies are types of the model (jaxcompat/model/vocab.py); these are the sets the
 # judging and the reports ask about, derived from them.
@@ -40,6 +41,7 @@ class RawResult:
     traceback: str = ""  # the case's frames and the library frame that raised
     reused_from: str = ""  # when re-used from the result cache: the time it was observed (UTC)
     phase: Phase = Phase.CALL  # where it failed: collecting its module, setup, the test, teardown
+    warnings: list[TestWarning] = field(default_factory=list)  # a user's test: the announcing warnings it raised
 
     def __post_init__(self) -> None:
         self.status = TestStatus.parse(self.status, f"{self.case}: status")
@@ -50,7 +52,9 @@ class RawResult:
         message, phase = _phase_of(d)
         return cls(case=d["case"], status=d["status"], error_types=list(d.get("error_types", [])),
                    message=message, duration_s=float(d.get("duration_s", 0.0)),
-                   traceback=d.get("traceback", ""), reused_from=d.get("reused_from", ""), phase=phase)
+                   traceback=d.get("traceback", ""), reused_from=d.get("reused_from", ""), phase=phase,
+                   warnings=[w if isinstance(w, TestWarning) else TestWarning.from_dict(w)
+                             for w in d.get("warnings", [])])
 
 
 def _phase_of(d: dict) -> tuple[str, Phase]:
@@ -67,7 +71,7 @@ def _phase_of(d: dict) -> tuple[str, Phase]:
 class CaseResult:
     case: str
     failure: str | None  # the known failure that applies (and was matched, if it failed)
-    expected: str  # "pass" | "fail" | "skip"
+    expected: Expectation  # whether a known failure applies ("" in a record that lacks it)
     outcome: Outcome
     duration_s: float
     message: str
@@ -76,7 +80,7 @@ class CaseResult:
     upstream: list[str] = field(default_factory=list)
     error_types: list[str] = field(default_factory=list)  # the raised class and its bases
     traceback: str = ""  # short: the case's frames and the library frame that raised
-    status: str = ""  # what pytest saw (passed | failed | skipped | timeout | crash)
+    status: TestStatus | str = ""  # what pytest saw ("" in a record written before it was kept)
     reused_from: str = ""  # re-used from the result cache: when it was observed ("" = run now)
     phase: Phase = Phase.CALL  # where it failed (stored only when not the test itself)
 
@@ -91,17 +95,22 @@ class CaseResult:
     def __setattr__(self, name: str, value) -> None:
         if name == "outcome" and value:
             value = Outcome.parse(value, f"{getattr(self, 'case', '?')}: outcome")
+        elif name == "expected" and value:
+            value = Expectation.parse(value, f"{getattr(self, 'case', '?')}: expected")
+        elif name == "status" and value:
+            value = TestStatus.parse(value, f"{getattr(self, 'case', '?')}: status")
         elif name == "phase":
             value = Phase.parse(value, f"{getattr(self, 'case', '?')}: phase")
         object.__setattr__(self, name, value)
 
     def raw(self) -> RawResult:
         """What was observed, without the knowledge applied (to classify again with new rules)."""
-        status = self.status or {"pass": "passed", "stale": "passed", "skipped": "skipped",
-                                 "timeout": "timeout", "crash": "crash"}.get(self.outcome, "failed")
+        status = self.status or {Outcome.PASS: TestStatus.PASSED, Outcome.STALE: TestStatus.PASSED,
+                                 Outcome.SKIPPED: TestStatus.SKIPPED, Outcome.TIMEOUT: TestStatus.TIMEOUT,
+                                 Outcome.CRASH: TestStatus.CRASH}.get(self.outcome, TestStatus.FAILED)
         if not self.status and not self.error_type and self.message.startswith(
                 ("killed by signal", "interpreter exited with code")):  # a record from before `status`
-            status = "crash"
+            status = TestStatus.CRASH
         return RawResult(case=self.case, status=status, message=self.message, duration_s=self.duration_s,
                          error_types=self.error_types or ([self.error_type] if self.error_type else []),
                          traceback=self.traceback, reused_from=self.reused_from, phase=self.phase)
@@ -246,36 +255,36 @@ def classify(raw: RawResult, failures, versions: dict[str, str], backend: str) -
                 error_types=list(raw.error_types), traceback=raw.traceback, status=raw.status,
                 reused_from=raw.reused_from, phase=raw.phase)
     first = known[0] if known else None
-    expected = "fail" if known else "pass"
+    expected = Expectation.FAIL if known else Expectation.PASS
     links = dict(fix=first.fix, upstream=list(first.upstream)) if first else {}
 
-    if raw.status == "skipped":
+    if raw.status == TestStatus.SKIPPED:
         return CaseResult(failure=first.id if first else None, expected=expected,
-                          outcome="skipped", **base, **links)
-    if raw.status in ("timeout", "crash"):
+                          outcome=Outcome.SKIPPED, **base, **links)
+    if raw.status in (TestStatus.TIMEOUT, TestStatus.CRASH):
         # A rule may document a crash/timeout itself (its `error` names "crash"/"timeout").
         for f in known + collateral_failures(failures, raw.case, versions, backend):
             if raw.status in f.errors and f.match.search(raw.message):
-                return CaseResult(failure=f.id, expected="fail", outcome="reproduced", **base,
+                return CaseResult(failure=f.id, expected=Expectation.FAIL, outcome=Outcome.REPRODUCED, **base,
                                   fix=f.fix, upstream=list(f.upstream))
         return CaseResult(failure=first.id if first else None, expected=expected,
-                          outcome=raw.status, **base, **links)
-    if raw.status == "passed":
+                          outcome=Outcome(raw.status.value), **base, **links)
+    if raw.status == TestStatus.PASSED:
         return CaseResult(failure=first.id if first else None, expected=expected,
-                          outcome="stale" if known else "pass", **base, **links)
+                          outcome=Outcome.STALE if known else Outcome.PASS, **base, **links)
     # failed
     for f in known:
         if error_matches(f, raw.error_types, raw.message):
-            return CaseResult(failure=f.id, expected="fail", outcome="reproduced", **base,
+            return CaseResult(failure=f.id, expected=Expectation.FAIL, outcome=Outcome.REPRODUCED, **base,
                               fix=f.fix, upstream=list(f.upstream))
     # A broken code path many cases share (collateral) may fail first and mask what was expected.
     for f in collateral_failures(failures, raw.case, versions, backend):
         if error_matches(f, raw.error_types, raw.message):
-            return CaseResult(failure=f.id, expected=expected, outcome="reproduced", **base,
+            return CaseResult(failure=f.id, expected=expected, outcome=Outcome.REPRODUCED, **base,
                               fix=f.fix, upstream=list(f.upstream))
     if known:
-        return CaseResult(failure=first.id, expected="fail", outcome="mismatch", **base, **links)
-    return CaseResult(failure=None, expected="pass", outcome="regression", **base)
+        return CaseResult(failure=first.id, expected=Expectation.FAIL, outcome=Outcome.MISMATCH, **base, **links)
+    return CaseResult(failure=None, expected=Expectation.PASS, outcome=Outcome.REGRESSION, **base)
 
 
 def classify_cell_error(cell: CellResult, stage: str, failures, versions: dict[str, str]) -> None:
@@ -283,16 +292,16 @@ def classify_cell_error(cell: CellResult, stage: str, failures, versions: dict[s
     applies and its pattern matches the resolver's or interpreter's own message."""
     for f in cell_failures(failures, stage, versions, cell.backend):
         if f.match.search(cell.message):
-            cell.failure, cell.outcome = f.id, "expected"
+            cell.failure, cell.outcome = f.id, CellOutcome.EXPECTED
             return
-    cell.outcome = "cell-error"
+    cell.outcome = CellOutcome.CELL_ERROR
 
 
 def check_import_rules(cell: CellResult, failures, versions: dict[str, str]) -> None:
     """A cell that imported fine although an import-stage rule predicted it would not."""
     predicted = cell_failures(failures, "import", versions, cell.backend)
     if predicted and cell.status == CELL_OK:
-        cell.failure, cell.outcome = predicted[0].id, "stale"
+        cell.failure, cell.outcome = predicted[0].id, CellOutcome.STALE
         cell.notes.append(f"known failure {predicted[0].id} predicted an import error, "
                           "but every package imported: the rule is out of date")
 
@@ -302,10 +311,10 @@ def reclassify(cell: CellResult, failures) -> CellResult:
     from dataclasses import replace
 
     out = replace(cell, results=[], notes=[n for n in cell.notes if "known failure" not in n],
-                  failure=None, outcome="ok" if cell.status == CELL_OK else cell.outcome)
-    if cell.status in ("unresolvable", "install-error", "import-error"):
-        out.outcome = "ok"
-        classify_cell_error(out, "import" if cell.status == "import-error" else "resolve", failures,
+                  failure=None, outcome=CellOutcome.OK if cell.status == CELL_OK else cell.outcome)
+    if cell.status in (CellStatus.UNRESOLVABLE, CellStatus.INSTALL_ERROR, CellStatus.IMPORT_ERROR):
+        out.outcome = CellOutcome.OK
+        classify_cell_error(out, "import" if cell.status == CellStatus.IMPORT_ERROR else "resolve", failures,
                             cell.versions or cell.requested)
         return out
     if cell.status != CELL_OK:
@@ -323,7 +332,7 @@ def _rejudge(stored: CaseResult, failures, versions: dict[str, str], backend: st
     from dataclasses import replace
 
     new = classify(stored.raw(), failures, versions, backend)
-    if new.outcome not in ("mismatch", "regression") or stored.outcome != "reproduced" \
+    if new.outcome not in (Outcome.MISMATCH, Outcome.REGRESSION) or stored.outcome != Outcome.REPRODUCED \
             or CLIP_MARK not in stored.message:
         return new
     applying = {f.id: f for f in case_failures(failures, stored.case, versions, backend)
@@ -331,12 +340,12 @@ def _rejudge(stored: CaseResult, failures, versions: dict[str, str], backend: st
     f = applying.get(stored.failure or "")
     if f is None or not set(f.errors) & set(stored.error_types):
         return new
-    return replace(new, failure=f.id, outcome="reproduced", fix=f.fix, upstream=list(f.upstream))
+    return replace(new, failure=f.id, outcome=Outcome.REPRODUCED, fix=f.fix, upstream=list(f.upstream))
 
 
 def cell_label(cell: CellResult) -> str:
     """A cell's state in a few words, the same in every report: ``ok``, ``import-error = known
     numpy2-import``, ``unresolvable [cell-error]``, ``ok [stale]``."""
     if cell.status == CELL_OK:
-        return "ok" if cell.outcome == "ok" else f"ok [{cell.outcome}]"
+        return "ok" if cell.outcome == CellOutcome.OK else f"ok [{cell.outcome}]"
     return f"{cell.status} = known {cell.failure}" if cell.failure else f"{cell.status} [{cell.outcome}]"

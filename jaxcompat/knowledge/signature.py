@@ -68,6 +68,13 @@ class Signature:
         return raw.status not in ("passed", "skipped") and of(raw).family == self.family
 
 
+def volatile_out(text: str) -> str:
+    """``text`` with its volatile parts (addresses, paths, numbers) replaced by placeholders."""
+    for placeholder, rx, _ in _VOLATILE:
+        text = rx.sub(placeholder, text)
+    return text
+
+
 def normalise(message: str, error: str = "") -> str:
     """The first non-empty line of ``message``, without a leading ``Type:``, volatile parts replaced."""
     line = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
@@ -77,8 +84,7 @@ def normalise(message: str, error: str = "") -> str:
             break
     else:
         line = re.sub(r"^[\w.]+(?:Error|Exception|Warning|Failed): ", "", line)
-    for placeholder, rx, _ in _VOLATILE:
-        line = rx.sub(placeholder, line)
+    line = volatile_out(line)
     # "...provided:" (details follow) in one release, "...provided." in another: one message
     return line[:MESSAGE_CHARS].rstrip().rstrip(".:;,").rstrip()
 

@@ -172,6 +172,13 @@ class TestStatus(Word):
     CRASH = "crash"
 
 
+class Expectation(Word):
+    """What the rules predict for a case: a known failure applies (``fail``) or none does."""
+
+    PASS = "pass"
+    FAIL = "fail"
+
+
 class Phase(Word):
     """Where in pytest's protocol a test failed: its module's collection, its fixtures' setup,
     the test itself, or the teardown."""
@@ -231,6 +238,20 @@ class UserTestStatus(Word):
     SKIPPED = "skipped"
 
 
+class UserTestSide(Word):
+    """What one of the user's own tests did in one environment (``check --tests``)."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    ERROR = "error"  # timed out, crashed, or failed outside the test itself (collect, setup, teardown)
+    ABSENT = "absent"  # not collected there (its module could not be imported)
+
+    @property
+    def fails(self) -> bool:
+        return self in (UserTestSide.FAILED, UserTestSide.ERROR)
+
+
 class BindProblem(Word):
     """Why a call does not bind to a callable's parameters, as Python would say it."""
 
@@ -253,11 +274,13 @@ class DependentVerdict(Word):
     CRASHED = "crashed"  # the crater's own work on it died (not one test: the whole dependent)
     OVER_BUDGET = "over-budget"  # ran past its time budget and was stopped
     UNREACHABLE = "index-unreachable"  # the package index (or the network) did not answer: never a cap
+    NONE_RAN = "none-ran"  # its tests ran in the baseline, none in the candidate (all skipped): not safe
 
     @property
     def judged(self) -> bool:
-        """The candidate was judged on this dependent's tests (broken or safe)."""
-        return self in (DependentVerdict.BROKEN, DependentVerdict.SAFE)
+        """The candidate was judged on this dependent's tests (broken, safe, or none of them ran in
+        the candidate where they ran in the baseline)."""
+        return self in (DependentVerdict.BROKEN, DependentVerdict.SAFE, DependentVerdict.NONE_RAN)
 
     @property
     def meaning(self) -> str:
@@ -275,4 +298,21 @@ _DEPENDENT = {
     DependentVerdict.OVER_BUDGET: "ran past its time budget and was stopped; the others' results stand",
     DependentVerdict.UNREACHABLE: "the package index or the network did not answer on a side: not judged, "
                                   "never a cap",
+    DependentVerdict.NONE_RAN: "its tests ran in the baseline and none ran in the candidate (all skipped or not "
+                               "collected there): not safe, as check --tests says",
 }
+
+
+class FlakyOrigin(Word):
+    """How a test came to be called ``flaky`` (never blamed on the upgrade)."""
+
+    RERUN = "flipped-on-rerun"  # run again on a side (--reruns N), its outcome changed
+    AA = "flipped-in-aa"  # the baseline run twice (--aa), its outcome changed by itself
+    KNOWN = "flaky-known"  # an earlier --aa learned it flips (the flaky file), and it failed on one side now
+
+
+class SuiteHealth(Word):
+    """Whether a suite's baseline says much: one that mostly fails before the upgrade is judged on the rest."""
+
+    HEALTHY = "healthy"
+    UNHEALTHY = "unhealthy"  # more than half of the tests that ran in the baseline fail on both sides

@@ -30,15 +30,18 @@ from jaxcompat._util.atomic import write_text
 from jaxcompat._util.redact import env_secrets, redact_env, redact_text, url_secrets
 from jaxcompat._util.text import last_line, quiet
 from jaxcompat.env.resolution import AUTO
-from jaxcompat.knowledge import drafts
+from jaxcompat.knowledge import drafts, flaky
 from jaxcompat.knowledge.signature import Signature, frame, normalise
 from jaxcompat.model import verdicts
 from jaxcompat.model.dependents import Dependent, Dependents
+from jaxcompat.model.health import Health
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.sides import Sides
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
-from jaxcompat.operations import usertests
+from jaxcompat.model.warnings import NewWarning
+from jaxcompat.operations import confirm, newwarnings, usertests
+from jaxcompat.report import warnings as shown_warnings
 
 RESULTS = "dependents"  # the folder (under the crater's reports) of one JSON per dependent
 
@@ -53,6 +56,9 @@ class Plan:
     index: IndexOptions = NO_INDEX
     python: str = AUTO
     as_of: str | None = None
+    reruns: int = 1  # what broke is run this many more times on both sides before blame
+    aa: bool = False  # the baseline run twice: the tests that flip by themselves are learned
+    flaky_file: str = ""  # where learned flakiness is kept ("": <state>/flaky.json)
 
     @property
     def key(self) -> str:
@@ -85,6 +91,8 @@ class DependentResult:
     env: dict[str, str] = field(default_factory=dict)  # the environment variables its tests ran with
     cached: bool = False  # read from the result cache in this run (its seconds are the run that judged it)
     sides: dict = field(default_factory=dict)  # model/sides.Sides: what differs beyond the candidate (confounders)
+    health: Health | None = None  # its baseline mostly failing: flagged, judged on the rest
+    learned: dict[str, str] = field(default_factory=dict)  # --aa: its tests that flipped by themselves
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -96,6 +104,7 @@ class DependentResult:
         d = dict(d)
         d["verdict"] = DependentVerdict.parse(d["verdict"], "verdict")
         d["tests"] = [usertests.UserTest.from_dict(t) for t in d.get("tests", [])]
+        d["health"] = Health.from_dict(d["health"]) if d.get("health") else None
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
 
@@ -133,6 +142,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     both sides, then its tests before and after."""
     from jaxcompat.env import projects
     from jaxcompat.env.candidate import CandidateError, candidate_cell
+    from jaxcompat.env.releases import unreachable
 
     t0 = time.perf_counter()
     cache = state_dir / "cache"
@@ -141,6 +151,8 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
         root, target = _source(dep, plan, state_dir, version, res)
     except (projects.SourceMissing, usertests.TestsError) as e:
         res.cause = _scrub(str(e), state_dir)
+        if unreachable(res.cause):  # the index or the network did not answer: its own verdict
+            res.verdict = DependentVerdict.UNREACHABLE
         return _done(res, t0)
     res.cause = _no_tests(dep, root, target, res.version)
     if res.cause:
@@ -167,8 +179,9 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     res.cells, res.only = {"candidate": cell_c.id, "baseline": cell_b.id}, list(dep.tests)
     res.env = redact_env(dict(target.env))
     cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress=progress,
-                            jobs=min(2, os.cpu_count() or 1))
-    res.environments, res.tests = 2, list(cmp.tests)
+                            jobs=min(2, os.cpu_count() or 1), confirm=_confirm(dep, plan, state_dir))
+    res.environments = 2
+    res.tests, res.learned, res.health = list(cmp.tests), dict(cmp.learned), confirm.health(cmp.tests)
     res.ran, res.classes = dict(cmp.ran), usertests.counts(cmp.tests)
     res.versions = {"candidate": _eco(cmp.candidate_versions), "baseline": _eco(cmp.baseline_versions)}
     res.sides = cmp.sides.to_dict() if cmp.sides else {}
@@ -176,17 +189,38 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
         if error and not error.startswith("pytest exited"):  # it could not be installed there
             _not_installed(res, side, error)
             return _done(res, t0)
+    _judged(res, cmp)
+    return _done(res, t0)
+
+
+def _judged(res: DependentResult, cmp: usertests.Comparison) -> None:
+    """The verdict on tests that ran: none in the baseline is not judged; run in the baseline and
+    none in the candidate (all skipped, not collected) is not safe, as ``check --tests`` says."""
     if cmp.unjudged:
         res.verdict, res.cause = DependentVerdict.NOT_RUN, cmp.unjudged
-    elif not res.ran.get("candidate"):  # it ran in the baseline, nothing ran in the candidate
-        res.verdict = DependentVerdict.NOT_RUN
+    elif not res.ran.get("candidate"):
+        res.verdict = DependentVerdict.NONE_RAN
         res.cause = ("none of its tests ran in the candidate (" + (cmp.candidate_cause or last_line(cmp.error)
                                                                     or "all skipped or not collected") + ")")
     elif res.broken():
         res.verdict = DependentVerdict.BROKEN
     else:
         res.verdict = DependentVerdict.SAFE
-    return _done(res, t0)
+
+
+def _confirm(dep: Dependent, plan: Plan, state_dir: Path) -> usertests.Confirm:
+    """How its breaks are confirmed: the plan's re-runs and --aa, and what is known of its flaky tests."""
+    known = flaky.load(plan.flaky_file or None, state_dir, learning=plan.aa).known(dep.name)
+    return usertests.Confirm(reruns=plan.reruns, aa=plan.aa, known=known)
+
+
+def learn(results: list[DependentResult], plan: Plan, state_dir: Path) -> int:
+    """--aa: every dependent's tests that flipped by themselves, kept in the flaky file; how many."""
+    store = flaky.load(plan.flaky_file or None, state_dir, learning=True)
+    for r in results:
+        store.learn(r.name, r.learned)
+    store.save()
+    return sum(len(r.learned) for r in results)
 
 
 def _source(dep: Dependent, plan: Plan, state_dir: Path, version: str | None, res: DependentResult):
@@ -228,7 +262,7 @@ def _no_tests(dep: Dependent, root: Path, target, version: str) -> str:
     at all), or ""."""
     if not target.project:
         return f"{dep.name} {version}: its source has no pyproject.toml or setup.py to install"
-    missing = [p for p in dep.tests if not (root / p).exists()]
+    missing = [p for p in dep.tests if not (root / p.split("::", 1)[0]).exists()]  # a path, or a test's node id
     if missing or not any(root.rglob("test_*.py")) and not any(root.rglob("*_test.py")):
         return (f"{dep.name} {version}: " + (f"no {', '.join(missing)} in its source" if missing
                                              else "its source holds no test_*.py"))
@@ -364,7 +398,8 @@ def result_path(out_dir: Path, name: str) -> Path:
     return out_dir / RESULTS / f"{name}.json"
 
 
-def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "") -> str | None:
+def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "",
+              state_dir: Path | None = None) -> str | None:
     """Where a judged result may be re-used from: only when nothing in it moves (every requirement
     of both sides an exact release, no other index, the dependent resolved to ``version``: a
     release, or a git source's commit); the key holds the plan, the Python asked for, the
@@ -373,16 +408,16 @@ def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "") -> 
 
     from packaging.requirements import Requirement
 
-    if plan.index or not version:
+    if plan.index or not version or plan.aa:  # --aa learns: it runs
         return None
     for text in plan.candidate + plan.baseline:
         req = Requirement(text)
         if req.url or len(req.specifier) != 1 or next(iter(req.specifier)).operator != "==":
             return None
     rules = matrix.path.read_bytes() if matrix.path.is_file() else b""
-    # "held": the candidate's side held at the baseline's versions (env/sides.py); results judged
-    # before that compared sides resolved each as of its own date, and are not re-used
-    return hashlib.sha256(f"{plan.key}|{plan.python}|{dep!r}|{version}|held".encode() + rules).hexdigest()[:20]
+    known = _confirm(dep, plan, Path(state_dir)).known if state_dir is not None else ()
+    said = f"{plan.key}|{plan.python}|{dep!r}|{version}|{plan.reruns}|{known!r}|held"
+    return hashlib.sha256(said.encode() + rules).hexdigest()[:20]
 
 
 def boundary(plan: Plan, deps, state_dir: Path | None = None):
@@ -423,7 +458,7 @@ def _one(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress, 
     version, missing = _resolved(dep, plan, state_dir)
     if missing is not None:
         return missing
-    key = cache_key(dep, plan, matrix, version)
+    key = cache_key(dep, plan, matrix, version, state_dir)
     cached = state_dir / "crater" / "cache" / f"{dep.name}-{key}.json" if key else None
     if use_cache and cached is not None and cached.is_file():
         try:
@@ -482,10 +517,28 @@ def read_stored(out_dir: Path) -> tuple[list[DependentResult], list[str]]:
     found, unreadable = [], []
     for path in sorted((out_dir / RESULTS).glob("*.json")):
         try:
-            found.append(DependentResult.from_dict(json.loads(path.read_text(encoding="utf-8"))))
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not _well_formed(data, path.stem):
+                raise ValueError("another schema")
+            found.append(DependentResult.from_dict(data))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             unreadable.append(path.name)
     return found, unreadable
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _well_formed(data: object, stem: str) -> bool:
+    """A stored result as ``DependentResult.to_dict`` writes it: its own name (the file's), its
+    run's key, counts that are counts, tests that are records."""
+    if not isinstance(data, dict) or data.get("name") != stem or not isinstance(data.get("plan", ""), str):
+        return False
+    ran, tests = data.get("ran", {}), data.get("tests", [])
+    return (isinstance(ran, dict) and all(isinstance(k, str) and _count(v) for k, v in ran.items())
+            and isinstance(tests, list) and all(isinstance(t, dict) for t in tests)
+            and isinstance(data.get("cause", ""), str) and isinstance(data.get("seconds", 0), (int, float)))
 
 
 PLANS = "plans"  # under dependents/: what each shard was asked to judge (travels with its results)
@@ -506,7 +559,11 @@ def planned(out_dir: Path) -> tuple[dict[str, set[str]], list[str]]:
     for path in sorted((out_dir / RESULTS / PLANS).glob("*.json")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            plans.setdefault(str(data["plan"]), set()).update(str(n) for n in data["dependents"])
+            names = data["dependents"]
+            if not isinstance(data["plan"], str) or not isinstance(names, list) or not all(
+                    isinstance(n, str) for n in names):
+                raise ValueError("another schema")
+            plans.setdefault(data["plan"], set()).update(names)
         except (OSError, ValueError, KeyError, TypeError):
             unreadable.append(f"{PLANS}/{path.name}")
     return plans, unreadable
@@ -605,15 +662,24 @@ def draft_rules(groups: list[Group], plan: Plan, results: list[DependentResult])
 
 def item(r: DependentResult) -> verdicts.Item:
     """A dependent's result as the one invariant reads it."""
-    return verdicts.Item(r.name, broken=r.verdict == DependentVerdict.BROKEN, judged=r.verdict.judged,
-                         ran_candidate=r.ran.get("candidate", 0), why=f"{r.verdict}: {r.cause}")
+    return verdicts.Item(r.name, broken=r.verdict in (DependentVerdict.BROKEN, DependentVerdict.NONE_RAN),
+                         judged=r.verdict.judged,
+                         ran_candidate=r.ran.get("candidate", 0), ran_baseline=r.ran.get("baseline", 0),
+                         why=f"{r.verdict}: {r.cause}")
 
 
-def exit_status(results: list[DependentResult]) -> int:
-    """1 when the candidate breaks a dependent; else 0 only when every dependent was judged on both
-    sides with tests run in the candidate; else 2 (``model/verdicts.decide``: capped, unreachable,
-    not run, missing — never "breaks none")."""
-    return verdicts.decide([item(r) for r in results]).code
+def decision(results: list[DependentResult], gaps: tuple[str, ...] = ()) -> verdicts.Decision:
+    """The one invariant over every dependent's result and what a merge could not see (``gaps``: a
+    plan that no shard stored or that does not read, a result that does not read)."""
+    return verdicts.decide([item(r) for r in results] + [verdicts.Item(g, why=g) for g in gaps])
+
+
+def exit_status(results: list[DependentResult], gaps: tuple[str, ...] = ()) -> int:
+    """1 when the candidate breaks a dependent (or none of its tests run in the candidate where they
+    ran in the baseline); else 0 only when every dependent was judged on both sides with tests run
+    in the candidate; else 2 (``model/verdicts.decide``: capped, unreachable, not run, missing —
+    never "breaks none")."""
+    return decision(results, gaps).code
 
 
 def cost(results: list[DependentResult], shards: int, wall_s: float) -> dict:
@@ -640,29 +706,39 @@ def cost_line(c: dict) -> str:
 # ---------------------------------------------------------------- reports
 
 
-def summary(results: list[DependentResult], plan_text: dict, groups: list[Group], cost_: dict) -> dict:
+def summary(results: list[DependentResult], plan_text: dict, groups: list[Group], cost_: dict,
+            warned: list[NewWarning] = (), gaps: tuple[str, ...] = ()) -> dict:
     counts: dict[str, int] = {}
     for r in results:
         counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
     confounded = {r.name: [c["dist"] for c in r.sides["confounders"]] for r in results if r.sides.get("confounders")}
-    return {"kind": "crater", **plan_text, "verdicts": counts, "exit": exit_status(results), "confounded": confounded,
+    return {"kind": "crater", **plan_text, "verdicts": counts, "exit": exit_status(results, gaps),
+            "confounded": confounded, **({"not_seen": list(gaps)} if gaps else {}),
+            "new_warnings": [w.to_dict() for w in warned],
             "dependents": [r.to_dict() for r in sorted(results, key=lambda r: r.name)],
             "groups": [g.to_dict() for g in groups], "cost": cost_}
 
 
-def verdict_text(results: list[DependentResult], groups: list[Group], plan_text: dict, cost_: dict) -> str:
-    """One screen: what the candidate breaks and why, then every dependent's line."""
+def verdict_text(results: list[DependentResult], groups: list[Group], plan_text: dict, cost_: dict,
+                 warned: list[NewWarning] = (), gaps: tuple[str, ...] = ()) -> str:
+    """One screen: what the candidate breaks and why (a candidate that breaks nothing: what it
+    announces, its new warnings, first), then every dependent's line."""
     lines = [f"crater: {' '.join(plan_text['candidate'])} against {' '.join(plan_text['baseline'])}"
              + (f" (dependents as of {plan_text['as_of']})" if plan_text.get("as_of") else "")]
-    broken = [r for r in results if r.verdict == DependentVerdict.BROKEN]
-    code = exit_status(results)
+    decided = decision(results, gaps)
+    failing = {i.name for i in decided.failing}
+    broken = [r for r in results if r.name in failing]
+    code = decided.code
     if broken:
         lines.append(f"✗ the candidate breaks {len(broken)} of {len(results)} dependents: "
-                     + ", ".join(f"{r.name} ({len(r.broken())} tests)" for r in broken))
+                     + ", ".join(f"{r.name} ({len(r.broken())} tests)" if r.broken() else
+                                 f"{r.name} (none of its tests ran in the candidate)" for r in broken))
     elif code == 2:
         lines.append("✗ the crater could not judge the candidate on every dependent (see below)")
     else:
         lines.append(f"✓ the candidate breaks none of the {len(results)} dependents' tests")
+    lines += shown_warnings.lines(list(warned))
+    lines += [f"  ✗ {g}" for g in gaps]
     for g in groups:
         n = sum(len(v) for v in g.tests.values())
         lines.append(f"  {n} broken test(s) in {len(g.tests)} dependent(s): {g.signature.key}")
@@ -682,14 +758,15 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
     for r in sorted(results, key=lambda r: r.name):
         ran = "; ".join(x for x in (f"ran {r.ran.get('baseline', 0)} before, {r.ran.get('candidate', 0)} after",
                                     ", ".join(f"{c} {n}" for c, n in r.classes.items())) if x) if r.ran else ""
-        lines.append(f"  {r.verdict:<13} {r.name} {r.version}  " + "; ".join(x for x in (ran, r.cause) if x))
+        lines.append(f"  {r.verdict:<13} {r.name} {r.version}  "
+                     + "; ".join(x for x in (ran, r.cause, shown_warnings.health_line(r.health)) if x))
         lines += ["    " + x for x in Sides.from_dict(r.sides).lines() if r.sides.get("confounders")]
     lines.append("")
     lines.append(cost_line(cost_))
     return "\n".join(lines)
 
 
-def markdown(text: str, results: list[DependentResult]) -> str:
+def markdown(text: str, results: list[DependentResult], warned: list[NewWarning] = ()) -> str:
     rows = ["| dependent | version | verdict | ran before | ran after | broken | fixed | fails-both | flaky | cause |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(results, key=lambda r: r.name):
@@ -697,13 +774,14 @@ def markdown(text: str, results: list[DependentResult]) -> str:
         rows.append(f"| {r.name} | {r.version} | {r.verdict} | {r.ran.get('baseline', '—')} | "
                     f"{r.ran.get('candidate', '—')} | {c.get('broken', 0)} | {c.get('fixed', 0)} | "
                     f"{c.get('fails-both', 0)} | {c.get('flaky', 0)} | {r.cause.replace('|', '/')[:300]} |")
-    return "# jax-compat crater\n\n```\n" + text + "\n```\n\n" + "\n".join(rows) + "\n"
+    return ("# jax-compat crater\n\n```\n" + text + "\n```\n\n" + "\n".join(rows) + "\n"
+            + ("\n" + shown_warnings.markdown(list(warned)) if warned else ""))
 
 
-def html(text: str, results: list[DependentResult]) -> str:
+def html(text: str, results: list[DependentResult], warned: list[NewWarning] = ()) -> str:
     from jaxcompat.report.html import esc, page
 
-    body = [f"<h1>jax-compat crater</h1><pre>{esc(text)}</pre>"]
+    body = [f"<h1>jax-compat crater</h1><pre>{esc(text)}</pre>", shown_warnings.html(list(warned))]
     for r in sorted(results, key=lambda r: r.name):
         failing = [t for t in r.tests if usertests.TEST_CLASSES[t.cls].failed or t.cls == UserTestStatus.FLAKY]
         rows = "".join(
@@ -723,20 +801,20 @@ def junit(results: list[DependentResult]) -> str:
 
     cases = []
     for r in sorted(results, key=lambda r: r.name):
-        if not r.verdict.judged:
-            c = junit_xml.Case(r.name, "(dependent)", junit_xml.Kind.ERROR if r.verdict != DependentVerdict.CAPPED
-                               else junit_xml.Kind.SKIPPED, str(r.verdict), r.cause, r.cause)
-            cases.append(c)
+        if not r.verdict.judged or r.verdict == DependentVerdict.NONE_RAN:
+            kind = {DependentVerdict.CAPPED: junit_xml.Kind.SKIPPED,
+                    DependentVerdict.NONE_RAN: junit_xml.Kind.FAILURE}.get(r.verdict, junit_xml.Kind.ERROR)
+            cases.append(junit_xml.Case(r.name, "(dependent)", kind, str(r.verdict), r.cause, r.cause))
             continue
         for t in r.tests:
             cls, name = junit_xml.case_of(t.test)
             case = junit_xml.Case(f"{r.name}.{cls}", name)
             kind = usertests.TEST_CLASSES[t.cls].junit
-            if kind == "failure":
+            if kind == junit_xml.Kind.FAILURE:
                 case.kind, case.type = junit_xml.Kind.FAILURE, str(t.cls)
                 case.message = t.cls + (f": explained by {t.explained_by}" if t.explained_by else "")
                 case.text = f"{t.shown}\n{t.traceback}"
-            elif kind == "skipped":
+            elif kind == junit_xml.Kind.SKIPPED:
                 case.kind = junit_xml.Kind.SKIPPED
             cases.append(case)
     return junit_xml.render(junit_xml.Suite("crater", cases))
@@ -755,7 +833,7 @@ def _bisections(out_dir: Path) -> dict[str, dict]:
 
 
 def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s: float, shards: int,
-          plan: Plan, deps=()) -> tuple[str, int]:
+          plan: Plan, deps=(), gaps: tuple[str, ...] = ()) -> tuple[str, int]:
     """crater.json, crater.md, crater.html, crater.xml and draft-rules.toml, atomically; every
     record and every text in them crosses ``boundary`` (``deps``: the dependents whose credentials
     it knows). Returns the verdict's text (as shown) and exit status."""
@@ -768,13 +846,15 @@ def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s
         g.bisect = bisected.get(g.signature.key, {})
     rules = draft_rules(groups, plan, results)
     c = cost(results, shards, wall_s)
-    text = scrub(verdict_text(results, groups, plan_text, c))
-    write_text(out_dir / "crater.json", scrub(json.dumps(summary(results, plan_text, groups, c), indent=1)) + "\n")
-    write_text(out_dir / "crater.md", scrub(markdown(text, results)))
-    write_text(out_dir / "crater.html", scrub(html(text, results)))
+    warned = newwarnings.groups({r.name: r.tests for r in results if r.verdict.judged})
+    text = scrub(verdict_text(results, groups, plan_text, c, warned, gaps))
+    write_text(out_dir / "crater.json",
+               scrub(json.dumps(summary(results, plan_text, groups, c, warned, gaps), indent=1)) + "\n")
+    write_text(out_dir / "crater.md", scrub(markdown(text, results, warned)))
+    write_text(out_dir / "crater.html", scrub(html(text, results, warned)))
     write_text(out_dir / "crater.xml", scrub(junit(results)))
     if rules:
         write_text(out_dir / "draft-rules.toml", scrub(drafts.render(rules)))
     else:
         (out_dir / "draft-rules.toml").unlink(missing_ok=True)
-    return text, exit_status(results)
+    return text, exit_status(results, gaps)

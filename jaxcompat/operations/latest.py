@@ -21,6 +21,7 @@ from jaxcompat.knowledge.deprecations import forecast
 from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, CellResult
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import LATEST, Cell, Matrix
+from jaxcompat.model.vocab import CellOutcome, CellStatus
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.report.compare import Diff, compare, render
 from jaxcompat.report.reports import markdown, matrix_dict, read_cells
@@ -98,15 +99,18 @@ def refresh_baseline(path: Path, result: CellResult, baseline: list[CellResult])
     """Store tonight's result as the baseline's ``latest`` cell when it differs from it (outcomes,
     versions, status, cases added to the suite since): the nightly proposes that as a change, so
     the next night reports only what moved after it. Never a regression: a case that fails the run
-    tonight keeps the baseline's record (a new one is left out), a cell that no longer works is not
-    stored at all; those are the night's findings (``held``). Unchanged, the file is left as it is."""
+    tonight keeps the baseline's record (a new one is left out), a cell that no longer works and no
+    rule explains (not ``expected``) is not stored at all; those are the night's findings
+    (``held``). Unchanged, the file is left as it is."""
     old = baseline_latest(baseline)
     diff = compare(old, [result], match_single=True)
     if diff.empty:
         return Refresh()
-    broken = [f"the environment: {s.before} -> {s.after}" for s in diff.status if s.before == "ok" and s.after != "ok"]
-    if broken or result.status != "ok":
-        return Refresh(False, broken or [f"the environment: {result.status} (tonight's result not stored)"])
+    if result.status != CellStatus.OK and result.outcome != CellOutcome.EXPECTED:
+        # an environment no rule explains (or one this machine could not build): not the new normal
+        was = next((m.before for m in diff.status), "")
+        return Refresh(False, [f"the environment: {was + ' -> ' if was else ''}{result.status}, {result.outcome} "
+                               "(tonight's result not stored)"])
     regressed = {m.case: f"{m.case}: {m.before} -> {m.after}" for m in diff.moved if m.after in FAILING_OUTCOMES}
     new = result.to_dict()
     if regressed:

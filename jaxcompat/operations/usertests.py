@@ -28,9 +28,12 @@ from jaxcompat.env.sides import held_at_baseline, hold
 from jaxcompat.env.testdeps import TestDeps, TestDepsError, choose, diagnose, normalise, warning_filter
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, error_matches
 from jaxcompat.knowledge.rules import applies
+from jaxcompat.knowledge.warnings import RAN
+from jaxcompat.knowledge.warnings import new as new_warnings
 from jaxcompat.model.matrix import ANY, Cell, Matrix
 from jaxcompat.model.sides import Sides
-from jaxcompat.model.vocab import Phase, UserTestStatus
+from jaxcompat.model.vocab import CellStatus, FlakyOrigin, Phase, TestStatus, UserTestSide, UserTestStatus
+from jaxcompat.model.warnings import TestWarning
 from jaxcompat.report import junit as junit_xml
 from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run.cell import lock_versions
@@ -45,7 +48,7 @@ class UserTestClass(NamedTuple):
     failed: bool  # it failed in the candidate: explained by a rule, or shown with its traceback
     rerun: bool  # run once more in both environments before blaming (or crediting) the upgrade
     fails_check: tuple[bool, ...] = ()  # fails the check with a baseline (True) / without one (False)
-    junit: str = ""  # "failure" or "skipped" in check-tests.xml
+    junit: junit_xml.Kind | None = None  # how it ends in check-tests.xml (None: passed)
 
 
 # In the verdict's order.
@@ -56,7 +59,7 @@ TEST_CLASSES = {
         True,
         True,
         (True,),
-        "failure",
+        junit_xml.Kind.FAILURE,
     ),
     UserTestStatus.FAILS: UserTestClass(
         "fails, with no passing run before to compare",
@@ -64,7 +67,7 @@ TEST_CLASSES = {
         True,
         True,
         (False,),
-        "failure",
+        junit_xml.Kind.FAILURE,
     ),
     UserTestStatus.FAILS_BOTH: UserTestClass(
         "failed before and after: not the upgrade's doing",
@@ -72,7 +75,7 @@ TEST_CLASSES = {
         True,
         False,
         (),
-        "failure",
+        junit_xml.Kind.FAILURE,
     ),
     UserTestStatus.FLAKY: UserTestClass(
         "its outcome changed when run again (never blamed on the upgrade)",
@@ -80,11 +83,11 @@ TEST_CLASSES = {
         False,
         False,
         (),
-        "failure",
+        junit_xml.Kind.FAILURE,
     ),
     UserTestStatus.FIXED: UserTestClass("failed before, passes after", "✓ fixed by the upgrade", False, True),
     UserTestStatus.PASS: UserTestClass("passes (before too, if it ran)", "", False, False),
-    UserTestStatus.SKIPPED: UserTestClass("skipped in the candidate", "", False, False, (), "skipped"),
+    UserTestStatus.SKIPPED: UserTestClass("skipped in the candidate", "", False, False, (), junit_xml.Kind.SKIPPED),
 }
 
 
@@ -246,7 +249,7 @@ class Observed:
     def ran(self) -> int:
         """Tests that started (passed, failed, crashed or hung): skips and modules that could not
         be collected are not runs."""
-        return sum(1 for r in self.results.values() if r.status != "skipped" and not _collect_error(r))
+        return sum(1 for r in self.results.values() if r.status != TestStatus.SKIPPED and not _collect_error(r))
 
     @property
     def uncollectable(self) -> list[str]:
@@ -282,7 +285,7 @@ def conftest_failure(log: str) -> RawResult | None:
     kinds = _E_LINE.findall("\n".join(block))
     rel = m.group("path").replace("\\", "/")
     folder = rel.rpartition("/")[0] if "/" in rel else ""
-    return RawResult(case=folder or ".", status="failed", phase=Phase.COLLECT,
+    return RawResult(case=folder or ".", status=TestStatus.FAILED, phase=Phase.COLLECT,
                      error_types=_classes(kinds[-1].rsplit(".", 1)[-1]) if kinds else [],
                      message="\n".join(errors) or f"ImportError while loading conftest '{rel}'",
                      traceback=f"ImportError while loading conftest '{rel}'.\n" + "\n".join(block).strip())
@@ -320,7 +323,7 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
     """Run the user's tests (or ``nodeids``) in ``cell``'s environment, building it if need be."""
     from jaxcompat.run import cell as cells
 
-    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok")
+    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
     try:
         done, built = cells.prepare(cell, matrix, scratch, state_dir)  # as the matrix and check.json do
     except cells.Stop:
@@ -348,7 +351,7 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
         out.versions = out.versions or {**done.exact_pins(), **lock_versions(built.lock)}
     if not run.results and stopped is None:
         out.error = scrub(f"pytest exited with code {run.rc} before running any test:\n{run.log_tail[-1500:]}")
-    skipped = [r for r in out.results.values() if r.status == "skipped"]
+    skipped = [r for r in out.results.values() if r.status == TestStatus.SKIPPED]
     if out.ran == 0 and nodeids is None and skipped and len(skipped) == len(out.results):
         out.cause = f"all {len(skipped)} collected tests were skipped (e.g. {first_line(skipped[0].message, 200)})"
     elif out.ran == 0 and nodeids is None:
@@ -363,9 +366,9 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
 @dataclass
 class UserTest:
     test: str  # node id, relative to the project
-    candidate: str  # passed | failed | skipped | error | absent
-    baseline: str | None  # the same, or None without --baseline
-    cls: str  # see the module's table
+    candidate: UserTestSide
+    baseline: UserTestSide | None  # None without --baseline
+    cls: UserTestStatus  # see the module's table
     explained_by: str | None = None
     explained_by_api: str = ""  # no rule explains it, jax's API history does (apiexplain)
     fix: str = ""
@@ -374,14 +377,16 @@ class UserTest:
     traceback: str = ""
     note: str = ""
     phase: Phase = Phase.CALL  # where it failed: collecting its module, setup, the test, teardown
+    new_warnings: list[TestWarning] = field(default_factory=list)  # raised here, not in the baseline
+    flaky: FlakyOrigin | None = None  # class flaky: how it came to be
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["class"] = d.pop("cls")
-        if self.baseline is None:
-            d.pop("baseline")
-        if self.phase == Phase.CALL:
-            d.pop("phase")
+        for name, empty in (("baseline", self.baseline is None), ("phase", self.phase == Phase.CALL),
+                            ("new_warnings", not self.new_warnings), ("flaky", self.flaky is None)):
+            if empty:
+                d.pop(name)
         return d
 
     @classmethod
@@ -389,8 +394,11 @@ class UserTest:
         """A record as ``to_dict`` wrote it (a stored crater result, a check.json)."""
         d = dict(d)
         d["cls"] = UserTestStatus.parse(d.pop("class"), "class")
-        d.setdefault("baseline", None)
+        d["candidate"] = UserTestSide.parse(d["candidate"], "candidate")
+        d["baseline"] = UserTestSide.parse(d["baseline"], "baseline") if d.get("baseline") else None
         d["phase"] = Phase.parse(d.get("phase", Phase.CALL), "phase")
+        d["new_warnings"] = [TestWarning.from_dict(w) for w in d.get("new_warnings", [])]
+        d["flaky"] = FlakyOrigin.parse(d["flaky"], "flaky") if d.get("flaky") else None
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
 
@@ -400,29 +408,31 @@ class UserTest:
         return f"{self.phase.prefix}{self.message}" if self.phase != Phase.CALL and self.message else self.message
 
 
-def status(raw: RawResult | None) -> str:
+def status(raw: RawResult | None) -> UserTestSide:
     if raw is None:
-        return "absent"
-    if raw.status in ("timeout", "crash") or (raw.status == "failed" and raw.phase != Phase.CALL):
-        return "error"
-    return raw.status
+        return UserTestSide.ABSENT
+    if raw.status in (TestStatus.TIMEOUT, TestStatus.CRASH) or (raw.status == TestStatus.FAILED
+                                                                and raw.phase != Phase.CALL):
+        return UserTestSide.ERROR
+    return UserTestSide(raw.status.value)
 
 
-def _fails(s: str | None) -> bool:
-    return s in ("failed", "error")
+def _fails(s: UserTestSide | None) -> bool:
+    return s is not None and s.fails
 
 
-def test_class(before: str | None, after: str) -> str:
-    """``before``/``after``: passed | failed | skipped | error | absent (None: no baseline)."""
-    if after == "skipped":
-        return "skipped"
-    if after == "absent":  # not collected in the candidate (its module failed to import there)
-        return "broken" if before == "passed" else "skipped"
-    if before in (None, "absent", "skipped"):
-        return "fails" if _fails(after) else "pass"
+def test_class(before: UserTestSide | None, after: UserTestSide) -> UserTestStatus:
+    """The class of a test from what it did before (None: no baseline) and after the upgrade."""
+    side, cls = UserTestSide, UserTestStatus
+    if after == side.SKIPPED:
+        return cls.SKIPPED
+    if after == side.ABSENT:  # not collected in the candidate (its module failed to import there)
+        return cls.BROKEN if before == side.PASSED else cls.SKIPPED
+    if before in (None, side.ABSENT, side.SKIPPED):
+        return cls.FAILS if _fails(after) else cls.PASS
     if _fails(after):
-        return "broken" if before == "passed" else "fails-both"
-    return "fixed" if _fails(before) else "pass"
+        return cls.BROKEN if before == side.PASSED else cls.FAILS_BOTH
+    return cls.FIXED if _fails(before) else cls.PASS
 
 
 def explain(raw: RawResult, matrix: Matrix, versions: dict[str, str], backend: str):
@@ -434,8 +444,10 @@ def explain(raw: RawResult, matrix: Matrix, versions: dict[str, str], backend: s
 
 
 def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, backend: str,
-             flaky: dict[str, str] | None = None) -> list[UserTest]:
-    """One record per test seen in either environment; ``flaky``: tests whose re-run differed."""
+             flaky: dict[str, str | tuple[FlakyOrigin, str]] | None = None) -> list[UserTest]:
+    """One record per test seen in either environment; ``flaky``: tests whose re-run differed (a
+    note), or (how it is known to flip, a note); a test so named that would be broken, failing or
+    fixed is ``flaky`` instead."""
     names = list(candidate.results) + [t for t in (baseline.results if baseline else {}) if t not in candidate.results]
     # A module that cannot even be imported in the candidate: its tests take its error, and the
     # module's own record is not counted again beside them.
@@ -454,6 +466,8 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
         before = status(before_raw) if baseline else None
         after = status(raw)
         t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(before, after))
+        t.new_warnings = new_warnings(raw.warnings if raw else [], before_raw.warnings if before_raw else None,
+                                      before in RAN)
         if raw is not None and _fails(after):
             t.message, t.traceback, t.phase = first_line(raw.message, 400), raw.traceback, raw.phase
             known = explain(raw, matrix, candidate.versions, backend)
@@ -466,8 +480,10 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
                     t.explained_by_api, t.fix = made_error.text(), made_error.fix()
                 else:
                     t.explained_by_api = explain_result(raw, candidate.versions)
-        if flaky and name in flaky:
-            t.cls, t.note = "flaky", flaky[name]
+        if flaky and name in flaky and TEST_CLASSES[t.cls].rerun:  # a pass stays a pass
+            said = flaky[name]
+            t.flaky, t.note = said if isinstance(said, tuple) else (FlakyOrigin.RERUN, said)
+            t.cls = UserTestStatus.FLAKY
         out.append(t)
     return out
 
@@ -507,7 +523,7 @@ def verdict(cmp: "Comparison", target: Target) -> str:
         group = [t for t in tests if t.cls == cls]
         if not group or not kind.heading:
             continue
-        head = "✗ failing" if cls == "fails" and not with_baseline else kind.heading
+        head = "✗ failing" if cls == UserTestStatus.FAILS and not with_baseline else kind.heading
         lines.append(f"  {head}: {len(group)}")
         for (explained_by, message), same in _by_error(group).items():
             t = same[0]
@@ -559,12 +575,12 @@ def junit(tests: list[UserTest], name: str) -> str:
     cases = []
     for t in tests:
         case = junit_xml.Case(*junit_xml.case_of(t.test))
-        if TEST_CLASSES[t.cls].junit == "failure":
+        if TEST_CLASSES[t.cls].junit == junit_xml.Kind.FAILURE:
             case.kind, case.type, case.text = junit_xml.Kind.FAILURE, t.cls, f"{t.shown}\n{t.traceback}"
             case.message = f"{t.cls}" + (f": explained by {t.explained_by} (fix: {t.fix})" if t.explained_by else
                                          f": {t.explained_by_api}" + (f" (fix: {t.fix})" if t.fix else "")
                                          if t.explained_by_api else "")
-        elif TEST_CLASSES[t.cls].junit == "skipped":
+        elif TEST_CLASSES[t.cls].junit == junit_xml.Kind.SKIPPED:
             case.kind = junit_xml.Kind.SKIPPED
         cases.append(case)
     return junit_xml.render(junit_xml.Suite(name, cases))
@@ -631,6 +647,7 @@ class Comparison:
     candidate_cause: str = ""
     baseline_cause: str = ""
     sides: Sides | None = None  # with a baseline: what the sides share, and their confounders
+    learned: dict[str, str] = field(default_factory=dict)  # --aa: tests that flipped by themselves
 
     @property
     def unjudged(self) -> str:
@@ -667,17 +684,29 @@ def build(cell: Cell, matrix: Matrix, state_dir: Path) -> None:
     failure is left for ``observe`` to meet and report."""
     from jaxcompat.run import cell as cells
 
-    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok")
+    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
     try:
         cells.prepare(cell, matrix, scratch, state_dir)
     except cells.Stop:
         pass
 
 
+@dataclass(frozen=True)
+class Confirm:
+    """How a break is confirmed before blame: re-runs of what changed, on both sides (``reruns``,
+    0 = none), the baseline run twice to learn the tests that flip by themselves (``aa``), and the
+    tests an earlier --aa learned flip (``known``: test -> what was seen)."""
+
+    reruns: int = 1
+    aa: bool = False
+    known: tuple[tuple[str, str], ...] = ()
+
+
 def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matrix, state_dir: Path,
-            progress=quiet, jobs: int = 1) -> Comparison:
-    """Run the user's tests after (and before), run what changed once more, classify. With
-    ``jobs`` > 1 the baseline's environment is built while the candidate's tests run."""
+            progress=quiet, jobs: int = 1, confirm: Confirm = Confirm()) -> Comparison:
+    """Run the user's tests after (and before; with --aa the baseline twice), run what changed
+    ``confirm.reruns`` more times on both sides, classify. With ``jobs`` > 1 the baseline's
+    environment is built while the candidate's tests run."""
     from concurrent.futures import ThreadPoolExecutor
 
     if baseline is not None:  # the baseline is resolved first; the candidate is held at its versions
@@ -691,22 +720,24 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
         if pool is not None:
             ahead.result()
             pool.shutdown()
-    before = None
+    before, learned = None, {}
     if baseline is not None:
         progress(f"your tests in the baseline ({baseline.id})…")
         before = observe(baseline, matrix, state_dir, target)
-    tests = classify(after, before, matrix, candidate.backend)
-    again = suspects(tests)
-    flaky: dict[str, str] = {}
-    if again:
-        progress(f"running {len(again)} test(s) once more before blaming the upgrade…")
+        if confirm.aa:
+            progress("your tests in the baseline once more (--aa): which flip by themselves…")
+            learned = flips(before, observe(baseline, matrix, state_dir, target))
+    flaky: dict[str, str | tuple[FlakyOrigin, str]] = {
+        **{n: (FlakyOrigin.KNOWN, f"known to flip by itself ({note})") for n, note in confirm.known},
+        **{n: (FlakyOrigin.AA, f"flipped by itself in the baseline run twice ({note})") for n, note in learned.items()}}
+    tests = classify(after, before, matrix, candidate.backend, flaky)
+    again = [n for n in suspects(tests) if n not in flaky]
+    if again and confirm.reruns:
         sides = [("candidate", after, candidate)] + ([("baseline", before, baseline)] if before else [])
-        for side, first, cell in sides:
-            second = observe(cell, matrix, state_dir, target, nodeids=again)
-            for name in again:
-                s1, s2 = status(first.results.get(name)), status(second.results.get(name))
-                if s1 != s2 and not second.error:
-                    flaky[name] = "; ".join(filter(None, [flaky.get(name), f"{side}: {s1}, then {s2}"]))
+        progress(f"running {len(again)} test(s) " + ("once more" if confirm.reruns == 1 else
+                                                      f"up to {confirm.reruns} more times")
+                 + " on each side before blaming the upgrade…")
+        flaky.update(rerun(again, sides, matrix, state_dir, target, confirm.reruns))
         tests = classify(after, before, matrix, candidate.backend, flaky)
     found = compare_sides(candidate, before.locked or before.versions,
                           after.locked or after.versions) if before else None
@@ -720,7 +751,39 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
                       baseline_error=before.error if before else "",
                       ran={k: o.ran for k, o in sides.items()},
                       uncollectable={k: o.uncollectable for k, o in sides.items()},
-                      candidate_cause=after.cause, baseline_cause=before.cause if before else "", sides=found)
+                      candidate_cause=after.cause, baseline_cause=before.cause if before else "",
+                      learned=learned, sides=found)
+
+
+def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Target, times: int) -> dict[str, str]:
+    """``names`` run up to ``times`` more times on each side (``sides``: (side, first run, cell));
+    test -> what changed, for those whose outcome changed on a side (the rest are confirmed)."""
+    notes: dict[str, dict[str, str]] = {}
+    for side, first, cell in sides:
+        for _ in range(times):
+            pending = [n for n in names if side not in notes.get(n, {})]
+            if not pending:
+                break
+            again = observe(cell, matrix, state_dir, target, nodeids=pending)
+            if again.error:
+                continue
+            for name in pending:
+                s1, s2 = status(first.results.get(name)), status(again.results.get(name))
+                if s1 != s2:
+                    notes.setdefault(name, {})[side] = f"{side}: {s1}, then {s2}"
+    return {name: "; ".join(by.values()) for name, by in notes.items()}
+
+
+def flips(first: Observed, second: Observed) -> dict[str, str]:
+    """The tests that passed in one of two runs of the same environment and failed in the other."""
+    if second.error:
+        return {}
+    out = {}
+    for name in first.results.keys() & second.results.keys():
+        s1, s2 = status(first.results[name]), status(second.results[name])
+        if s1 in RAN and s2 in RAN and _fails(s1) != _fails(s2):
+            out[name] = f"{s1}, then {s2}"
+    return dict(sorted(out.items()))
 
 
 MAX_HELD_RUNS = 6  # confounders re-run one by one (each is an environment of its own)

@@ -9,8 +9,12 @@ so a case that hangs or kills the interpreter leaves behind everything recorded 
     {"event": "start", "case": id, "t": time}
     {"event": "result", "case": id, "status": ..., "error_types": [...], "message": ..., ...}
     {"event": "deprecation", "package": "equinox", "where": "equinox/_x.py:12", "message": ..., "case": id}
-The last kind: a Deprecation/FutureWarning that jax emits into the code of a package of the
-ecosystem (at import, or while a case runs): the warning before the break.
+    {"event": "warning", "case": id, "category": "DeprecationWarning", "message": ...}
+The "deprecation" kind: a Deprecation/FutureWarning that jax emits into the code of a package of
+the ecosystem (at import, or while a case runs): the warning before the break. The "warning" kind,
+in a user's project only (``JAXCOMPAT_OWN_FRAMES``): each distinct Deprecation, PendingDeprecation
+or FutureWarning a test raised (whoever raised it), at most ``WARNINGS_PER_TEST`` per test, each
+message clipped; pytest reports a test's warnings after its result, so they follow it.
 """
 
 from __future__ import annotations
@@ -50,6 +54,27 @@ def _record_warning(w, case: str | None) -> None:
 
 def pytest_warning_recorded(warning_message, when, nodeid, location):
     _record_warning(warning_message, nodeid or None)
+    _record_test_warning(warning_message, nodeid)
+
+
+WARNINGS_PER_TEST = 20
+WARNING_CHARS = 500
+_ANNOUNCING = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+_test_warnings: dict[str, set[tuple[str, str]]] = {}
+
+
+def _record_test_warning(w, nodeid: str) -> None:
+    """One event per distinct (category, message) a user's test raised: what announces a removal."""
+    if not nodeid or not os.environ.get("JAXCOMPAT_OWN_FRAMES"):
+        return
+    if not (isinstance(w.category, type) and issubclass(w.category, _ANNOUNCING)):
+        return
+    seen = _test_warnings.setdefault(nodeid, set())
+    key = (w.category.__name__, str(w.message)[:WARNING_CHARS])
+    if key in seen or len(seen) >= WARNINGS_PER_TEST:
+        return
+    seen.add(key)
+    _emit({"event": "warning", "case": nodeid, "category": key[0], "message": key[1]})
 _results: dict[str, dict] = {}
 
 

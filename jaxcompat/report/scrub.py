@@ -71,7 +71,8 @@ class Scrubber:
         return fragment
 
     def raw(self, raw: RawResult) -> RawResult:
-        return replace(raw, message=self(raw.message), traceback=self(raw.traceback))
+        return replace(raw, message=self(raw.message), traceback=self(raw.traceback),
+                       warnings=[replace(w, message=self(w.message)) for w in raw.warnings])
 
     def cell(self, result: CellResult) -> None:
         """Every text of a cell's result, in place (its pins and sources: their URLs too)."""

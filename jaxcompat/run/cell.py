@@ -25,6 +25,7 @@ from jaxcompat.knowledge.outcomes import (
     render_failed_imports,
 )
 from jaxcompat.model.matrix import Cell, Matrix
+from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome
 from jaxcompat.plugin.backends import backend_of, describe_device
 from jaxcompat.plugin.loaded import describe_shadowed
 from jaxcompat.plugin.packages import ECOSYSTEM, KEY_DISTS
@@ -113,7 +114,7 @@ def run_cell(cell: Cell, matrix: Matrix, *, state_dir: Path, reports_dir: Path |
                       str(matrix.root.resolve()): "<root>", str(Path.home()): "~"},
                      envs_dir=state_dir / "envs")
     opts = Options(case_args, extra_env, repeat, compile_bytecode, use_cache, scrub)
-    result = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok",
+    result = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK,
                         requested=dict(cell.pins), date=cell.date)
     try:
         _run(cell, matrix, result, state_dir, opts)
@@ -142,15 +143,18 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: 
         return
 
 
-def resolved(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: Options) -> tuple[Cell, str, str]:
+def resolved(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: Options,
+             settle: bool = True) -> tuple[Cell, str, str]:
     """The one way a cell's environment is decided, for the matrix, ``check --tests``, the crater
     and the cache key alike: (the cell completed, its interpreter, its lock) — complete what the
     cell leaves open, walk back what learned records say does not import, lock, settle what the
-    suite added. Any stage may end the cell (``Stop``, the cause in ``result``)."""
+    suite added (``settle=False``: not, as for a cache key, which must not import packages in real
+    environments). Any stage may end the cell (``Stop``, the cause in ``result``)."""
     cell, python_exe = complete(cell, matrix, result, state_dir)
     cell, applied = avoid_learned(cell, matrix, result, state_dir)
     lock_text = locked(cell, python_exe, matrix, result, state_dir, opts)
-    cell, lock_text = settle_added(cell, python_exe, lock_text, matrix, result, state_dir, opts, applied)
+    if settle:
+        cell, lock_text = settle_added(cell, python_exe, lock_text, matrix, result, state_dir, opts, applied)
     return cell, python_exe, lock_text
 
 
@@ -177,7 +181,7 @@ def record_sources(cell: Cell, lock_text: str, run: CellRun, result: CellResult,
 def unavailable_backend(cell: Cell, result: CellResult) -> None:
     missing = backend_missing(cell.backend)
     if missing:
-        result.status, result.outcome, result.message = "backend-missing", "unavailable", missing
+        result.status, result.outcome, result.message = CellStatus.BACKEND_MISSING, CellOutcome.UNAVAILABLE, missing
         raise Stop
 
 
@@ -190,14 +194,15 @@ def complete(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path) ->
         python_exe = find_python(done.python)
         date, why = (done.date, []) if done.date else resolution.resolution_date(done, state_dir / "cache")
     except (resolution.ResolutionError, releases.IndexError_) as e:
-        result.status, result.message = "unresolvable", str(e)
+        result.status, result.message = CellStatus.UNRESOLVABLE, str(e)
         classify_cell_error(result, "resolve", matrix.failures, cell.exact_pins())
         raise Stop from None
     except PythonMissing as e:
-        result.status, result.outcome, result.message = "python-missing", "unavailable", str(e)
+        result.status, result.outcome, result.message = CellStatus.PYTHON_MISSING, CellOutcome.UNAVAILABLE, str(e)
         raise Stop from None
     except OSError as e:
-        result.status, result.outcome, result.message = "install-error", "cell-error", f"reading the index: {e}"
+        result.status, result.outcome = CellStatus.INSTALL_ERROR, CellOutcome.CELL_ERROR
+        result.message = f"reading the index: {e}"
         raise Stop from None
     result.python, result.date = done.python, date
     result.notes.extend(found + why)
@@ -250,7 +255,7 @@ def explain_skips(result: CellResult) -> None:
         if not a.left_out:
             continue
         for r in result.results:
-            if r.outcome == "skipped" and f"'{dist}'" in r.message and "left out" not in r.message:
+            if r.outcome == Outcome.SKIPPED and f"'{dist}'" in r.message and "left out" not in r.message:
                 r.message = f"{r.message} ({dist} left out: {a.left_out})"
 
 
@@ -297,7 +302,7 @@ def observe(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result:
             built.python, root, todo, opts.repeat, backend=cell.backend, imports=imports,
             timeout_s=matrix.settings.case_timeout_s, workdir=state_dir / "runs" / cell.id, extra_env=opts.extra_env)
     except Interrupted:
-        result.status, result.outcome = "not-run", "interrupted"
+        result.status, result.outcome = CellStatus.NOT_RUN, CellOutcome.INTERRUPTED
         result.message = "the run was interrupted before this cell finished"
         raise Stop from None
     if opts.repeat == 1 and run.versions:
@@ -309,10 +314,10 @@ def input_key(cell: Cell, matrix: Matrix, state_dir: Path, case_args: list[str] 
     """One digest of everything the cell's results depend on (its lock, Python, backend, the
     case modules and the harness): CI restores a cell's cached results under this key. A cell
     that cannot be locked gets a key of its failure (it runs again, which is cheap)."""
-    result = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="ok")
+    result = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
     try:
         unavailable_backend(cell, result)
-        done, python_exe, lock_text = resolved(cell, matrix, result, state_dir, Options())
+        done, python_exe, lock_text = resolved(cell, matrix, result, state_dir, Options(), settle=False)
     except Stop:
         return f"{result.status}-{resultcache._sha(result.message)[:12]}"
     harness = resultcache.harness_digest(matrix.root, matrix.settings.cases_dir)
@@ -441,7 +446,7 @@ def judge(result: CellResult, run: CellRun, failures, backend: str, fallback_ver
                             "(every result had been recorded)")
     if run.import_failed:
         bad = {m: tb for m, tb in run.imports.items() if tb != "ok"}
-        result.status = "import-error"
+        result.status = CellStatus.IMPORT_ERROR
         result.failed_imports = {m: tb.strip() for m, tb in bad.items()}
         result.message = render_failed_imports(result.failed_imports)
         classify_cell_error(result, "import", failures, installed)
@@ -452,7 +457,7 @@ def judge(result: CellResult, run: CellRun, failures, backend: str, fallback_ver
         flag_flaky(result, [[classify(raw, failures, installed, backend) for raw in rep]
                             for rep in run.repeats])
     if run.rc not in (0, 1) and not run.results:
-        result.status, result.outcome = "run-error", "cell-error"
+        result.status, result.outcome = CellStatus.RUN_ERROR, CellOutcome.CELL_ERROR
         result.message = f"pytest exited with code {run.rc} before running any case:\n{run.log_tail}"
 
 
@@ -464,4 +469,4 @@ def flag_flaky(result: CellResult, repeats: list[list]) -> None:
                               for rep in repeats]
         if len(set(seen)) > 1:
             r.message = f"outcomes over {len(seen)} runs: {', '.join(seen)}\n{r.message}"
-            r.outcome = "flaky"
+            r.outcome = Outcome.FLAKY

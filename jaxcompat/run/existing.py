@@ -218,11 +218,6 @@ def not_installed_lines(result: CellResult) -> list[str]:
     return lines
 
 
-def judged_any(result: CellResult) -> bool:
-    """Whether any case ran here (passed, failed, reproduced): skipped ones judge nothing."""
-    return any(r.status not in ("skipped",) for r in result.results)
-
-
 def environment_lines(result: CellResult) -> list[str]:
     """What the terminal says about the environment before the verdict: its devices and every
     ecosystem distribution that `import` does not load (a copy behind another on sys.path)."""

@@ -250,6 +250,8 @@ def record(events: list[dict], run: CellRun, done: set[str]) -> str | None:
             dep = {k: ev.get(k) for k in ("package", "where", "message", "category", "case")}
             if not any(d["where"] == dep["where"] and d["message"] == dep["message"] for d in run.deprecations):
                 run.deprecations.append(dep)
+        elif kind == "warning":
+            _attach_warning(run, ev)
         elif kind == "start":
             running = ev["case"]
         elif kind == "result":
@@ -258,6 +260,16 @@ def record(events: list[dict], run: CellRun, done: set[str]) -> str | None:
                 done.add(ev["case"])
                 run.results.append(RawResult.from_dict(ev))
     return running
+
+
+def _attach_warning(run: CellRun, ev: dict) -> None:
+    """A test's warning (the plugin reports it after the test's result) onto that result."""
+    from jaxcompat.model.warnings import TestWarning
+
+    found = next((r for r in reversed(run.results) if r.case == ev.get("case")), None)
+    w = TestWarning.from_dict(ev)
+    if found is not None and w not in found.warnings:
+        found.warnings.append(w)
 
 
 def record_killed(run: CellRun, done: set[str], case: str, step: Attempt, timeout_s: float) -> None:

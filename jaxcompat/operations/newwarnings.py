@@ -1,0 +1,23 @@
+"""Tomorrow's breaks in today's warnings, across projects: the per-test new warnings of the user's
+tests (``usertests.UserTest.new_warnings``) grouped by normalised message, each dated by jax's API
+history (the same history as ``scan``) or, failing that, by what its message announces."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from jaxcompat.knowledge.warnings import group
+from jaxcompat.model.warnings import NewWarning
+from jaxcompat.operations.usertests import UserTest
+
+
+def groups(per_project: Mapping[str, list[UserTest]]) -> list[NewWarning]:
+    """``per_project``: project (a dependent, or the tested project) -> its tests."""
+    from jaxcompat.apihistory.apiexplain import histories
+
+    new = {p: {t.test: t.new_warnings for t in tests if t.new_warnings} for p, tests in per_project.items()}
+    new = {p: tests for p, tests in new.items() if tests}
+    if not new:
+        return []
+    messages = [{"message": w.message} for tests in new.values() for ws in tests.values() for w in ws]
+    return group(new, histories(messages))

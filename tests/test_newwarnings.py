@@ -1,0 +1,168 @@
+"""Tomorrow's breaks in today's warnings: each test's warnings recorded by the plugin inside the
+test process, diffed against the same test in the baseline, grouped by normalised message across
+dependents, dated by jax's API history, leading the crater's and check's reports; a candidate that
+only adds warnings is safe (exit 0). No jax: a real pytest run of a small folder for the plugin,
+records for the rest."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jaxcompat.knowledge import warnings as kw
+from jaxcompat.knowledge.config import load
+from jaxcompat.knowledge.deprecations import History
+from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.vocab import DependentVerdict
+from jaxcompat.model.warnings import TestWarning
+from jaxcompat.operations import crater, newwarnings, usertests
+from jaxcompat.run.runner import CellRun, record
+from tests.helpers import make_tree
+
+REPO = Path(__file__).resolve().parent.parent
+TREE_MAP = ("jax.tree_map is deprecated: use jax.tree.map (jax v0.4.25 or newer) or jax.tree_util.tree_map "
+            "(any JAX version).")
+DEP = TestWarning("DeprecationWarning", TREE_MAP)
+
+
+def test_the_plugin_records_each_tests_announcing_warnings_bounded_and_once(tmp_path):
+    (tmp_path / "test_w.py").write_text(
+        "import warnings\n\n"
+        "def test_many():\n"
+        "    for i in range(40):\n"
+        "        warnings.warn(f'old thing {i} is deprecated', DeprecationWarning)\n\n"
+        "def test_same_twice():\n"
+        "    for _ in range(3):\n"
+        "        warnings.warn('x is going away', FutureWarning)\n"
+        "    warnings.warn('y is pending', PendingDeprecationWarning)\n"
+        "    warnings.warn('not an announcement', UserWarning)\n\n"
+        "def test_quiet():\n"
+        "    pass\n")
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
+    events = tmp_path / "events.jsonl"
+    env = {**os.environ, "JAXCOMPAT_RESULTS": str(events), "JAXCOMPAT_OWN_FRAMES": str(tmp_path),
+           "PYTHONPATH": str(REPO)}
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)], cwd=tmp_path,
+                   env=env, capture_output=True, text=True, timeout=120)
+    lines = [json.loads(x) for x in events.read_text().splitlines()]
+    run = CellRun()
+    record(lines, run, set())
+    by = {r.case.split("::")[1]: r for r in run.results}
+    assert len(by["test_many"].warnings) == 20  # bounded per test
+    assert sorted((w.category, w.message) for w in by["test_same_twice"].warnings) == [
+        ("FutureWarning", "x is going away"), ("PendingDeprecationWarning", "y is pending")]
+    assert by["test_quiet"].warnings == []
+
+
+def test_a_warning_is_new_only_against_the_same_test_that_ran_before():
+    moved = TestWarning("DeprecationWarning", "array at 0x7f00aa of shape (3, 4) in /home/u/p/x.py is deprecated")
+    same = TestWarning("DeprecationWarning", "array at 0x7e11bb of shape (5, 6) in /opt/q/y.py is deprecated")
+    assert kw.normalise(moved.message) == kw.normalise(same.message)
+    assert kw.new([moved, DEP], [same], ran_before=True) == [DEP]
+    assert kw.new([DEP], [], ran_before=False) == []  # not run before: nothing to compare with
+    assert kw.new([DEP], None, ran_before=True) == []  # no baseline at all
+
+
+def _obs(**tests) -> usertests.Observed:
+    return usertests.Observed(results={f"tests/test_x.py::{n}": RawResult(case=f"tests/test_x.py::{n}", status=st,
+                                                                          warnings=list(ws))
+                                       for n, (st, ws) in tests.items()}, versions={"pytest": "8.0.0"})
+
+
+def test_classify_carries_each_tests_new_warnings_into_its_record(tmp_path):
+    matrix = load(make_tree(tmp_path))
+    after = _obs(a=("passed", [DEP]), b=("passed", [DEP]), c=("passed", [DEP]))
+    before = _obs(a=("passed", []), b=("passed", [DEP]), c=("skipped", []))
+    tests = {t.test.split("::")[1]: t for t in usertests.classify(after, before, matrix, "cpu")}
+    assert tests["a"].new_warnings == [DEP] and tests["a"].cls == "pass"
+    assert tests["b"].new_warnings == [] and tests["c"].new_warnings == []
+    again = usertests.UserTest.from_dict(json.loads(json.dumps(tests["a"].to_dict())))
+    assert again.new_warnings == [DEP]
+    assert "new_warnings" not in tests["b"].to_dict()
+
+
+def test_new_warnings_are_grouped_across_dependents_and_dated_by_the_api_history():
+    other = TestWarning("FutureWarning", "equinox.thing is deprecated and will be removed in 0.14.0")
+    per = {"alpha": {"t::a": [DEP], "t::b": [DEP, other]}, "beta": {"t::c": [DEP]}}
+    history = {"jax.tree_map": History(deprecated_in="0.4.26", removed_in="0.6.0", newest="0.12.0")}
+    groups = kw.group(per, history)
+    assert [g.api for g in groups] == ["jax.tree_map", ""]  # soonest removal first
+    assert kw.sentence(groups[0]) == ("jax.tree_map: deprecated in 0.4.26, removed in 0.6.0 — 3 tests of 2 "
+                                      "dependents (DeprecationWarning)")
+    assert groups[1].removed_in == "0.14.0" and groups[1].removal_from == "message"
+    assert groups[0].tests == {"alpha": ["t::a", "t::b"], "beta": ["t::c"]}
+
+
+def test_the_real_history_dates_jax_tree_map():
+    t = usertests.UserTest("t::a", "passed", "passed", "pass", new_warnings=[DEP])
+    [g] = newwarnings.groups({"alpha": [t]})
+    assert (g.api, g.deprecated_in, g.removed_in, g.removal_from) == ("jax.tree_map", "0.4.26", "0.6.0", "history")
+
+
+def _dependent(name: str, *tests: usertests.UserTest) -> crater.DependentResult:
+    classes: dict[str, int] = {}
+    for t in tests:
+        classes[t.cls] = classes.get(t.cls, 0) + 1
+    return crater.DependentResult(name, DependentVerdict.SAFE, version="1.0", ran={"candidate": len(tests),
+                                                                                 "baseline": len(tests)},
+                                  classes=classes, tests=list(tests))
+
+
+def test_a_candidate_that_only_adds_warnings_is_safe_and_the_report_leads_with_them(tmp_path):
+    warned = [usertests.UserTest(f"tests/test_m.py::t{i}", "passed", "passed", "pass", new_warnings=[DEP])
+              for i in range(3)]
+    results = [_dependent("alpha", *warned[:2]), _dependent("beta", warned[2]),
+               _dependent("gamma", usertests.UserTest("tests/test_m.py::q", "passed", "passed", "pass"))]
+    plan = crater.Plan(("jax==0.4.26",), ("jax==0.4.25",))
+    text, code = crater.write(tmp_path, results, {"candidate": ["jax==0.4.26"], "baseline": ["jax==0.4.25"],
+                                                  "as_of": None}, 1.0, 1, plan)
+    assert code == 0
+    lines = text.splitlines()
+    assert lines[1].startswith("✓ the candidate breaks none of the 3 dependents' tests")
+    assert lines[2].startswith("! the candidate announces 1 future break(s): 3 test(s)")
+    assert "jax.tree_map: deprecated in 0.4.26, removed in 0.6.0 — 3 tests of 2 dependents" in lines[3]
+    data = json.loads((tmp_path / "crater.json").read_text())
+    assert data["exit"] == 0 and data["new_warnings"][0]["projects"] == ["alpha", "beta"]
+    assert data["new_warnings"][0]["removed_in"] == "0.6.0"
+    assert "| `jax.tree_map` | DeprecationWarning | 0.4.26 | 0.6.0 | 3 | alpha, beta |" in (
+        tmp_path / "crater.md").read_text()
+    assert "tomorrow&#x27;s breaks" in (tmp_path / "crater.html").read_text() or "tomorrow's breaks" in (
+        tmp_path / "crater.html").read_text()
+
+
+@pytest.mark.integration
+def test_check_tests_with_only_new_warnings_is_safe_and_leads_with_them(tmp_path):
+    from jaxcompat.env.candidate import candidate_cell
+
+    cand = candidate_cell(["jax==0.4.33"], python="auto").id
+    make_tree(tmp_path)
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (tmp_path / "user").mkdir()
+    (tmp_path / "user" / "test_u.py").write_text(
+        "import os, warnings\n\n"
+        "def test_tree():\n"
+        f"    if '{cand}' in os.environ['JAXCOMPAT_RESULTS']:\n"
+        f"        warnings.warn({TREE_MAP!r}, DeprecationWarning)\n\n"
+        "def test_quiet():\n    pass\n")
+    proc = subprocess.run([sys.executable, str(REPO / "tests" / "fake_matrix.py"), "check", "--matrix",
+                           str(tmp_path / "matrix.toml"), "--reports", str(tmp_path / "reports"), "--state",
+                           str(tmp_path / "state"), "--tests", str(tmp_path / "user"), "--no-verify-escapes",
+                           "--baseline", "jax==0.4.31", "jax==0.4.33"], capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    verdict = out[out.index("! the candidate announces"):]
+    assert verdict.index("jax.tree_map: deprecated in 0.4.26, removed in 0.6.0 — 1 test") < verdict.index("Your tests")
+    data = json.loads((tmp_path / "reports" / "check.json").read_text())
+    [g] = data["user_tests_run"]["new_warnings"]
+    assert g["tests"] == {"user": ["test_u.py::test_tree"]} and g["removed_in"] == "0.6.0"
+    by = {t["test"]: t for t in data["user_tests"]}
+    assert by["test_u.py::test_tree"]["new_warnings"][0]["category"] == "DeprecationWarning"
+    assert "new_warnings" not in by["test_u.py::test_quiet"]
+    md = (tmp_path / "reports" / "check.md").read_text()
+    assert "| `jax.tree_map` | DeprecationWarning | 0.4.26 | 0.6.0 | 1 |" in md
