@@ -80,6 +80,20 @@ def test_the_dependents_file_of_the_checkout_is_broad():
     assert "--xla_force_host_platform_device_count=8" in jax_md.environment()["XLA_FLAGS"]
 
 
+def test_the_core_runs_from_git_with_its_test_folders():
+    """equinox, diffrax, optimistix, lineax (and jaxtyping): no sdist of theirs carries tests, so
+    each is a git dependent with its test folder, run for a jax candidate (issue 39 part 1)."""
+    deps = load(REPO / "dependents.toml")
+    folders = {"equinox": "tests", "diffrax": "test", "optimistix": "tests", "lineax": "tests", "jaxtyping": "test"}
+    for name, folder in folders.items():
+        d = deps.get(name)
+        assert d is not None, name
+        assert d.source.git == f"https://github.com/patrick-kidger/{name}" and not d.source.ref, d.source
+        assert d.tests == (folder,) and "jax" in d.depends_on and "insteadOf" in d.note
+    assert {"equinox", "lineax", "optimistix", "diffrax", "jaxtyping"} <= {d.name for d in crater.select(deps, {"jax"})}
+    assert "equinox" not in deps.get("equinox").depends_on  # a candidate for equinox does not replace its own suite
+
+
 def test_a_candidate_runs_the_dependents_of_what_it_names():
     deps = load(REPO / "dependents.toml")
     everyone = crater.select(deps, {"jax", "equinox"})

@@ -85,6 +85,16 @@ def test_requirements_files_follow_their_includes(tmp_path):
     assert deps.sources == ("requirements-dev.txt",) and deps.requirements == ("ruff",)
 
 
+def test_a_requirements_file_in_a_test_folder_named_test_is_found(tmp_path):
+    """diffrax and jaxtyping in 2023-2024: test/requirements.txt, no extra, no group (issue 39)."""
+    root = _project(tmp_path / "diffraxlike", '[project]\nname = "diffraxlike"\ndependencies = ["equinox"]\n',
+                    **{"test__requirements.txt": "beartype\njaxlib\noptax\npytest\nscipy\ntqdm\n"})
+    deps = testdeps.choose(root)
+    assert deps.sources == ("test/requirements.txt",)
+    assert deps.requirements == ("beartype", "jaxlib", "optax", "pytest", "scipy", "tqdm")
+    assert deps.for_candidate({"jax", "jaxlib"})[1] == ("jaxlib",)  # the candidate's own pin is kept
+
+
 def test_setup_cfg_and_setup_py_extras(tmp_path):
     root = tmp_path / "cfg"
     root.mkdir()

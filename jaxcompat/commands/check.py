@@ -101,6 +101,10 @@ def run(args) -> int:
     print(f"checking {' '.join(reqs)} on {where} ({cell.id}{rules}{origin})", flush=True)
     if target is not None and target.deps_line(cell):
         print(target.deps_line(cell), flush=True)
+    if baseline is not None:  # resolved first: the candidate keeps what it does not name at the baseline's versions
+        from jaxcompat.operations.usertests import hold_to_baseline
+
+        cell = hold_to_baseline(cell, baseline, matrix, Path(args.state))
     with run_lock(reports_dir):
         result = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, repeat=args.repeat,
                           use_cache=not args.no_cache)

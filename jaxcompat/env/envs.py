@@ -18,7 +18,7 @@ from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.uvbin import uv_bin
-from jaxcompat.env import sources
+from jaxcompat.env import sides, sources
 from jaxcompat.model.matrix import ANY, LATEST, Cell
 from jaxcompat.plugin.backends import JAX_EXTRAS
 
@@ -99,7 +99,7 @@ def _compile(cell: Cell, python: str, date: str | None, requirements: list[str],
     write_text(req_file, "\n".join(requirements) + "\n")
     exempt: tuple[str, ...] = ()
     while True:
-        proc = run_tool(resolve_args(cell, python, date, req_file, exempt))
+        proc = run_tool(resolve_args(cell, python, date, req_file, exempt) + sides.constraint_args(cell, workdir))
         newer = [n for n in PAST_CUTOFF.findall(proc.stderr) if n not in exempt]
         if proc.returncode == 0 or not cell.editable or not newer or len(exempt) >= 20:
             break
@@ -116,6 +116,7 @@ def spec_hash(cell: Cell, python_exe: str, date: str | None, harness: tuple[str,
                           "date": date, "backend": cell.backend, "harness": list(harness),
                           "extra": extra, "editable": [_project_digest(e) for e in cell.editable],
                           **({"avoid": sorted(cell.avoid)} if cell.avoid else {}),
+                          **({"held": list(cell.held)} if cell.held else {}),
                           **({"past_cutoff": 1} if cell.editable else {}),
                           # direct references' content and index options; absent (so the key
                           # stays what it was) for a cell of PyPI releases
@@ -167,7 +168,10 @@ def resolve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, .
             + [f"-e {e}" for e in cell.editable])
     optional = cell.optional()
     notes: list[str] = []
-    proc = _compile(cell, python_exe, date, base + optional, workdir, notes)
+    # a candidate held at the baseline's versions lets go of those its own requirements conflict with
+    cell, proc, held_notes = sides.settle(
+        cell, lambda c: _compile(c, python_exe, date, base + optional, workdir, notes), UNRESOLVABLE)
+    notes += held_notes
     if proc.returncode != 0 and optional and UNRESOLVABLE.search(proc.stderr):
         # Keep the required pins; add each optional package only if it co-installs.
         proc = _compile(cell, python_exe, date, base, workdir)

@@ -31,6 +31,7 @@ FALLBACK = ("dev",)  # used only when none of the preferred names is declared
 REQUIREMENT_FILES = ("requirements-test.txt", "requirements_test.txt", "test-requirements.txt",
                      "test_requirements.txt", "requirements-tests.txt", "requirements/test.txt",
                      "requirements/tests.txt", "requirements/requirements-test.txt", "tests/requirements.txt",
+                     "test/requirements.txt",
                      "requirements-dev.txt", "requirements_dev.txt", "dev-requirements.txt", "requirements/dev.txt")
 
 

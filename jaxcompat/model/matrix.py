@@ -58,6 +58,9 @@ class Cell:
     # Releases of added packages not to install ("optimistix!=0.0.7"): they do not import with
     # these pins (observed, or a learned record). An optional package keeps being optional.
     avoid: tuple[str, ...] = ()
+    # The baseline's versions this candidate is held at ("numpy==2.0.1"): uv constraints for every
+    # package it does not name, so that the two sides differ only in the candidate (env/sides.py).
+    held: tuple[str, ...] = ()
 
     def requirements(self) -> list[str]:
         """PEP 508 strings for the required (non-optional) pins."""

@@ -37,6 +37,7 @@ from jaxcompat.model.dependents import Dependent, Dependents
 from jaxcompat.model.health import Health
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.sides import Sides
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
 from jaxcompat.model.warnings import NewWarning
 from jaxcompat.operations import confirm, newwarnings, usertests
@@ -89,6 +90,7 @@ class DependentResult:
     only: list[str] = field(default_factory=list)  # the tests run (paths in the project; [] = its configuration)
     env: dict[str, str] = field(default_factory=dict)  # the environment variables its tests ran with
     cached: bool = False  # read from the result cache in this run (its seconds are the run that judged it)
+    sides: dict = field(default_factory=dict)  # model/sides.Sides: what differs beyond the candidate (confounders)
     health: Health | None = None  # its baseline mostly failing: flagged, judged on the rest
     learned: dict[str, str] = field(default_factory=dict)  # --aa: its tests that flipped by themselves
 
@@ -182,6 +184,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     res.tests, res.learned, res.health = list(cmp.tests), dict(cmp.learned), confirm.health(cmp.tests)
     res.ran, res.classes = dict(cmp.ran), usertests.counts(cmp.tests)
     res.versions = {"candidate": _eco(cmp.candidate_versions), "baseline": _eco(cmp.baseline_versions)}
+    res.sides = cmp.sides.to_dict() if cmp.sides else {}
     for side, error in (("candidate", cmp.error), ("baseline", cmp.baseline_error)):
         if error and not error.startswith("pytest exited"):  # it could not be installed there
             _not_installed(res, side, error)
@@ -413,7 +416,7 @@ def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "",
             return None
     rules = matrix.path.read_bytes() if matrix.path.is_file() else b""
     known = _confirm(dep, plan, Path(state_dir)).known if state_dir is not None else ()
-    said = f"{plan.key}|{plan.python}|{dep!r}|{version}|{plan.reruns}|{known!r}"
+    said = f"{plan.key}|{plan.python}|{dep!r}|{version}|{plan.reruns}|{known!r}|held"
     return hashlib.sha256(said.encode() + rules).hexdigest()[:20]
 
 
@@ -708,8 +711,9 @@ def summary(results: list[DependentResult], plan_text: dict, groups: list[Group]
     counts: dict[str, int] = {}
     for r in results:
         counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
+    confounded = {r.name: [c["dist"] for c in r.sides["confounders"]] for r in results if r.sides.get("confounders")}
     return {"kind": "crater", **plan_text, "verdicts": counts, "exit": exit_status(results, gaps),
-            **({"not_seen": list(gaps)} if gaps else {}),
+            "confounded": confounded, **({"not_seen": list(gaps)} if gaps else {}),
             "new_warnings": [w.to_dict() for w in warned],
             "dependents": [r.to_dict() for r in sorted(results, key=lambda r: r.name)],
             "groups": [g.to_dict() for g in groups], "cost": cost_}
@@ -756,6 +760,7 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
                                     ", ".join(f"{c} {n}" for c, n in r.classes.items())) if x) if r.ran else ""
         lines.append(f"  {r.verdict:<13} {r.name} {r.version}  "
                      + "; ".join(x for x in (ran, r.cause, shown_warnings.health_line(r.health)) if x))
+        lines += ["    " + x for x in Sides.from_dict(r.sides).lines() if r.sides.get("confounders")]
     lines.append("")
     lines.append(cost_line(cost_))
     return "\n".join(lines)

@@ -23,12 +23,15 @@ from typing import NamedTuple
 from packaging.specifiers import SpecifierSet
 
 from jaxcompat._util.text import first_line, last_line, quiet
+from jaxcompat.env.sides import compare as compare_sides
+from jaxcompat.env.sides import held_at_baseline, hold
 from jaxcompat.env.testdeps import TestDeps, TestDepsError, choose, diagnose, normalise, warning_filter
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, error_matches
 from jaxcompat.knowledge.rules import applies
 from jaxcompat.knowledge.warnings import RAN
 from jaxcompat.knowledge.warnings import new as new_warnings
 from jaxcompat.model.matrix import ANY, Cell, Matrix
+from jaxcompat.model.sides import Sides
 from jaxcompat.model.vocab import CellStatus, FlakyOrigin, Phase, TestStatus, UserTestSide, UserTestStatus
 from jaxcompat.model.warnings import TestWarning
 from jaxcompat.report import junit as junit_xml
@@ -240,6 +243,7 @@ class Observed:
     error: str = ""  # why the tests could not start there (install, resolution, pytest itself)
     cause: str = ""  # when no test ran: the one-line cause and how to provide what is missing
     warning_filter: str = ""  # the project's setting that turns a DeprecationWarning into an error, if any
+    locked: dict[str, str] = field(default_factory=dict)  # every package of the environment's lock
 
     @property
     def ran(self) -> int:
@@ -335,7 +339,7 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
                       str(matrix.root.resolve()) + "/": "<root>/", str(Path.home()): "~"}, envs_dir=state_dir / "envs")
     out = Observed(results={r.case: scrub.raw(r) for r in run.results},
                    versions={k.lower(): v for k, v in run.versions.items()},
-                   warning_filter=warning_filter(target.root))
+                   warning_filter=warning_filter(target.root), locked=lock_versions(built.lock))
     # pytest's whole output, not only its tail: a deep import chain can push the conftest's name out of it
     log = workdir / "pytest.log"
     stopped = conftest_failure(scrub(log.read_text(encoding="utf-8", errors="replace") if log.is_file()
@@ -543,7 +547,7 @@ def verdict(cmp: "Comparison", target: Target) -> str:
             names = [x.test for x in same]
             lines.append("        " + ", ".join(names[:8]) + (f" … and {len(names) - 8} more (check.md lists them all)"
                                                             if len(names) > 8 else ""))
-    return "\n".join(lines)
+    return "\n".join(lines + (cmp.sides.lines() if cmp.sides else []))
 
 
 def _by_error(group: list[UserTest]) -> dict[tuple[str | None, str], list[UserTest]]:
@@ -642,6 +646,7 @@ class Comparison:
     uncollectable: dict[str, list[str]] = field(default_factory=dict)  # modules, per side
     candidate_cause: str = ""
     baseline_cause: str = ""
+    sides: Sides | None = None  # with a baseline: what the sides share, and their confounders
     learned: dict[str, str] = field(default_factory=dict)  # --aa: tests that flipped by themselves
 
     @property
@@ -669,6 +674,7 @@ class Comparison:
         sides = ["candidate"] + (["baseline"] if self.with_baseline else [])
         causes = {"candidate": self.candidate_cause, "baseline": self.baseline_cause}
         return {"judged": not self.unjudged, "unjudged": self.unjudged, "classes": counts(self.tests),
+                **({"held_at_baseline": self.sides.to_dict()} if self.sides else {}),
                 "sides": {side: {"ran": self.ran.get(side, 0), "uncollectable": self.uncollectable.get(side, []),
                                  "cause": causes[side]} for side in sides}}
 
@@ -703,6 +709,8 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
     environment is built while the candidate's tests run."""
     from concurrent.futures import ThreadPoolExecutor
 
+    if baseline is not None:  # the baseline is resolved first; the candidate is held at its versions
+        candidate = hold_to_baseline(candidate, baseline, matrix, state_dir)
     pool = ThreadPoolExecutor(1) if baseline is not None and jobs > 1 else None
     ahead = pool.submit(build, baseline, matrix, state_dir) if pool is not None else None
     progress(f"your tests in the candidate ({candidate.id})…")
@@ -731,6 +739,10 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
                  + " on each side before blaming the upgrade…")
         flaky.update(rerun(again, sides, matrix, state_dir, target, confirm.reruns))
         tests = classify(after, before, matrix, candidate.backend, flaky)
+    found = compare_sides(candidate, before.locked or before.versions,
+                          after.locked or after.versions) if before else None
+    if found and found.confounders and (broken := [t.test for t in failing(tests, True)]):
+        attribute(found, candidate, broken, target, matrix, state_dir, progress)
     # (every text is already relative to the project and free of machine paths: observe scrubbed it)
     sides = {"candidate": after, **({"baseline": before} if before else {})}
     return Comparison(tests, with_baseline=baseline is not None, error=after.error,
@@ -740,7 +752,7 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
                       ran={k: o.ran for k, o in sides.items()},
                       uncollectable={k: o.uncollectable for k, o in sides.items()},
                       candidate_cause=after.cause, baseline_cause=before.cause if before else "",
-                      learned=learned)
+                      learned=learned, sides=found)
 
 
 def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Target, times: int) -> dict[str, str]:
@@ -772,3 +784,38 @@ def flips(first: Observed, second: Observed) -> dict[str, str]:
         if s1 in RAN and s2 in RAN and _fails(s1) != _fails(s2):
             out[name] = f"{s1}, then {s2}"
     return dict(sorted(out.items()))
+
+
+MAX_HELD_RUNS = 6  # confounders re-run one by one (each is an environment of its own)
+
+
+def hold_to_baseline(candidate: Cell, baseline: Cell, matrix: Matrix, state_dir: Path) -> Cell:
+    """The candidate held at the baseline's resolved versions for every package it does not name
+    (env/sides.py); as it is when the baseline cannot be resolved (``observe`` meets that)."""
+    from jaxcompat.run import cell as cells
+
+    scratch = CellResult(id=baseline.id, python=baseline.python, backend=baseline.backend, status="ok")
+    try:
+        _done, _python, lock = cells.resolved(baseline, matrix, scratch, state_dir, cells.Options())
+    except cells.Stop:
+        return candidate
+    return hold(candidate, lock_versions(lock))
+
+
+def attribute(found: Sides, candidate: Cell, broken: list[str], target: Target, matrix: Matrix,
+              state_dir: Path, progress=quiet) -> None:
+    """Each confounder held at the baseline's version in turn, the broken tests re-run: whether
+    they pass then (it is the cause), still fail (it is not), or it cannot be held."""
+    for c in found.confounders[:MAX_HELD_RUNS]:
+        if not c.baseline:
+            c.held_run, c.detail = "cannot hold", "the baseline does not have it"
+            continue
+        progress(f"the {len(broken)} broken test(s) again with {c.dist} held at {c.baseline}…")
+        seen = observe(held_at_baseline(candidate, c), matrix, state_dir, target, nodeids=broken)
+        if seen.error:
+            c.held_run, c.detail = "cannot hold", last_line(seen.error)
+            continue
+        still = [n for n in broken if _fails(status(seen.results.get(n)))]
+        c.held_run = ("the cause" if not still else "not the cause" if len(still) == len(broken)
+                      else "a cause")
+        c.detail = f"{len(broken) - len(still)} of {len(broken)} broken test(s) pass with {c.dist} {c.baseline}"
