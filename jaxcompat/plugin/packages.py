@@ -12,3 +12,6 @@ ON_EQUINOX = ("diffrax", "optimistix", "lineax")
 WATCHED = ("equinox", "diffrax", "optimistix", "lineax", "chex", "jaxtyping")
 # Versions a report records for each cell.
 KEY_DISTS = ECOSYSTEM + ("jaxtyping", "numpy", "scipy", "ml-dtypes", "pytest")
+# How a case skipped for a library its environment lacks says so (the plugin writes it; check --env
+# reads it back to name, by library, what it did not judge).
+NOT_INSTALLED = "which this environment does not have installed"

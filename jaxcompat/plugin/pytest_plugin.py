@@ -30,7 +30,7 @@ import pytest
 
 from jaxcompat.plugin.backends import MARKERS, backend_of, device_info, marker  # stdlib-only modules
 from jaxcompat.plugin.loaded import scan
-from jaxcompat.plugin.packages import DEPENDENTS, WATCHED
+from jaxcompat.plugin.packages import DEPENDENTS, NOT_INSTALLED, WATCHED
 
 _WHERE = re.compile(r"[/\\](" + "|".join(WATCHED) + r")[/\\](.*)$")
 _seen_warnings: set[tuple[str, str]] = set()
@@ -176,7 +176,7 @@ def _absent(names) -> list[str]:
 
 
 def _reason(missing: list[str]) -> str:
-    return f"needs {', '.join(missing)}, which this environment does not have installed (not judged here)"
+    return f"needs {', '.join(missing)}, {NOT_INSTALLED} (not judged here)"
 
 
 class _NotInstalled(pytest.Module):

@@ -33,7 +33,7 @@ from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.plugin import backends, loaded
 from jaxcompat.plugin.backends import backend_of, describe_device
-from jaxcompat.plugin.packages import ECOSYSTEM, KEY_DISTS
+from jaxcompat.plugin.packages import ECOSYSTEM, KEY_DISTS, NOT_INSTALLED
 from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run.cell import judge, key_versions
 from jaxcompat.run.runner import CellRun, Interrupted, run_repeated
@@ -189,7 +189,7 @@ def check_existing(path: str, matrix: Matrix, *, state_dir: Path, repeat: int = 
     return result
 
 
-_NOT_INSTALLED = re.compile(r"^(?:Skipped: )?needs ([\w, -]+), which this environment does not have installed")
+_NOT_INSTALLED = re.compile(r"^(?:Skipped: )?needs ([\w, -]+), " + re.escape(NOT_INSTALLED))
 # (the reason the plugin gives: jaxcompat/plugin/pytest_plugin.py _reason), and pytest.importorskip's
 _ORSKIP = re.compile(r"^(?:Skipped: )?could not import '([\w.]+)': No module named '(\w+)'")
 
