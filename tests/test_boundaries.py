@@ -18,8 +18,9 @@ from jaxcompat.commands import main
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.outcomes import CaseResult, CellResult, RawResult
 from jaxcompat.model.index import index_options
-from jaxcompat.operations import usertests
+from jaxcompat.model.usertests import UserTest
 from jaxcompat.report import reports
+from jaxcompat.report import usertests as user_report
 from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run import resultcache
 from jaxcompat.run.cell import judge
@@ -114,9 +115,9 @@ def test_control_characters_give_a_junit_file_that_parses():
     root = ET.fromstring(reports.junit_xml(cell))
     failure = root.find("./testsuite/testcase/failure")
     assert failure is not None and "#x1B[31mred" in failure.text and "#x00" in failure.text
-    tests = [usertests.UserTest(test="tests/test_u.py::test_b", cls="fails", baseline=None, candidate="failed",
+    tests = [UserTest(test="tests/test_u.py::test_b", cls="fails", baseline=None, candidate="failed",
                                 message=msg, traceback="\x1b[1m  File x\x1b[0m")]
-    root = ET.fromstring(usertests.junit(tests, "project\x07"))
+    root = ET.fromstring(user_report.junit(tests, "project\x07"))
     assert root.find("./testsuite/testcase/failure") is not None
 
 

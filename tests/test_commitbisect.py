@@ -212,15 +212,16 @@ def test_a_crater_report_carries_the_first_bad_commit_of_its_broken_group(tmp_pa
     """A broken group no rule explains, bisected along the moved package's commits (a fake
     repository, fake steps), and the commit in crater.json and beside the group on screen."""
     from jaxcompat.model.dependents import Dependents
+    from jaxcompat.model.usertests import UserTest
     from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
-    from jaxcompat.operations import crater, craterbisect, usertests
+    from jaxcompat.operations import crater, craterbisect
 
     states = ["ok"] * 9 + ["bad"] * 12
     repo = make_repo(tmp_path, states, pr_at=9)
     mirror_env(repo)
     state_dir = tmp_path / "state"
     install, observe, _ = _fakes(state_dir / "cache")
-    broken = usertests.UserTest("tests/test_x.py::test_y", "failed", "passed", UserTestStatus.BROKEN,
+    broken = UserTest("tests/test_x.py::test_y", "failed", "passed", UserTestStatus.BROKEN,
                                 message="TypeError: boom", traceback="dep/tests/test_x.py:3: in test_y")
     results = [crater.DependentResult("dep", DependentVerdict.BROKEN, version="1.0", tests=[broken],
                                       ran={"candidate": 1, "baseline": 1})]

@@ -17,6 +17,7 @@ from jaxcompat.knowledge import flaky
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.outcomes import RawResult
 from jaxcompat.model.matrix import Cell
+from jaxcompat.model.usertests import Comparison, UserTest
 from jaxcompat.model.vocab import FlakyOrigin, SuiteHealth
 from jaxcompat.operations import confirm, crater, usertests
 from tests.helpers import make_tree
@@ -46,7 +47,7 @@ class Script:
         return self.runs[side].pop(0)
 
 
-def _compare(tmp_path, confirm_: usertests.Confirm) -> usertests.Comparison:
+def _compare(tmp_path, confirm_: usertests.Confirm) -> Comparison:
     matrix = load(make_tree(tmp_path))
     target = usertests.Target(tmp_path, project=False)
     return usertests.compare(Cell("c", "3.12", "cpu", {}), Cell("b", "3.12", "cpu", {}), target, matrix, tmp_path,
@@ -111,9 +112,9 @@ def test_the_flaky_file_is_checked_and_named(tmp_path):
         flaky.load(str(bad), tmp_path)
 
 
-def _user(test: str, cls: str, baseline: str = "failed", message: str = "AssertionError: x") -> usertests.UserTest:
+def _user(test: str, cls: str, baseline: str = "failed", message: str = "AssertionError: x") -> UserTest:
     cand = "passed" if cls in ("pass", "fixed") else "failed"
-    return usertests.UserTest(test, cand, baseline, cls, message=message)
+    return UserTest(test, cand, baseline, cls, message=message)
 
 
 def test_a_suite_whose_baseline_mostly_fails_is_unhealthy_with_its_commonest_error():

@@ -23,6 +23,7 @@ from jaxcompat.knowledge.config import load as load_matrix
 from jaxcompat.knowledge.dependents import load, parse
 from jaxcompat.model.dependents import Dependent, DependentSource
 from jaxcompat.model.matrix import ConfigError
+from jaxcompat.model.usertests import Comparison, UserTest
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
 from jaxcompat.operations import crater, usertests
 from tests.helpers import MINIMAL, failure_toml, make_tree
@@ -128,10 +129,10 @@ def test_a_cap_of_the_dependent_is_read_from_its_own_metadata(tmp_path):
 
 
 def _result(name: str, verdict: str, *broken: tuple[str, str, str | None]) -> crater.DependentResult:
-    tests = [usertests.UserTest(t, "failed", "passed", UserTestStatus.BROKEN, explained_by=rule, message=m,
+    tests = [UserTest(t, "failed", "passed", UserTestStatus.BROKEN, explained_by=rule, message=m,
                                 fix="upgrade equinox to >=0.11.7" if rule else "",
                                 traceback=f"{name}/tests/test_x.py:3: in {t}") for t, m, rule in broken]
-    tests.append(usertests.UserTest("tests/test_x.py::test_fine", "passed", "passed", UserTestStatus.PASS))
+    tests.append(UserTest("tests/test_x.py::test_fine", "passed", "passed", UserTestStatus.PASS))
     return crater.DependentResult(name, DependentVerdict(verdict), version="1.0", tests=tests,
                                   ran={"candidate": len(tests), "baseline": len(tests)},
                                   versions={"candidate": {"jax": "0.4.33", "equinox": "0.11.6"}})
@@ -183,10 +184,9 @@ def test_a_safe_dependent_with_no_test_run_in_the_candidate_is_not_safe():
 
 def test_all_skipped_in_the_candidate_is_none_ran_and_said(tmp_path):
     """084bcdf: `safe`, exit 0, "breaks none" for a dependent whose every test skipped in the candidate."""
-    from jaxcompat.operations import usertests
 
-    skipped = [usertests.UserTest(f"t.py::t{k}", "skipped", "passed", "skipped") for k in range(3)]
-    cmp = usertests.Comparison(skipped, with_baseline=True, ran={"candidate": 0, "baseline": 3})
+    skipped = [UserTest(f"t.py::t{k}", "skipped", "passed", "skipped") for k in range(3)]
+    cmp = Comparison(skipped, with_baseline=True, ran={"candidate": 0, "baseline": 3})
     res = crater.DependentResult("d", DependentVerdict.NO_SOURCE, ran=dict(cmp.ran), tests=skipped)
     crater._judged(res, cmp)
     assert res.verdict == DependentVerdict.NONE_RAN and "none of its tests ran in the candidate" in res.cause
@@ -204,7 +204,7 @@ def test_every_verdict_is_documented():
 def test_a_result_reads_back_as_it_was_written():
     res = _result("alpha", "broken", ("tests/test_x.py::test_grad", f"ValueError: {CLOSURE}", "closure-bug"))
     again = crater.DependentResult.from_dict(json.loads(json.dumps(res.to_dict())))
-    assert again == res and isinstance(again.tests[0], usertests.UserTest)
+    assert again == res and isinstance(again.tests[0], UserTest)
     assert again.tests[0].cls is UserTestStatus.BROKEN and again.verdict is DependentVerdict.BROKEN
 
 

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import json
 
+from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
-from jaxcompat.operations import commitbisect, crater, craterbisect, usertests
+from jaxcompat.operations import commitbisect, crater, craterbisect
 from tests.test_commitbisect import TARGET, URL, _fakes, _git, make_repo, mirror_env  # noqa: F401 (a fixture)
 
 PLAN = crater.Plan(("jax==2.0", "equinox==0.11.6"), ("jax==1.0", "equinox==0.11.6"))
 
 
 def _result(name: str, test: str, message: str, rule: str | None = None) -> crater.DependentResult:
-    broken = usertests.UserTest(test, "failed", "passed", UserTestStatus.BROKEN, message=message, explained_by=rule,
+    broken = UserTest(test, "failed", "passed", UserTestStatus.BROKEN, message=message, explained_by=rule,
                                 traceback=f"{name}/tests/test_x.py:3: in {test}")
     return crater.DependentResult(name, DependentVerdict.BROKEN, version="1.0", tests=[broken],
                                   ran={"candidate": 1, "baseline": 1})

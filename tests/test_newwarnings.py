@@ -18,6 +18,7 @@ from jaxcompat.knowledge import warnings as kw
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.deprecations import History
 from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import DependentVerdict
 from jaxcompat.model.warnings import TestWarning
 from jaxcompat.operations import crater, newwarnings, usertests
@@ -81,7 +82,7 @@ def test_classify_carries_each_tests_new_warnings_into_its_record(tmp_path):
     tests = {t.test.split("::")[1]: t for t in usertests.classify(after, before, matrix, "cpu")}
     assert tests["a"].new_warnings == [DEP] and tests["a"].cls == "pass"
     assert tests["b"].new_warnings == [] and tests["c"].new_warnings == []
-    again = usertests.UserTest.from_dict(json.loads(json.dumps(tests["a"].to_dict())))
+    again = UserTest.from_dict(json.loads(json.dumps(tests["a"].to_dict())))
     assert again.new_warnings == [DEP]
     assert "new_warnings" not in tests["b"].to_dict()
 
@@ -99,12 +100,12 @@ def test_new_warnings_are_grouped_across_dependents_and_dated_by_the_api_history
 
 
 def test_the_real_history_dates_jax_tree_map():
-    t = usertests.UserTest("t::a", "passed", "passed", "pass", new_warnings=[DEP])
+    t = UserTest("t::a", "passed", "passed", "pass", new_warnings=[DEP])
     [g] = newwarnings.groups({"alpha": [t]})
     assert (g.api, g.deprecated_in, g.removed_in, g.removal_from) == ("jax.tree_map", "0.4.26", "0.6.0", "history")
 
 
-def _dependent(name: str, *tests: usertests.UserTest) -> crater.DependentResult:
+def _dependent(name: str, *tests: UserTest) -> crater.DependentResult:
     classes: dict[str, int] = {}
     for t in tests:
         classes[t.cls] = classes.get(t.cls, 0) + 1
@@ -114,10 +115,10 @@ def _dependent(name: str, *tests: usertests.UserTest) -> crater.DependentResult:
 
 
 def test_a_candidate_that_only_adds_warnings_is_safe_and_the_report_leads_with_them(tmp_path):
-    warned = [usertests.UserTest(f"tests/test_m.py::t{i}", "passed", "passed", "pass", new_warnings=[DEP])
+    warned = [UserTest(f"tests/test_m.py::t{i}", "passed", "passed", "pass", new_warnings=[DEP])
               for i in range(3)]
     results = [_dependent("alpha", *warned[:2]), _dependent("beta", warned[2]),
-               _dependent("gamma", usertests.UserTest("tests/test_m.py::q", "passed", "passed", "pass"))]
+               _dependent("gamma", UserTest("tests/test_m.py::q", "passed", "passed", "pass"))]
     plan = crater.Plan(("jax==0.4.26",), ("jax==0.4.25",))
     text, code = crater.write(tmp_path, results, {"candidate": ["jax==0.4.26"], "baseline": ["jax==0.4.25"],
                                                   "as_of": None}, 1.0, 1, plan)

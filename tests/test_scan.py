@@ -23,7 +23,9 @@ from jaxcompat.apihistory.apiexplain import explain_removed, where
 from jaxcompat.apihistory.apitimeline import Timeline, regenerate
 from jaxcompat.apihistory.scan import Target, render, scan
 from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.usertests import Comparison
 from jaxcompat.operations import usertests
+from jaxcompat.report import usertests as user_report
 
 TABLE_TAIL = '''
 import typing as _typing
@@ -387,8 +389,8 @@ def test_a_users_failing_test_is_explained_by_jax_api_history(tmp_path):
                                   "used at chex/_src/fake.py:72")
     from jaxcompat.apihistory.apiexplain import verdict_lines
 
-    cmp = usertests.Comparison([t], with_baseline=True, ran={"candidate": 1, "baseline": 1})
-    text = usertests.verdict(cmp, usertests.Target(tmp_path, project=False))
+    cmp = Comparison([t], with_baseline=True, ran={"candidate": 1, "baseline": 1})
+    text = user_report.verdict(cmp, usertests.Target(tmp_path, project=False).describe())
     assert "jax's API history: jax.tree_map was removed in jax 0.6.0" in text
     (tmp_path / "m.py").write_text("import jax\njax.tree_map(abs, 1)\n")
     lines = verdict_lines([t], tmp_path, "0.10.2")

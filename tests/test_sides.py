@@ -16,6 +16,8 @@ from jaxcompat.model.matrix import Cell
 from jaxcompat.model.sides import Confounder, Sides
 from jaxcompat.model.vocab import DependentVerdict
 from jaxcompat.operations import crater, usertests
+from jaxcompat.report import check as check_report
+from jaxcompat.report import usertests as user_report
 from tests.helpers import make_tree
 
 BASELINE = {"jax": "0.4.31", "jaxlib": "0.4.31", "numpy": "2.0.1", "ml-dtypes": "0.4.0", "equinox": "0.11.4",
@@ -109,9 +111,10 @@ def test_compare_holds_the_candidate_and_names_the_confounder_that_breaks(tmp_pa
     assert by["numpy"].held_run == "the cause" and "1 of 1" in by["numpy"].detail
     assert by["pytest"].held_run == "not the cause"
     assert ("c-held-numpy", tuple(h for h in observed[0][1] if not h.startswith("numpy"))) in observed
-    text = usertests.verdict(cmp, target)
+    text = user_report.verdict(cmp, target.describe())
     assert "confounders: 2 package(s)" in text and "numpy 2.0.1 → 2.1.1: the cause" in text
-    assert cmp.summary()["held_at_baseline"]["confounders"][0]["dist"] == "numpy"  # check.json's user_tests_run
+    # check.json's user_tests_run
+    assert check_report.summary(cmp)["held_at_baseline"]["confounders"][0]["dist"] == "numpy"
 
 
 def test_the_crater_lists_each_dependents_confounders_beside_its_verdict():

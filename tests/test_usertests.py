@@ -13,6 +13,8 @@ import pytest
 
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.usertests import TEST_CLASSES
+from jaxcompat.model.usertests import test_class as class_of  # not a test: pytest would collect the bare name
 from jaxcompat.model.vocab import UserTestSide, UserTestStatus
 from jaxcompat.operations import usertests
 from tests.helpers import MINIMAL, failure_toml, make_tree
@@ -33,7 +35,7 @@ RULE = MINIMAL + failure_toml("closure-bug", "cases/test_demo.py::test_bug", '{ 
     ("failed", "absent", "skipped"),
 ])
 def test_the_class_of_a_test(before, after, cls):
-    got = usertests.test_class(UserTestSide(before) if before else None, UserTestSide(after))
+    got = class_of(UserTestSide(before) if before else None, UserTestSide(after))
     assert got == cls and type(got) is UserTestStatus  # the word, as its type (model/vocab.py)
 
 
@@ -174,8 +176,8 @@ def test_a_module_that_fails_to_import_in_the_candidate_breaks_each_of_its_tests
 
 def test_the_test_classes_are_defined_once_and_documented():
     readme = (Path(__file__).resolve().parents[1] / "docs" / "check.md").read_text()
-    assert all(f"`{cls}`" in readme for cls in usertests.TEST_CLASSES)
-    assert [c for c, k in usertests.TEST_CLASSES.items() if k.fails_check] == ["broken", "fails"]
+    assert all(f"`{cls}`" in readme for cls in TEST_CLASSES)
+    assert [c for c, k in TEST_CLASSES.items() if k.fails_check] == ["broken", "fails"]
 
 
 def _check(tmp_path, project: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict]:

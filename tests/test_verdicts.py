@@ -18,8 +18,9 @@ from jaxcompat.env import candidate
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
 from jaxcompat.model import verdicts
 from jaxcompat.model.dependents import Dependent, DependentSource
+from jaxcompat.model.usertests import Comparison, UserTest
 from jaxcompat.model.vocab import CellStatus, DependentVerdict
-from jaxcompat.operations import crater, usertests
+from jaxcompat.operations import crater
 
 NAMES = ["alpha", "beta", "gamma", "delta"]
 PLAN = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",))
@@ -148,8 +149,8 @@ def test_your_tests_are_safe_only_when_they_ran_on_both_sides(ran_c, ran_b, brok
     """``check --tests``: 0 only when your tests ran in the candidate (and in the baseline, given
     one) and none broke; ran before and none after is 1, as it always was; the index is never 1."""
     cls = "broken" if ran_b is not None else "fails"  # a test that passed before (or, alone, fails)
-    tests = [usertests.UserTest("t.py::a", "failed", "passed" if ran_b is not None else None, cls)] if broken else []
-    cmp = usertests.Comparison(tests, with_baseline=ran_b is not None, error=error,
+    tests = [UserTest("t.py::a", "failed", "passed" if ran_b is not None else None, cls)] if broken else []
+    cmp = Comparison(tests, with_baseline=ran_b is not None, error=error,
                                ran={"candidate": ran_c, **({"baseline": ran_b} if ran_b is not None else {})})
     code = verdicts.decide([user_tests_item(cmp, "yours")]).code
     assert (code == 0) == (ran_c > 0 and ran_b != 0 and not broken and not error)

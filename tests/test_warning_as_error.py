@@ -18,8 +18,10 @@ from jaxcompat.apihistory.apitimeline import Timeline
 from jaxcompat.env.testdeps import warning_filter
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.usertests import Comparison
 from jaxcompat.model.vocab import Phase
 from jaxcompat.operations import usertests
+from jaxcompat.report import usertests as user_report
 from tests.helpers import MINIMAL, make_tree
 
 REPO = Path(__file__).resolve().parent.parent
@@ -80,15 +82,15 @@ def test_every_test_under_a_conftest_that_failed_is_broken_and_explained(tmp_pat
     rule = next(f for f in matrix.failures if f.match.search(raw.message) and any("equinox" in c for c in f.affects))
     assert t.fix.startswith(f"{rule.fix} (known failure {rule.id}")
     assert '"ignore::DeprecationWarning:equinox"' in t.fix and f"pin jax<{deprecated_in}" in t.fix
-    cmp = usertests.Comparison(tests, with_baseline=True, ran={"candidate": 0, "baseline": 3},
+    cmp = Comparison(tests, with_baseline=True, ran={"candidate": 0, "baseline": 3},
                                uncollectable={"candidate": ["tests"], "baseline": []})
-    text = usertests.verdict(cmp, usertests.Target(root=tmp_path, project=True))
+    text = user_report.verdict(cmp, usertests.Target(root=tmp_path, project=True).describe())
     assert f"3 × [collect] DeprecationWarning: {NAME} is deprecated." in text
     assert "jax's API history: not collected: equinox 0.13.0 uses" in text and "what to pin or change: " in text
     assert "(no message)" not in text and "no traceback was recorded" not in text
     # the JUnit file and the HTML page say the same
-    assert "broken: not collected: equinox 0.13.0 uses" in usertests.junit(tests, "tinyproj")
-    assert "not collected: equinox 0.13.0 uses" in usertests.html_section(tests, True)
+    assert "broken: not collected: equinox 0.13.0 uses" in user_report.junit(tests, "tinyproj")
+    assert "not collected: equinox 0.13.0 uses" in user_report.html_section(tests, True)
 
 
 def test_a_test_module_whose_import_warns_is_explained_the_same_way():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -15,7 +14,9 @@ from jaxcompat.env.resolution import AUTO
 from jaxcompat.model import verdicts
 from jaxcompat.model.index import SourceError
 from jaxcompat.plugin.packages import ECOSYSTEM
+from jaxcompat.report import check as check_report
 from jaxcompat.report import reports
+from jaxcompat.report import usertests as shown_tests
 from jaxcompat.report import warnings as shown_warnings
 from jaxcompat.run.cell import run_cell
 
@@ -194,7 +195,8 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state), progress=print, confirm=confirm)
     ours, _ = _verdict(result, matrix)
     warned, health, learned = _announced(cmp, target, args)
-    mine = "\n".join(filter(None, [*shown_warnings.lines(warned, projects=False), usertests.verdict(cmp, target),
+    mine = "\n".join(filter(None, [*shown_warnings.lines(warned, projects=False),
+                                    shown_tests.verdict(cmp, target.describe()),
                                     shown_warnings.health_line(health), learned]))
     extra = usertests.not_exercised(result, cmp.tests)
     from jaxcompat.apihistory.apiexplain import verdict_lines
@@ -202,25 +204,16 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     if extra:
         mine += ("\n  i known failures this candidate hits that your tests did not run into (see below): "
                  + ", ".join(extra))
-    data = {
-        **result.to_dict(),
-        "user_tests": cmp.to_dict(),
-        "user_tests_target": target.root.name,
-        "user_tests_run": {
-            **cmp.summary(),
-            "cells": {"candidate": cell.id, **({"baseline": baseline.id} if baseline else {})},
-            "test_dependencies": list(target.deps.sources),
-            "test_dependencies_left_out": list(target.deps.for_candidate(target.pinned(cell))[1]),
-            "new_warnings": [w.to_dict() for w in warned], "health": health.to_dict(), "learned": cmp.learned,
-        },
-        "user_tests_versions": {"candidate": cmp.candidate_versions, "baseline": cmp.baseline_versions},
-    }
-    write_text(reports_dir / "check.json", json.dumps(data, indent=2) + "\n")
-    write_text(reports_dir / "check-tests.xml", usertests.junit(cmp.tests, f"{target.root.name} on {result.id}"))
+    write_text(reports_dir / "check.json", check_report.user_tests_json(
+        result, cmp, project=target.root.name,
+        cells={"candidate": cell.id, **({"baseline": baseline.id} if baseline else {})},
+        test_dependencies=list(target.deps.sources),
+        left_out=list(target.deps.for_candidate(target.pinned(cell))[1]), warned=warned, health=health))
+    write_text(reports_dir / "check-tests.xml", shown_tests.junit(cmp.tests, f"{target.root.name} on {result.id}"))
     text = f"{mine}\n\nOur cases in the candidate:\n{ours}"
-    write_text(reports_dir / "check.md", usertests.markdown(cmp.tests, text, cmp.with_baseline)
+    write_text(reports_dir / "check.md", shown_tests.markdown(cmp.tests, text, cmp.with_baseline)
                + ("\n" + shown_warnings.markdown(warned, projects=False) if warned else ""))
-    write_text(reports_dir / "check.html", usertests.html_page(result.id, text, cmp.tests, cmp.with_baseline))
+    write_text(reports_dir / "check.html", shown_tests.html_page(result.id, text, cmp.tests, cmp.with_baseline))
     print(text)
     print(f"\nreports: {reports_dir / 'check.json'} (user_tests), check-tests.xml, check.md, check.html")
     return _decided(user_tests_item(cmp, f"your tests ({target.root.name})"))

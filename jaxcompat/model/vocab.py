@@ -316,3 +316,13 @@ class SuiteHealth(Word):
 
     HEALTHY = "healthy"
     UNHEALTHY = "unhealthy"  # more than half of the tests that ran in the baseline fail on both sides
+
+
+class Kind(Word):
+    """How a test case ended, in JUnit's words (report/junit.py writes it; ``TEST_CLASSES`` maps the
+    user's tests' classes onto it)."""
+
+    PASSED = "passed"
+    FAILURE = "failure"
+    ERROR = "error"
+    SKIPPED = "skipped"

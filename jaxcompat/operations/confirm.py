@@ -11,8 +11,8 @@ from jaxcompat._util.jsonfile import read_json
 from jaxcompat.knowledge.signature import normalise
 from jaxcompat.knowledge.warnings import RAN
 from jaxcompat.model.health import UNHEALTHY_SHARE, Health
+from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import SuiteHealth, UserTestStatus
-from jaxcompat.operations.usertests import UserTest
 
 RERUN = (UserTestStatus.BROKEN, UserTestStatus.FAILS)  # what "broke" in a report
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from jaxcompat.knowledge.warnings import group
+from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.warnings import NewWarning
-from jaxcompat.operations.usertests import UserTest
 
 
 def groups(per_project: Mapping[str, list[UserTest]]) -> list[NewWarning]:

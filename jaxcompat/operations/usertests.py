@@ -7,18 +7,16 @@ class. A failing test is then matched against the known failures that apply to t
 versions (documented exception type and message, whatever the test): "this looks like
 weak-type-closure: fix …". What no rule explains is listed with its short traceback.
 
-The classes a test can get are ``TEST_CLASSES`` below, defined once. Exit status of a check
-with --tests: 1 exactly when a test is ``broken`` (with a baseline) or ``fails`` (without one);
-``flaky`` never counts as broken.
+The records (each test's class, ``TEST_CLASSES``, the ``Comparison``) are model/usertests.py's;
+report/usertests.py renders them (the verdict, JUnit, Markdown, HTML).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import NamedTuple
 
 from packaging.specifiers import SpecifierSet
 
@@ -32,64 +30,13 @@ from jaxcompat.knowledge.warnings import RAN
 from jaxcompat.knowledge.warnings import new as new_warnings
 from jaxcompat.model.matrix import ANY, Cell, Matrix
 from jaxcompat.model.sides import Sides
-from jaxcompat.model.vocab import CellStatus, FlakyOrigin, Phase, TestStatus, UserTestSide, UserTestStatus
-from jaxcompat.model.warnings import TestWarning
-from jaxcompat.report import junit as junit_xml
+from jaxcompat.model.usertests import TEST_CLASSES, Comparison, UserTest, failing, test_class
+from jaxcompat.model.usertests import counts as counts  # public alias: crater.py reads usertests.counts
+from jaxcompat.model.vocab import CellStatus, FlakyOrigin, Outcome, Phase, TestStatus, UserTestSide, UserTestStatus
 from jaxcompat.report.scrub import Scrubber
+from jaxcompat.report.usertests import CHECK_CSS as CHECK_CSS  # public alias: crater.py reads usertests.CHECK_CSS
 from jaxcompat.run.cell import lock_versions
 from jaxcompat.run.runner import run_cases
-
-
-class UserTestClass(NamedTuple):
-    """What a class of user test means, and what follows from it."""
-
-    meaning: str
-    heading: str  # its group in the verdict ("": not listed there)
-    failed: bool  # it failed in the candidate: explained by a rule, or shown with its traceback
-    rerun: bool  # run once more in both environments before blaming (or crediting) the upgrade
-    fails_check: tuple[bool, ...] = ()  # fails the check with a baseline (True) / without one (False)
-    junit: junit_xml.Kind | None = None  # how it ends in check-tests.xml (None: passed)
-
-
-# In the verdict's order.
-TEST_CLASSES = {
-    UserTestStatus.BROKEN: UserTestClass(
-        "passed before, fails after: the upgrade's doing",
-        "✗ broken by the upgrade (passed before, fail after)",
-        True,
-        True,
-        (True,),
-        junit_xml.Kind.FAILURE,
-    ),
-    UserTestStatus.FAILS: UserTestClass(
-        "fails, with no passing run before to compare",
-        "✗ failing after (no passing run before to compare)",
-        True,
-        True,
-        (False,),
-        junit_xml.Kind.FAILURE,
-    ),
-    UserTestStatus.FAILS_BOTH: UserTestClass(
-        "failed before and after: not the upgrade's doing",
-        "· failing before and after (not the upgrade's doing)",
-        True,
-        False,
-        (),
-        junit_xml.Kind.FAILURE,
-    ),
-    UserTestStatus.FLAKY: UserTestClass(
-        "its outcome changed when run again (never blamed on the upgrade)",
-        "? flaky (the outcome changed when run again; not blamed on the upgrade)",
-        False,
-        False,
-        (),
-        junit_xml.Kind.FAILURE,
-    ),
-    UserTestStatus.FIXED: UserTestClass("failed before, passes after", "✓ fixed by the upgrade", False, True),
-    UserTestStatus.PASS: UserTestClass("passes (before too, if it ran)", "", False, False),
-    UserTestStatus.SKIPPED: UserTestClass("skipped in the candidate", "", False, False, (), junit_xml.Kind.SKIPPED),
-}
-
 
 # A user's suite may crash many times (each crash is one test); past this many restarts the tests
 # not yet run are `absent` in that environment.
@@ -363,51 +310,6 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
 # ---------------------------------------------------------------- classifying
 
 
-@dataclass
-class UserTest:
-    test: str  # node id, relative to the project
-    candidate: UserTestSide
-    baseline: UserTestSide | None  # None without --baseline
-    cls: UserTestStatus  # see the module's table
-    explained_by: str | None = None
-    explained_by_api: str = ""  # no rule explains it, jax's API history does (apiexplain)
-    fix: str = ""
-    upstream: list[str] = field(default_factory=list)
-    message: str = ""
-    traceback: str = ""
-    note: str = ""
-    phase: Phase = Phase.CALL  # where it failed: collecting its module, setup, the test, teardown
-    new_warnings: list[TestWarning] = field(default_factory=list)  # raised here, not in the baseline
-    flaky: FlakyOrigin | None = None  # class flaky: how it came to be
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["class"] = d.pop("cls")
-        for name, empty in (("baseline", self.baseline is None), ("phase", self.phase == Phase.CALL),
-                            ("new_warnings", not self.new_warnings), ("flaky", self.flaky is None)):
-            if empty:
-                d.pop(name)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> UserTest:
-        """A record as ``to_dict`` wrote it (a stored crater result, a check.json)."""
-        d = dict(d)
-        d["cls"] = UserTestStatus.parse(d.pop("class"), "class")
-        d["candidate"] = UserTestSide.parse(d["candidate"], "candidate")
-        d["baseline"] = UserTestSide.parse(d["baseline"], "baseline") if d.get("baseline") else None
-        d["phase"] = Phase.parse(d.get("phase", Phase.CALL), "phase")
-        d["new_warnings"] = [TestWarning.from_dict(w) for w in d.get("new_warnings", [])]
-        d["flaky"] = FlakyOrigin.parse(d["flaky"], "flaky") if d.get("flaky") else None
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in known})
-
-    @property
-    def shown(self) -> str:
-        """The message as a person reads it: where it failed, when not in the test itself."""
-        return f"{self.phase.prefix}{self.message}" if self.phase != Phase.CALL and self.message else self.message
-
-
 def status(raw: RawResult | None) -> UserTestSide:
     if raw is None:
         return UserTestSide.ABSENT
@@ -419,20 +321,6 @@ def status(raw: RawResult | None) -> UserTestSide:
 
 def _fails(s: UserTestSide | None) -> bool:
     return s is not None and s.fails
-
-
-def test_class(before: UserTestSide | None, after: UserTestSide) -> UserTestStatus:
-    """The class of a test from what it did before (None: no baseline) and after the upgrade."""
-    side, cls = UserTestSide, UserTestStatus
-    if after == side.SKIPPED:
-        return cls.SKIPPED
-    if after == side.ABSENT:  # not collected in the candidate (its module failed to import there)
-        return cls.BROKEN if before == side.PASSED else cls.SKIPPED
-    if before in (None, side.ABSENT, side.SKIPPED):
-        return cls.FAILS if _fails(after) else cls.PASS
-    if _fails(after):
-        return cls.BROKEN if before == side.PASSED else cls.FAILS_BOTH
-    return cls.FIXED if _fails(before) else cls.PASS
 
 
 def explain(raw: RawResult, matrix: Matrix, versions: dict[str, str], backend: str):
@@ -493,190 +381,11 @@ def suspects(tests: list[UserTest]) -> list[str]:
     return [t.test for t in tests if TEST_CLASSES[t.cls].rerun]
 
 
-def failing(tests: list[UserTest], with_baseline: bool) -> list[UserTest]:
-    return [t for t in tests if with_baseline in TEST_CLASSES[t.cls].fails_check]
-
-
-# ---------------------------------------------------------------- reporting
-
-
-def verdict(cmp: "Comparison", target: Target) -> str:
-    """One screen: whether the tests ran at all (first, with the cause, when they did not), what
-    the upgrade broke (and the fix), then the rest by class, failures grouped by their error."""
-    tests, with_baseline = cmp.tests, cmp.with_baseline
-    lines = []
-    if cmp.unjudged:
-        lines.append(f"✗ cannot judge the upgrade: {cmp.unjudged}")
-    ran = f"ran {cmp.ran['candidate']} in the candidate" + (f", {cmp.ran['baseline']} in the baseline"
-                                                          if with_baseline else "")
-    lines.append(f"Your tests ({target.describe()}; {ran}): "
-                 + (", ".join(f"{c} {n}" for c, n in counts(tests).items()) if tests else "none ran"))
-    if cmp.error:
-        lines.append("  ✗ your tests could not run in the candidate: " + (cmp.candidate_cause or last_line(cmp.error)))
-    for side, modules in cmp.uncollectable.items():
-        if modules:
-            lines.append(
-                f"  ! {len(modules)} module(s) could not be collected in the {side}; "
-                f"their tests did not run there: {', '.join(modules[:6])}" + (" …" if len(modules) > 6 else "")
-            )
-    for cls, kind in TEST_CLASSES.items():
-        group = [t for t in tests if t.cls == cls]
-        if not group or not kind.heading:
-            continue
-        head = "✗ failing" if cls == UserTestStatus.FAILS and not with_baseline else kind.heading
-        lines.append(f"  {head}: {len(group)}")
-        for (explained_by, message), same in _by_error(group).items():
-            t = same[0]
-            lines.append(
-                f"    {len(same)} × {message or '(no message)'}" + (f" ({t.note})" if t.note and len(same) == 1 else "")
-            )
-            if explained_by:
-                lines.append(f"        this looks like {explained_by} — fix: {t.fix}")
-                lines.append(f"        upstream: {', '.join(t.upstream)}")
-            elif t.explained_by_api:
-                lines.append(f"        jax's API history: {t.explained_by_api}")
-                if t.fix:
-                    lines.append(f"        what to pin or change: {t.fix}")
-            elif kind.failed:
-                where = t.traceback.rstrip().splitlines()[-6:]
-                lines.append(
-                    "        no known failure explains it; "
-                    + ("where it raised:" if where else "no traceback was recorded")
-                )
-                lines += ["          " + ln for ln in where]
-            names = [x.test for x in same]
-            lines.append("        " + ", ".join(names[:8]) + (f" … and {len(names) - 8} more (check.md lists them all)"
-                                                            if len(names) > 8 else ""))
-    return "\n".join(lines + (cmp.sides.lines() if cmp.sides else []))
-
-
-def _by_error(group: list[UserTest]) -> dict[tuple[str | None, str], list[UserTest]]:
-    out: dict[tuple[str | None, str], list[UserTest]] = {}
-    for t in group:
-        out.setdefault((t.explained_by, t.shown), []).append(t)
-    return dict(sorted(out.items(), key=lambda kv: -len(kv[1])))
-
-
-def counts(tests: list[UserTest]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for t in tests:
-        out[t.cls] = out.get(t.cls, 0) + 1
-    return dict(sorted(out.items()))
-
-
 def not_exercised(result: CellResult, tests: list[UserTest]) -> list[str]:
     """Known failures our cases hit in the candidate that none of the user's tests ran into."""
     seen = {t.explained_by for t in tests if t.explained_by}
-    hit = [r.failure for r in result.results if r.outcome == "reproduced" and r.failure]
+    hit = [r.failure for r in result.results if r.outcome == Outcome.REPRODUCED and r.failure]
     return [f for f in dict.fromkeys(hit) if f not in seen]
-
-
-def junit(tests: list[UserTest], name: str) -> str:
-    cases = []
-    for t in tests:
-        case = junit_xml.Case(*junit_xml.case_of(t.test))
-        if TEST_CLASSES[t.cls].junit == junit_xml.Kind.FAILURE:
-            case.kind, case.type, case.text = junit_xml.Kind.FAILURE, t.cls, f"{t.shown}\n{t.traceback}"
-            case.message = f"{t.cls}" + (f": explained by {t.explained_by} (fix: {t.fix})" if t.explained_by else
-                                         f": {t.explained_by_api}" + (f" (fix: {t.fix})" if t.fix else "")
-                                         if t.explained_by_api else "")
-        elif TEST_CLASSES[t.cls].junit == junit_xml.Kind.SKIPPED:
-            case.kind = junit_xml.Kind.SKIPPED
-        cases.append(case)
-    return junit_xml.render(junit_xml.Suite(name, cases))
-
-
-def markdown(tests: list[UserTest], verdict_text: str, with_baseline: bool) -> str:
-    rows = ["| class | test | baseline | candidate | explained by | fix |", "|---|---|---|---|---|---|"]
-    for t in tests:
-        rows.append(
-            f"| {t.cls} | `{t.test}` | {t.baseline if with_baseline else '—'} | {t.candidate} | "
-            f"{t.explained_by or t.explained_by_api or ('unexplained' if TEST_CLASSES[t.cls].failed else '—')} | "
-            f"{t.fix or ''} |"
-        )
-    return "## Your tests\n\n```\n" + verdict_text + "\n```\n\n" + "\n".join(rows) + "\n"
-
-
-def html_section(tests: list[UserTest], with_baseline: bool) -> str:
-    from jaxcompat.report.html import esc
-
-    rows = []
-    for t in tests:
-        detail = ""
-        if t.message or t.traceback:
-            detail = f"<details><summary>{esc(t.shown or 'traceback')}</summary><pre>{esc(t.traceback)}</pre></details>"
-        link = " ".join(f'<a href="{esc(u)}">{esc(u)}</a>' for u in t.upstream)
-        rows.append(
-            f'<tr class="c-{esc(t.cls)}"><td><b>{esc(t.cls)}</b></td><td><code>{esc(t.test)}</code>{detail}</td>'
-            f"<td>{esc(t.baseline) if with_baseline else '—'}</td><td>{esc(t.candidate)}</td>"
-            f"<td>{esc(t.explained_by or t.explained_by_api or '')}</td><td>{esc(t.fix)} {link}</td></tr>"
-        )
-    return ('<section class="user-tests"><h2>Your tests</h2><table><thead><tr><th>class</th><th>test</th>'
-            "<th>baseline</th><th>candidate</th><th>explained by</th><th>fix</th></tr></thead><tbody>"
-            + "".join(rows) + "</tbody></table></section>")
-
-
-CHECK_CSS = ("body{font:14px system-ui,sans-serif;margin:1.5em;color:#1b1b1b} pre{background:#f5f5f5;padding:.6em;"
-             "overflow:auto;white-space:pre-wrap} table{border-collapse:collapse} td,th{border:1px solid #ccc;"
-             "padding:4px 8px;text-align:left;vertical-align:top} .c-broken td:first-child,.c-fails td:first-child"
-             "{background:#f4c7c3} .c-fixed td:first-child{background:#c8e6c9} .c-fails-both td:first-child"
-             "{background:#eee} .c-flaky td:first-child{background:#fff3c4}")
-
-
-def html_page(title: str, verdict_text: str, tests: list[UserTest], with_baseline: bool) -> str:
-    """check.html: the verdict and the table of the user's tests."""
-    from jaxcompat.report.html import esc, page
-
-    return page(f"jax-compat check: {title}", f"<h1>jax-compat check: {esc(title)}</h1><pre>{esc(verdict_text)}</pre>"
-                + html_section(tests, with_baseline), CHECK_CSS)
-
-
-# ---------------------------------------------------------------- the check
-
-
-@dataclass
-class Comparison:
-    tests: list[UserTest]
-    with_baseline: bool
-    error: str = ""  # the tests could not start in the candidate
-    candidate_versions: dict[str, str] = field(default_factory=dict)
-    baseline_versions: dict[str, str] = field(default_factory=dict)
-    baseline_error: str = ""
-    ran: dict[str, int] = field(default_factory=dict)  # tests that ran, per side
-    uncollectable: dict[str, list[str]] = field(default_factory=dict)  # modules, per side
-    candidate_cause: str = ""
-    baseline_cause: str = ""
-    sides: Sides | None = None  # with a baseline: what the sides share, and their confounders
-    learned: dict[str, str] = field(default_factory=dict)  # --aa: tests that flipped by themselves
-
-    @property
-    def unjudged(self) -> str:
-        """Why no verdict on the upgrade can be given ("" when one can): the tests did not run in
-        the baseline (nothing to compare with), or, without a baseline, not in the candidate."""
-        if self.with_baseline and not self.ran.get("baseline"):
-            both = " nor in the candidate" if not self.ran.get("candidate") else ""
-            return (
-                f"your tests did not run in the baseline{both}: {self.baseline_cause or last_line(self.baseline_error)}"
-            )
-        if not self.with_baseline and not self.ran.get("candidate"):
-            return f"your tests did not run in the candidate: {self.candidate_cause or last_line(self.error)}"
-        return ""
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.error) or bool(failing(self.tests, self.with_baseline)) or not self.ran.get("candidate")
-
-    def to_dict(self) -> list[dict]:
-        return [t.to_dict() for t in self.tests]
-
-    def summary(self) -> dict:
-        """What check.json says about the run as a whole (beside the per-test records)."""
-        sides = ["candidate"] + (["baseline"] if self.with_baseline else [])
-        causes = {"candidate": self.candidate_cause, "baseline": self.baseline_cause}
-        return {"judged": not self.unjudged, "unjudged": self.unjudged, "classes": counts(self.tests),
-                **({"held_at_baseline": self.sides.to_dict()} if self.sides else {}),
-                "sides": {side: {"ran": self.ran.get(side, 0), "uncollectable": self.uncollectable.get(side, []),
-                                 "cause": causes[side]} for side in sides}}
 
 
 def build(cell: Cell, matrix: Matrix, state_dir: Path) -> None:
@@ -794,7 +503,7 @@ def hold_to_baseline(candidate: Cell, baseline: Cell, matrix: Matrix, state_dir:
     (env/sides.py); as it is when the baseline cannot be resolved (``observe`` meets that)."""
     from jaxcompat.run import cell as cells
 
-    scratch = CellResult(id=baseline.id, python=baseline.python, backend=baseline.backend, status="ok")
+    scratch = CellResult(id=baseline.id, python=baseline.python, backend=baseline.backend, status=CellStatus.OK)
     try:
         _done, _python, lock = cells.resolved(baseline, matrix, scratch, state_dir, cells.Options())
     except cells.Stop:

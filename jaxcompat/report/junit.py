@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from enum import Enum
 from xml.etree import ElementTree as ET
+
+from jaxcompat.model.vocab import Kind
 
 # what XML 1.0 allows: #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]
 _ILLEGAL = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -20,18 +21,6 @@ _ILLEGAL = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-
 def xml_safe(text: str) -> str:
     """``text`` with every character XML 1.0 cannot hold written as ``#xNN``."""
     return _ILLEGAL.sub(lambda m: f"#x{ord(m.group()):02X}", text)
-
-
-class Kind(str, Enum):
-    """How a test case ended, in JUnit's words."""
-
-    PASSED = "passed"
-    FAILURE = "failure"
-    ERROR = "error"
-    SKIPPED = "skipped"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass

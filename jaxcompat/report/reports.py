@@ -18,7 +18,7 @@ from jaxcompat.knowledge.outcomes import (
     CellResult,
     cell_label,
 )
-from jaxcompat.model.vocab import CellStatus, Outcome
+from jaxcompat.model.vocab import CellStatus, Kind, Outcome
 from jaxcompat.plugin.packages import DEPENDENTS
 from jaxcompat.report import junit
 
@@ -74,19 +74,19 @@ def junit_xml(cell: CellResult) -> str:
     if cell.status != "ok":
         case = junit.Case(cell.id, "cell", time=str(cell.timings.get("total_s", 0)))
         if cell.outcome in FAILING_CELL_OUTCOMES:
-            case.kind, case.type, case.message, case.text = junit.Kind.ERROR, cell.status, cell.status, cell.message
+            case.kind, case.type, case.message, case.text = Kind.ERROR, cell.status, cell.status, cell.message
         elif cell.outcome == "expected":
             case.system_out = f"known failure {cell.failure}: {cell.message}"
         else:
-            case.kind, case.message = junit.Kind.SKIPPED, cell.message[:500]
+            case.kind, case.message = Kind.SKIPPED, cell.message[:500]
         cases.append(case)
     for r in cell.results:
         case = junit.Case(*junit.case_of(r.case), time=f"{r.duration_s:.3f}")
         if r.outcome in FAILING_OUTCOMES:
-            case.kind, case.type, case.text = junit.Kind.FAILURE, r.outcome, r.message
+            case.kind, case.type, case.text = Kind.FAILURE, r.outcome, r.message
             case.message = f"{r.outcome}: expected {r.expected}" + (f" ({r.failure})" if r.failure else "")
         elif r.outcome == "skipped":
-            case.kind, case.message = junit.Kind.SKIPPED, r.message[:500]
+            case.kind, case.message = Kind.SKIPPED, r.message[:500]
         elif r.outcome == "reproduced":
             case.system_out = f"known failure {r.failure} reproduced as documented: {r.message[:1000]}\nfix: {r.fix}"
         cases.append(case)

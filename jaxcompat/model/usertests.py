@@ -1,0 +1,175 @@
+"""The records of the user's own tests (``check --tests``, the crater): each test's class before
+and after an upgrade, and the comparison of a whole suite. No I/O: operations/usertests.py makes
+them, report/usertests.py renders them.
+
+The classes a test can get are ``TEST_CLASSES`` below, defined once. Exit status of a check
+with --tests: 1 exactly when a test is ``broken`` (with a baseline) or ``fails`` (without one);
+``flaky`` never counts as broken.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
+
+from jaxcompat._util.text import last_line
+from jaxcompat.model.sides import Sides
+from jaxcompat.model.vocab import FlakyOrigin, Kind, Phase, UserTestSide, UserTestStatus
+from jaxcompat.model.warnings import TestWarning
+
+
+class UserTestClass(NamedTuple):
+    """What a class of user test means, and what follows from it."""
+
+    meaning: str
+    heading: str  # its group in the verdict ("": not listed there)
+    failed: bool  # it failed in the candidate: explained by a rule, or shown with its traceback
+    rerun: bool  # run once more in both environments before blaming (or crediting) the upgrade
+    fails_check: tuple[bool, ...] = ()  # fails the check with a baseline (True) / without one (False)
+    junit: Kind | None = None  # how it ends in check-tests.xml (None: passed)
+
+
+# In the verdict's order.
+TEST_CLASSES = {
+    UserTestStatus.BROKEN: UserTestClass(
+        "passed before, fails after: the upgrade's doing",
+        "✗ broken by the upgrade (passed before, fail after)",
+        True,
+        True,
+        (True,),
+        Kind.FAILURE,
+    ),
+    UserTestStatus.FAILS: UserTestClass(
+        "fails, with no passing run before to compare",
+        "✗ failing after (no passing run before to compare)",
+        True,
+        True,
+        (False,),
+        Kind.FAILURE,
+    ),
+    UserTestStatus.FAILS_BOTH: UserTestClass(
+        "failed before and after: not the upgrade's doing",
+        "· failing before and after (not the upgrade's doing)",
+        True,
+        False,
+        (),
+        Kind.FAILURE,
+    ),
+    UserTestStatus.FLAKY: UserTestClass(
+        "its outcome changed when run again (never blamed on the upgrade)",
+        "? flaky (the outcome changed when run again; not blamed on the upgrade)",
+        False,
+        False,
+        (),
+        Kind.FAILURE,
+    ),
+    UserTestStatus.FIXED: UserTestClass("failed before, passes after", "✓ fixed by the upgrade", False, True),
+    UserTestStatus.PASS: UserTestClass("passes (before too, if it ran)", "", False, False),
+    UserTestStatus.SKIPPED: UserTestClass("skipped in the candidate", "", False, False, (), Kind.SKIPPED),
+}
+
+
+@dataclass
+class UserTest:
+    test: str  # node id, relative to the project
+    candidate: UserTestSide
+    baseline: UserTestSide | None  # None without --baseline
+    cls: UserTestStatus  # see the module's table
+    explained_by: str | None = None
+    explained_by_api: str = ""  # no rule explains it, jax's API history does (apiexplain)
+    fix: str = ""
+    upstream: list[str] = field(default_factory=list)
+    message: str = ""
+    traceback: str = ""
+    note: str = ""
+    phase: Phase = Phase.CALL  # where it failed: collecting its module, setup, the test, teardown
+    new_warnings: list[TestWarning] = field(default_factory=list)  # raised here, not in the baseline
+    flaky: FlakyOrigin | None = None  # class flaky: how it came to be
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["class"] = d.pop("cls")
+        for name, empty in (("baseline", self.baseline is None), ("phase", self.phase == Phase.CALL),
+                            ("new_warnings", not self.new_warnings), ("flaky", self.flaky is None)):
+            if empty:
+                d.pop(name)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> UserTest:
+        """A record as ``to_dict`` wrote it (a stored crater result, a check.json)."""
+        d = dict(d)
+        d["cls"] = UserTestStatus.parse(d.pop("class"), "class")
+        d["candidate"] = UserTestSide.parse(d["candidate"], "candidate")
+        d["baseline"] = UserTestSide.parse(d["baseline"], "baseline") if d.get("baseline") else None
+        d["phase"] = Phase.parse(d.get("phase", Phase.CALL), "phase")
+        d["new_warnings"] = [TestWarning.from_dict(w) for w in d.get("new_warnings", [])]
+        d["flaky"] = FlakyOrigin.parse(d["flaky"], "flaky") if d.get("flaky") else None
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    @property
+    def shown(self) -> str:
+        """The message as a person reads it: where it failed, when not in the test itself."""
+        return f"{self.phase.prefix}{self.message}" if self.phase != Phase.CALL and self.message else self.message
+
+
+def test_class(before: UserTestSide | None, after: UserTestSide) -> UserTestStatus:
+    """The class of a test from what it did before (None: no baseline) and after the upgrade."""
+    side, cls = UserTestSide, UserTestStatus
+    if after == side.SKIPPED:
+        return cls.SKIPPED
+    if after == side.ABSENT:  # not collected in the candidate (its module failed to import there)
+        return cls.BROKEN if before == side.PASSED else cls.SKIPPED
+    if before in (None, side.ABSENT, side.SKIPPED):
+        return cls.FAILS if after.fails else cls.PASS
+    if after.fails:
+        return cls.BROKEN if before == side.PASSED else cls.FAILS_BOTH
+    return cls.FIXED if before.fails else cls.PASS
+
+
+def counts(tests: list[UserTest]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for t in tests:
+        out[t.cls] = out.get(t.cls, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def failing(tests: list[UserTest], with_baseline: bool) -> list[UserTest]:
+    return [t for t in tests if with_baseline in TEST_CLASSES[t.cls].fails_check]
+
+
+@dataclass
+class Comparison:
+    tests: list[UserTest]
+    with_baseline: bool
+    error: str = ""  # the tests could not start in the candidate
+    candidate_versions: dict[str, str] = field(default_factory=dict)
+    baseline_versions: dict[str, str] = field(default_factory=dict)
+    baseline_error: str = ""
+    ran: dict[str, int] = field(default_factory=dict)  # tests that ran, per side
+    uncollectable: dict[str, list[str]] = field(default_factory=dict)  # modules, per side
+    candidate_cause: str = ""
+    baseline_cause: str = ""
+    sides: Sides | None = None  # with a baseline: what the sides share, and their confounders
+    learned: dict[str, str] = field(default_factory=dict)  # --aa: tests that flipped by themselves
+
+    @property
+    def unjudged(self) -> str:
+        """Why no verdict on the upgrade can be given ("" when one can): the tests did not run in
+        the baseline (nothing to compare with), or, without a baseline, not in the candidate."""
+        if self.with_baseline and not self.ran.get("baseline"):
+            both = " nor in the candidate" if not self.ran.get("candidate") else ""
+            return (
+                f"your tests did not run in the baseline{both}: {self.baseline_cause or last_line(self.baseline_error)}"
+            )
+        if not self.with_baseline and not self.ran.get("candidate"):
+            return f"your tests did not run in the candidate: {self.candidate_cause or last_line(self.error)}"
+        return ""
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.error) or bool(failing(self.tests, self.with_baseline)) or not self.ran.get("candidate")
+
+    def to_dict(self) -> list[dict]:
+        return [t.to_dict() for t in self.tests]
