@@ -23,7 +23,7 @@ from jaxcompat.apihistory.scanlookup import Hit, Target, resolve
 from jaxcompat.apihistory.scanrules import CALL_CODE, CALL_DEPRECATED_CODE
 from jaxcompat.apihistory.scanrules.jxc003 import judge_call, renamed_keyword
 from jaxcompat.knowledge.deprecations import History, apis
-from jaxcompat.model.vocab import Phase
+from jaxcompat.model.vocab import Phase, UserTestSide
 from jaxcompat.plugin.packages import DEPENDENTS
 
 _NO_ATTR = re.compile(r"module '(jax(?:\.\w+)*)' has no attribute '(\w+)'")
@@ -345,7 +345,7 @@ def explain_warning_result(raw, versions: dict[str, str], setting: str, matrix=N
 def verdict_lines(tests: list, root: Path | None, jax_version: str) -> str:
     """The verdict's lines: how many failures jax's API history explains (apart from the rules),
     and the project's own uses of names the candidate's jax deprecates or removed."""
-    failing = [t for t in tests if t.candidate in ("failed", "error")]
+    failing = [t for t in tests if t.candidate in (UserTestSide.FAILED, UserTestSide.ERROR)]
     by_api = [t for t in failing if getattr(t, "explained_by_api", "")]
     by_rule = [t for t in failing if t.explained_by]
     out = []

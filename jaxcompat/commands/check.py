@@ -13,6 +13,7 @@ from jaxcompat.env.candidate import item as candidate_item
 from jaxcompat.env.resolution import AUTO
 from jaxcompat.model import verdicts
 from jaxcompat.model.index import SourceError
+from jaxcompat.model.vocab import CellStatus
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.report import check as check_report
 from jaxcompat.report import reports
@@ -122,7 +123,7 @@ def run(args) -> int:
     if drafted := drafts.after_run([result], matrix, reports_dir, f"check {' '.join(reqs)}",
                                    str(reports_dir / "check.json")):
         print(drafted)
-    if not safe and result.status == "ok" and not args.no_verify_escapes:
+    if not safe and result.status == CellStatus.OK and not args.no_verify_escapes:
         _verify_escapes(result, matrix, reqs, args)
     print(f"\nreport: {reports_dir / 'check.json'}")
     return _decided(candidate_item(result, safe))

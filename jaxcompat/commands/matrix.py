@@ -10,6 +10,7 @@ from jaxcompat._util.layout import command
 from jaxcompat._util.lock import run_lock
 from jaxcompat.commands import options
 from jaxcompat.model.matrix import ConfigError
+from jaxcompat.model.vocab import CellStatus
 from jaxcompat.report import reports
 from jaxcompat.run.matrix import default_jobs, run_cells, write_consolidated
 
@@ -39,7 +40,7 @@ def run(args) -> int:
             # A partial run keeps the other cells' latest reports in the consolidated view.
             previous = {c.id: c for c in options.previous_cells(reports_dir)}
         if args.only_missing:
-            cells = [c for c in cells if c.id not in previous or previous[c.id].status == "not-run"]
+            cells = [c for c in cells if c.id not in previous or previous[c.id].status == CellStatus.NOT_RUN]
             print(f"re-running {len(cells)} cell(s) that did not finish: {', '.join(c.id for c in cells) or 'none'}")
         results, interrupted = run_cells(matrix, cells, jobs=args.jobs, state_dir=state_dir,
                                          reports_dir=reports_dir, case_args=args.case or None,
@@ -48,7 +49,8 @@ def run(args) -> int:
         ordered = [by_id[c.id] for c in matrix.cells if c.id in by_id]
         summary = write_consolidated(matrix, ordered, reports_dir,
                                      extra_meta={"interrupted": interrupted,
-                                                 "unfinished": [r.id for r in ordered if r.status == "not-run"]})
+                                                 "unfinished": [r.id for r in ordered
+                                                                if r.status == CellStatus.NOT_RUN]})
     print()
     print(reports.terminal_overview(ordered, str(reports_dir / "matrix.md")))
     if reports.reuse_line(results):

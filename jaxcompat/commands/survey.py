@@ -8,6 +8,7 @@ from pathlib import Path
 from jaxcompat._util.exits import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_OK
 from jaxcompat._util.lock import run_lock
 from jaxcompat.commands import options
+from jaxcompat.model.vocab import CellStatus
 from jaxcompat.operations import compat_report, edges, survey
 from jaxcompat.run.matrix import default_jobs
 
@@ -54,7 +55,7 @@ def run(args) -> int:
         return _edges(args, matrix, rel, sp)
     combos = survey.sample(matrix, sp, limit=args.limit, seed=args.seed)
     if args.case:  # new cases over what was already observed, whatever sample it came from
-        combos = [o.combo for o in survey.load_observations(matrix, out_dir) if o.cell.status == "ok"]
+        combos = [o.combo for o in survey.load_observations(matrix, out_dir) if o.cell.status == CellStatus.OK]
     if args.jax:
         from packaging.specifiers import SpecifierSet
         from packaging.version import Version

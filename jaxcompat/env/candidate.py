@@ -23,7 +23,7 @@ from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, UNEXPLAINED_OUTCOMES,
 from jaxcompat.model import verdicts
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import ANY, Cell, Matrix
-from jaxcompat.model.vocab import CellStatus, Outcome
+from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome
 from jaxcompat.plugin.backends import JAX_EXTRAS
 from jaxcompat.plugin.packages import COMPANIONS, ECOSYSTEM
 
@@ -155,21 +155,21 @@ def verdict(result: CellResult, matrix: Matrix, history: Mapping[str, History] |
                                                             if d not in result.added)]
     lines += source_lines(result)
     lines += added_lines(result)
-    if result.status != "ok":
+    if result.status != CellStatus.OK:
         return "\n".join(lines + _did_not_work(result, matrix)), False
     hits: dict[str, list[str]] = {}
     advisories: dict[str, list[str]] = {}
     for r in result.results:
-        if r.outcome == "reproduced" and r.failure:
+        if r.outcome == Outcome.REPRODUCED and r.failure:
             f = matrix.failure(r.failure)
             (advisories if f is not None and f.advisory else hits).setdefault(r.failure, []).append(r.case)
     unexplained = [r for r in result.results if r.outcome in UNEXPLAINED_OUTCOMES]
-    stale = [r for r in result.results if r.outcome == "stale"]
-    safe = not (hits or unexplained or stale or result.outcome == "stale")
+    stale = [r for r in result.results if r.outcome == Outcome.STALE]
+    safe = not (hits or unexplained or stale or result.outcome == CellOutcome.STALE)
     lines += _hits(hits, matrix) + _advisories(advisories, matrix) + _unexplained(unexplained)
     lines += ["  ! known failures the rules predicted but that did not happen (rules out of date):"] if stale else []
     lines += [f"    - {r.case}: {r.failure}" for r in stale]
-    lines += ["  ! " + "; ".join(result.notes)] if result.outcome == "stale" else []
+    lines += ["  ! " + "; ".join(result.notes)] if result.outcome == CellOutcome.STALE else []
     ahead = forecast(result.deprecations, result.versions, history)
     if ahead:
         lines.append("  ! warnings before the break (jax deprecations this combination's packages use):")
@@ -178,7 +178,7 @@ def verdict(result: CellResult, matrix: Matrix, history: Mapping[str, History] |
     if safe and skipped == len(result.results):  # nothing ran: nothing judged (``item``), never "safe"
         lines.append(f"  ? not judged: every case was skipped here ({skipped})")
     elif safe:
-        passed = sum(r.outcome == "pass" for r in result.results)
+        passed = sum(r.outcome == Outcome.PASS for r in result.results)
         lines.append(f"  ✓ safe: {passed} case(s) pass, {skipped} skipped, no known failure applies")
     if any(r.outcome in FAILING_OUTCOMES for r in result.results) or hits:
         fixes = sorted({matrix.failure(f).fix for f in hits if matrix.failure(f)})
@@ -213,15 +213,15 @@ def item(result: CellResult, safe: bool) -> verdicts.Item:
 
 def summary(result: CellResult, matrix: Matrix) -> str:
     """The verdict in one line, from the record (for a list of candidates tried one after another)."""
-    if result.status != "ok":
+    if result.status != CellStatus.OK:
         return f"does not work: {result.status}" + (f" (known failure {result.failure})" if result.failure else "")
-    hits = [r.failure for r in result.results if r.outcome == "reproduced" and r.failure
+    hits = [r.failure for r in result.results if r.outcome == Outcome.REPRODUCED and r.failure
             and not getattr(matrix.failure(r.failure), "advisory", False)]
     unexplained = [r for r in result.results if r.outcome in UNEXPLAINED_OUTCOMES]
-    stale = [r for r in result.results if r.outcome == "stale"]
+    stale = [r for r in result.results if r.outcome == Outcome.STALE]
     said = ([f"hits {', '.join(dict.fromkeys(hits))}"] if hits else []) + \
         ([f"{len(unexplained)} unexplained failure(s)"] if unexplained else []) + \
-        ([f"{len(stale)} rule(s) out of date"] if stale or result.outcome == "stale" else [])
+        ([f"{len(stale)} rule(s) out of date"] if stale or result.outcome == CellOutcome.STALE else [])
     return "; ".join(said) or "safe"
 
 
@@ -259,7 +259,7 @@ def _did_not_work(result: CellResult, matrix: Matrix) -> list[str]:
     """The candidate did not resolve, install or import: its status, the known failure, the error's end.
     An import error names the user's pins that failed first; one only in a package the suite added
     is said to be that, never that the candidate does not work."""
-    failed = list(result.failed_imports) if result.status == "import-error" else []
+    failed = list(result.failed_imports) if result.status == CellStatus.IMPORT_ERROR else []
     mine = [m for m in failed if m not in result.added] if result.environment == "built" else []
     head = f"  ✗ the candidate does not work: {result.status}"
     if mine:
@@ -273,7 +273,7 @@ def _did_not_work(result: CellResult, matrix: Matrix) -> list[str]:
         head += f" — known failure {result.failure}"
         if f:
             head += f"\n      fix: {f.fix}\n      upstream: {', '.join(f.upstream)}"
-    if mine or result.status == "import-error":
+    if mine or result.status == CellStatus.IMPORT_ERROR:
         block = result.failed_imports.get(mine[0], "") if mine else ""
         return [head, "      " + "\n      ".join((block or result.message.strip()).splitlines()[-6:])]
     said = result.message.strip().splitlines()
@@ -325,7 +325,7 @@ def escape_pins(result: CellResult, matrix: Matrix, requirements: list[str], cac
               if parse_requirement(r).url or any(s.operator == "==" for s in parse_requirement(r).specifier)}
     out: list[str] = []
     for r in result.results:
-        f = matrix.failure(r.failure) if r.outcome == "reproduced" and r.failure else None
+        f = matrix.failure(r.failure) if r.outcome == Outcome.REPRODUCED and r.failure else None
         if f is None or f.advisory:
             continue
         for clause in ranges(f, r.case):

@@ -24,6 +24,7 @@ from jaxcompat._util.jsonfile import read_json
 from jaxcompat.knowledge.outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, parse_cells, reclassify
 from jaxcompat.knowledge.rules import clause_holds
 from jaxcompat.model.matrix import Failure, Matrix
+from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome, TestStatus
 from jaxcompat.plugin.packages import DEPENDENTS, ECOSYSTEM, ON_EQUINOX
 
 COMMAND = "python -m jaxcompat compat"
@@ -92,7 +93,7 @@ class Run:
     @property
     def clean(self) -> bool:
         """Every package imported, every case ran as the rules predict, and no known failure."""
-        return self.status == "ok" and not self.wrong and not self.failures and not self.predicted
+        return self.status == CellStatus.OK and not self.wrong and not self.failures and not self.predicted
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,7 @@ def verifies(run: Run, dist: str, failures) -> bool:
     0.6.0 on jax 0.4.36, NumPy 2 with an old jaxlib), never about equinox or the jax release alone.
     The other packages sit on equinox (and on
     each other): only a run with no known failure at all verifies them."""
-    if dist not in run.versions or run.status != "ok" or run.wrong:
+    if dist not in run.versions or run.status != CellStatus.OK or run.wrong:
         return False
     if dist != "equinox":
         return run.clean
@@ -306,8 +307,8 @@ def cell_runs(data: dict, matrix: Matrix, source: str) -> list[Run]:
         if cell.backend not in ("", BACKEND) or not cell.observed:
             continue
         cell = reclassify(cell, matrix.failures)
-        seen = [r.failure for r in cell.results if r.outcome == "reproduced" and r.failure]
-        if cell.outcome == "expected" and cell.failure:
+        seen = [r.failure for r in cell.results if r.outcome == Outcome.REPRODUCED and r.failure]
+        if cell.outcome == CellOutcome.EXPECTED and cell.failure:
             seen.insert(0, cell.failure)
         wrong = sum(r.outcome in FAILING_OUTCOMES for r in cell.results) + (cell.outcome in FAILING_CELL_OUTCOMES)
         versions = {canonicalize_name(k): v for k, v in (cell.versions or cell.requested).items()}
@@ -559,7 +560,7 @@ def record(report: Path, reports_dir: Path) -> list[str]:
     for cell in cells:
         for r in cell.results:
             r.traceback = ""
-            if r.status == "passed":
+            if r.status == TestStatus.PASSED:
                 r.message = ""
         cell.deprecations = []
         kept[cell.id] = cell

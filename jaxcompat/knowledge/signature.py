@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from jaxcompat._util.text import frames
 from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.vocab import TestStatus
 
 # Volatile parts of a message, most specific first; each becomes a placeholder in the
 # normalised text and a pattern in a drafted rule's `match`.
@@ -65,7 +66,7 @@ class Signature:
         return (self.error, self.message, self.package)
 
     def matches(self, raw: RawResult) -> bool:
-        return raw.status not in ("passed", "skipped") and of(raw).family == self.family
+        return raw.status not in (TestStatus.PASSED, TestStatus.SKIPPED) and of(raw).family == self.family
 
 
 def volatile_out(text: str) -> str:
@@ -114,7 +115,7 @@ def frame(traceback: str) -> str:
 
 def of(raw: RawResult) -> Signature:
     """The signature of one failed (or crashed, or timed-out) result."""
-    if raw.status in ("crash", "timeout"):
+    if raw.status in (TestStatus.CRASH, TestStatus.TIMEOUT):
         return Signature(raw.status, normalise(raw.message), frame(raw.traceback))
     error = (raw.error_types or ["Error"])[0]
     return Signature(error, normalise(raw.message, error), frame(raw.traceback))

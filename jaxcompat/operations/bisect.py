@@ -28,7 +28,7 @@ from jaxcompat.knowledge import rules
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, error_matches
 from jaxcompat.knowledge.signature import Signature
 from jaxcompat.model.matrix import Failure, Matrix
-from jaxcompat.model.vocab import BisectState
+from jaxcompat.model.vocab import BisectState, CellStatus, TestStatus
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.run.cell import run_cell
 
@@ -118,30 +118,31 @@ def target_cases(target: str, matrix: Matrix) -> list[str]:
 
 def rule_target(target: str, matrix: Matrix) -> Target:
     f, cases = target_failure(target, matrix)
-    return Target(f.id, tuple(cases), lambda r: r.status == "failed" and error_matches(f, r.error_types, r.message),
+    return Target(f.id, tuple(cases),
+                  lambda r: r.status == TestStatus.FAILED and error_matches(f, r.error_types, r.message),
                   tuple(f.affects))
 
 
 def judge(result: CellResult, target: Target) -> tuple[str, str, str]:
     """(state, signature, detail): is the failure present in this step?"""
-    if result.status != "ok":
+    if result.status != CellStatus.OK:
         return UNKNOWN, f"cell:{result.status}", last_line(result.message)
     raws = [r.raw() for r in result.results]
     hit = next((r for r in raws if target.matches(r)), None)
     failing = sorted({r.error_types[0] if r.error_types else r.status for r in raws
-                      if r.status not in ("passed", "skipped")})
+                      if r.status not in (TestStatus.PASSED, TestStatus.SKIPPED)})
     sig = ("fail: " + ", ".join(failing)) if failing else (
-        "pass" if any(r.status == "passed" for r in raws) else "all skipped")
+        "pass" if any(r.status == TestStatus.PASSED for r in raws) else "all skipped")
     if hit is not None:
         return PRESENT, sig, first_line(hit.message, 200)
     if not failing and sig == "pass":
         return ABSENT, sig, ""
-    passed = [r.case for r in raws if r.status == "passed"]
+    passed = [r.case for r in raws if r.status == TestStatus.PASSED]
     if target.signature is not None and passed:
         # One failure, one cause: a case that showed it where it was seen and passes here says it
         # is absent, whatever else breaks the other cases (a rule's cases keep the strict reading).
         return ABSENT, f"{sig}; {len(passed)} passed", ""
-    other = next((r.message for r in raws if r.status not in ("passed", "skipped")), "")
+    other = next((r.message for r in raws if r.status not in (TestStatus.PASSED, TestStatus.SKIPPED)), "")
     return UNKNOWN, sig, first_line(other, 200) or "every target case skipped"
 
 
@@ -288,7 +289,7 @@ def replay(observations: list[dict]) -> Observe:
     def observe(reqs: list[str], cell_id: str, cases: list[str]) -> CellResult:
         o = seen.get(tuple(sorted(reqs)))
         if o is None:
-            return CellResult(id=cell_id, python="", backend="cpu", status="not-run",
+            return CellResult(id=cell_id, python="", backend="cpu", status=CellStatus.NOT_RUN,
                               message=f"not recorded: {' '.join(sorted(reqs))}")
         return observed_cell(o, cases)
     return observe

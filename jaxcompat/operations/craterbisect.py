@@ -25,6 +25,7 @@ from jaxcompat.knowledge import signature as signatures
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
 from jaxcompat.model.dependents import Dependents
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.vocab import CellStatus, TestStatus
 from jaxcompat.operations import commitbisect, crater, usertests
 from jaxcompat.operations.bisect import BisectError, Target, rule_target
 from jaxcompat.plugin.packages import ECOSYSTEM
@@ -112,7 +113,7 @@ def _target(g: crater.Group, plan: crater.Plan, matrix: Matrix, dependents: Depe
 
 
 def _same_failure(raw: RawResult, sig: signatures.Signature) -> bool:
-    if raw.status in ("passed", "skipped"):
+    if raw.status in (TestStatus.PASSED, TestStatus.SKIPPED):
         return False
     error = raw.error_types[0].rsplit(".", 1)[-1] if raw.error_types else ""
     return signatures.of(raw).family == sig.family or (bool(error) and error == sig.error)
@@ -125,8 +126,9 @@ def dependent_observer(target: usertests.Target, tests: list[str], matrix: Matri
         cell = target.cell(replace(candidate_cell(reqs, python=python, cell_id=step_id, companions=False)))
         seen = usertests.observe(cell, matrix, state_dir, replace(target, only=tuple(tests)), nodeids=tests)
         if seen.error:
-            return CellResult(id=step_id, python=python, backend="cpu", status="install-error", message=seen.error)
-        out = CellResult(id=step_id, python=python, backend="cpu", status="ok", versions=dict(seen.versions))
+            return CellResult(id=step_id, python=python, backend="cpu", status=CellStatus.INSTALL_ERROR,
+                              message=seen.error)
+        out = CellResult(id=step_id, python=python, backend="cpu", status=CellStatus.OK, versions=dict(seen.versions))
         out.results = [classify(r, (), out.versions, "cpu") for r in seen.results.values()]
         return out
     return observe

@@ -27,6 +27,7 @@ from jaxcompat._util.text import quiet
 from jaxcompat.knowledge import signature
 from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.vocab import CellStatus, TestStatus
 from jaxcompat.operations.survey import Combo, Space, read_observed, run
 
 STRIDE = 6
@@ -35,12 +36,12 @@ STRIDE = 6
 def outcome_signature(cell: CellResult) -> str:
     """What a combination showed, rule-free: ``clean``, the failing cases with their error
     signatures, or the cell's status (and its error, for an import error)."""
-    if cell.status == "import-error":
+    if cell.status == CellStatus.IMPORT_ERROR:
         return f"<import-error> {signature.of_cell(cell.status, cell.message).key}"
-    if cell.status != "ok":
+    if cell.status != CellStatus.OK:
         return f"<{cell.status}>"
     parts = sorted(f"{r.case} {signature.of(r.raw()).key}" for r in cell.results
-                   if r.raw().status not in ("passed", "skipped"))
+                   if r.raw().status not in (TestStatus.PASSED, TestStatus.SKIPPED))
     return "\n".join(parts) or "clean"
 
 

@@ -53,12 +53,12 @@ def run_latest(matrix: Matrix, *, state_dir: Path, reports_dir: Path, pythons=PY
         progress(f"latest: trying Python {version}")
         result = run_cell(latest_cell(version, index), matrix, state_dir=state_dir, reports_dir=reports_dir,
                           use_cache=use_cache)
-        if result.status != "unresolvable":
+        if result.status != CellStatus.UNRESOLVABLE:
             return result
         tried.append(f"{version} (newest releases do not resolve)")
     if result is None:
-        result = CellResult(id=CELL_ID, python=pythons[-1], backend="cpu", status="python-missing",
-                            outcome="cell-error", message="no usable Python: " + ", ".join(tried))
+        result = CellResult(id=CELL_ID, python=pythons[-1], backend="cpu", status=CellStatus.PYTHON_MISSING,
+                            outcome=CellOutcome.CELL_ERROR, message="no usable Python: " + ", ".join(tried))
     return result
 
 
@@ -137,7 +137,7 @@ def issue_body(result: CellResult, diff: Diff) -> str:
              f"Environment: Python {result.python}, {versions}", ""]
     lines += [f"- {x.strip()}" for x in source_lines(result)] + ([""] if source_lines(result) else [])
     failing = [r for r in result.results if r.outcome in FAILING_OUTCOMES]
-    if result.status != "ok":
+    if result.status != CellStatus.OK:
         lines += [f"The cell did not run: **{result.status}**", "", "```", result.message[-3000:], "```", ""]
     if failing:
         lines += ["| case | outcome | error |", "|---|---|---|"]

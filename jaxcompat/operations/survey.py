@@ -27,6 +27,7 @@ from jaxcompat.knowledge.deprecations import names as names_api
 from jaxcompat.knowledge.deprecations import parse as parse_deprecations
 from jaxcompat.knowledge.outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, CellResult, reclassify
 from jaxcompat.model.matrix import ANY, Cell, Matrix
+from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome
 from jaxcompat.plugin.packages import COMPANIONS, ON_EQUINOX
 from jaxcompat.report import reports
 from jaxcompat.run.matrix import run_cells
@@ -163,7 +164,7 @@ def run(matrix: Matrix, combos: list[Combo], *, jobs: int, state_dir: Path, out_
     todo = [c for c in combos if c.id not in done or _unfinished(target / "cells" / f"{c.id}.json")]
     if cases:  # lay over what was observed: only combinations whose packages imported
         todo = [c for c in todo
-                if (b := read_observed(out_dir / "cells" / f"{c.id}.json")) is not None and b.status == "ok"]
+                if (b := read_observed(out_dir / "cells" / f"{c.id}.json")) is not None and b.status == CellStatus.OK]
     progress(f"survey: {len(combos)} combinations, {len(combos) - len(todo)} already observed, "
              f"{len(todo)} to run" + (f" (cases: {' '.join(cases)})" if cases else ""))
     t0, count = time.monotonic(), [0]
@@ -206,8 +207,8 @@ class Observation:
 
     @property
     def failures(self) -> list[str]:
-        seen = [r.failure for r in self.cell.results if r.outcome == "reproduced" and r.failure]
-        if self.cell.outcome == "expected" and self.cell.failure:
+        seen = [r.failure for r in self.cell.results if r.outcome == Outcome.REPRODUCED and r.failure]
+        if self.cell.outcome == CellOutcome.EXPECTED and self.cell.failure:
             seen.insert(0, self.cell.failure)
         return list(dict.fromkeys(seen))
 
@@ -235,8 +236,8 @@ def nothing_stored(out_dir: Path, command: str) -> str:
 
 def overlay(base: CellResult, extra: CellResult) -> CellResult:
     """``base`` with the results of a later partial run (same environment) laid over it."""
-    if base.status != "ok" or extra.status != "ok":
-        return base if base.status != "ok" else extra
+    if base.status != CellStatus.OK or extra.status != CellStatus.OK:
+        return base if base.status != CellStatus.OK else extra
     newer = {r.case for r in extra.results}
     base.results = [r for r in base.results if r.case not in newer] + list(extra.results)
     base.deprecations += [d for d in extra.deprecations if d not in base.deprecations]
@@ -261,9 +262,11 @@ def load_observations(matrix: Matrix, out_dir: Path, combos: list[Combo] | None 
 
 
 def score(obs: list[Observation]) -> dict:
-    verdicts = [r for o in obs for r in o.cell.results if r.outcome != "skipped"]
-    cell_verdicts = [o for o in obs if o.cell.status not in ("ok", "python-missing", "backend-missing")]
-    right = sum(r.outcome in RIGHT for r in verdicts) + sum(o.cell.outcome == "expected" for o in cell_verdicts)
+    verdicts = [r for o in obs for r in o.cell.results if r.outcome != Outcome.SKIPPED]
+    no_cell_verdict = (CellStatus.OK, CellStatus.PYTHON_MISSING, CellStatus.BACKEND_MISSING)
+    cell_verdicts = [o for o in obs if o.cell.status not in no_cell_verdict]
+    right = (sum(r.outcome in RIGHT for r in verdicts)
+             + sum(o.cell.outcome == CellOutcome.EXPECTED for o in cell_verdicts))
     total = len(verdicts) + len(cell_verdicts)
     clean = sum(not o.wrong for o in obs)
     causes: dict[tuple[str, str, str], list[str]] = {}
@@ -365,8 +368,8 @@ def forecasts(obs: list[Observation]) -> list[dict]:
             if o.cell.versions.get(entry["package"], o.combo.equinox if entry["package"] == "equinox" else None) \
                     != entry["version"] or o.combo.jax in entry["warned_on"]:
                 continue
-            failed = [o.cell.message] if o.cell.status != "ok" else []
-            failed += [r.message for r in o.cell.results if r.outcome not in ("pass", "skipped")]
+            failed = [o.cell.message] if o.cell.status != CellStatus.OK else []
+            failed += [r.message for r in o.cell.results if r.outcome not in (Outcome.PASS, Outcome.SKIPPED)]
             if any(names_api(entry["api"], text) for text in failed):
                 entry["broke_on"].append(o.combo.jax)
     return sorted(out.values(), key=lambda e: (e["package"], Version(e["version"] or "0"), e["api"]))

@@ -8,8 +8,9 @@ from typing import NamedTuple
 
 from jaxcompat._util.text import first_line
 from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, CellResult
+from jaxcompat.model.vocab import CellStatus, Outcome
 
-CAUGHT = FAILING_OUTCOMES | {"reproduced"}  # a known failure or a failure of the run
+CAUGHT = FAILING_OUTCOMES | {Outcome.REPRODUCED}  # a known failure or a failure of the run
 ABSENT = "absent"  # a case one of the two runs does not have
 
 
@@ -58,12 +59,12 @@ class Diff:
 
     @property
     def fixed(self) -> list[Moved]:
-        return [m for m in self.moved if m.before in CAUGHT and m.after in ("pass", "stale")]
+        return [m for m in self.moved if m.before in CAUGHT and m.after in (Outcome.PASS, Outcome.STALE)]
 
     @property
     def regressed(self) -> bool:
         return any(m.after in FAILING_OUTCOMES for m in self.moved) or any(
-            s.after != "ok" and s.before == "ok" for s in self.status)
+            s.after != CellStatus.OK and s.before == CellStatus.OK for s in self.status)
 
     @property
     def empty(self) -> bool:

@@ -81,7 +81,7 @@ def _square(c: CellResult, r: CaseResult | None, case: str, side: str) -> str:
     if r.reused_from:
         tip += f" (re-used, observed {r.reused_from})"
         mark = '<span class="reused" title="re-used">↺</span>'
-    if outcome == "pass" and not r.message:
+    if outcome == Outcome.PASS and not r.message:
         return f'<td {attrs} title="{esc(tip)}"><span class="lbl">{esc(label)}</span>{mark}</td>'
     failure = r.failure
     rows = [
@@ -141,7 +141,7 @@ def _col_head(i: int, c: CellResult, failing: bool, side: str) -> str:
         req = c.requested or {}
         vers = "".join(f'<div class="v req" title="requested"><span class="k">{esc(KEY_VERSIONS.get(d, d))}'
                        f'</span> <span class="n">{esc(v)}</span></div>' for d, v in req.items())
-    if status == "ok":
+    if status == CellStatus.OK:
         st = "ok" if outcome in ("ok", "") else outcome
     else:
         st = status + (f" = {c.failure}" if c.failure else f" ({outcome})")
@@ -353,7 +353,7 @@ def _grid(cells: list[CellResult], failing_ids: set[str]) -> str:
     sides = ["left" if i <= max(1, len(cells) // 2 + 1) else "right" for i in range(1, len(cells) + 1)]
     thead = ['<th class="case corner" scope="col">case \\ cell</th>']
     thead += [_col_head(i, c, c.id in failing_ids or c.failing, sides[i - 1]) for i, c in enumerate(cells, 1)]
-    band_cols = {i for i, c in enumerate(cells) if c.status != "ok" and not c.results}
+    band_cols = {i for i, c in enumerate(cells) if c.status != CellStatus.OK and not c.results}
     row_cases = case_ids(cells) or [None]  # a placeholder row so cell bands still show when no case ran
     rows = []
     for n, case in enumerate(row_cases):

@@ -18,7 +18,7 @@ from jaxcompat.knowledge.outcomes import (
     CellResult,
     cell_label,
 )
-from jaxcompat.model.vocab import CellStatus, Kind, Outcome
+from jaxcompat.model.vocab import CellOutcome, CellStatus, Kind, Outcome
 from jaxcompat.plugin.packages import DEPENDENTS
 from jaxcompat.report import junit
 
@@ -71,11 +71,11 @@ def read_cells(path: Path, missing_ok: bool = False) -> list[CellResult]:
 
 def junit_xml(cell: CellResult) -> str:
     cases = []
-    if cell.status != "ok":
+    if cell.status != CellStatus.OK:
         case = junit.Case(cell.id, "cell", time=str(cell.timings.get("total_s", 0)))
         if cell.outcome in FAILING_CELL_OUTCOMES:
             case.kind, case.type, case.message, case.text = Kind.ERROR, cell.status, cell.status, cell.message
-        elif cell.outcome == "expected":
+        elif cell.outcome == CellOutcome.EXPECTED:
             case.system_out = f"known failure {cell.failure}: {cell.message}"
         else:
             case.kind, case.message = Kind.SKIPPED, cell.message[:500]
@@ -85,9 +85,9 @@ def junit_xml(cell: CellResult) -> str:
         if r.outcome in FAILING_OUTCOMES:
             case.kind, case.type, case.text = Kind.FAILURE, r.outcome, r.message
             case.message = f"{r.outcome}: expected {r.expected}" + (f" ({r.failure})" if r.failure else "")
-        elif r.outcome == "skipped":
+        elif r.outcome == Outcome.SKIPPED:
             case.kind, case.message = Kind.SKIPPED, r.message[:500]
-        elif r.outcome == "reproduced":
+        elif r.outcome == Outcome.REPRODUCED:
             case.system_out = f"known failure {r.failure} reproduced as documented: {r.message[:1000]}\nfix: {r.fix}"
         cases.append(case)
     return junit.render(junit.Suite(cell.id, cases, dict(cell.versions), str(cell.timings.get("total_s", 0))))
@@ -98,8 +98,8 @@ def summary(cells: list[CellResult]) -> dict:
     for c in cells:
         for r in c.results:
             counts[r.outcome] = counts.get(r.outcome, 0) + 1
-        if c.status != "ok":
-            key = f"cell:{c.status}" + ("" if c.outcome != "expected" else " (expected)")
+        if c.status != CellStatus.OK:
+            key = f"cell:{c.status}" + ("" if c.outcome != CellOutcome.EXPECTED else " (expected)")
             counts[key] = counts.get(key, 0) + 1
     return {"cells": len(cells), "failing_cells": [c.id for c in cells if c.failing],
             "outcomes": dict(sorted(counts.items())), "ok": not any(c.failing for c in cells),
@@ -133,7 +133,7 @@ def case_ids(cells: list[CellResult]) -> list[str]:
 
 
 def square(cell: CellResult, case: str) -> str:
-    if cell.status != "ok":
+    if cell.status != CellStatus.OK:
         return CELL_SYMBOLS.get(cell.status, cell.status)
     for r in cell.results:
         if r.case == case:
@@ -168,11 +168,11 @@ def markdown(cells: list[CellResult], meta: dict) -> str:
     lines += ["", "Legend: " + ", ".join(f"`{v}` {k}" for k, v in {**SYMBOLS, **CELL_SYMBOLS}.items()), ""]
     details = []
     for c in cells:
-        if c.status != "ok":
+        if c.status != CellStatus.OK:
             details.append(f"- **{c.id}** {c.status}" + (f" — known failure `{c.failure}`" if c.failure else "")
                            + f": {first_line(c.message)}")
         for r in c.results:
-            if r.outcome in FAILING_OUTCOMES or r.outcome == "reproduced":
+            if r.outcome in FAILING_OUTCOMES or r.outcome == Outcome.REPRODUCED:
                 details.append(f"- **{c.id}** `{short_case(r.case)}` {r.outcome}"
                                + (f" (`{r.failure}`)" if r.failure else "") + f": {first_line(r.message)}")
     if details:
@@ -196,9 +196,9 @@ def overview(cells: list[CellResult]) -> Overview:
     failing: list[tuple[str, str, str]] = []
     whole_cell: set[tuple[str, str]] = set()
     for c in cells:
-        seen = [c.failure] if c.failure and c.outcome == "expected" else []
+        seen = [c.failure] if c.failure and c.outcome == CellOutcome.EXPECTED else []
         whole_cell.update((f, c.id) for f in seen)
-        seen += [r.failure for r in c.results if r.outcome == "reproduced" and r.failure]
+        seen += [r.failure for r in c.results if r.outcome == Outcome.REPRODUCED and r.failure]
         for f in dict.fromkeys(seen):
             hits.setdefault(f, []).append(c.id)
         if c.outcome in FAILING_CELL_OUTCOMES:
@@ -264,11 +264,11 @@ def terminal_grid(cells: list[CellResult]) -> str:
     out.append("")
     out.append(" " * (width + 2) + " ".join(f"{i:>6}" for i in range(1, len(cases) + 1)))
     for c in cells:
-        if c.status != "ok":
+        if c.status != CellStatus.OK:
             out.append(f"{c.id:<{width}}  {cell_label(c)}: {first_line(c.message, 100)}")
         else:
             out.append(f"{c.id:<{width}}  " + " ".join(f"{square(c, k):>6}" for k in cases)
-                       + ("  [import rule stale]" if c.outcome == "stale" else ""))
+                       + ("  [import rule stale]" if c.outcome == CellOutcome.STALE else ""))
     s = summary(cells)
     out.append("")
     out += textwrap.wrap("outcomes: " + ", ".join(f"{k}={v}" for k, v in s["outcomes"].items()), 118,

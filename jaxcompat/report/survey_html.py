@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
+from jaxcompat.model.vocab import CellStatus
 from jaxcompat.plugin.packages import ON_EQUINOX
 from jaxcompat.report.html import esc, page
 
@@ -43,7 +44,7 @@ def render(sp, obs, rows, matrix_pairs: set, summary: dict) -> str:
                     stops = [colour[f] for f in fails]
                     style = (f' style="background:{stops[0]}"' if len(stops) == 1 else
                              f' style="background:linear-gradient(135deg,{",".join(stops)})"')
-                elif o.cell.status in ("unresolvable", "python-missing"):
+                elif o.cell.status in (CellStatus.UNRESOLVABLE, CellStatus.PYTHON_MISSING):
                     style = ' style="background:#bbb"'
                 cls = ("ok" if not fails and o.installable else "") + (" wrong" if o.wrong else "")
                 tip = (f"jax {j} + equinox {e} (Python {o.cell.python}): {o.cell.status}; "

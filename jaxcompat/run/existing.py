@@ -31,6 +31,7 @@ from jaxcompat._util.uvbin import uv_bin
 from jaxcompat.env import envs
 from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.vocab import CellStatus, TestStatus
 from jaxcompat.plugin import backends, loaded
 from jaxcompat.plugin.backends import backend_of, describe_device
 from jaxcompat.plugin.packages import ECOSYSTEM, KEY_DISTS, NOT_INSTALLED
@@ -174,7 +175,7 @@ def check_existing(path: str, matrix: Matrix, *, state_dir: Path, repeat: int = 
     Raises BadEnvironment (with the report to write) when ``path`` is not a Python, has no jax, or
     pytest can be neither found in it nor supplied."""
     t0 = time.perf_counter()
-    result = CellResult(id="existing", python="", backend="", status="ok", environment=ENVIRONMENT)
+    result = CellResult(id="existing", python="", backend="", status=CellStatus.OK, environment=ENVIRONMENT)
     replacements = {str(matrix.root.resolve()): "<root>", str(Path.home()): "~"}
     with tempfile.TemporaryDirectory(prefix="jaxcompat-env-") as tmp:
         try:
@@ -198,7 +199,7 @@ def not_installed(result: CellResult) -> dict[str, list[str]]:
     """{library: the cases skipped because the environment does not have it installed at all}."""
     out: dict[str, list[str]] = {}
     for r in result.results:
-        if r.status != "skipped":
+        if r.status != TestStatus.SKIPPED:
             continue
         m, k = _NOT_INSTALLED.match(r.message or ""), _ORSKIP.match(r.message or "")
         libs = m.group(1).split(", ") if m else ([k.group(2)] if k and k.group(1).split(".")[0] == k.group(2)

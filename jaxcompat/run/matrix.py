@@ -29,8 +29,8 @@ def default_jobs() -> int:
 
 
 def not_run(cell: Cell, why: str) -> CellResult:
-    return CellResult(id=cell.id, python=cell.python, backend=cell.backend, status="not-run",
-                      outcome="interrupted", requested=dict(cell.pins), message=why)
+    return CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.NOT_RUN,
+                      outcome=CellOutcome.INTERRUPTED, requested=dict(cell.pins), message=why)
 
 
 def run_cells(matrix: Matrix, cells: list[Cell], *, jobs: int, state_dir: Path, reports_dir: Path,
