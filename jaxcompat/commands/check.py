@@ -17,8 +17,6 @@ from jaxcompat.model.vocab import CellStatus
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.report import check as check_report
 from jaxcompat.report import reports
-from jaxcompat.report import usertests as shown_tests
-from jaxcompat.report import warnings as shown_warnings
 from jaxcompat.run.cell import run_cell
 
 NAME = "check"
@@ -196,25 +194,17 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state), progress=print, confirm=confirm)
     ours, _ = _verdict(result, matrix)
     warned, health, learned = _announced(cmp, target, args)
-    mine = "\n".join(filter(None, [*shown_warnings.lines(warned, projects=False),
-                                    shown_tests.verdict(cmp, target.describe()),
-                                    shown_warnings.health_line(health), learned]))
-    extra = usertests.not_exercised(result, cmp.tests)
     from jaxcompat.apihistory.apiexplain import verdict_lines
-    mine += "\n" * bool(api := verdict_lines(cmp.tests, target.root, cmp.candidate_versions.get("jax", ""))) + api
-    if extra:
-        mine += ("\n  i known failures this candidate hits that your tests did not run into (see below): "
-                 + ", ".join(extra))
-    write_text(reports_dir / "check.json", check_report.user_tests_json(
-        result, cmp, project=target.root.name,
+    api = verdict_lines(cmp.tests, target.root, cmp.candidate_versions.get("jax", ""))
+    text = check_report.tests_text(cmp, target.describe(), warned=warned, health=health, learned=learned, api=api,
+                                   not_exercised=usertests.not_exercised(result, cmp.tests), ours=ours)
+    files = check_report.tests_files(
+        result, cmp, text, project=target.root.name,
         cells={"candidate": cell.id, **({"baseline": baseline.id} if baseline else {})},
         test_dependencies=list(target.deps.sources),
-        left_out=list(target.deps.for_candidate(target.pinned(cell))[1]), warned=warned, health=health))
-    write_text(reports_dir / "check-tests.xml", shown_tests.junit(cmp.tests, f"{target.root.name} on {result.id}"))
-    text = f"{mine}\n\nOur cases in the candidate:\n{ours}"
-    write_text(reports_dir / "check.md", shown_tests.markdown(cmp.tests, text, cmp.with_baseline)
-               + ("\n" + shown_warnings.markdown(warned, projects=False) if warned else ""))
-    write_text(reports_dir / "check.html", shown_tests.html_page(result.id, text, cmp.tests, cmp.with_baseline))
+        left_out=list(target.deps.for_candidate(target.pinned(cell))[1]), warned=warned, health=health)
+    for name, body in files.items():
+        write_text(reports_dir / name, body)
     print(text)
     print(f"\nreports: {reports_dir / 'check.json'} (user_tests), check-tests.xml, check.md, check.html")
     return _decided(user_tests_item(cmp, f"your tests ({target.root.name})"))

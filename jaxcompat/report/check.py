@@ -1,6 +1,7 @@
-"""check.json of ``check --tests``: the candidate's cell, the user's tests one by one, and what the run
-says as a whole, shaped from the records (``CellResult``, ``Comparison``, the new warnings, the
-suite's health); commands/check.py writes it. A plain ``check`` writes ``reports.cell_json``."""
+"""What ``check --tests`` says, shaped from the records (``CellResult``, ``Comparison``, the new
+warnings, the suite's health): the text it prints, and its files (check.json: the candidate's cell,
+the user's tests one by one and what the run says as a whole; check-tests.xml, check.md,
+check.html). commands/check.py writes them. A plain ``check`` writes ``reports.cell_json``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.health import Health
 from jaxcompat.model.usertests import Comparison, counts
 from jaxcompat.model.warnings import NewWarning
+from jaxcompat.report import warnings as shown_warnings
+from jaxcompat.report.usertests import html_page, junit, markdown, verdict
 
 
 def summary(cmp: Comparison) -> dict:
@@ -42,3 +45,31 @@ def user_tests_json(result: CellResult, cmp: Comparison, *, project: str, cells:
         "user_tests_versions": {"candidate": cmp.candidate_versions, "baseline": cmp.baseline_versions},
     }
     return json.dumps(data, indent=2) + "\n"
+
+
+def tests_text(cmp: Comparison, described: str, *, warned: list[NewWarning], health: Health, learned: str,
+               api: str, not_exercised: list[str], ours: str) -> str:
+    """What check --tests prints (check.md and check.html open with it): the new warnings, the
+    verdict on the user's tests (``described``: what ran), the suite's health, what --aa learned,
+    jax's API history (``api``), the known failures no test ran into, then our cases' verdict."""
+    mine = "\n".join(filter(None, [*shown_warnings.lines(warned, projects=False), verdict(cmp, described),
+                                    shown_warnings.health_line(health), learned]))
+    mine += "\n" * bool(api) + api
+    if not_exercised:
+        mine += ("\n  i known failures this candidate hits that your tests did not run into (see below): "
+                 + ", ".join(not_exercised))
+    return f"{mine}\n\nOur cases in the candidate:\n{ours}"
+
+
+def tests_files(result: CellResult, cmp: Comparison, text: str, *, project: str, cells: dict[str, str],
+                test_dependencies: list[str], left_out: list[str], warned: list[NewWarning],
+                health: Health) -> dict[str, str]:
+    """check --tests' files, name -> text (``text``: what ``tests_text`` said)."""
+    return {
+        "check.json": user_tests_json(result, cmp, project=project, cells=cells, test_dependencies=test_dependencies,
+                                      left_out=left_out, warned=warned, health=health),
+        "check-tests.xml": junit(cmp.tests, f"{project} on {result.id}"),
+        "check.md": markdown(cmp.tests, text, cmp.with_baseline)
+        + ("\n" + shown_warnings.markdown(warned, projects=False) if warned else ""),
+        "check.html": html_page(result.id, text, cmp.tests, cmp.with_baseline),
+    }
