@@ -196,8 +196,8 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     warned, health, learned = _announced(cmp, target, args)
     from jaxcompat.apihistory.apiexplain import verdict_lines
     api = verdict_lines(cmp.tests, target.root, cmp.candidate_versions.get("jax", ""))
-    text = check_report.tests_text(cmp, target.describe(), warned=warned, health=health, learned=learned, api=api,
-                                   not_exercised=usertests.not_exercised(result, cmp.tests), ours=ours)
+    text = check_report.tests_text(result, cmp, target.describe(), warned=warned, health=health, learned=learned,
+                                   api=api, ours=ours)
     files = check_report.tests_files(
         result, cmp, text, project=target.root.name,
         cells={"candidate": cell.id, **({"baseline": baseline.id} if baseline else {})},

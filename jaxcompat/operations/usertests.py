@@ -32,7 +32,7 @@ from jaxcompat.model.matrix import ANY, Cell, Matrix
 from jaxcompat.model.sides import Sides
 from jaxcompat.model.usertests import TEST_CLASSES, Comparison, UserTest, failing, test_class
 from jaxcompat.model.usertests import counts as counts  # public alias: crater.py reads usertests.counts
-from jaxcompat.model.vocab import CellStatus, FlakyOrigin, Outcome, Phase, TestStatus, UserTestSide, UserTestStatus
+from jaxcompat.model.vocab import CellStatus, FlakyOrigin, Phase, TestStatus, UserTestSide, UserTestStatus
 from jaxcompat.report.scrub import Scrubber
 from jaxcompat.report.usertests import CHECK_CSS as CHECK_CSS  # public alias: crater.py reads usertests.CHECK_CSS
 from jaxcompat.run.cell import lock_versions
@@ -379,13 +379,6 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
 def suspects(tests: list[UserTest]) -> list[str]:
     """The tests to run once more before blaming (or crediting) the upgrade."""
     return [t.test for t in tests if TEST_CLASSES[t.cls].rerun]
-
-
-def not_exercised(result: CellResult, tests: list[UserTest]) -> list[str]:
-    """Known failures our cases hit in the candidate that none of the user's tests ran into."""
-    seen = {t.explained_by for t in tests if t.explained_by}
-    hit = [r.failure for r in result.results if r.outcome == Outcome.REPRODUCED and r.failure]
-    return [f for f in dict.fromkeys(hit) if f not in seen]
 
 
 def build(cell: Cell, matrix: Matrix, state_dir: Path) -> None:

@@ -9,7 +9,8 @@ import json
 
 from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.health import Health
-from jaxcompat.model.usertests import Comparison, counts
+from jaxcompat.model.usertests import Comparison, UserTest, counts
+from jaxcompat.model.vocab import Outcome
 from jaxcompat.model.warnings import NewWarning
 from jaxcompat.report import warnings as shown_warnings
 from jaxcompat.report.usertests import html_page, junit, markdown, verdict
@@ -47,17 +48,25 @@ def user_tests_json(result: CellResult, cmp: Comparison, *, project: str, cells:
     return json.dumps(data, indent=2) + "\n"
 
 
-def tests_text(cmp: Comparison, described: str, *, warned: list[NewWarning], health: Health, learned: str,
-               api: str, not_exercised: list[str], ours: str) -> str:
+def not_exercised(result: CellResult, tests: list[UserTest]) -> list[str]:
+    """Known failures our cases hit in the candidate that none of the user's tests ran into."""
+    seen = {t.explained_by for t in tests if t.explained_by}
+    hit = [r.failure for r in result.results if r.outcome == Outcome.REPRODUCED and r.failure]
+    return [f for f in dict.fromkeys(hit) if f not in seen]
+
+
+def tests_text(result: CellResult, cmp: Comparison, described: str, *, warned: list[NewWarning], health: Health,
+               learned: str, api: str, ours: str) -> str:
     """What check --tests prints (check.md and check.html open with it): the new warnings, the
     verdict on the user's tests (``described``: what ran), the suite's health, what --aa learned,
-    jax's API history (``api``), the known failures no test ran into, then our cases' verdict."""
+    jax's API history (``api``), the known failures our cases hit in the candidate (``result``)
+    that no test ran into, then our cases' verdict (``ours``)."""
     mine = "\n".join(filter(None, [*shown_warnings.lines(warned, projects=False), verdict(cmp, described),
                                     shown_warnings.health_line(health), learned]))
     mine += "\n" * bool(api) + api
-    if not_exercised:
+    if extra := not_exercised(result, cmp.tests):
         mine += ("\n  i known failures this candidate hits that your tests did not run into (see below): "
-                 + ", ".join(not_exercised))
+                 + ", ".join(extra))
     return f"{mine}\n\nOur cases in the candidate:\n{ours}"
 
 
