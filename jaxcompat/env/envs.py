@@ -20,6 +20,7 @@ from jaxcompat._util.atomic import write_text
 from jaxcompat._util.uvbin import uv_bin
 from jaxcompat.env import sides, sources
 from jaxcompat.model.matrix import ANY, LATEST, Cell
+from jaxcompat.model.vocab import CellStatus
 from jaxcompat.plugin.backends import JAX_EXTRAS
 
 FAR_FUTURE = "2100-01-01"
@@ -33,9 +34,9 @@ SPEC_FILE = "jaxcompat-spec.json"
 
 
 class BuildError(Exception):
-    def __init__(self, status: str, message: str):
+    def __init__(self, status: CellStatus, message: str):
         super().__init__(message)
-        self.status, self.message = status, message  # status: unresolvable | install-error
+        self.status, self.message = status, message  # CellStatus.UNRESOLVABLE or INSTALL_ERROR
 
 
 @dataclass
@@ -163,7 +164,7 @@ def resolve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, .
         notes = json.loads(notes_file.read_text()) if notes_file.is_file() else []
         return cached.read_text(), notes
     if failed_file.is_file() and reuse_failure and not floating:
-        raise BuildError("unresolvable", failed_file.read_text())
+        raise BuildError(CellStatus.UNRESOLVABLE, failed_file.read_text())
     base = (cell.requirements() + backend_requirements(cell) + list(cell.constraints) + list(harness)
             + [f"-e {e}" for e in cell.editable])
     optional = cell.optional()
@@ -191,14 +192,14 @@ def resolve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, .
     if proc.returncode != 0:
         if UNRESOLVABLE.search(proc.stderr):
             write_text(failed_file, clean_error(proc.stderr))
-            raise BuildError("unresolvable", clean_error(proc.stderr))
+            raise BuildError(CellStatus.UNRESOLVABLE, clean_error(proc.stderr))
         message = clean_error(proc.stderr)
         if cell.index.other_index and TRANSIENT.search(proc.stderr):
             where = ", ".join(
                 u for u in (cell.index.index_url, *cell.index.extra_index_urls, *cell.index.find_links) if u
             )
             message = f"a package index given could not be read ({where}); the resolver says:\n{message}"
-        raise BuildError("install-error", message)
+        raise BuildError(CellStatus.INSTALL_ERROR, message)
     failed_file.unlink(missing_ok=True)
     proc.stdout = sources.lock_header(cell.pins, cell.index) + proc.stdout
     write_text(cached, proc.stdout)
@@ -254,7 +255,7 @@ def install(cell: Cell, python_exe: str, lock_text: str, env_root: Path,
     proc = run_tool([uv_bin(), "venv", "--quiet", "--clear", "--python", python_exe,
                  "--no-python-downloads", str(env)])
     if proc.returncode != 0:
-        raise BuildError("install-error", clean_error(proc.stderr))
+        raise BuildError(CellStatus.INSTALL_ERROR, clean_error(proc.stderr))
     timings["venv_s"] = round(time.perf_counter() - t1, 3)
     t2 = time.perf_counter()
     lock_file = env / "jaxcompat-lock.txt"
@@ -263,7 +264,7 @@ def install(cell: Cell, python_exe: str, lock_text: str, env_root: Path,
                  *(["--compile-bytecode"] if compile_bytecode else []), *cell.index.uv_args(resolving=False),
                  str(lock_file)])
     if proc.returncode != 0:
-        status = "unresolvable" if UNRESOLVABLE.search(proc.stderr) else "install-error"
+        status = CellStatus.UNRESOLVABLE if UNRESOLVABLE.search(proc.stderr) else CellStatus.INSTALL_ERROR
         raise BuildError(status, clean_error(proc.stderr))
     timings["install_s"] = round(time.perf_counter() - t2, 3)
     write_text(spec_path, json.dumps({**_spec(lock_text, python_exe), "cell": cell.id}))

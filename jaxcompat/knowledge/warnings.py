@@ -18,10 +18,11 @@ from packaging.version import InvalidVersion, Version
 
 from jaxcompat.knowledge.deprecations import Deprecation, History
 from jaxcompat.knowledge.signature import volatile_out
+from jaxcompat.model.vocab import UserTestSide
 from jaxcompat.model.warnings import NewWarning, TestWarning
 
 _SPACE = re.compile(r"\s+")
-RAN = ("passed", "failed", "error")  # a test's statuses that mean it ran on that side
+RAN = (UserTestSide.PASSED, UserTestSide.FAILED, UserTestSide.ERROR)  # a test's statuses that mean it ran on that side
 
 
 def normalise(message: str) -> str:

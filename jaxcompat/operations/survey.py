@@ -32,7 +32,7 @@ from jaxcompat.plugin.packages import COMPANIONS, ON_EQUINOX
 from jaxcompat.report import reports
 from jaxcompat.run.matrix import run_cells
 
-RIGHT = ("pass", "reproduced")
+RIGHT = (Outcome.PASS, Outcome.REPRODUCED)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from jaxcompat._util.uvbin import uv_bin
 from jaxcompat.env import envs
 from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.matrix import Matrix
-from jaxcompat.model.vocab import CellStatus, TestStatus
+from jaxcompat.model.vocab import CellOutcome, CellStatus, TestStatus
 from jaxcompat.plugin import backends, loaded
 from jaxcompat.plugin.backends import backend_of, describe_device
 from jaxcompat.plugin.packages import ECOSYSTEM, KEY_DISTS, NOT_INSTALLED
@@ -258,7 +258,7 @@ def _identify(path: str, result: CellResult, tmp: Path, replacements: dict[str, 
         python = interpreter(path)
         found = probe(python, tmp)
     except ValueError as e:
-        raise _bad(result, "python-missing", "unavailable", str(e)) from None
+        raise _bad(result, CellStatus.PYTHON_MISSING, CellOutcome.UNAVAILABLE, str(e)) from None
     result.id = "existing-" + hashlib.sha256(found.prefix.encode()).hexdigest()[:8]
     result.python = ".".join(found.version.split(".")[:2])
     result.timings.update(found.timings)
@@ -280,7 +280,7 @@ def _identify(path: str, result: CellResult, tmp: Path, replacements: dict[str, 
     result.notes += [f"{loaded.describe_shadowed(s)}: reported and judged as {s['by_version']}, "
                      "the version `import` loads" for s in found.shadowed if s["name"] in KEY_DISTS]
     if not found.has_jax:
-        raise _bad(result, "import-error", "cell-error",
+        raise _bad(result, CellStatus.IMPORT_ERROR, CellOutcome.CELL_ERROR,
                    f"--env {path}: jax is not installed in that environment (Python {found.version} at "
                    f"{found.prefix}); point --env at the environment that has jax, or install jax there")
     return python, found
@@ -332,7 +332,7 @@ def _run_env(path: str, found: Probe, harness: tuple[str, ...], result: CellResu
         error = _provide_pytest(found, harness, tmp / "pytest")
         result.timings["pytest_install_s"] = round(time.perf_counter() - t, 3)
         if error:
-            raise _bad(result, "install-error", "cell-error",
+            raise _bad(result, CellStatus.INSTALL_ERROR, CellOutcome.CELL_ERROR,
                        f"--env {path}: the environment has no pytest, and installing "
                        f"{' '.join(harness)} into a temporary folder failed ({error.splitlines()[-1]}); "
                        "make the package index (or uv's cache) reachable, or install pytest in that environment")
@@ -356,7 +356,7 @@ def _observe(python: str, matrix: Matrix, result: CellResult, run_env: dict[str,
             python, matrix.root, [matrix.settings.cases_dir], repeat, backend=result.backend, imports=imports,
             timeout_s=matrix.settings.case_timeout_s, workdir=state_dir / "runs" / result.id, extra_env=run_env)
     except Interrupted:
-        result.status, result.outcome = "not-run", "interrupted"
+        result.status, result.outcome = CellStatus.NOT_RUN, CellOutcome.INTERRUPTED
         result.message = "the run was interrupted before this environment's cases finished"
         return None
     return run

@@ -29,9 +29,10 @@ from jaxcompat._util.atomic import write_text
 from jaxcompat._util.layout import PACKAGE
 from jaxcompat._util.toml import tomllib
 from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.vocab import TestStatus
 
 CACHE_FORMAT = 1  # bump when what a run records changes meaning: every entry is then a miss
-NEVER_REUSED = frozenset({"timeout", "crash"})
+NEVER_REUSED = frozenset({TestStatus.TIMEOUT, TestStatus.CRASH})
 # Everything that runs inside a cell lives in jaxcompat/plugin/ (tests/test_layers.py fails if the
 # plugin imports anything outside it), so the whole folder is the harness's code: a file added there
 # later is hashed without anyone remembering to list it.

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from jaxcompat._util.layout import PACKAGE
 from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.vocab import TestStatus
 
 IMPORT_FAILED_RC = 3
 STOP = threading.Event()  # set on interruption: no case starts again, running ones are killed
@@ -277,7 +278,7 @@ def record_killed(run: CellRun, done: set[str], case: str, step: Attempt, timeou
     if case in done:
         return
     done.add(case)
-    status = "timeout" if step.timed_out else "crash"
+    status = TestStatus.TIMEOUT if step.timed_out else TestStatus.CRASH
     msg = f"killed after {timeout_s:g} s (case time limit)" if step.timed_out else _describe_exit(step.rc)
     started = next((ev["t"] for ev in step.events if ev.get("event") == "start" and ev["case"] == case), time.time())
     run.results.append(RawResult(case=case, status=status, message=msg, duration_s=round(time.time() - started, 3)))
