@@ -106,6 +106,9 @@ def test_compare_holds_the_candidate_and_names_the_confounder_that_breaks(tmp_pa
     base = Cell(id="b", python="3.11", backend="cpu", pins={"jax": "0.4.31"})
     cmp = usertests.compare(CANDIDATE, base, target, matrix, tmp_path / "state")
     assert observed[0][0] == "c" and "numpy==2.0.1" in observed[0][1]  # the candidate ran held
+    # what check.json's user_tests_run says was run and installed, on the record itself
+    assert cmp.cells == {"candidate": "c", "baseline": "b"}
+    assert cmp.test_dependencies == list(target.deps.sources)
     by = {c.dist: c for c in cmp.sides.confounders}
     assert set(by) == {"numpy", "pytest"}
     assert by["numpy"].held_run == "the cause" and "1 of 1" in by["numpy"].detail

@@ -198,11 +198,7 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     api = verdict_lines(cmp.tests, target.root, cmp.candidate_versions.get("jax", ""))
     text = check_report.tests_text(result, cmp, target.describe(), warned=warned, health=health, learned=learned,
                                    api=api, ours=ours)
-    files = check_report.tests_files(
-        result, cmp, text, project=target.root.name,
-        cells={"candidate": cell.id, **({"baseline": baseline.id} if baseline else {})},
-        test_dependencies=list(target.deps.sources),
-        left_out=list(target.deps.for_candidate(target.pinned(cell))[1]), warned=warned, health=health)
+    files = check_report.tests_files(result, cmp, text, project=target.root.name, warned=warned, health=health)
     for name, body in files.items():
         write_text(reports_dir / name, body)
     print(text)

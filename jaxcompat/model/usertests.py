@@ -153,6 +153,9 @@ class Comparison:
     baseline_cause: str = ""
     sides: Sides | None = None  # with a baseline: what the sides share, and their confounders
     learned: dict[str, str] = field(default_factory=dict)  # --aa: tests that flipped by themselves
+    cells: dict[str, str] = field(default_factory=dict)  # the cell's id, per side
+    test_dependencies: list[str] = field(default_factory=list)  # what was installed for the tests
+    left_out: list[str] = field(default_factory=list)  # of them, what the candidate pins itself
 
     @property
     def unjudged(self) -> str:

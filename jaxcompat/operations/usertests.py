@@ -454,7 +454,10 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
                       ran={k: o.ran for k, o in sides.items()},
                       uncollectable={k: o.uncollectable for k, o in sides.items()},
                       candidate_cause=after.cause, baseline_cause=before.cause if before else "",
-                      learned=learned, sides=found)
+                      learned=learned, sides=found,
+                      cells={"candidate": candidate.id, **({"baseline": baseline.id} if baseline else {})},
+                      test_dependencies=list(target.deps.sources),
+                      left_out=list(target.deps.for_candidate(target.pinned(candidate))[1]))
 
 
 def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Target, times: int) -> dict[str, str]:

@@ -26,21 +26,18 @@ def summary(cmp: Comparison) -> dict:
                              "cause": causes[side]} for side in sides}}
 
 
-def user_tests_json(result: CellResult, cmp: Comparison, *, project: str, cells: dict[str, str],
-                    test_dependencies: list[str], left_out: list[str], warned: list[NewWarning],
+def user_tests_json(result: CellResult, cmp: Comparison, *, project: str, warned: list[NewWarning],
                     health: Health) -> str:
-    """check.json's text: ``project`` is the tested project's name, ``cells`` the ids of the
-    candidate's (and the baseline's) cells, ``test_dependencies`` what was installed for the tests
-    and ``left_out`` what of it the candidate pins itself."""
+    """check.json's text (``project``: the tested project's name)."""
     data = {
         **result.to_dict(),
         "user_tests": cmp.to_dict(),
         "user_tests_target": project,
         "user_tests_run": {
             **summary(cmp),
-            "cells": cells,
-            "test_dependencies": test_dependencies,
-            "test_dependencies_left_out": left_out,
+            "cells": cmp.cells,
+            "test_dependencies": cmp.test_dependencies,
+            "test_dependencies_left_out": cmp.left_out,
             "new_warnings": [w.to_dict() for w in warned], "health": health.to_dict(), "learned": cmp.learned,
         },
         "user_tests_versions": {"candidate": cmp.candidate_versions, "baseline": cmp.baseline_versions},
@@ -70,13 +67,11 @@ def tests_text(result: CellResult, cmp: Comparison, described: str, *, warned: l
     return f"{mine}\n\nOur cases in the candidate:\n{ours}"
 
 
-def tests_files(result: CellResult, cmp: Comparison, text: str, *, project: str, cells: dict[str, str],
-                test_dependencies: list[str], left_out: list[str], warned: list[NewWarning],
+def tests_files(result: CellResult, cmp: Comparison, text: str, *, project: str, warned: list[NewWarning],
                 health: Health) -> dict[str, str]:
     """check --tests' files, name -> text (``text``: what ``tests_text`` said)."""
     return {
-        "check.json": user_tests_json(result, cmp, project=project, cells=cells, test_dependencies=test_dependencies,
-                                      left_out=left_out, warned=warned, health=health),
+        "check.json": user_tests_json(result, cmp, project=project, warned=warned, health=health),
         "check-tests.xml": junit(cmp.tests, f"{project} on {result.id}"),
         "check.md": markdown(cmp.tests, text, cmp.with_baseline)
         + ("\n" + shown_warnings.markdown(warned, projects=False) if warned else ""),
