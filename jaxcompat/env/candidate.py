@@ -23,7 +23,7 @@ from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, UNEXPLAINED_OUTCOMES,
 from jaxcompat.model import verdicts
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import ANY, Cell, Matrix
-from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome
+from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Outcome
 from jaxcompat.plugin.backends import JAX_EXTRAS
 from jaxcompat.plugin.packages import COMPANIONS, ECOSYSTEM
 
@@ -147,9 +147,8 @@ def verdict(result: CellResult, matrix: Matrix, history: Mapping[str, History] |
     """Human verdict and whether the candidate is safe (no failure of any kind). ``history``: what
     jax's API history says of each deprecation's API (``apihistory.apiexplain.histories``), so the
     warnings before the break name the release that removes it."""
-    where = (
-        f" (existing environment, Python {result.python}, {result.backend})" if result.environment != "built" else ""
-    )
+    where = (f" (existing environment, Python {result.python}, {result.backend})"
+             if result.environment != EnvironmentKind.BUILT else "")
     shown = [d for d in result.versions if d in ECOSYSTEM + ("numpy",)]
     lines = [f"Candidate {result.id}{where}: " + ", ".join(f"{d}=={result.versions[d]}" for d in shown
                                                             if d not in result.added)]
@@ -205,7 +204,7 @@ def item(result: CellResult, safe: bool) -> verdicts.Item:
                              why="every case was skipped" if not ran else "")
     why = f"{result.status}: {first_line(result.message, 200)}"
     failed = list(result.failed_imports) if result.status == CellStatus.IMPORT_ERROR else []
-    added_only = bool(failed) and result.environment == "built" and all(m in result.added for m in failed)
+    added_only = bool(failed) and result.environment == EnvironmentKind.BUILT and all(m in result.added for m in failed)
     if result.status in _NOT_JUDGED or unreachable(result.message) or added_only:
         return verdicts.Item(result.id, why=why)
     return verdicts.Item(result.id, broken=True, judged=True, why=why)
@@ -260,7 +259,7 @@ def _did_not_work(result: CellResult, matrix: Matrix) -> list[str]:
     An import error names the user's pins that failed first; one only in a package the suite added
     is said to be that, never that the candidate does not work."""
     failed = list(result.failed_imports) if result.status == CellStatus.IMPORT_ERROR else []
-    mine = [m for m in failed if m not in result.added] if result.environment == "built" else []
+    mine = [m for m in failed if m not in result.added] if result.environment == EnvironmentKind.BUILT else []
     head = f"  ✗ the candidate does not work: {result.status}"
     if mine:
         pins = ", ".join(f"{d}=={v}" for d, v in result.versions.items() if d in ECOSYSTEM and d not in result.added)

@@ -12,7 +12,7 @@ from jaxcompat.knowledge.deprecations import Deprecation
 from jaxcompat.knowledge.learned import Added
 from jaxcompat.knowledge.rules import case_failures, cell_failures, collateral_failures
 from jaxcompat.model.matrix import Failure
-from jaxcompat.model.vocab import CellOutcome, CellStatus, Expectation, Outcome, Phase, TestStatus
+from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Expectation, Outcome, Phase, TestStatus
 from jaxcompat.model.warnings import TestWarning
 
 # The vocabularies are types of the model (jaxcompat/model/vocab.py); these are the sets the
@@ -135,7 +135,7 @@ class CellResult:
     deprecations: list[Deprecation] = field(default_factory=list)
     # "built": an environment the suite resolved and installed; "existing": one it was pointed at
     # (check --env), whose versions were read, not chosen
-    environment: str = "built"
+    environment: EnvironmentKind = EnvironmentKind.BUILT
     # what jax reported about its devices: platform, kind ("NVIDIA H100 80GB HBM3"), count, and
     # where available platform_version, compute_capability, cuda_runtime, cuda_driver, cudnn
     device: dict = field(default_factory=dict)

@@ -326,3 +326,10 @@ class Kind(Word):
     FAILURE = "failure"
     ERROR = "error"
     SKIPPED = "skipped"
+
+
+class EnvironmentKind(Word):
+    """Where a cell's environment came from."""
+
+    BUILT = "built"  # the suite resolved and installed it
+    EXISTING = "existing"  # it was pointed at (check --env): its versions were read, not chosen

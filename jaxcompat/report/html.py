@@ -22,7 +22,7 @@ from jaxcompat.knowledge.outcomes import (
     cell_label,
     parse_cells,
 )
-from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome
+from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Outcome
 from jaxcompat.plugin.backends import describe_device
 from jaxcompat.report.reports import case_ids, overview, summary
 
@@ -146,9 +146,9 @@ def _col_head(i: int, c: CellResult, failing: bool, side: str) -> str:
     else:
         st = status + (f" = {c.failure}" if c.failure else f" ({outcome})")
     flag = '<div class="failflag">FAILING</div>' if failing else ""
-    environment = c.environment or "built"
+    environment = c.environment or EnvironmentKind.BUILT
     meta = " · ".join(esc(x) for x in (f"py{c.python or '?'}", c.backend or "?")
-                      + ((f"{environment} env",) if environment != "built" else ()))
+                      + ((f"{environment} env",) if environment != EnvironmentKind.BUILT else ()))
     all_versions = "".join(f"<code>{esc(k)} {esc(v)}</code> " for k, v in versions.items())
     requested = "".join(f"<code>{esc(k)} {esc(v)}</code> " for k, v in (c.requested or {}).items())
     timings = ", ".join(f"{esc(k)} {esc(v)}" for k, v in (c.timings or {}).items())
@@ -162,7 +162,7 @@ def _col_head(i: int, c: CellResult, failing: bool, side: str) -> str:
         ("devices", esc(describe_device(c.device or {}))),
         ("resolution date", esc(c.date) if c.date else ""),
         ("requested", requested),
-        ("environment", "built by the suite" if environment == "built"
+        ("environment", "built by the suite" if environment == EnvironmentKind.BUILT
                         else f"<b>{esc(environment)}</b>: versions read from it, nothing installed"),
         ("installed", all_versions),
         ("timings (s)", timings),

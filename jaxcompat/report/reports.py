@@ -18,7 +18,7 @@ from jaxcompat.knowledge.outcomes import (
     CellResult,
     cell_label,
 )
-from jaxcompat.model.vocab import CellOutcome, CellStatus, Kind, Outcome
+from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Kind, Outcome
 from jaxcompat.plugin.packages import DEPENDENTS
 from jaxcompat.report import junit
 
@@ -154,7 +154,7 @@ def markdown(cells: list[CellResult], meta: dict) -> str:
     for i, c in enumerate(cells, 1):
         vers = ", ".join(f"{d} {v}" for d, v in c.versions.items() if d in
                          ("jax", *DEPENDENTS, "numpy"))
-        if c.environment != "built":
+        if c.environment != EnvironmentKind.BUILT:
             vers = f"({c.environment} environment) {vers}"
         backend = c.backend + (f" ({c.device['kind']})" if c.device.get("kind") and c.device.get("platform") != "cpu"
                                else "")

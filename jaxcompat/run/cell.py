@@ -25,7 +25,7 @@ from jaxcompat.knowledge.outcomes import (
     render_failed_imports,
 )
 from jaxcompat.model.matrix import Cell, Matrix
-from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome
+from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Outcome
 from jaxcompat.plugin.backends import backend_of, describe_device
 from jaxcompat.plugin.loaded import describe_shadowed
 from jaxcompat.plugin.packages import ECOSYSTEM, KEY_DISTS
@@ -426,7 +426,7 @@ def judge(result: CellResult, run: CellRun, failures, backend: str, fallback_ver
     result.versions = key_versions(installed)
     result.deprecations = list(run.deprecations)
     if (
-        result.environment == "built"
+        result.environment == EnvironmentKind.BUILT
     ):  # check --env read both from its own probe (and pytest may come from a temp folder)
         result.device, result.shadowed = dict(run.device), list(run.shadowed)
         result.notes += [f"{describe_shadowed(s)}: the report has what `import` loads" for s in run.shadowed

@@ -31,7 +31,7 @@ from jaxcompat._util.uvbin import uv_bin
 from jaxcompat.env import envs
 from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.matrix import Matrix
-from jaxcompat.model.vocab import CellOutcome, CellStatus, TestStatus
+from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, TestStatus
 from jaxcompat.plugin import backends, loaded
 from jaxcompat.plugin.backends import backend_of, describe_device
 from jaxcompat.plugin.packages import ECOSYSTEM, KEY_DISTS, NOT_INSTALLED
@@ -39,7 +39,7 @@ from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run.cell import judge, key_versions
 from jaxcompat.run.runner import CellRun, Interrupted, run_repeated
 
-ENVIRONMENT = "existing"
+ENVIRONMENT = EnvironmentKind.EXISTING
 PROBE_TIMEOUT_S = 120.0
 # Nothing is written into the environment: no bytecode next to its modules.
 _NO_WRITES = {"PYTHONDONTWRITEBYTECODE": "1"}
