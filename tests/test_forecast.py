@@ -9,11 +9,11 @@ from __future__ import annotations
 from jaxcompat.apihistory.apiexplain import histories, history
 from jaxcompat.apihistory.apitimeline import DEPRECATED, Timeline
 from jaxcompat.apihistory.scanlookup import resolve
-from jaxcompat.commands.check import _verdict
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.deprecations import Deprecation, History, forecast
 from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.operations.latest import warnings_section
+from jaxcompat.report.check import candidate_verdict
 from tests.helpers import make_tree
 
 # what the plugin recorded while equinox 0.13.2 imported under jax 0.9.1 (jax's own message)
@@ -49,7 +49,7 @@ def test_check_verdict_says_the_release_that_removes_it(tmp_path):
     matrix = load(make_tree(tmp_path))
     result = CellResult(id="c", python="3.11", backend="cpu", status="ok",
                         versions={"jax": "0.9.1", "equinox": "0.13.2"}, deprecations=[GET_AVAL])
-    text, _ = _verdict(result, matrix)
+    text, _ = candidate_verdict(result, matrix)
     _, removed_in = _timeline_says("jax.core.get_aval")
     assert f"equinox 0.13.2 uses jax.core.get_aval (equinox/internal/_loop/common.py:8), which jax removes in " \
            f"{removed_in}" in text

@@ -111,7 +111,7 @@ def run(args) -> int:
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
         if target is not None:
             return _check_user_tests(result, cell, baseline, target, matrix, reports_dir, args, confirm)
-    text, safe = _verdict(result, matrix)
+    text, safe = check_report.candidate_verdict(result, matrix)
     from jaxcompat.apihistory.apiexplain import ecosystem_lines
     text += "\n" * bool(eco := ecosystem_lines(Path(args.state) / "envs" / cell.id, result.versions.get("jax", ""),
                                                    result.results)) + eco
@@ -192,7 +192,7 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     from jaxcompat.operations import usertests
 
     cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state), progress=print, confirm=confirm)
-    ours, _ = _verdict(result, matrix)
+    ours, _ = check_report.candidate_verdict(result, matrix)
     warned, health, learned = _announced(cmp, target, args)
     from jaxcompat.apihistory.apiexplain import verdict_lines
     api = verdict_lines(cmp.tests, target.root, cmp.candidate_versions.get("jax", ""))
@@ -221,15 +221,6 @@ def _announced(cmp, target, args):
         learned = (f"  learned (--aa): {len(cmp.learned)} test(s) flip by themselves in the baseline, kept in "
                    f"{where} for later runs" + (": " + ", ".join(cmp.learned) if cmp.learned else ""))
     return newwarnings.groups({target.root.name: cmp.tests}), confirm.health(cmp.tests), learned
-
-
-def _verdict(result, matrix) -> tuple[str, bool]:
-    """The candidate's verdict, its warnings before the break dated by jax's API history (the same
-    history as scan: "which jax removes in 0.10.0", where jax's own message announces nothing)."""
-    from jaxcompat.apihistory.apiexplain import histories
-    from jaxcompat.env.candidate import verdict
-
-    return verdict(result, matrix, histories(result.deprecations))
 
 
 def _check_existing(args, matrix) -> int:
@@ -262,7 +253,7 @@ def _check_existing(args, matrix) -> int:
             print(f"error: {e.message}", file=sys.stderr)
             return EXIT_CONFIG
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
-    text, safe = _verdict(result, matrix)
+    text, safe = check_report.candidate_verdict(result, matrix)
     print("\n".join(environment_lines(result) + [text] + not_installed_lines(result)))
     print(f"\nreport: {reports_dir / 'check.json'}")
     return _decided(candidate_item(result, safe))
