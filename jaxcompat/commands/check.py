@@ -8,6 +8,7 @@ from pathlib import Path
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.exits import EXIT_CONFIG
 from jaxcompat._util.lock import run_lock
+from jaxcompat.apihistory import apiexplain
 from jaxcompat.commands import options
 from jaxcompat.env.candidate import item as candidate_item
 from jaxcompat.env.resolution import AUTO
@@ -111,10 +112,10 @@ def run(args) -> int:
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
         if target is not None:
             return _check_user_tests(result, cell, baseline, target, matrix, reports_dir, args, confirm)
-    text, safe = check_report.candidate_verdict(result, matrix)
-    from jaxcompat.apihistory.apiexplain import ecosystem_lines
-    text += "\n" * bool(eco := ecosystem_lines(Path(args.state) / "envs" / cell.id, result.versions.get("jax", ""),
-                                                   result.results)) + eco
+    text, safe = apiexplain.candidate_verdict(result, matrix)
+    eco = apiexplain.ecosystem_lines(Path(args.state) / "envs" / cell.id, result.versions.get("jax", ""),
+                                     result.results)
+    text += "\n" * bool(eco) + eco
     print(text)
     if reports.reuse_line([result]):
         print(reports.reuse_line([result]))
@@ -192,10 +193,9 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     from jaxcompat.operations import usertests
 
     cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state), progress=print, confirm=confirm)
-    ours, _ = check_report.candidate_verdict(result, matrix)
+    ours, _ = apiexplain.candidate_verdict(result, matrix)
     warned, health, learned = _announced(cmp, target, args)
-    from jaxcompat.apihistory.apiexplain import verdict_lines
-    api = verdict_lines(cmp.tests, target.root, cmp.candidate_versions.get("jax", ""))
+    api = apiexplain.verdict_lines(cmp.tests, target.root, cmp.candidate_versions.get("jax", ""))
     text = check_report.tests_text(result, cmp, target.describe(), warned=warned, health=health, learned=learned,
                                    api=api, ours=ours)
     files = check_report.tests_files(result, cmp, text, project=target.root.name, warned=warned, health=health)
@@ -253,7 +253,7 @@ def _check_existing(args, matrix) -> int:
             print(f"error: {e.message}", file=sys.stderr)
             return EXIT_CONFIG
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
-    text, safe = check_report.candidate_verdict(result, matrix)
+    text, safe = apiexplain.candidate_verdict(result, matrix)
     print("\n".join(environment_lines(result) + [text] + not_installed_lines(result)))
     print(f"\nreport: {reports_dir / 'check.json'}")
     return _decided(candidate_item(result, safe))

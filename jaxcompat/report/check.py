@@ -1,29 +1,19 @@
-"""What ``check`` says, shaped from the records (``CellResult``, ``Comparison``, the new warnings,
-the suite's health): the candidate's verdict; with --tests, the text it prints and its files
-(check.json: the candidate's cell, the user's tests one by one and what the run says as a whole;
-check-tests.xml, check.md, check.html). commands/check.py writes them. A plain ``check`` writes
-``reports.cell_json``."""
+"""What ``check --tests`` says, shaped from the records (``CellResult``, ``Comparison``, the new
+warnings, the suite's health): the text it prints, and its files (check.json: the candidate's cell,
+the user's tests one by one and what the run says as a whole; check-tests.xml, check.md,
+check.html). commands/check.py writes them. A plain ``check`` writes ``reports.cell_json``."""
 
 from __future__ import annotations
 
 import json
 
-from jaxcompat.apihistory.apiexplain import histories
-from jaxcompat.env import candidate
 from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.health import Health
-from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.usertests import Comparison, UserTest, counts
 from jaxcompat.model.vocab import Outcome
 from jaxcompat.model.warnings import NewWarning
 from jaxcompat.report import warnings as shown_warnings
 from jaxcompat.report.usertests import html_page, junit, markdown, verdict
-
-
-def candidate_verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
-    """The candidate's verdict, its warnings before the break dated by jax's API history (the same
-    history as scan: "which jax removes in 0.10.0", where jax's own message announces nothing)."""
-    return candidate.verdict(result, matrix, histories(result.deprecations))
 
 
 def summary(cmp: Comparison) -> dict:
