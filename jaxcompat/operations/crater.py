@@ -168,6 +168,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
         return _done(res, t0)
     cell_c, cell_b = target.cell(candidate), target.cell(baseline)
     cell_c, cell_b, _ = usertests.same_python(cell_c, cell_b, target, cache)
+    cell_c, cell_b = replayed(cell_c, plan), replayed(cell_b, plan)
     res.python = cell_c.python
     needs = projects.runtime_requirements(root)
     for side, cell in (("candidate", cell_c), ("baseline", cell_b)):  # markers read for the side's Python
@@ -191,6 +192,14 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
             return _done(res, t0)
     _judged(res, cmp)
     return _done(res, t0)
+
+
+def replayed(cell, plan: Plan):
+    """A side of a replay (``--as-of DAY``): what the dependent's own requirements bring (equinox
+    for lineax) is resolved as of that day too, not as of the pins' date (the newest pin's day
+    after: a week or months earlier, so a dependent needing a newer release was let past the
+    cutoff to today's); the pins themselves stay exempt from the cutoff."""
+    return replace(cell, date=plan.as_of) if plan.as_of else cell
 
 
 def _judged(res: DependentResult, cmp: usertests.Comparison) -> None:
