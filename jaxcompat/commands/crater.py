@@ -36,8 +36,8 @@ def add_parser(sub) -> None:
     c.add_argument("--dependent", action="append", default=[], metavar="NAME",
                    help="only this dependent (repeatable)")
     c.add_argument("--as-of", dest="as_of", metavar="YYYY-MM-DD", type=_date,
-                   help='dependents at version "latest" are taken at their newest release before this day '
-                        "(replaying history)")
+                   help='dependents at version "latest" are taken at their newest release before this day, '
+                        "git ones at its last commit, and what they need is resolved as of it (replaying history)")
     c.add_argument("--name", type=_name, help="keep this run's reports apart, in reports/crater/NAME/ "
                                              "(a replay of history, a second candidate)")
     c.add_argument("--python", help="the Python of both sides (default: the lowest every pin accepts)")
