@@ -193,7 +193,7 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
 
     cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state), progress=print, confirm=confirm)
     ours, _ = _verdict(result, matrix)
-    warned, health, learned = _announced(cmp, target, args)
+    warned, health, learned = _announced(cmp, target, args, matrix.failures)
     mine = "\n".join(filter(None, [*shown_warnings.lines(warned, projects=False), usertests.verdict(cmp, target),
                                     shown_warnings.health_line(health), learned]))
     extra = usertests.not_exercised(result, cmp.tests)
@@ -226,7 +226,7 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     return _decided(user_tests_item(cmp, f"your tests ({target.root.name})"))
 
 
-def _announced(cmp, target, args):
+def _announced(cmp, target, args, failures=()):
     """The new warnings (grouped), the suite's health, and (--aa) the line saying what was learned,
     kept in the flaky file."""
     from jaxcompat.knowledge import flaky
@@ -240,7 +240,9 @@ def _announced(cmp, target, args):
         where = "--flaky-file" if args.flaky_file else f"{flaky.FILE} in the state folder"
         learned = (f"  learned (--aa): {len(cmp.learned)} test(s) flip by themselves in the baseline, kept in "
                    f"{where} for later runs" + (": " + ", ".join(cmp.learned) if cmp.learned else ""))
-    return newwarnings.groups({target.root.name: cmp.tests}), confirm.health(cmp.tests), learned
+    warned = newwarnings.groups({target.root.name: cmp.tests}, failures,
+                                {target.root.name: cmp.candidate_versions})
+    return warned, confirm.health(cmp.tests), learned
 
 
 def _verdict(result, matrix) -> tuple[str, bool]:

@@ -842,7 +842,7 @@ def _bisections(out_dir: Path) -> dict[str, dict]:
 
 
 def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s: float, shards: int,
-          plan: Plan, deps=(), gaps: tuple[str, ...] = ()) -> tuple[str, int]:
+          plan: Plan, deps=(), gaps: tuple[str, ...] = (), failures=()) -> tuple[str, int]:
     """crater.json, crater.md, crater.html, crater.xml and draft-rules.toml, atomically; every
     record and every text in them crosses ``boundary`` (``deps``: the dependents whose credentials
     it knows). Returns the verdict's text (as shown) and exit status."""
@@ -855,7 +855,8 @@ def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s
         g.bisect = bisected.get(g.signature.key, {})
     rules = draft_rules(groups, plan, results)
     c = cost(results, shards, wall_s)
-    warned = newwarnings.groups({r.name: r.tests for r in results if r.verdict.judged})
+    warned = newwarnings.groups({r.name: r.tests for r in results if r.verdict.judged}, failures,
+                                {r.name: r.versions.get("candidate", {}) for r in results})
     text = scrub(verdict_text(results, groups, plan_text, c, warned, gaps))
     write_text(out_dir / "crater.json",
                scrub(json.dumps(summary(results, plan_text, groups, c, warned, gaps), indent=1)) + "\n")
