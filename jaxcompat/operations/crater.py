@@ -38,7 +38,7 @@ from jaxcompat.model.health import Health
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.sides import Sides
-from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
+from jaxcompat.model.vocab import DependentVerdict, UserTestSide, UserTestStatus
 from jaxcompat.model.warnings import NewWarning
 from jaxcompat.operations import confirm, newwarnings, usertests
 from jaxcompat.report import warnings as shown_warnings
@@ -628,8 +628,8 @@ def signature_of(test: usertests.UserTest) -> Signature:
     message = test.message or ""
     head = message.split(": ", 1)
     error = head[0].rsplit(".", 1)[-1] if len(head) == 2 and head[0].replace(".", "").isidentifier() else ""
-    if test.candidate == "error" and not error:
-        error = "error"
+    if test.candidate in (UserTestSide.ERROR, UserTestSide.TIMEOUT) and not error:
+        error = test.candidate.value
     return Signature(error or "failed", normalise(message, error), frame(test.traceback or ""))
 
 

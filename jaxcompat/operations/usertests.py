@@ -411,8 +411,9 @@ class UserTest:
 def status(raw: RawResult | None) -> UserTestSide:
     if raw is None:
         return UserTestSide.ABSENT
-    if raw.status in (TestStatus.TIMEOUT, TestStatus.CRASH) or (raw.status == TestStatus.FAILED
-                                                                and raw.phase != Phase.CALL):
+    if raw.status == TestStatus.TIMEOUT:
+        return UserTestSide.TIMEOUT
+    if raw.status == TestStatus.CRASH or (raw.status == TestStatus.FAILED and raw.phase != Phase.CALL):
         return UserTestSide.ERROR
     return UserTestSide(raw.status.value)
 
@@ -431,8 +432,12 @@ def test_class(before: UserTestSide | None, after: UserTestSide) -> UserTestStat
     if before in (None, side.ABSENT, side.SKIPPED):
         return cls.FAILS if _fails(after) else cls.PASS
     if _fails(after):
-        return cls.BROKEN if before == side.PASSED else cls.FAILS_BOTH
-    return cls.FIXED if _fails(before) else cls.PASS
+        # stopped at the time limit in the baseline, failed outright in the candidate: it did not fail
+        # before (seen: diffrax's test_against, 495 s in the baseline under load, a ValueError in the
+        # candidate at once; "fails-both" hid the break plain pytest shows)
+        failed_outright = after != side.TIMEOUT and before == side.TIMEOUT
+        return cls.BROKEN if before == side.PASSED or failed_outright else cls.FAILS_BOTH
+    return cls.FIXED if _fails(before) and before != side.TIMEOUT else cls.PASS
 
 
 def explain(raw: RawResult, matrix: Matrix, versions: dict[str, str], backend: str):
