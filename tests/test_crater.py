@@ -672,3 +672,21 @@ def test_a_shards_own_report_never_says_breaks_none_for_the_whole(tmp_path):
     assert part.returncode == 2, out
     assert "breaks none" not in out and "holds 1 of the 2 dependents planned" in out
     assert "breaks none" not in (tmp / "reports" / "crater" / "crater.md").read_text()
+
+
+def test_a_replay_resolves_both_sides_as_of_its_day(tmp_path):
+    """Regression (0f2af1a): a replay `--as-of 2024-09-11` resolved each side as of the day after its
+    newest pin (jax 0.4.31: 2024-07-31), so lineax's `equinox>=0.11.5` was let past the cutoff to
+    equinox 0.11.10 (2024-12) and optimistix got 0.11.4: neither was the core as of the day."""
+    from dataclasses import replace
+
+    from jaxcompat.env import envs
+
+    cell = candidate_cell(["jax==0.4.31", "jaxlib==0.4.31"], python="auto", companions=False)
+    plan = crater.Plan(("jax==0.4.32", "jaxlib==0.4.32"), ("jax==0.4.31", "jaxlib==0.4.31"), as_of="2024-09-11")
+    side = crater.replayed(cell, plan)
+    assert side.date == "2024-09-11" and side.pins == cell.pins
+    argv = envs.resolve_args(side, "3.11", side.date, tmp_path / "requirements.in")
+    assert argv[argv.index("--exclude-newer") + 1] == "2024-09-11"
+    assert {"jax=" + envs.FAR_FUTURE, "jaxlib=" + envs.FAR_FUTURE} <= set(argv)  # the pins stay exempt
+    assert crater.replayed(cell, replace(plan, as_of=None)) is cell  # not a replay: the pins' date

@@ -167,3 +167,27 @@ def test_check_tests_with_only_new_warnings_is_safe_and_leads_with_them(tmp_path
     assert "new_warnings" not in by["test_u.py::test_quiet"]
     md = (tmp_path / "reports" / "check.md").read_text()
     assert "| `jax.tree_map` | DeprecationWarning | 0.4.26 | 0.6.0 | 1 |" in md
+
+
+TRACER_HASH = ("unhashable type: <class 'jax._src.interpreters.partial_eval.DynamicJaxprTracer'>. Attempting to "
+               "hash a tracer will lead to an error in a future JAX release.")
+
+
+def test_a_new_warning_a_rule_documents_is_that_rule_with_its_fix():
+    """Seen replaying jax 0.4.32 on diffrax's own suite (as of 2024-09-11, equinox 0.11.5 there):
+    the tracer-hashing FutureWarning was "no removal known yet", though matrix.toml's rule
+    tracer-hashing documents it (an error from jax 0.4.36) and its fix. A rule explains a warning
+    only where it applies: with equinox 0.11.5 (the fix) it is an unexplained warning."""
+    failures = load(REPO / "matrix.toml").failures
+    per = {"diffrax": {"test/test_adjoint.py::test_against": [TestWarning("FutureWarning", TRACER_HASH)]},
+           "lineax": {"tests/test_jvp.py::test_jvp": [DEP]}}
+    broken = {"diffrax": {"jax": "0.4.32", "jaxlib": "0.4.32", "equinox": "0.11.4"}, "lineax": {"jax": "0.4.32"}}
+    groups = {g.category: g for g in kw.explain(kw.group(per), failures, broken)}
+    hashed = groups["FutureWarning"]
+    assert hashed.explained_by == "tracer-hashing" and "equinox" in hashed.fix
+    assert "this is tracer-hashing — fix: " in kw.sentence(hashed)
+    assert hashed.to_dict()["explained_by"] == "tracer-hashing"
+    assert not groups["DeprecationWarning"].explained_by  # no rule's match: left to the API history
+    fixed = {"diffrax": {"jax": "0.4.32", "jaxlib": "0.4.32", "equinox": "0.11.5"}}
+    [again] = [g for g in kw.explain(kw.group(per), failures, fixed) if g.category == "FutureWarning"]
+    assert not again.explained_by and "explained_by" not in again.to_dict()

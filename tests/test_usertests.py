@@ -33,6 +33,10 @@ RULE = MINIMAL + failure_toml("closure-bug", "cases/test_demo.py::test_bug", '{ 
     (None, "failed", "fails"), (None, "passed", "pass"), ("skipped", "failed", "fails"),
     ("absent", "failed", "fails"), ("passed", "skipped", "skipped"), ("passed", "absent", "broken"),
     ("failed", "absent", "skipped"),
+    # stopped at the case time limit: a test the baseline did not finish and the candidate fails
+    # outright is broken (was fails-both: diffrax's test_against, broken by plain pytest's account)
+    ("timeout", "failed", "broken"), ("timeout", "error", "broken"), ("timeout", "timeout", "fails-both"),
+    ("timeout", "passed", "pass"), ("passed", "timeout", "broken"), ("failed", "timeout", "fails-both"),
 ])
 def test_the_class_of_a_test(before, after, cls):
     got = class_of(UserTestSide(before) if before else None, UserTestSide(after))

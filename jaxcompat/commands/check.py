@@ -194,7 +194,7 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
 
     cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state), progress=print, confirm=confirm)
     ours, _ = apiexplain.candidate_verdict(result, matrix)
-    warned, health, learned = _announced(cmp, target, args)
+    warned, health, learned = _announced(cmp, target, args, matrix.failures)
     api = apiexplain.verdict_lines(cmp.tests, target.root, cmp.candidate_versions.get("jax", ""))
     text = check_report.tests_text(result, cmp, target.describe(), warned=warned, health=health, learned=learned,
                                    api=api, ours=ours)
@@ -206,7 +206,7 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     return _decided(user_tests_item(cmp, f"your tests ({target.root.name})"))
 
 
-def _announced(cmp, target, args):
+def _announced(cmp, target, args, failures=()):
     """The new warnings (grouped), the suite's health, and (--aa) the line saying what was learned,
     kept in the flaky file."""
     from jaxcompat.knowledge import flaky
@@ -220,7 +220,9 @@ def _announced(cmp, target, args):
         where = "--flaky-file" if args.flaky_file else f"{flaky.FILE} in the state folder"
         learned = (f"  learned (--aa): {len(cmp.learned)} test(s) flip by themselves in the baseline, kept in "
                    f"{where} for later runs" + (": " + ", ".join(cmp.learned) if cmp.learned else ""))
-    return newwarnings.groups({target.root.name: cmp.tests}), confirm.health(cmp.tests), learned
+    warned = newwarnings.groups({target.root.name: cmp.tests}, failures,
+                                {target.root.name: cmp.candidate_versions})
+    return warned, confirm.health(cmp.tests), learned
 
 
 def _check_existing(args, matrix) -> int:

@@ -36,8 +36,8 @@ def add_parser(sub) -> None:
     c.add_argument("--dependent", action="append", default=[], metavar="NAME",
                    help="only this dependent (repeatable)")
     c.add_argument("--as-of", dest="as_of", metavar="YYYY-MM-DD", type=_date,
-                   help='dependents at version "latest" are taken at their newest release before this day '
-                        "(replaying history)")
+                   help='dependents at version "latest" are taken at their newest release before this day, '
+                        "git ones at its last commit, and what they need is resolved as of it (replaying history)")
     c.add_argument("--name", type=_name, help="keep this run's reports apart, in reports/crater/NAME/ "
                                              "(a replay of history, a second candidate)")
     c.add_argument("--python", help="the Python of both sides (default: the lowest every pin accepts)")
@@ -89,7 +89,7 @@ def run(args) -> int:
               + (f"; did you mean {close[0]!r}?" if close else "") + f" (it has: {', '.join(names)})", file=sys.stderr)
         return EXIT_CONFIG
     if args.report_only:
-        return _report_only(out_dir, dependents)
+        return _report_only(out_dir, dependents, matrix.failures)
     try:
         index = options.index_options(args)
         reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
@@ -116,7 +116,8 @@ def run(args) -> int:
         part = (f"this shard's report holds {len(results)} of the {len(chosen)} dependents planned: merge the "
                 "shards with --report-only",) if args.shard and len(results) < len(chosen) else ()
         text, code = crater.write(out_dir, results, _plan_text(plan.key), time.perf_counter() - t0,
-                                  int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen, gaps=part)
+                                  int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen, gaps=part,
+                                  failures=matrix.failures)
     print("\n" + text)
     print(f"\nreports: {out_dir / 'crater.json'}, crater.md, crater.html, crater.xml")
     if interrupted:
@@ -223,7 +224,7 @@ def _plan_text(key: str) -> dict:
     return {"candidate": candidate, "baseline": baseline, "as_of": as_of}
 
 
-def _report_only(out_dir: Path, dependents) -> int:
+def _report_only(out_dir: Path, dependents, failures=()) -> int:
     """Merge the shards' stored results against what they planned: a dependent planned and not
     reported, or a result that does not read, is named and the merge exits 2 (never "breaks none")."""
     from jaxcompat.operations import crater
@@ -248,7 +249,7 @@ def _report_only(out_dir: Path, dependents) -> int:
         said = _plan_text(key)
         plan = crater.Plan(tuple(said["candidate"]), tuple(said["baseline"]), as_of=said["as_of"] or None)
         text, code = crater.write(out_dir, results, said, sum(r.seconds for r in results), SHARDS, plan,
-                                  dependents.dependents, gaps=gaps)
+                                  dependents.dependents, gaps=gaps, failures=failures)
     print(text)
     if missing:
         print(f"✗ {len(missing)} planned dependent(s) have no stored result (a shard did not finish or its "

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat.knowledge.deprecations import Deprecation, History
+from jaxcompat.knowledge.rules import applies, normalise as normalise_versions
 from jaxcompat.knowledge.signature import volatile_out
 from jaxcompat.model.vocab import UserTestSide
 from jaxcompat.model.warnings import NewWarning, TestWarning
@@ -79,6 +80,22 @@ def _dated(g: NewWarning, history: Mapping[str, History]) -> NewWarning:
     return g
 
 
+def explain(groups: list[NewWarning], failures, versions: Mapping[str, Mapping[str, str]],
+            backend: str = "cpu") -> list[NewWarning]:
+    """A new warning a ``[[failure]]`` rule documents (its category among the rule's error types,
+    the rule's match found in the message, the rule applying to the candidate's versions of a
+    project that raised it: ``versions``, project -> dist -> version) is that rule's: tomorrow's
+    break is already known, with its fix (tracer hashing: a FutureWarning on jax 0.4.30, a
+    TypeError from 0.4.36, fixed by equinox 0.11.5)."""
+    for g in groups:
+        for f in failures:
+            if g.category in f.errors and f.match.search(g.message) and any(
+                    applies(f, normalise_versions(dict(versions.get(p, {}))), backend) for p in g.tests):
+                g.explained_by, g.fix = f.id, f.fix
+                break
+    return groups
+
+
 def _order(g: NewWarning):
     try:
         when = (0, Version(g.removed_in)) if g.removed_in else (1, Version("0"))
@@ -101,4 +118,5 @@ def sentence(g: NewWarning, projects: bool = True) -> str:
     n = g.count
     who = f"{n} test{'s' * (n != 1)}" + (f" of {len(g.tests)} dependent{'s' * (len(g.tests) != 1)}" if projects
                                           else "")
-    return f"{what}: {', '.join(dates)} — {who} ({g.category})"
+    known = f"; this is {g.explained_by} — fix: {g.fix}" if g.explained_by else ""
+    return f"{what}: {', '.join(dates)} — {who} ({g.category}){known}"

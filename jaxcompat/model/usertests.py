@@ -124,8 +124,12 @@ def test_class(before: UserTestSide | None, after: UserTestSide) -> UserTestStat
     if before in (None, side.ABSENT, side.SKIPPED):
         return cls.FAILS if after.fails else cls.PASS
     if after.fails:
-        return cls.BROKEN if before == side.PASSED else cls.FAILS_BOTH
-    return cls.FIXED if before.fails else cls.PASS
+        # stopped at the time limit in the baseline, failed outright in the candidate: it did not fail
+        # before (seen: diffrax's test_against, 495 s in the baseline under load, a ValueError in the
+        # candidate at once; "fails-both" hid the break plain pytest shows)
+        failed_outright = after != side.TIMEOUT and before == side.TIMEOUT
+        return cls.BROKEN if before == side.PASSED or failed_outright else cls.FAILS_BOTH
+    return cls.FIXED if before.fails and before != side.TIMEOUT else cls.PASS
 
 
 def counts(tests: list[UserTest]) -> dict[str, int]:

@@ -244,12 +244,13 @@ class UserTestSide(Word):
     PASSED = "passed"
     FAILED = "failed"
     SKIPPED = "skipped"
-    ERROR = "error"  # timed out, crashed, or failed outside the test itself (collect, setup, teardown)
+    ERROR = "error"  # crashed, or failed outside the test itself (collect, setup, teardown)
+    TIMEOUT = "timeout"  # stopped at the case time limit: how it would have ended is not known
     ABSENT = "absent"  # not collected there (its module could not be imported)
 
     @property
     def fails(self) -> bool:
-        return self in (UserTestSide.FAILED, UserTestSide.ERROR)
+        return self in (UserTestSide.FAILED, UserTestSide.ERROR, UserTestSide.TIMEOUT)
 
 
 class BindProblem(Word):

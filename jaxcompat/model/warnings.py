@@ -38,6 +38,8 @@ class NewWarning:
     removed_in: str = ""  # the history's removal, else the one the message announces ("" when neither)
     removal_from: str = ""  # "history" | "message" | ""
     tests: dict[str, list[str]] = field(default_factory=dict)  # project -> its tests that raise it
+    explained_by: str = ""  # the [[failure]] rule that documents it (its error types, its match)
+    fix: str = ""  # that rule's fix
 
     @property
     def count(self) -> int:
@@ -47,7 +49,8 @@ class NewWarning:
         return {"key": self.key, "category": self.category, "message": self.message, "api": self.api,
                 "deprecated_in": self.deprecated_in, "removed_in": self.removed_in,
                 "removal_from": self.removal_from, "count": self.count, "projects": sorted(self.tests),
-                "tests": {k: list(v) for k, v in sorted(self.tests.items())}}
+                "tests": {k: list(v) for k, v in sorted(self.tests.items())},
+                **({"explained_by": self.explained_by, "fix": self.fix} if self.explained_by else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> NewWarning:

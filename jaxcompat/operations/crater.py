@@ -38,7 +38,7 @@ from jaxcompat.model.health import Health
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.sides import Sides
-from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
+from jaxcompat.model.vocab import DependentVerdict, UserTestSide, UserTestStatus
 from jaxcompat.model.warnings import NewWarning
 from jaxcompat.operations import confirm, newwarnings, usertests
 from jaxcompat.report import warnings as shown_warnings
@@ -168,6 +168,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
         return _done(res, t0)
     cell_c, cell_b = target.cell(candidate), target.cell(baseline)
     cell_c, cell_b, _ = usertests.same_python(cell_c, cell_b, target, cache)
+    cell_c, cell_b = replayed(cell_c, plan), replayed(cell_b, plan)
     res.python = cell_c.python
     needs = projects.runtime_requirements(root)
     for side, cell in (("candidate", cell_c), ("baseline", cell_b)):  # markers read for the side's Python
@@ -191,6 +192,14 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
             return _done(res, t0)
     _judged(res, cmp)
     return _done(res, t0)
+
+
+def replayed(cell, plan: Plan):
+    """A side of a replay (``--as-of DAY``): what the dependent's own requirements bring (equinox
+    for lineax) is resolved as of that day too, not as of the pins' date (the newest pin's day
+    after: a week or months earlier, so a dependent needing a newer release was let past the
+    cutoff to today's); the pins themselves stay exempt from the cutoff."""
+    return replace(cell, date=plan.as_of) if plan.as_of else cell
 
 
 def _judged(res: DependentResult, cmp: usertests.Comparison) -> None:
@@ -619,8 +628,8 @@ def signature_of(test: usertests.UserTest) -> Signature:
     message = test.message or ""
     head = message.split(": ", 1)
     error = head[0].rsplit(".", 1)[-1] if len(head) == 2 and head[0].replace(".", "").isidentifier() else ""
-    if test.candidate == "error" and not error:
-        error = "error"
+    if test.candidate in (UserTestSide.ERROR, UserTestSide.TIMEOUT) and not error:
+        error = test.candidate.value
     return Signature(error or "failed", normalise(message, error), frame(test.traceback or ""))
 
 
@@ -833,7 +842,7 @@ def _bisections(out_dir: Path) -> dict[str, dict]:
 
 
 def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s: float, shards: int,
-          plan: Plan, deps=(), gaps: tuple[str, ...] = ()) -> tuple[str, int]:
+          plan: Plan, deps=(), gaps: tuple[str, ...] = (), failures=()) -> tuple[str, int]:
     """crater.json, crater.md, crater.html, crater.xml and draft-rules.toml, atomically; every
     record and every text in them crosses ``boundary`` (``deps``: the dependents whose credentials
     it knows). Returns the verdict's text (as shown) and exit status."""
@@ -846,7 +855,8 @@ def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s
         g.bisect = bisected.get(g.signature.key, {})
     rules = draft_rules(groups, plan, results)
     c = cost(results, shards, wall_s)
-    warned = newwarnings.groups({r.name: r.tests for r in results if r.verdict.judged})
+    warned = newwarnings.groups({r.name: r.tests for r in results if r.verdict.judged}, failures,
+                                {r.name: r.versions.get("candidate", {}) for r in results})
     text = scrub(verdict_text(results, groups, plan_text, c, warned, gaps))
     write_text(out_dir / "crater.json",
                scrub(json.dumps(summary(results, plan_text, groups, c, warned, gaps), indent=1)) + "\n")

@@ -313,8 +313,9 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
 def status(raw: RawResult | None) -> UserTestSide:
     if raw is None:
         return UserTestSide.ABSENT
-    if raw.status in (TestStatus.TIMEOUT, TestStatus.CRASH) or (raw.status == TestStatus.FAILED
-                                                                and raw.phase != Phase.CALL):
+    if raw.status == TestStatus.TIMEOUT:
+        return UserTestSide.TIMEOUT
+    if raw.status == TestStatus.CRASH or (raw.status == TestStatus.FAILED and raw.phase != Phase.CALL):
         return UserTestSide.ERROR
     return UserTestSide(raw.status.value)
 

@@ -44,8 +44,9 @@ def markdown(groups: list[NewWarning], projects: bool = True) -> str:
             "|---|---|---|---|---|" + ("---|" if projects else "")]
     for g in groups:
         what = (g.api or g.message.splitlines()[0][:160]).replace("|", "/")
+        known = f" — rule `{g.explained_by}`, fix: {g.fix}".replace("|", "/") if g.explained_by else ""
         removed = g.removed_in + (" (announced)" if g.removal_from == "message" else "") if g.removed_in else "—"
-        rows.append(f"| `{what}` | {g.category} | {g.deprecated_in or '—'} | {removed} | {g.count} | "
+        rows.append(f"| `{what}`{known} | {g.category} | {g.deprecated_in or '—'} | {removed} | {g.count} | "
                     + (f"{', '.join(sorted(g.tests))} |" if projects else ""))
     return "\n".join(rows) + "\n"
 
