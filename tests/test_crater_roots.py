@@ -190,3 +190,42 @@ def test_the_reports_show_the_tree_ahead_of_the_groups(tmp_path):
         assert line in page and "through: dynamiqs → diffrax → equinox" in page, name
         assert page.index(line) < page.index("broken test(s) in"), name  # ahead of the groups
     assert "evermore broke: 1 test of its own suite fail in its own code" in text
+
+
+# -------------------------------------------------------------------- what the plugin records
+
+
+def test_the_plugin_keeps_where_the_call_enters_each_package_so_the_chain_is_known(tmp_path, monkeypatch):
+    """A user's project calls ``outer``, which calls ``inner``, which raises: the recorded traceback
+    keeps the project's frame, the first frame in ``outer`` and ``inner``'s raising frame (not every
+    frame: ``outer._helper`` is left out), and the root and its chain read back from it."""
+    import importlib
+    import sys
+
+    from jaxcompat.plugin import pytest_plugin
+
+    site = tmp_path / "venv" / "lib" / "python3.12" / "site-packages"
+    outer = "def call(f):\n    return _helper(f)\n\n\ndef _helper(f):\n    return f()\n"
+    inner = "def boom():\n    return _deep()\n\n\ndef _deep():\n    raise ValueError('x')\n"
+    for name, code in (("rootsouter", outer), ("rootsinner", inner)):
+        (site / name).mkdir(parents=True)
+        (site / name / "__init__.py").write_text(code)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "test_roots_x.py").write_text("import rootsinner\nimport rootsouter\n\n\n"
+                                          "def test_x():\n    rootsouter.call(rootsinner.boom)\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.syspath_prepend(str(proj))
+    monkeypatch.setenv("JAXCOMPAT_OWN_FRAMES", str(proj))
+    try:
+        module = importlib.import_module("test_roots_x")
+        try:
+            module.test_x()
+        except ValueError as e:
+            tb = pytest_plugin._short_traceback(e)
+    finally:
+        for name in ("test_roots_x", "rootsouter", "rootsinner"):
+            sys.modules.pop(name, None)
+    funcs = [ln.rsplit(" in ", 1)[-1] for ln in tb.splitlines() if ln.lstrip().startswith("File ")]
+    assert funcs == ["test_x", "call", "boom", "_deep"], tb
+    assert roots.attribute(tb, "proj") == Attribution("rootsinner", ("rootsouter",))
