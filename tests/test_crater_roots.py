@@ -229,3 +229,18 @@ def test_the_plugin_keeps_where_the_call_enters_each_package_so_the_chain_is_kno
     funcs = [ln.rsplit(" in ", 1)[-1] for ln in tb.splitlines() if ln.lstrip().startswith("File ")]
     assert funcs == ["test_x", "call", "boom", "_deep"], tb
     assert roots.attribute(tb, "proj") == Attribution("rootsinner", ("rootsouter",))
+
+
+def test_the_recorded_jax_0_4_33_replay_roots_its_one_group_at_equinox():
+    """The stored result of the replay (dynamiqs 0.2.0 on jax 0.4.33, reports/crater/replay-jax-0.4.33):
+    its weak-type group fails in equinox's checkpointed loop inside dynamiqs' tests."""
+    from pathlib import Path
+
+    stored = Path(__file__).resolve().parents[1] / "reports/crater/replay-jax-0.4.33/dependents/dynamiqs.json"
+    res = crater.DependentResult.from_dict(json.loads(stored.read_text(encoding="utf-8")))
+    plan = crater.Plan(("jax==0.4.33", "equinox==0.11.6"), ("jax==0.4.31", "equinox==0.11.6"))
+    groups = crater.group([res])
+    causes = crater.root_causes(groups, crater.moved(plan, [res]))
+    assert [(g.root, len(g.attributions)) for g in groups] == [("equinox", 10)]
+    assert [(c.package, c.dependents, c.candidate) for c in causes] == [("equinox", {"dynamiqs": 10}, False)]
+    assert "jax" in crater.moved(plan, [res]) and "equinox" not in crater.moved(plan, [res])
