@@ -30,17 +30,19 @@ from jaxcompat._util.atomic import write_text
 from jaxcompat._util.redact import env_secrets, redact_env, redact_text, url_secrets
 from jaxcompat._util.text import last_line, quiet
 from jaxcompat.env.resolution import AUTO
-from jaxcompat.knowledge import drafts, flaky
+from jaxcompat.knowledge import drafts, flaky, roots
 from jaxcompat.knowledge.signature import Signature, frame, normalise
 from jaxcompat.model import verdicts
 from jaxcompat.model.dependents import Dependent, Dependents
 from jaxcompat.model.health import Health
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.roots import Attribution, RootCause
 from jaxcompat.model.sides import Sides
 from jaxcompat.model.vocab import DependentVerdict, UserTestSide, UserTestStatus
 from jaxcompat.model.warnings import NewWarning
 from jaxcompat.operations import confirm, newwarnings, usertests
+from jaxcompat.report import roots as shown_roots
 from jaxcompat.report import warnings as shown_warnings
 
 RESULTS = "dependents"  # the folder (under the crater's reports) of one JSON per dependent
@@ -599,10 +601,14 @@ class Group:
     draft: str = ""  # the id of the rule drafted for it (no rule, no API history)
     tests: dict[str, list[str]] = field(default_factory=dict)  # dependent -> its broken tests
     bisect: dict = field(default_factory=dict)  # crater --bisect: the commit that broke it (craterbisect)
+    root: str = ""  # the package its failures lie in (knowledge/roots: the most of its tests')
+    through: list[str] = field(default_factory=list)  # the packages between the dependent and the root
+    attributions: list[tuple[str, Attribution]] = field(default_factory=list, repr=False)  # (dependent, where)
 
     def to_dict(self) -> dict:
         return {"signature": self.signature.key, "explained_by": self.explained_by, "fix": self.fix,
                 "upstream": self.upstream, "api": self.api, "draft": self.draft,
+                "root": self.root, "through": list(self.through),
                 "dependents": sorted(self.tests), "tests": self.tests,
                 "count": sum(len(v) for v in self.tests.values()),
                 **({"first_bad_commit": self.bisect} if self.bisect else {})}
@@ -638,12 +644,41 @@ def group(results: list[DependentResult]) -> list[Group]:
     the largest first; a rule's explanation is the group's whatever the message's details."""
     groups: dict[tuple, Group] = {}
     for res in results:
+        known = roots.known_names(res.versions.get("candidate", {}), res.versions.get("baseline", {}), [res.name])
         for t in res.broken():
             sig = signature_of(t)
             key = ("rule", t.explained_by) if t.explained_by else sig.family
             g = groups.setdefault(key, Group(sig, t.explained_by, t.fix, list(t.upstream), t.explained_by_api))
             g.tests.setdefault(res.name, []).append(t.test)
+            g.attributions.append((res.name, roots.attribute(t.traceback or "", res.name, known)))
+    for g in groups.values():  # the group's root: where most of its tests' failures lie
+        counts: dict[Attribution, int] = {}
+        for _, where in g.attributions:
+            counts[where] = counts.get(where, 0) + 1
+        top = min(counts, key=lambda a: (-counts[a], a))
+        g.root, g.through = top.root, list(top.through)
     return sorted(groups.values(), key=lambda g: (-len(g.tests), -sum(len(v) for v in g.tests.values())))
+
+
+def moved(plan: Plan, results: list[DependentResult]) -> set[str]:
+    """The packages the candidate moves: those it names otherwise than the baseline does (a pin both
+    sides share is not moved), and those a dependent's candidate side installed at another version
+    than its baseline."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out = set()
+    for text in set(plan.candidate) - set(plan.baseline):
+        with contextlib.suppress(InvalidRequirement):
+            out.add(Requirement(text).name)
+    for r in results:
+        before, after = r.versions.get("baseline", {}), r.versions.get("candidate", {})
+        out |= {d for d, v in after.items() if before and before.get(d) != v}
+    return out
+
+
+def root_causes(groups: list[Group], candidate: set[str] = frozenset()) -> list[RootCause]:
+    """The packages the groups' broken tests fail in, each with the dependents failing through it."""
+    return roots.tree(((dep, g.signature.key, where) for g in groups for dep, where in g.attributions), candidate)
 
 
 def draft_rules(groups: list[Group], plan: Plan, results: list[DependentResult]) -> list[dict]:
@@ -716,7 +751,7 @@ def cost_line(c: dict) -> str:
 
 
 def summary(results: list[DependentResult], plan_text: dict, groups: list[Group], cost_: dict,
-            warned: list[NewWarning] = (), gaps: tuple[str, ...] = ()) -> dict:
+            warned: list[NewWarning] = (), gaps: tuple[str, ...] = (), causes: list[RootCause] = ()) -> dict:
     counts: dict[str, int] = {}
     for r in results:
         counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
@@ -725,13 +760,14 @@ def summary(results: list[DependentResult], plan_text: dict, groups: list[Group]
             "confounded": confounded, **({"not_seen": list(gaps)} if gaps else {}),
             "new_warnings": [w.to_dict() for w in warned],
             "dependents": [r.to_dict() for r in sorted(results, key=lambda r: r.name)],
-            "groups": [g.to_dict() for g in groups], "cost": cost_}
+            "root_causes": [c.to_dict() for c in causes], "groups": [g.to_dict() for g in groups], "cost": cost_}
 
 
 def verdict_text(results: list[DependentResult], groups: list[Group], plan_text: dict, cost_: dict,
-                 warned: list[NewWarning] = (), gaps: tuple[str, ...] = ()) -> str:
+                 warned: list[NewWarning] = (), gaps: tuple[str, ...] = (), causes: list[RootCause] = ()) -> str:
     """One screen: what the candidate breaks and why (a candidate that breaks nothing: what it
-    announces, its new warnings, first), then every dependent's line."""
+    announces, its new warnings, first), the packages that broke (``causes``), then the groups and
+    every dependent's line."""
     lines = [f"crater: {' '.join(plan_text['candidate'])} against {' '.join(plan_text['baseline'])}"
              + (f" (dependents as of {plan_text['as_of']})" if plan_text.get("as_of") else "")]
     decided = decision(results, gaps)
@@ -748,6 +784,7 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
         lines.append(f"✓ the candidate breaks none of the {len(results)} dependents' tests")
     lines += shown_warnings.lines(list(warned))
     lines += [f"  ✗ {g}" for g in gaps]
+    lines += shown_roots.lines(list(causes))
     for g in groups:
         n = sum(len(v) for v in g.tests.values())
         lines.append(f"  {n} broken test(s) in {len(g.tests)} dependent(s): {g.signature.key}")
@@ -857,9 +894,10 @@ def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s
     c = cost(results, shards, wall_s)
     warned = newwarnings.groups({r.name: r.tests for r in results if r.verdict.judged}, failures,
                                 {r.name: r.versions.get("candidate", {}) for r in results})
-    text = scrub(verdict_text(results, groups, plan_text, c, warned, gaps))
+    causes = root_causes(groups, moved(plan, results))
+    text = scrub(verdict_text(results, groups, plan_text, c, warned, gaps, causes))
     write_text(out_dir / "crater.json",
-               scrub(json.dumps(summary(results, plan_text, groups, c, warned, gaps), indent=1)) + "\n")
+               scrub(json.dumps(summary(results, plan_text, groups, c, warned, gaps, causes), indent=1)) + "\n")
     write_text(out_dir / "crater.md", scrub(markdown(text, results, warned)))
     write_text(out_dir / "crater.html", scrub(html(text, results, warned)))
     write_text(out_dir / "crater.xml", scrub(junit(results)))

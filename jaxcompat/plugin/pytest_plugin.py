@@ -334,8 +334,14 @@ def _clip(text: str, head: int = 4000, tail: int = 12000) -> str:
     return text if len(text) <= head + tail else f"{text[:head]}\n[…]\n{text[-tail:]}"
 
 
+_INSTALLED_TOP = re.compile(r"[/\\](?:site|dist)-packages[/\\]([^/\\]+)")
+
+
 def _short_traceback(exc: BaseException) -> str:
-    """The case's own frames and the library frame that raised: enough to act on."""
+    """The case's own frames and the library frame that raised: enough to act on. In a user's
+    project, also the frame where the call first enters each installed package after its last own
+    frame: the path from the project to the code that raised (diffrax, then equinox), which the
+    crater reads to attribute a failure to the package it lies in (knowledge/roots.py)."""
     frames = traceback.extract_tb(exc.__traceback__)
     own = os.environ.get("JAXCOMPAT_OWN_FRAMES")  # a user's project: its own frames
 
@@ -344,10 +350,17 @@ def _short_traceback(exc: BaseException) -> str:
             return filename.startswith(own) and "site-packages" not in filename
         return "/cases/" in filename.replace("\\", "/")
 
-    keep = [f for f in frames if mine(f.filename)]
-    if frames and (not keep or keep[-1] is not frames[-1]):
-        keep.append(frames[-1])
-    return "".join(traceback.format_list(keep))[-2000:]
+    kept = [i for i, f in enumerate(frames) if mine(f.filename)]
+    if own and kept:
+        seen = set()
+        for i in range(kept[-1] + 1, len(frames) - 1):
+            m = _INSTALLED_TOP.search(frames[i].filename)
+            if m and m.group(1) not in seen:
+                seen.add(m.group(1))
+                kept.append(i)
+    if frames and len(frames) - 1 not in kept:
+        kept.append(len(frames) - 1)
+    return "".join(traceback.format_list([frames[i] for i in sorted(set(kept))]))[-2000:]
 
 
 def pytest_runtest_logfinish(nodeid, location):
