@@ -75,7 +75,7 @@ def run(args) -> int:
     from jaxcompat.knowledge.dependents import load as load_dependents
     from jaxcompat.knowledge.flaky import FlakyFileError
     from jaxcompat.model.index import SourceError
-    from jaxcompat.operations import crater
+    from jaxcompat.operations import crater, craterparts
     from jaxcompat.operations.confirm import ReportError
 
     matrix = options.load_matrix(args)
@@ -105,16 +105,19 @@ def run(args) -> int:
                        reruns=args.reruns, aa=args.aa, flaky_file=args.flaky_file or "")
     if args.budget:
         chosen = [replace(d, budget_s=float(args.budget)) for d in chosen]
+    chosen = craterparts.units(chosen)  # a split dependent's parts: units of work of their own
     mine = crater.shard(chosen, args.shard)
     t0 = time.perf_counter()
     with run_lock(out_dir):
         crater.store_plan(out_dir, plan, chosen, args.shard)
         interrupted = _run(crater, chosen, mine, plan, matrix, args, out_dir)
-        names_all = {d.name for d in chosen}
+        names_all = {d.unit for d in chosen}
         results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
+        held = len(results)
+        results = craterparts.merge(results)
         _afterwards(results, plan, matrix, dependents, args, out_dir, interrupted)
-        part = (f"this shard's report holds {len(results)} of the {len(chosen)} dependents planned: merge the "
-                "shards with --report-only",) if args.shard and len(results) < len(chosen) else ()
+        part = (f"this shard's report holds {held} of the {len(chosen)} dependents planned (a split one's parts "
+                "counted apart): merge the shards with --report-only",) if args.shard and held < len(chosen) else ()
         text, code = crater.write(out_dir, results, _plan_text(plan.key), time.perf_counter() - t0,
                                   int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen, gaps=part)
     print("\n" + text)
@@ -226,7 +229,7 @@ def _plan_text(key: str) -> dict:
 def _report_only(out_dir: Path, dependents) -> int:
     """Merge the shards' stored results against what they planned: a dependent planned and not
     reported, or a result that does not read, is named and the merge exits 2 (never "breaks none")."""
-    from jaxcompat.operations import crater
+    from jaxcompat.operations import crater, craterparts
 
     results, unreadable = crater.read_stored(out_dir)
     plans, bad_plans = crater.planned(out_dir)
@@ -242,7 +245,7 @@ def _report_only(out_dir: Path, dependents) -> int:
         return EXIT_CONFIG
     key = keys[0]
     missing = sorted(plans.get(key, set()) - {r.name for r in results})
-    results += [crater.missing_result(n, key) for n in missing]
+    results = craterparts.merge(results + [crater.missing_result(n, key) for n in missing])
     gaps = _gaps(unreadable, bool(plans))
     with run_lock(out_dir):
         said = _plan_text(key)
