@@ -105,7 +105,8 @@ def run(args) -> int:
                        reruns=args.reruns, aa=args.aa, flaky_file=args.flaky_file or "")
     if args.budget:
         chosen = [replace(d, budget_s=float(args.budget)) for d in chosen]
-    chosen = craterparts.units(chosen)  # a split dependent's parts: units of work of their own
+    # a split dependent's parts, units of work of their own, dealt by what an earlier stored run ran
+    chosen = craterparts.units(craterparts.weighed(chosen, crater.stored(out_dir)))
     mine = crater.shard(chosen, args.shard)
     t0 = time.perf_counter()
     with run_lock(out_dir):
@@ -181,7 +182,7 @@ def _run(crater, chosen, deps, plan, matrix, args, out_dir: Path) -> bool:
     the running one is stopped, every finished one is kept. What it says crosses the boundary."""
     shown = crater.boundary(plan, chosen, Path(args.state))
     print(shown(f"crater: {' '.join(plan.candidate)} against {' '.join(plan.baseline)}; {len(chosen)} dependents"
-                + (f", shard {args.shard}: {', '.join(d.name for d in deps)}" if args.shard else "")
+                + (f", shard {args.shard}: {', '.join(d.unit for d in deps)}" if args.shard else "")
                 + (f"; dependents as of {args.as_of}" if args.as_of else "")), flush=True)
     try:
         with crater.interruptible():

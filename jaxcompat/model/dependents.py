@@ -65,6 +65,7 @@ class Dependent:
     note: str = ""
     split: int = 1  # its test files dealt into this many parts, each a unit of work of its own (--shard)
     part: int = 0  # one of those parts (1..split); 0: the whole dependent
+    weights: tuple[tuple[str, float], ...] = ()  # a split one's test files weighed by an earlier stored run
 
     @property
     def unit(self) -> str:

@@ -46,10 +46,10 @@ def _modules(folder: Path, root: Path) -> list[Path]:
 
 def deal(files: list[str], n: int, weights: dict[str, float]) -> list[list[str]]:
     """``files`` into ``n`` parts of about equal weight: the heaviest first, each to the lightest
-    part so far (ties: the lower part); each part sorted. The same input gives the same parts."""
+    part so far (ties: the part with fewer files, then the lower); each part sorted. The same input gives the same parts."""
     loads, parts = [0.0] * n, [[] for _ in range(n)]
     for f in sorted(files, key=lambda f: (-weights.get(f, 0.0), f)):
-        k = min(range(n), key=lambda i: (loads[i], i))
+        k = min(range(n), key=lambda i: (loads[i], len(parts[i]), i))
         parts[k].append(f)
         loads[k] += weights.get(f, 0.0)
     return [sorted(p) for p in parts]
@@ -66,10 +66,28 @@ def weights_of(root: Path, files: list[str], durations: dict[str, float] | None 
     return out
 
 
-def part_tests(dep: Dependent, root: Path, durations: dict[str, float] | None = None) -> tuple[list[str], list[str]]:
-    """(this part's files, every file of the deal) of a dependent's part."""
+def part_tests(dep: Dependent, root: Path) -> tuple[list[str], list[str]]:
+    """(this part's files, every file of the deal) of a dependent's part: weighed by its earlier
+    stored run (``dep.weights``) when that covers every file, else by size."""
     files = suite_files(root, dep.tests)
-    return deal(files, dep.split, weights_of(root, files, durations))[dep.part - 1], files
+    return deal(files, dep.split, weights_of(root, files, dict(dep.weights)))[dep.part - 1], files
+
+
+def weighed(deps: list[Dependent], earlier: list) -> list[Dependent]:
+    """Each split dependent with its test files weighed by an earlier stored run of it (whole or in
+    parts, under the same reports folder): the tests each file ran there (per-test durations are
+    not recorded). A file that run did not see leaves the deal to the files' sizes."""
+    out = []
+    for d in deps:
+        counts: dict[str, float] = {}
+        for r in earlier:
+            said = part_of(r.name)
+            if d.split > 1 and (r.name == d.name or said and said[0] == d.name):
+                for t in r.tests:
+                    f = t.test.split("::", 1)[0]
+                    counts[f] = counts.get(f, 0.0) + 1.0
+        out.append(replace(d, weights=tuple(sorted(counts.items()))) if counts else d)
+    return out
 
 
 # ---------------------------------------------------------------- merging
