@@ -10,7 +10,8 @@ many projects), each group explained by a rule or by jax's API history, or draft
 Each dependent runs in a forked child with its own time budget: one that crashes, hangs or fails to
 install loses nothing of the others' results, since each result is written the moment it is known
 (``dependents/<name>.json`` under the crater's reports folder). ``--shard i/n`` takes every n-th
-dependent by name; ``--report-only`` merges what the shards wrote.
+unit of work by name (a dependent, or a part of one with ``split = N``: ``craterparts``);
+``--report-only`` merges what the shards wrote, a split dependent's parts into one.
 """
 
 from __future__ import annotations
