@@ -101,7 +101,7 @@ def _part(k: int, n: int, files: list[str], verdict=DependentVerdict.SAFE, secon
 
 
 def test_parts_merge_into_one_dependent_with_its_cost():
-    merged = craterparts.merge([_part(1, 2, FILES, seconds=120.0), _part(2, 2, FILES, seconds=90.0)])
+    merged = craterparts.merge([_part(1, 2, FILES, seconds=120.0), _part(2, 2, FILES, seconds=90.0)], crater.item)
     assert len(merged) == 1
     m = merged[0]
     assert m.name == "diffrax" and m.verdict == DependentVerdict.SAFE and m.ran == {"candidate": 7, "baseline": 7}
@@ -116,7 +116,7 @@ def test_parts_merge_into_one_dependent_with_its_cost():
 
 
 def test_a_broken_part_breaks_the_merged_dependent():
-    merged = craterparts.merge([_part(1, 2, FILES), _part(2, 2, FILES, verdict=DependentVerdict.BROKEN, broken=True)])
+    merged = craterparts.merge([_part(1, 2, FILES), _part(2, 2, FILES, verdict=DependentVerdict.BROKEN, broken=True)], crater.item)
     assert merged[0].verdict == DependentVerdict.BROKEN and crater.exit_status(merged) == 1
 
 
@@ -126,7 +126,7 @@ def test_a_broken_part_breaks_the_merged_dependent():
 ])
 def test_parts_that_do_not_make_the_whole_are_never_safe(parts, words):
     results = [_part(k, 2, FILES) for k in parts if k <= 2] + [_part(1, 3, FILES) for k in parts if k == 3]
-    merged = craterparts.merge(results)
+    merged = craterparts.merge(results, crater.item)
     assert merged[0].verdict == DependentVerdict.NOT_RUN and words in merged[0].cause
     assert crater.exit_status(merged) == 2
 
@@ -134,16 +134,16 @@ def test_parts_that_do_not_make_the_whole_are_never_safe(parts, words):
 def test_parts_dealt_differently_or_of_other_commits_are_never_safe():
     other = _part(2, 2, FILES)
     other.only = other.only[:-1]  # a machine that saw one file fewer
-    merged = craterparts.merge([_part(1, 2, FILES), other])
+    merged = craterparts.merge([_part(1, 2, FILES), other], crater.item)
     assert merged[0].verdict == DependentVerdict.NOT_RUN and "dealt differently" in merged[0].cause
     moved = replace(_part(2, 2, FILES), version="0.6.1")
-    merged = craterparts.merge([_part(1, 2, FILES), moved])
+    merged = craterparts.merge([_part(1, 2, FILES), moved], crater.item)
     assert "different releases or commits" in merged[0].cause and crater.exit_status(merged) == 2
 
 
 def test_a_part_not_judged_is_said_in_the_merged_verdict():
     crashed = replace(_part(2, 2, FILES), verdict=DependentVerdict.CRASHED, cause="boom", tests=[], ran={})
-    merged = craterparts.merge([_part(1, 2, FILES), crashed])
+    merged = craterparts.merge([_part(1, 2, FILES), crashed], crater.item)
     assert merged[0].verdict == DependentVerdict.CRASHED and "diffrax.part2-of-2: boom" in merged[0].cause
     assert crater.exit_status(merged) == 2
 

@@ -115,7 +115,7 @@ def run(args) -> int:
         names_all = {d.unit for d in chosen}
         results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
         held = len(results)
-        results = craterparts.merge(results)
+        results = craterparts.merge(results, crater.item)
         _afterwards(results, plan, matrix, dependents, args, out_dir, interrupted)
         part = (f"this shard's report holds {held} of the {len(chosen)} dependents planned (a split one's parts "
                 "counted apart): merge the shards with --report-only",) if args.shard and held < len(chosen) else ()
@@ -246,7 +246,7 @@ def _report_only(out_dir: Path, dependents) -> int:
         return EXIT_CONFIG
     key = keys[0]
     missing = sorted(plans.get(key, set()) - {r.name for r in results})
-    results = craterparts.merge(results + [crater.missing_result(n, key) for n in missing])
+    results = craterparts.merge(results + [crater.missing_result(n, key) for n in missing], crater.item)
     gaps = _gaps(unreadable, bool(plans))
     with run_lock(out_dir):
         said = _plan_text(key)

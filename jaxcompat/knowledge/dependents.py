@@ -127,7 +127,6 @@ def _dependent(path: Path, where: str, t: dict, budget: float) -> Dependent:
             raise ConfigError(path, f"{where}.depends_on", f"{d!r} is not a package of the ecosystem",
                               (f"did you mean {close[0]!r}? " if close else "")
                               + f"use some of: {', '.join(ECOSYSTEM)}")
-    split = _split(path, where, t.get("split", 1))
     note = t.get("note", "")
     if not isinstance(note, str):
         raise ConfigError(path, f"{where}.note", f"expected a string, got {note!r}")
@@ -136,7 +135,7 @@ def _dependent(path: Path, where: str, t: dict, budget: float) -> Dependent:
                      groups=str_list(path, f"{where}.groups", t.get("groups", [])), with_=with_,
                      cpu_devices=devices, env=tuple(sorted(env.items())),
                      budget_s=_seconds(path, f"{where}.budget_s", t.get("budget_s", budget)),
-                     depends_on=depends, note=note, split=split)
+                     depends_on=depends, note=note, split=_split(path, where, t.get("split", 1)))
 
 
 def _git_source(path: Path, where: str, git: object, ref: object) -> DependentSource:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from jaxcompat.model import verdicts
 from jaxcompat.model.dependents import Dependent, part_name, part_of
 from jaxcompat.model.vocab import DependentVerdict
 
@@ -93,9 +94,10 @@ def weighed(deps: list[Dependent], earlier: list) -> list[Dependent]:
 # ---------------------------------------------------------------- merging
 
 
-def merge(results: list) -> list:
+def merge(results: list, item) -> list:
     """The stored results with every split dependent's parts merged into one result (crater's
-    ``DependentResult``); whole dependents as they are."""
+    ``DependentResult``); whole dependents as they are. ``item``: a result as the one invariant
+    reads it (``crater.item``)."""
     whole, parts = [], {}
     for r in results:
         said = part_of(r.name)
@@ -103,14 +105,12 @@ def merge(results: list) -> list:
             whole.append(r)
         else:
             parts.setdefault(said[0], []).append((said[1], said[2], r))
-    return whole + [merged(name, sorted(ps, key=lambda p: (p[1], p[0]))) for name, ps in sorted(parts.items())]
+    return whole + [merged(name, sorted(ps, key=lambda p: (p[1], p[0])), item) for name, ps in sorted(parts.items())]
 
 
-def merged(name: str, parts: list) -> object:
+def merged(name: str, parts: list, item) -> object:
     """One dependent of its parts ((k, n, result), sorted): tests concatenated, counts and
     seconds summed, the verdict the one invariant gives the parts, or why it cannot be judged."""
-    from jaxcompat.operations import crater
-
     results = [r for _, _, r in parts]
     first = results[0]
     out = replace(first, name=name, tests=[t for r in results for t in r.tests], part=[],
@@ -120,7 +120,7 @@ def merged(name: str, parts: list) -> object:
                   caps=[c for r in results for c in r.caps], absent=sorted({a for r in results for a in r.absent}),
                   learned={k: v for r in results for k, v in r.learned.items()}, cached=all(r.cached for r in results))
     gap = coverage(parts)
-    decided = crater.decision(results)
+    decided = verdicts.decide([item(r) for r in results])
     if gap:
         out.verdict, out.cause = DependentVerdict.NOT_RUN, gap
     elif decided.failing:
