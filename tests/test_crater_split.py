@@ -101,7 +101,8 @@ def _part(k: int, n: int, files: list[str], verdict=DependentVerdict.SAFE, secon
 
 
 def test_parts_merge_into_one_dependent_with_its_cost():
-    merged = craterparts.merge([_part(1, 2, FILES, seconds=120.0), _part(2, 2, FILES, seconds=90.0)], crater.item)
+    merged = craterparts.merge([_part(1, 2, FILES, seconds=120.0), _part(2, 2, FILES, seconds=90.0)],
+                               crater.item)
     assert len(merged) == 1
     m = merged[0]
     assert m.name == "diffrax" and m.verdict == DependentVerdict.SAFE and m.ran == {"candidate": 7, "baseline": 7}
@@ -116,7 +117,8 @@ def test_parts_merge_into_one_dependent_with_its_cost():
 
 
 def test_a_broken_part_breaks_the_merged_dependent():
-    merged = craterparts.merge([_part(1, 2, FILES), _part(2, 2, FILES, verdict=DependentVerdict.BROKEN, broken=True)], crater.item)
+    broken = _part(2, 2, FILES, verdict=DependentVerdict.BROKEN, broken=True)
+    merged = craterparts.merge([_part(1, 2, FILES), broken], crater.item)
     assert merged[0].verdict == DependentVerdict.BROKEN and crater.exit_status(merged) == 1
 
 

@@ -47,7 +47,8 @@ def _modules(folder: Path, root: Path) -> list[Path]:
 
 def deal(files: list[str], n: int, weights: dict[str, float]) -> list[list[str]]:
     """``files`` into ``n`` parts of about equal weight: the heaviest first, each to the lightest
-    part so far (ties: the part with fewer files, then the lower); each part sorted. The same input gives the same parts."""
+    part so far (ties: the part with fewer files, then the lower); each part sorted. The same input
+    gives the same parts."""
     loads, parts = [0.0] * n, [[] for _ in range(n)]
     for f in sorted(files, key=lambda f: (-weights.get(f, 0.0), f)):
         k = min(range(n), key=lambda i: (loads[i], len(parts[i]), i))
