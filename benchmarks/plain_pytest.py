@@ -63,7 +63,7 @@ def from_crater(crater_json: Path, name: str, state: Path) -> tuple[dict, Path]:
     environments, its versions), and the root of its unpacked source under the state folder."""
     data = json.loads(crater_json.read_text())
     dep = data if "dependents" not in data else next(d for d in data["dependents"] if d["name"] == name)
-    src = state / "crater" / "src" / f"{name}-{dep['version']}" / "src"
+    src = state / "crater" / "src" / f"{name}-{dep.get('commit') or dep['version']}" / "src"  # git: by commit
     entries = [p for p in src.iterdir() if not p.name.startswith(".")]
     root = entries[0] if len(entries) == 1 and entries[0].is_dir() else src
     ran = {side: {"ran": n} for side, n in dep.get("ran", {}).items()}
