@@ -77,17 +77,19 @@ def part_tests(dep: Dependent, root: Path) -> tuple[list[str], list[str]]:
 
 def weighed(deps: list[Dependent], earlier: list) -> list[Dependent]:
     """Each split dependent with its test files weighed by an earlier stored run of it (whole or in
-    parts, under the same reports folder): the tests each file ran there (per-test durations are
-    not recorded). A file that run did not see leaves the deal to the files' sizes."""
+    parts, under the same reports folder): the distinct tests each file ran there (per-test
+    durations are not recorded). A file that run did not see leaves the deal to the files' sizes."""
     out = []
     for d in deps:
-        counts: dict[str, float] = {}
+        seen: set[str] = set()  # each test once, however many stored results hold it (a whole run, parts)
         for r in earlier:
             said = part_of(r.name)
             if d.split > 1 and (r.name == d.name or said and said[0] == d.name):
-                for t in r.tests:
-                    f = t.test.split("::", 1)[0]
-                    counts[f] = counts.get(f, 0.0) + 1.0
+                seen.update(t.test for t in r.tests)
+        counts: dict[str, float] = {}
+        for test in sorted(seen):
+            f = test.split("::", 1)[0]
+            counts[f] = counts.get(f, 0.0) + 1.0
         out.append(replace(d, weights=tuple(sorted(counts.items()))) if counts else d)
     return out
 
