@@ -208,10 +208,13 @@ def test_an_earlier_stored_run_weighs_the_deal(tmp_path):
     earlier = [_part(1, 2, FILES), _part(2, 2, FILES)]
     many = [usertests.UserTest(f"{FILES[1]}::test_{i}", "passed", "passed", UserTestStatus.PASS) for i in range(20)]
     earlier[0].tests += many  # test_b ran 21 tests there: it is the heavy one now
-    dep = craterparts.weighed([_dep("diffrax", 2), _dep("lineax")], earlier)
+    out = tmp_path / "reports"
+    craterparts.store_weights(out, craterparts.merge(earlier, crater.item))
+    dep = craterparts.weighed([_dep("diffrax", 2), _dep("lineax")], out)
     assert dict(dep[0].weights)[FILES[1]] == 21.0 and dep[1].weights == ()
-    again = craterparts.weighed([_dep("diffrax", 2)], earlier + [replace(earlier[0], name="diffrax")])
-    assert again[0].weights == dep[0].weights  # a test held by a whole run and a part counts once
+    broken = replace(earlier[1], verdict=DependentVerdict.CRASHED, tests=[])
+    craterparts.store_weights(tmp_path / "other", craterparts.merge([earlier[0], broken], crater.item))
+    assert craterparts.weighed([_dep("diffrax", 2)], tmp_path / "other")[0].weights == ()  # only a judged whole
     one, _ = craterparts.part_tests(replace(dep[0], tests=("tests",), part=1), tmp_path)
     two, _ = craterparts.part_tests(replace(dep[0], tests=("tests",), part=2), tmp_path)
     assert FILES[1] in one + two and [FILES[1]] in (one, two)  # test_b alone; the rest together

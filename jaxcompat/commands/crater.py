@@ -103,10 +103,7 @@ def run(args) -> int:
         return EXIT_CONFIG
     plan = crater.Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of,
                        reruns=args.reruns, aa=args.aa, flaky_file=args.flaky_file or "")
-    if args.budget:
-        chosen = [replace(d, budget_s=float(args.budget)) for d in chosen]
-    # a split dependent's parts, units of work of their own, dealt by what an earlier stored run ran
-    chosen = craterparts.units(craterparts.weighed(chosen, crater.stored(out_dir)))
+    chosen = _units(chosen, args, out_dir)
     mine = crater.shard(chosen, args.shard)
     t0 = time.perf_counter()
     with run_lock(out_dir):
@@ -116,6 +113,8 @@ def run(args) -> int:
         results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
         held = len(results)
         results = craterparts.merge(results, crater.item)
+        if not args.shard:  # every part ran here: the weights of the next deal
+            craterparts.store_weights(out_dir, results)
         _afterwards(results, plan, matrix, dependents, args, out_dir, interrupted)
         part = (f"this shard's report holds {held} of the {len(chosen)} dependents planned (a split one's parts "
                 "counted apart): merge the shards with --report-only",) if args.shard and held < len(chosen) else ()
@@ -128,6 +127,16 @@ def run(args) -> int:
               "the result cache where nothing moves)")
         return EXIT_INTERRUPTED
     return code
+
+
+def _units(chosen: list, args, out_dir: Path) -> list:
+    """The units of work: each dependent (with --budget's budget), a split one as its parts, dealt
+    by what its last complete run ran (``craterparts``)."""
+    from jaxcompat.operations import craterparts
+
+    if args.budget:
+        chosen = [replace(d, budget_s=float(args.budget)) for d in chosen]
+    return craterparts.units(craterparts.weighed(chosen, out_dir))
 
 
 def _sides(args, reqs: list[str], index) -> tuple[list[str], list[str]]:
@@ -247,6 +256,7 @@ def _report_only(out_dir: Path, dependents) -> int:
     key = keys[0]
     missing = sorted(plans.get(key, set()) - {r.name for r in results})
     results = craterparts.merge(results + [crater.missing_result(n, key) for n in missing], crater.item)
+    craterparts.store_weights(out_dir, results)  # the parts' tests: what the next run deals them by
     gaps = _gaps(unreadable, bool(plans))
     with run_lock(out_dir):
         said = _plan_text(key)

@@ -75,23 +75,51 @@ def part_tests(dep: Dependent, root: Path) -> tuple[list[str], list[str]]:
     return deal(files, dep.split, weights_of(root, files, dict(dep.weights)))[dep.part - 1], files
 
 
-def weighed(deps: list[Dependent], earlier: list) -> list[Dependent]:
-    """Each split dependent with its test files weighed by an earlier stored run of it (whole or in
-    parts, under the same reports folder): the distinct tests each file ran there (per-test
-    durations are not recorded). A file that run did not see leaves the deal to the files' sizes."""
+WEIGHTS = "weights"  # under dependents/: each split dependent's files weighed by its last complete run
+
+
+def weighed(deps: list[Dependent], out_dir: Path) -> list[Dependent]:
+    """Each split dependent with its test files weighed as its last complete run (a merge of
+    every part, or a whole run) left them in ``dependents/weights/NAME.json``: the distinct tests
+    each file ran (per-test durations are not recorded). A run never rewrites what it reads, so
+    every shard of it deals the same; a file the weights do not name leaves the deal to sizes."""
     out = []
     for d in deps:
-        seen: set[str] = set()  # each test once, however many stored results hold it (a whole run, parts)
-        for r in earlier:
-            said = part_of(r.name)
-            if d.split > 1 and (r.name == d.name or said and said[0] == d.name):
-                seen.update(t.test for t in r.tests)
+        weights = _read_weights(out_dir / "dependents" / WEIGHTS / f"{d.name}.json") if d.split > 1 else {}
+        out.append(replace(d, weights=tuple(sorted(weights.items()))) if weights else d)
+    return out
+
+
+def _read_weights(path: Path) -> dict[str, float]:
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict) or not all(isinstance(v, (int, float)) for v in files.values()):
+        return {}
+    return {str(k): float(v) for k, v in files.items()}
+
+
+def store_weights(out_dir: Path, results: list) -> None:
+    """For each merged split dependent judged on every part, the distinct tests each file ran: what
+    the next run deals its parts by (``weighed``)."""
+    import json
+
+    from jaxcompat._util.atomic import write_text
+
+    for r in results:
+        if not r.part_seconds or not r.verdict.judged:
+            continue
         counts: dict[str, float] = {}
-        for test in sorted(seen):
+        for test in sorted({t.test for t in r.tests}):
             f = test.split("::", 1)[0]
             counts[f] = counts.get(f, 0.0) + 1.0
-        out.append(replace(d, weights=tuple(sorted(counts.items()))) if counts else d)
-    return out
+        write_text(out_dir / "dependents" / WEIGHTS / f"{r.name}.json",
+                   json.dumps({"dependent": r.name, "version": r.version, "commit": r.commit,
+                               "by": "tests per file", "files": counts}, indent=1) + "\n")
 
 
 # ---------------------------------------------------------------- merging
