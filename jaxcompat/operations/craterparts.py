@@ -177,7 +177,7 @@ def coverage(parts: list) -> str:
     if missing:
         return f"no result stored for {', '.join(missing)} of its {total} parts (a shard did not finish)"
     results = [r for _, _, r in parts]
-    if len({(r.version, r.commit) for r in results}) > 1:
+    if len({(r.version, r.commit) for r in results if r.version}) > 1:  # a part never resolved has none
         return "its parts ran different releases or commits of it: " + ", ".join(f"{r.name} {r.version}"
                                                                                for r in results)
     judged = [r for r in results if r.verdict.judged]
