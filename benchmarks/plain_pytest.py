@@ -72,7 +72,8 @@ def from_crater(crater_json: Path, name: str, state: Path) -> tuple[dict, Path]:
     return ({"id": cells.get("candidate", ""), "user_tests": dep["tests"],
              "user_tests_run": {"cells": cells, "sides": ran},
              "user_tests_versions": dep.get("versions", {}), "_only": dep.get("only", []),
-             "_env": dep.get("env", {}), "_seconds": dep.get("seconds", 0.0)}, root)
+             "_env": dep.get("env", {}), "_seconds": dep.get("seconds", 0.0),
+             "_part_seconds": dep.get("part_seconds", [])}, root)
 
 
 def outcomes(xml: Path) -> dict[str, str]:
@@ -209,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
                          f"{sum(installs.values()):.0f} s (warm uv cache, from the locks) = {plain_total:.0f} s; "
                          + (f"the crater took {ours_s:.0f} s for this dependent (re-runs before blame included): "
                             f"**{ours_s / plain_total:.2f}x**" if ours_s and plain_total else "crater time unknown"))
+        lines.insert(-1, split_line(data.get("_part_seconds") or [], plain_total))
     if mismatches:
         lines += ["| test | plain baseline | plain candidate | plain class | check --tests |", "|---|---|---|---|---|"]
         lines += [f"| `{k}` | {b} | {a} | {c} | {g} |" for k, b, a, c, g in mismatches[:200]]
@@ -219,6 +221,18 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0 if not mismatches else 1
+
+
+def split_line(parts: list[float], plain_total: float) -> str:
+    """A dependent the crater split into parts (``split = N``): its wall here (the parts in turn,
+    each building both sides) and on N shards (its longest part), each against plain pytest of both
+    sides on one machine."""
+    if not parts or not plain_total:
+        return "- not split: the crater ran it whole"
+    here, longest = sum(parts), max(parts)
+    return (f"- split in {len(parts)} parts ({', '.join(f'{s:.0f}' for s in parts)} s): here (in turn) {here:.0f} s = "
+            f"**{here / plain_total:.2f}x** plain pytest of both sides; on {len(parts)} shards {longest:.0f} s "
+            f"(its longest part) = **{longest / plain_total:.2f}x**")
 
 
 def _module_errors_to_tests(side: dict[str, str], other: dict[str, str]) -> None:

@@ -75,7 +75,7 @@ def run(args) -> int:
     from jaxcompat.knowledge.dependents import load as load_dependents
     from jaxcompat.knowledge.flaky import FlakyFileError
     from jaxcompat.model.index import SourceError
-    from jaxcompat.operations import crater
+    from jaxcompat.operations import crater, craterparts
     from jaxcompat.operations.confirm import ReportError
 
     matrix = options.load_matrix(args)
@@ -103,18 +103,21 @@ def run(args) -> int:
         return EXIT_CONFIG
     plan = crater.Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of,
                        reruns=args.reruns, aa=args.aa, flaky_file=args.flaky_file or "")
-    if args.budget:
-        chosen = [replace(d, budget_s=float(args.budget)) for d in chosen]
+    chosen = _units(chosen, args, out_dir)
     mine = crater.shard(chosen, args.shard)
     t0 = time.perf_counter()
     with run_lock(out_dir):
         crater.store_plan(out_dir, plan, chosen, args.shard)
         interrupted = _run(crater, chosen, mine, plan, matrix, args, out_dir)
-        names_all = {d.name for d in chosen}
+        names_all = {d.unit for d in chosen}
         results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
+        held = len(results)
+        results = craterparts.merge(results, crater.item)
+        if not args.shard:  # every part ran here: the weights of the next deal
+            craterparts.store_weights(out_dir, results)
         _afterwards(results, plan, matrix, dependents, args, out_dir, interrupted)
-        part = (f"this shard's report holds {len(results)} of the {len(chosen)} dependents planned: merge the "
-                "shards with --report-only",) if args.shard and len(results) < len(chosen) else ()
+        part = (f"this shard's report holds {held} of the {len(chosen)} dependents planned (a split one's parts "
+                "counted apart): merge the shards with --report-only",) if args.shard and held < len(chosen) else ()
         text, code = crater.write(out_dir, results, _plan_text(plan.key), time.perf_counter() - t0,
                                   int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen, gaps=part,
                                   failures=matrix.failures)
@@ -125,6 +128,16 @@ def run(args) -> int:
               "the result cache where nothing moves)")
         return EXIT_INTERRUPTED
     return code
+
+
+def _units(chosen: list, args, out_dir: Path) -> list:
+    """The units of work: each dependent (with --budget's budget), a split one as its parts, dealt
+    by what its last complete run ran (``craterparts``)."""
+    from jaxcompat.operations import craterparts
+
+    if args.budget:
+        chosen = [replace(d, budget_s=float(args.budget)) for d in chosen]
+    return craterparts.units(craterparts.weighed(chosen, out_dir))
 
 
 def _sides(args, reqs: list[str], index) -> tuple[list[str], list[str]]:
@@ -179,7 +192,7 @@ def _run(crater, chosen, deps, plan, matrix, args, out_dir: Path) -> bool:
     the running one is stopped, every finished one is kept. What it says crosses the boundary."""
     shown = crater.boundary(plan, chosen, Path(args.state))
     print(shown(f"crater: {' '.join(plan.candidate)} against {' '.join(plan.baseline)}; {len(chosen)} dependents"
-                + (f", shard {args.shard}: {', '.join(d.name for d in deps)}" if args.shard else "")
+                + (f", shard {args.shard}: {', '.join(d.unit for d in deps)}" if args.shard else "")
                 + (f"; dependents as of {args.as_of}" if args.as_of else "")), flush=True)
     try:
         with crater.interruptible():
@@ -227,7 +240,7 @@ def _plan_text(key: str) -> dict:
 def _report_only(out_dir: Path, dependents, failures=()) -> int:
     """Merge the shards' stored results against what they planned: a dependent planned and not
     reported, or a result that does not read, is named and the merge exits 2 (never "breaks none")."""
-    from jaxcompat.operations import crater
+    from jaxcompat.operations import crater, craterparts
 
     results, unreadable = crater.read_stored(out_dir)
     plans, bad_plans = crater.planned(out_dir)
@@ -243,7 +256,8 @@ def _report_only(out_dir: Path, dependents, failures=()) -> int:
         return EXIT_CONFIG
     key = keys[0]
     missing = sorted(plans.get(key, set()) - {r.name for r in results})
-    results += [crater.missing_result(n, key) for n in missing]
+    results = craterparts.merge(results + [crater.missing_result(n, key) for n in missing], crater.item)
+    craterparts.store_weights(out_dir, results)  # the parts' tests: what the next run deals them by
     gaps = _gaps(unreadable, bool(plans))
     with run_lock(out_dir):
         said = _plan_text(key)

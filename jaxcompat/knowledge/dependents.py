@@ -14,6 +14,7 @@ names the file, the key and the fix (``ConfigError``), before anything is downlo
     env = { JAX_ENABLE_X64 = "1" }   # environment variables for its tests
     budget_s = 1800                  # both sides, installs included; past it the dependent is stopped
     depends_on = ["equinox", "jax"]  # which candidates run it (a candidate for equinox runs these)
+    split = 4                        # a long suite: its test files dealt into 4 parts, each a unit of --shard
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ from jaxcompat.model.matrix import ConfigError
 from jaxcompat.plugin.packages import ECOSYSTEM
 
 KEYS = {"name", "version", "git", "ref", "tests", "extras", "groups", "with", "cpu_devices", "env", "budget_s",
-        "depends_on", "note"}
+        "depends_on", "note", "split"}
 TOP = {"dependent", "settings"}
 SETTINGS = {"budget_s"}
+MAX_SPLIT = 64
 GIT_SCHEMES = ("https://", "git+https://", "ssh://", "git@", "file://")
 
 
@@ -133,7 +135,7 @@ def _dependent(path: Path, where: str, t: dict, budget: float) -> Dependent:
                      groups=str_list(path, f"{where}.groups", t.get("groups", [])), with_=with_,
                      cpu_devices=devices, env=tuple(sorted(env.items())),
                      budget_s=_seconds(path, f"{where}.budget_s", t.get("budget_s", budget)),
-                     depends_on=depends, note=note)
+                     depends_on=depends, note=note, split=_split(path, where, t.get("split", 1)))
 
 
 def _git_source(path: Path, where: str, git: object, ref: object) -> DependentSource:
@@ -148,6 +150,15 @@ def _git_source(path: Path, where: str, git: object, ref: object) -> DependentSo
                           'write a branch, a tag or a commit, e.g. ref = "v0.13.1" (or leave ref out: the '
                           "default branch)")
     return DependentSource(git=git, ref=ref)
+
+
+def _split(path: Path, where: str, split: object) -> int:
+    """How many parts its test files are dealt into (1: none)."""
+    if not isinstance(split, int) or isinstance(split, bool) or not 1 <= split <= MAX_SPLIT:
+        raise ConfigError(path, f"{where}.split", f"expected a whole number from 1 to {MAX_SPLIT}, got {split!r}",
+                          "write split = 4 (its test files dealt into 4 parts, each run as a unit of --shard i/n), "
+                          "or leave split out (the whole suite in one)")
+    return split
 
 
 def _seconds(path: Path, key: str, value: object) -> float:

@@ -24,6 +24,19 @@ def bad_ref(ref: str) -> str:
     return ""
 
 
+_PART = re.compile(r"^(?P<name>[^.]+)\.part(?P<k>[1-9][0-9]*)-of-(?P<n>[1-9][0-9]*)$")
+
+
+def part_name(name: str, k: int, n: int) -> str:
+    return f"{name}.part{k}-of-{n}"
+
+
+def part_of(unit: str) -> tuple[str, int, int] | None:
+    """``lineax.part1-of-2`` -> ("lineax", 1, 2); a whole dependent's name -> None."""
+    m = _PART.match(unit)
+    return (m["name"], int(m["k"]), int(m["n"])) if m else None
+
+
 @dataclass(frozen=True)
 class DependentSource:
     """Where a dependent's code (and its tests) come from: its sdist on the index at a version,
@@ -50,6 +63,15 @@ class Dependent:
     budget_s: float = 1800.0  # the whole dependent, both sides, installs included
     depends_on: tuple[str, ...] = ("jax",)  # packages of the ecosystem it is built on
     note: str = ""
+    split: int = 1  # its test files dealt into this many parts, each a unit of work of its own (--shard)
+    part: int = 0  # one of those parts (1..split); 0: the whole dependent
+    weights: tuple[tuple[str, float], ...] = ()  # a split one's test files weighed by an earlier stored run
+
+    @property
+    def unit(self) -> str:
+        """Its name as a unit of work (a shard's, a stored result's): ``lineax.part1-of-2`` for a
+        part (a normalised name holds no '.'), else its name."""
+        return part_name(self.name, self.part, self.split) if self.part else self.name
 
     def environment(self) -> dict[str, str]:
         env = dict(self.env)

@@ -10,7 +10,8 @@ many projects), each group explained by a rule or by jax's API history, or draft
 Each dependent runs in a forked child with its own time budget: one that crashes, hangs or fails to
 install loses nothing of the others' results, since each result is written the moment it is known
 (``dependents/<name>.json`` under the crater's reports folder). ``--shard i/n`` takes every n-th
-dependent by name; ``--report-only`` merges what the shards wrote.
+unit of work by name (a dependent, or a part of one with ``split = N``: ``craterparts``);
+``--report-only`` merges what the shards wrote, a split dependent's parts into one.
 """
 
 from __future__ import annotations
@@ -95,6 +96,9 @@ class DependentResult:
     sides: dict = field(default_factory=dict)  # model/sides.Sides: what differs beyond the candidate (confounders)
     health: Health | None = None  # its baseline mostly failing: flagged, judged on the rest
     learned: dict[str, str] = field(default_factory=dict)  # --aa: its tests that flipped by themselves
+    part: list[int] = field(default_factory=list)  # [k, n]: part k of its n (split = n); [] = the whole dependent
+    split_files: list[str] = field(default_factory=list)  # a part: every file of its deal (``only``: this part's)
+    part_seconds: list[float] = field(default_factory=list)  # merged of parts: each part's seconds
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -128,11 +132,13 @@ def select(dependents: Dependents, candidate_names: set[str], names: list[str] |
 
 
 def shard(deps: list[Dependent], spec: str | None) -> list[Dependent]:
-    """``i/n``: every n-th dependent by name from the i-th; every dependent is in exactly one shard."""
+    """``i/n``: every n-th unit of work by name from the i-th (a dependent, or a part of a split one:
+    ``craterparts.units``); every unit is in exactly one shard, a split one's parts in different
+    shards while it has no more parts than there are shards."""
     if not spec:
         return deps
     i, n = (int(x) for x in spec.split("/"))
-    return sorted(deps, key=lambda d: d.name)[i - 1::n]
+    return sorted(deps, key=lambda d: d.unit)[i - 1::n]
 
 
 # ---------------------------------------------------------------- one dependent
@@ -148,7 +154,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
 
     t0 = time.perf_counter()
     cache = state_dir / "cache"
-    res = DependentResult(dep.name, DependentVerdict.NO_SOURCE, source=dep.source.describe(), plan=plan.key)
+    res = DependentResult(dep.unit, DependentVerdict.NO_SOURCE, source=dep.source.describe(), plan=plan.key)
     try:
         root, target = _source(dep, plan, state_dir, version, res)
     except (projects.SourceMissing, usertests.TestsError) as e:
@@ -157,6 +163,8 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
             res.verdict = DependentVerdict.UNREACHABLE
         return _done(res, t0)
     res.cause = _no_tests(dep, root, target, res.version)
+    if dep.part and not res.cause:
+        dep, res.cause = _part(dep, root, res)
     if res.cause:
         return _done(res, t0)
     target = replace(target, only=dep.tests)
@@ -217,6 +225,19 @@ def _judged(res: DependentResult, cmp: usertests.Comparison) -> None:
         res.verdict = DependentVerdict.BROKEN
     else:
         res.verdict = DependentVerdict.SAFE
+
+
+def _part(dep: Dependent, root: Path, res: DependentResult) -> tuple[Dependent, str]:
+    """A part of a split dependent: the dependent with this part's test files only (its deal said in
+    ``res``), or why the part has none."""
+    from jaxcompat.operations import craterparts
+
+    mine, files = craterparts.part_tests(dep, root)
+    res.part, res.split_files = [dep.part, dep.split], files
+    if not mine:
+        return dep, (f"no test file falls to part {dep.part} of {dep.split} (its suite has {len(files)}): write "
+                     f"split = {max(1, len(files))} or fewer")
+    return replace(dep, tests=tuple(mine)), ""
 
 
 def _confirm(dep: Dependent, plan: Plan, state_dir: Path) -> usertests.Confirm:
@@ -315,7 +336,7 @@ def _child(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, out: Pat
     try:
         res = judge(dep, plan, matrix, state_dir, progress, version)
     except BaseException as e:  # noqa: BLE001 - whatever it was, it is this dependent's result
-        res = DependentResult(dep.name, DependentVerdict.CRASHED, source=dep.source.describe(), plan=plan.key,
+        res = DependentResult(dep.unit, DependentVerdict.CRASHED, source=dep.source.describe(), plan=plan.key,
                               cause=_scrub(f"{type(e).__name__}: {e}", state_dir)
                               + " (at " + _scrub(traceback.format_exc().strip().splitlines()[-3].strip(), state_dir)
                               + ")")
@@ -327,7 +348,7 @@ def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progre
              version: str | None = None) -> DependentResult:
     """``judge`` in a forked child, stopped past ``dep.budget_s``; a child that dies is that
     dependent's result (``crashed``), never the crater's end."""
-    out = state_dir / "crater" / "results" / f"{dep.name}.json"
+    out = state_dir / "crater" / "results" / f"{dep.unit}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
     t0 = time.perf_counter()
@@ -352,7 +373,7 @@ def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progre
             pass
         proc.join(5)
     seconds = round(time.perf_counter() - t0, 1)
-    base = DependentResult(dep.name, DependentVerdict.CRASHED, source=dep.source.describe(), plan=plan.key,
+    base = DependentResult(dep.unit, DependentVerdict.CRASHED, source=dep.source.describe(), plan=plan.key,
                            seconds=seconds)
     if over:
         base.verdict = DependentVerdict.OVER_BUDGET
@@ -365,7 +386,7 @@ def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progre
         code = proc.exitcode
         how = (f"killed by signal {signal.Signals(-code).name}" if code is not None and code < 0
                else f"exited with code {code}")
-        base.cause = f"the crater's process for {dep.name} {how} before it wrote a result"
+        base.cause = f"the crater's process for {dep.unit} {how} before it wrote a result"
         return base
 
 
@@ -460,7 +481,7 @@ def _resolved(dep: Dependent, plan: Plan, state_dir: Path) -> tuple[str, Depende
     try:
         return projects.version_of(dep, state_dir / "cache", plan.as_of), None
     except projects.SourceMissing as e:
-        return "", DependentResult(dep.name, DependentVerdict.NO_SOURCE, source=dep.source.describe(),
+        return "", DependentResult(dep.unit, DependentVerdict.NO_SOURCE, source=dep.source.describe(),
                                    plan=plan.key, cause=str(e))
 
 
@@ -470,7 +491,7 @@ def _one(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress, 
     if missing is not None:
         return missing
     key = cache_key(dep, plan, matrix, version, state_dir)
-    cached = state_dir / "crater" / "cache" / f"{dep.name}-{key}.json" if key else None
+    cached = state_dir / "crater" / "cache" / f"{dep.unit}-{key}.json" if key else None
     if use_cache and cached is not None and cached.is_file():
         try:
             res = DependentResult.from_dict(json.loads(cached.read_text()))
@@ -500,17 +521,17 @@ def run(deps: list[Dependent], plan: Plan, matrix: Matrix, state_dir: Path, out_
 
     out: list[DependentResult] = []
     for i, dep in enumerate(deps, 1):
-        say(f"[{i}/{len(deps)}] {dep.name} ({dep.source.describe()})…")
+        say(f"[{i}/{len(deps)}] {dep.unit} ({dep.source.describe()})…")
         try:
             res = shown(_one(dep, plan, matrix, state_dir, say, isolate, use_cache), scrub, plan)
         except KeyboardInterrupt:
             for d in deps[i - 1:]:
-                gone = DependentResult(d.name, DependentVerdict.NOT_RUN, source=d.source.describe(), plan=plan.key,
+                gone = DependentResult(d.unit, DependentVerdict.NOT_RUN, source=d.source.describe(), plan=plan.key,
                                        cause="the crater was interrupted before it finished this dependent")
-                write_text(result_path(out_dir, d.name), json.dumps(shown(gone, scrub, plan).to_dict(), indent=1))
+                write_text(result_path(out_dir, d.unit), json.dumps(shown(gone, scrub, plan).to_dict(), indent=1))
             raise
-        write_text(result_path(out_dir, dep.name), json.dumps(res.to_dict(), indent=1) + "\n")
-        say(f"    {dep.name} {res.version}: {res.verdict}" + (f" ({res.cause})" if res.cause else "")
+        write_text(result_path(out_dir, dep.unit), json.dumps(res.to_dict(), indent=1) + "\n")
+        say(f"    {dep.unit} {res.version}: {res.verdict}" + (f" ({res.cause})" if res.cause else "")
             + (f"; {len(res.absent)} file(s) absent from its repository: {', '.join(res.absent[:5])}"
                if res.absent else "") + f" — {res.seconds:.0f} s")
         out.append(res)
@@ -560,7 +581,7 @@ def store_plan(out_dir: Path, plan: Plan, chosen: list[Dependent], shard: str | 
     a merge knows what is missing."""
     name = f"shard-{shard.replace('/', '-of-')}" if shard else "all"
     write_text(out_dir / RESULTS / PLANS / f"{name}.json",
-               json.dumps({"plan": plan.key, "dependents": sorted(d.name for d in chosen)}, indent=1) + "\n")
+               json.dumps({"plan": plan.key, "dependents": sorted(d.unit for d in chosen)}, indent=1) + "\n")
 
 
 def planned(out_dir: Path) -> tuple[dict[str, set[str]], list[str]]:
@@ -728,23 +749,35 @@ def exit_status(results: list[DependentResult], gaps: tuple[str, ...] = ()) -> i
 
 def cost(results: list[DependentResult], shards: int, wall_s: float) -> dict:
     """Environments, minutes per dependent, the total here, and on ``shards`` CI jobs (the longest
-    shard: the dependents are dealt by name as ``--shard`` deals them)."""
+    shard: the units of work — dependents, parts of split ones — dealt by name as ``--shard``
+    deals them); per split dependent: its wall here (its parts in turn) and on its parts' shards
+    (its longest part)."""
+    from jaxcompat.operations import craterparts
+
     by = sorted(results, key=lambda r: r.name)
     fresh = [r for r in results if not r.cached]
-    per_shard = [sum(r.seconds for r in by[i::shards]) for i in range(shards)] if shards else [0.0]
+    work = sorted(craterparts.units_seconds(results))
+    per_shard = [sum(s for _, s in work[i::shards]) for i in range(shards)] if shards else [0.0]
+    split = {r.name: {"parts": len(r.part_seconds), "serial_minutes": round(sum(r.part_seconds) / 60, 1),
+                      "on_shards_minutes": round(max(r.part_seconds) / 60, 1),
+                      "part_minutes": [round(s / 60, 1) for s in r.part_seconds]} for r in by if r.part_seconds}
     return {"environments": sum(r.environments for r in fresh), "from_cache": len(results) - len(fresh),
             "minutes": {r.name: round(r.seconds / 60, 1) for r in by},
             "total_minutes": round(sum(r.seconds for r in results) / 60, 1),
             "wall_minutes": round(wall_s / 60, 1), "shards": shards,
-            "on_shards_minutes": round(max(per_shard) / 60, 1)}
+            "on_shards_minutes": round(max(per_shard) / 60, 1), **({"split": split} if split else {})}
 
 
 def cost_line(c: dict) -> str:
     cached = f" ({c['from_cache']} dependent(s) from the result cache)" if c.get("from_cache") else ""
+    split = "".join(f"; {name} split in {s['parts']} parts: {s['serial_minutes']} min here (its parts in turn), "
+                    f"{s['on_shards_minutes']} min on {s['parts']} shards (its longest part; parts "
+                    + ", ".join(str(m) for m in s["part_minutes"]) + " min)"
+                    for name, s in sorted(c.get("split", {}).items()))
     return (f"cost: {c['environments']} environments built{cached}; {c['total_minutes']} min of the dependents' "
             "own time, "
             f"{c['wall_minutes']} min wall; on {c['shards']} shards about {c['on_shards_minutes']} min "
-            f"(the longest shard)")
+            f"(the longest shard)" + split)
 
 
 # ---------------------------------------------------------------- reports
