@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat.knowledge.deprecations import Deprecation, History
-from jaxcompat.knowledge.rules import applies, normalise as normalise_versions
+from jaxcompat.knowledge.rules import applies
+from jaxcompat.knowledge.rules import normalise as normalise_versions
 from jaxcompat.knowledge.signature import volatile_out
 from jaxcompat.model.vocab import UserTestSide
 from jaxcompat.model.warnings import NewWarning, TestWarning
