@@ -24,7 +24,7 @@ import signal
 import threading
 import time
 import traceback
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
@@ -32,19 +32,19 @@ from jaxcompat._util.redact import env_secrets, redact_env, redact_text, url_sec
 from jaxcompat._util.text import last_line, quiet
 from jaxcompat.env.resolution import AUTO
 from jaxcompat.knowledge import drafts, flaky, roots
+from jaxcompat.knowledge.cratergroups import Group as Group  # its home; named here for the callers
 from jaxcompat.knowledge.signature import Signature, frame, normalise
-from jaxcompat.model import verdicts
+from jaxcompat.model.crater import DependentResult, exit_status
+from jaxcompat.model.crater import decision as decision  # their home; named here for the callers
+from jaxcompat.model.crater import item as item
 from jaxcompat.model.dependents import Dependent, Dependents
-from jaxcompat.model.health import Health
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.roots import Attribution, RootCause
-from jaxcompat.model.sides import Sides
-from jaxcompat.model.vocab import DependentVerdict, UserTestSide, UserTestStatus
-from jaxcompat.model.warnings import NewWarning
+from jaxcompat.model.vocab import DependentVerdict, UserTestSide
 from jaxcompat.operations import confirm, newwarnings, usertests
-from jaxcompat.report import roots as shown_roots
-from jaxcompat.report import warnings as shown_warnings
+from jaxcompat.report.crater import cost_line as cost_line
+from jaxcompat.report.crater import html, junit, markdown, summary, verdict_text
 
 RESULTS = "dependents"  # the folder (under the crater's reports) of one JSON per dependent
 
@@ -68,54 +68,6 @@ class Plan:
         """Which run a stored result belongs to (a merge refuses to mix two); credentials redacted."""
         return json.dumps([[redact_text(t) for t in self.candidate], [redact_text(t) for t in self.baseline],
                            self.as_of or ""])
-
-
-@dataclass
-class DependentResult:
-    name: str
-    verdict: DependentVerdict
-    version: str = ""  # the release; for a git source, the commit by its nearest tag (git describe --tags)
-    commit: str = ""  # a git source: the commit its ref named (now, or as of --as-of)
-    absent: list[str] = field(default_factory=list)  # files of the checkout its repository lacks
-    source: str = ""
-    cause: str = ""  # why it was not judged (or, broken: nothing); one line
-    caps: list[str] = field(default_factory=list)  # its own requirements that exclude a side
-    ran: dict[str, int] = field(default_factory=dict)  # tests that ran, per side
-    classes: dict[str, int] = field(default_factory=dict)
-    tests: list[usertests.UserTest] = field(default_factory=list)
-    versions: dict[str, dict[str, str]] = field(default_factory=dict)  # per side: the ecosystem as installed
-    test_deps: str = ""
-    python: str = ""
-    seconds: float = 0.0
-    environments: int = 0  # environments it needed (both sides)
-    plan: str = ""  # Plan.key
-    cells: dict[str, str] = field(default_factory=dict)  # per side: the environment's id (under <state>/envs)
-    only: list[str] = field(default_factory=list)  # the tests run (paths in the project; [] = its configuration)
-    env: dict[str, str] = field(default_factory=dict)  # the environment variables its tests ran with
-    cached: bool = False  # read from the result cache in this run (its seconds are the run that judged it)
-    sides: dict = field(default_factory=dict)  # model/sides.Sides: what differs beyond the candidate (confounders)
-    health: Health | None = None  # its baseline mostly failing: flagged, judged on the rest
-    learned: dict[str, str] = field(default_factory=dict)  # --aa: its tests that flipped by themselves
-    part: list[int] = field(default_factory=list)  # [k, n]: part k of its n (split = n); [] = the whole dependent
-    split_files: list[str] = field(default_factory=list)  # a part: every file of its deal (``only``: this part's)
-    part_seconds: list[float] = field(default_factory=list)  # merged of parts: each part's seconds
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["tests"] = [t.to_dict() for t in self.tests]
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> DependentResult:
-        d = dict(d)
-        d["verdict"] = DependentVerdict.parse(d["verdict"], "verdict")
-        d["tests"] = [usertests.UserTest.from_dict(t) for t in d.get("tests", [])]
-        d["health"] = Health.from_dict(d["health"]) if d.get("health") else None
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in known})
-
-    def broken(self) -> list[usertests.UserTest]:
-        return [t for t in self.tests if t.cls == UserTestStatus.BROKEN]
 
 
 # ---------------------------------------------------------------- choosing
@@ -610,45 +562,6 @@ def missing_result(name: str, key: str) -> DependentResult:
 # ---------------------------------------------------------------- across dependents
 
 
-@dataclass
-class Group:
-    """Broken tests with one error signature, across dependents."""
-
-    signature: Signature
-    explained_by: str | None = None
-    fix: str = ""
-    upstream: list[str] = field(default_factory=list)
-    api: str = ""  # jax's API history explains it (no rule does)
-    draft: str = ""  # the id of the rule drafted for it (no rule, no API history)
-    tests: dict[str, list[str]] = field(default_factory=dict)  # dependent -> its broken tests
-    bisect: dict = field(default_factory=dict)  # crater --bisect: the commit that broke it (craterbisect)
-    root: str = ""  # the package its failures lie in (knowledge/roots: the most of its tests')
-    through: list[str] = field(default_factory=list)  # the packages between the dependent and the root
-    attributions: list[tuple[str, Attribution]] = field(default_factory=list, repr=False)  # (dependent, where)
-
-    def to_dict(self) -> dict:
-        return {"signature": self.signature.key, "explained_by": self.explained_by, "fix": self.fix,
-                "upstream": self.upstream, "api": self.api, "draft": self.draft,
-                "root": self.root, "through": list(self.through),
-                "dependents": sorted(self.tests), "tests": self.tests,
-                "count": sum(len(v) for v in self.tests.values()),
-                **({"first_bad_commit": self.bisect} if self.bisect else {})}
-
-    def bisect_line(self) -> str:
-        """The commit that broke it, as one line ("" when it was not bisected)."""
-        b = self.bisect
-        if not b:
-            return ""
-        if not b.get("commit"):
-            return b.get("message", "")
-        where = (f"one of {len(b['range'])} commits up to {b['commit'][:12]}" if b.get("range")
-                 else f"{b['commit'][:12]}")
-        return (f"first bad commit: {b['package']} {where} ({b['date'][:10]}) \"{b['title']}\""
-                + (f" {b['pull_request']}" if b.get("pull_request") else "")
-                + (f", shipped in {b['shipped_in']}" if b.get("shipped_in") else "")
-                + f" [{b['steps']} steps over {b['commits']} commits]")
-
-
 def signature_of(test: usertests.UserTest) -> Signature:
     """A broken test's signature, read from its record (the first line of its message and its
     traceback's last frame)."""
@@ -725,28 +638,6 @@ def draft_rules(groups: list[Group], plan: Plan, results: list[DependentResult])
 # ---------------------------------------------------------------- the verdict
 
 
-def item(r: DependentResult) -> verdicts.Item:
-    """A dependent's result as the one invariant reads it."""
-    return verdicts.Item(r.name, broken=r.verdict in (DependentVerdict.BROKEN, DependentVerdict.NONE_RAN),
-                         judged=r.verdict.judged,
-                         ran_candidate=r.ran.get("candidate", 0), ran_baseline=r.ran.get("baseline", 0),
-                         why=f"{r.verdict}: {r.cause}")
-
-
-def decision(results: list[DependentResult], gaps: tuple[str, ...] = ()) -> verdicts.Decision:
-    """The one invariant over every dependent's result and what a merge could not see (``gaps``: a
-    plan that no shard stored or that does not read, a result that does not read)."""
-    return verdicts.decide([item(r) for r in results] + [verdicts.Item(g, why=g) for g in gaps])
-
-
-def exit_status(results: list[DependentResult], gaps: tuple[str, ...] = ()) -> int:
-    """1 when the candidate breaks a dependent (or none of its tests run in the candidate where they
-    ran in the baseline); else 0 only when every dependent was judged on both sides with tests run
-    in the candidate; else 2 (``model/verdicts.decide``: capped, unreachable, not run, missing —
-    never "breaks none")."""
-    return decision(results, gaps).code
-
-
 def cost(results: list[DependentResult], shards: int, wall_s: float) -> dict:
     """Environments, minutes per dependent, the total here, and on ``shards`` CI jobs (the longest
     shard: the units of work — dependents, parts of split ones — dealt by name as ``--shard``
@@ -768,135 +659,7 @@ def cost(results: list[DependentResult], shards: int, wall_s: float) -> dict:
             "on_shards_minutes": round(max(per_shard) / 60, 1), **({"split": split} if split else {})}
 
 
-def cost_line(c: dict) -> str:
-    cached = f" ({c['from_cache']} dependent(s) from the result cache)" if c.get("from_cache") else ""
-    split = "".join(f"; {name} split in {s['parts']} parts: {s['serial_minutes']} min here (its parts in turn), "
-                    f"{s['on_shards_minutes']} min on {s['parts']} shards (its longest part; parts "
-                    + ", ".join(str(m) for m in s["part_minutes"]) + " min)"
-                    for name, s in sorted(c.get("split", {}).items()))
-    return (f"cost: {c['environments']} environments built{cached}; {c['total_minutes']} min of the dependents' "
-            "own time, "
-            f"{c['wall_minutes']} min wall; on {c['shards']} shards about {c['on_shards_minutes']} min "
-            f"(the longest shard)" + split)
-
-
 # ---------------------------------------------------------------- reports
-
-
-def summary(results: list[DependentResult], plan_text: dict, groups: list[Group], cost_: dict,
-            warned: list[NewWarning] = (), gaps: tuple[str, ...] = (), causes: list[RootCause] = ()) -> dict:
-    counts: dict[str, int] = {}
-    for r in results:
-        counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
-    confounded = {r.name: [c["dist"] for c in r.sides["confounders"]] for r in results if r.sides.get("confounders")}
-    return {"kind": "crater", **plan_text, "verdicts": counts, "exit": exit_status(results, gaps),
-            "confounded": confounded, **({"not_seen": list(gaps)} if gaps else {}),
-            "new_warnings": [w.to_dict() for w in warned],
-            "dependents": [r.to_dict() for r in sorted(results, key=lambda r: r.name)],
-            "root_causes": [c.to_dict() for c in causes], "groups": [g.to_dict() for g in groups], "cost": cost_}
-
-
-def verdict_text(results: list[DependentResult], groups: list[Group], plan_text: dict, cost_: dict,
-                 warned: list[NewWarning] = (), gaps: tuple[str, ...] = (), causes: list[RootCause] = ()) -> str:
-    """One screen: what the candidate breaks and why (a candidate that breaks nothing: what it
-    announces, its new warnings, first), the packages that broke (``causes``), then the groups and
-    every dependent's line."""
-    lines = [f"crater: {' '.join(plan_text['candidate'])} against {' '.join(plan_text['baseline'])}"
-             + (f" (dependents as of {plan_text['as_of']})" if plan_text.get("as_of") else "")]
-    decided = decision(results, gaps)
-    failing = {i.name for i in decided.failing}
-    broken = [r for r in results if r.name in failing]
-    code = decided.code
-    if broken:
-        lines.append(f"✗ the candidate breaks {len(broken)} of {len(results)} dependents: "
-                     + ", ".join(f"{r.name} ({len(r.broken())} tests)" if r.broken() else
-                                 f"{r.name} (none of its tests ran in the candidate)" for r in broken))
-    elif code == 2:
-        lines.append("✗ the crater could not judge the candidate on every dependent (see below)")
-    else:
-        lines.append(f"✓ the candidate breaks none of the {len(results)} dependents' tests")
-    lines += shown_warnings.lines(list(warned))
-    lines += [f"  ✗ {g}" for g in gaps]
-    lines += shown_roots.lines(list(causes))
-    for g in groups:
-        n = sum(len(v) for v in g.tests.values())
-        lines.append(f"  {n} broken test(s) in {len(g.tests)} dependent(s): {g.signature.key}")
-        if g.explained_by:
-            lines.append(f"      this is {g.explained_by} — fix: {g.fix}" + (f" ({', '.join(g.upstream[:2])})"
-                                                                          if g.upstream else ""))
-        elif g.api:
-            lines.append(f"      jax's API history: {g.api}")
-        else:
-            lines.append(f"      no rule explains it: drafted as {g.draft} (draft-rules.toml)")
-        if g.bisect_line():
-            lines.append(f"      {g.bisect_line()}")
-        for dep, tests in sorted(g.tests.items()):
-            lines.append(f"      {dep}: " + ", ".join(tests[:4]) + (f" … and {len(tests) - 4} more" if len(tests) > 4
-                                                                    else ""))
-    lines.append("")
-    for r in sorted(results, key=lambda r: r.name):
-        ran = "; ".join(x for x in (f"ran {r.ran.get('baseline', 0)} before, {r.ran.get('candidate', 0)} after",
-                                    ", ".join(f"{c} {n}" for c, n in r.classes.items())) if x) if r.ran else ""
-        lines.append(f"  {r.verdict:<13} {r.name} {r.version}  "
-                     + "; ".join(x for x in (ran, r.cause, shown_warnings.health_line(r.health)) if x))
-        lines += ["    " + x for x in Sides.from_dict(r.sides).lines() if r.sides.get("confounders")]
-    lines.append("")
-    lines.append(cost_line(cost_))
-    return "\n".join(lines)
-
-
-def markdown(text: str, results: list[DependentResult], warned: list[NewWarning] = ()) -> str:
-    rows = ["| dependent | version | verdict | ran before | ran after | broken | fixed | fails-both | flaky | cause |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in sorted(results, key=lambda r: r.name):
-        c = r.classes
-        rows.append(f"| {r.name} | {r.version} | {r.verdict} | {r.ran.get('baseline', '—')} | "
-                    f"{r.ran.get('candidate', '—')} | {c.get('broken', 0)} | {c.get('fixed', 0)} | "
-                    f"{c.get('fails-both', 0)} | {c.get('flaky', 0)} | {r.cause.replace('|', '/')[:300]} |")
-    return ("# jax-compat crater\n\n```\n" + text + "\n```\n\n" + "\n".join(rows) + "\n"
-            + ("\n" + shown_warnings.markdown(list(warned)) if warned else ""))
-
-
-def html(text: str, results: list[DependentResult], warned: list[NewWarning] = ()) -> str:
-    from jaxcompat.report.html import esc, page
-
-    body = [f"<h1>jax-compat crater</h1><pre>{esc(text)}</pre>", shown_warnings.html(list(warned))]
-    for r in sorted(results, key=lambda r: r.name):
-        failing = [t for t in r.tests if usertests.TEST_CLASSES[t.cls].failed or t.cls == UserTestStatus.FLAKY]
-        rows = "".join(
-            f'<tr class="c-{esc(t.cls)}"><td><b>{esc(t.cls)}</b></td><td><code>{esc(t.test)}</code>'
-            f"<details><summary>{esc(t.shown or 'traceback')}</summary><pre>{esc(t.traceback)}</pre>"
-            f"</details></td><td>{esc(t.baseline)}</td><td>{esc(t.candidate)}</td>"
-            f"<td>{esc(t.explained_by or t.explained_by_api or '')}</td></tr>" for t in failing)
-        body.append(f"<h2>{esc(r.name)} {esc(r.version)}: {esc(r.verdict)}</h2><p>{esc(r.cause)}</p>"
-                    + (f"<table><tr><th>class</th><th>test</th><th>baseline</th><th>candidate</th>"
-                       f"<th>explained by</th></tr>{rows}</table>" if rows else ""))
-    return page("jax-compat crater", "".join(body), usertests.CHECK_CSS)
-
-
-def junit(results: list[DependentResult]) -> str:
-    """One test case per dependent test that was not a plain pass, and one per dependent not judged."""
-    from jaxcompat.report import junit as junit_xml
-
-    cases = []
-    for r in sorted(results, key=lambda r: r.name):
-        if not r.verdict.judged or r.verdict == DependentVerdict.NONE_RAN:
-            kind = {DependentVerdict.CAPPED: junit_xml.Kind.SKIPPED,
-                    DependentVerdict.NONE_RAN: junit_xml.Kind.FAILURE}.get(r.verdict, junit_xml.Kind.ERROR)
-            cases.append(junit_xml.Case(r.name, "(dependent)", kind, str(r.verdict), r.cause, r.cause))
-            continue
-        for t in r.tests:
-            cls, name = junit_xml.case_of(t.test)
-            case = junit_xml.Case(f"{r.name}.{cls}", name)
-            kind = usertests.TEST_CLASSES[t.cls].junit
-            if kind == junit_xml.Kind.FAILURE:
-                case.kind, case.type = junit_xml.Kind.FAILURE, str(t.cls)
-                case.message = t.cls + (f": explained by {t.explained_by}" if t.explained_by else "")
-                case.text = f"{t.shown}\n{t.traceback}"
-            elif kind == junit_xml.Kind.SKIPPED:
-                case.kind = junit_xml.Kind.SKIPPED
-            cases.append(case)
-    return junit_xml.render(junit_xml.Suite("crater", cases))
 
 
 BISECT_FILE = "bisect.json"  # crater --bisect's answers, by group signature (craterbisect)

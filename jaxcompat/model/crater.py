@@ -1,0 +1,83 @@
+"""The crater's record of one dependent (``DependentResult``: its verdict, its tests on both sides,
+what it cost) and the one invariant over many of them (``decision``: exit 0 only when every
+dependent was judged on both sides with tests run in the candidate; model/verdicts.py). Built by
+operations/crater.py, rendered by report/crater.py, stored as dependents/NAME.json."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from jaxcompat.model import verdicts
+from jaxcompat.model.health import Health
+from jaxcompat.model.usertests import UserTest
+from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
+
+
+@dataclass
+class DependentResult:
+    name: str
+    verdict: DependentVerdict
+    version: str = ""  # the release; for a git source, the commit by its nearest tag (git describe --tags)
+    commit: str = ""  # a git source: the commit its ref named (now, or as of --as-of)
+    absent: list[str] = field(default_factory=list)  # files of the checkout its repository lacks
+    source: str = ""
+    cause: str = ""  # why it was not judged (or, broken: nothing); one line
+    caps: list[str] = field(default_factory=list)  # its own requirements that exclude a side
+    ran: dict[str, int] = field(default_factory=dict)  # tests that ran, per side
+    classes: dict[str, int] = field(default_factory=dict)
+    tests: list[UserTest] = field(default_factory=list)
+    versions: dict[str, dict[str, str]] = field(default_factory=dict)  # per side: the ecosystem as installed
+    test_deps: str = ""
+    python: str = ""
+    seconds: float = 0.0
+    environments: int = 0  # environments it needed (both sides)
+    plan: str = ""  # Plan.key
+    cells: dict[str, str] = field(default_factory=dict)  # per side: the environment's id (under <state>/envs)
+    only: list[str] = field(default_factory=list)  # the tests run (paths in the project; [] = its configuration)
+    env: dict[str, str] = field(default_factory=dict)  # the environment variables its tests ran with
+    cached: bool = False  # read from the result cache in this run (its seconds are the run that judged it)
+    sides: dict = field(default_factory=dict)  # model/sides.Sides: what differs beyond the candidate (confounders)
+    health: Health | None = None  # its baseline mostly failing: flagged, judged on the rest
+    learned: dict[str, str] = field(default_factory=dict)  # --aa: its tests that flipped by themselves
+    part: list[int] = field(default_factory=list)  # [k, n]: part k of its n (split = n); [] = the whole dependent
+    split_files: list[str] = field(default_factory=list)  # a part: every file of its deal (``only``: this part's)
+    part_seconds: list[float] = field(default_factory=list)  # merged of parts: each part's seconds
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["tests"] = [t.to_dict() for t in self.tests]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> DependentResult:
+        d = dict(d)
+        d["verdict"] = DependentVerdict.parse(d["verdict"], "verdict")
+        d["tests"] = [UserTest.from_dict(t) for t in d.get("tests", [])]
+        d["health"] = Health.from_dict(d["health"]) if d.get("health") else None
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    def broken(self) -> list[UserTest]:
+        return [t for t in self.tests if t.cls == UserTestStatus.BROKEN]
+
+
+def item(r: DependentResult) -> verdicts.Item:
+    """A dependent's result as the one invariant reads it."""
+    return verdicts.Item(r.name, broken=r.verdict in (DependentVerdict.BROKEN, DependentVerdict.NONE_RAN),
+                         judged=r.verdict.judged,
+                         ran_candidate=r.ran.get("candidate", 0), ran_baseline=r.ran.get("baseline", 0),
+                         why=f"{r.verdict}: {r.cause}")
+
+
+def decision(results: list[DependentResult], gaps: tuple[str, ...] = ()) -> verdicts.Decision:
+    """The one invariant over every dependent's result and what a merge could not see (``gaps``: a
+    plan that no shard stored or that does not read, a result that does not read)."""
+    return verdicts.decide([item(r) for r in results] + [verdicts.Item(g, why=g) for g in gaps])
+
+
+def exit_status(results: list[DependentResult], gaps: tuple[str, ...] = ()) -> int:
+    """1 when the candidate breaks a dependent (or none of its tests run in the candidate where they
+    ran in the baseline); else 0 only when every dependent was judged on both sides with tests run
+    in the candidate; else 2 (``model/verdicts.decide``: capped, unreachable, not run, missing —
+    never "breaks none")."""
+    return decision(results, gaps).code
