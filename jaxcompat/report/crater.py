@@ -91,14 +91,17 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
     return "\n".join(lines)
 
 
+COUNTED = (UserTestStatus.BROKEN, UserTestStatus.FIXED, UserTestStatus.FAILS_BOTH, UserTestStatus.FLAKY)
+
+
 def markdown(text: str, results: list[DependentResult], warned: list[NewWarning] = ()) -> str:
     rows = ["| dependent | version | verdict | ran before | ran after | broken | fixed | fails-both | flaky | cause |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(results, key=lambda r: r.name):
         c = r.classes
         rows.append(f"| {r.name} | {r.version} | {r.verdict} | {r.ran.get('baseline', '—')} | "
-                    f"{r.ran.get('candidate', '—')} | {c.get('broken', 0)} | {c.get('fixed', 0)} | "
-                    f"{c.get('fails-both', 0)} | {c.get('flaky', 0)} | {r.cause.replace('|', '/')[:300]} |")
+                    f"{r.ran.get('candidate', '—')} | "
+                    + "".join(f"{c.get(k, 0)} | " for k in COUNTED) + f"{r.cause.replace('|', '/')[:300]} |")
     return ("# jax-compat crater\n\n```\n" + text + "\n```\n\n" + "\n".join(rows) + "\n"
             + ("\n" + shown_warnings.markdown(list(warned)) if warned else ""))
 
