@@ -17,12 +17,12 @@ install.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat.env import gitsource, releases
+from jaxcompat.model.commits import Commit
 
 # The ecosystem's repositories (a package not here needs --repo).
 REPOSITORIES = {
@@ -43,17 +43,6 @@ _CITES = re.compile(r"https?://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+|P
 
 class HistoryError(ValueError):
     """The history cannot be walked: no such repository, tag or commit (said with the fix)."""
-
-
-@dataclass
-class Commit:
-    sha: str
-    title: str = ""
-    date: str = ""  # author date, ISO 8601
-    pull_request: str = ""  # "#123": named in the message, else the pull request whose head it is
-    files: list[str] = field(default_factory=list)
-    # what else the message cites: the issues it fixes, an internal review's id (PiperOrigin-RevId)
-    references: list[str] = field(default_factory=list)
 
 
 def repository(package: str, repo: str | None) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from jaxcompat._util.text import quiet
@@ -24,44 +24,15 @@ from jaxcompat.env import commits as history
 from jaxcompat.env import releases
 from jaxcompat.env.candidate import candidate_cell, parse_requirement
 from jaxcompat.knowledge.outcomes import CellResult
+from jaxcompat.model.commits import CommitBisect, CommitStep
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.vocab import BisectState
 from jaxcompat.operations.bisect import Target, judge
+from jaxcompat.report.commitbisect import markdown as markdown
+from jaxcompat.report.commitbisect import render as render
 from jaxcompat.run.cell import run_cell
 
 PRESENT, ABSENT, UNKNOWN = BisectState.PRESENT, BisectState.ABSENT, BisectState.UNKNOWN
-
-
-@dataclass
-class CommitStep:
-    commit: str
-    state: BisectState
-    signature: str = ""
-    detail: str = ""
-    seconds: float = 0.0
-    jaxlib: str = ""  # for a jax commit: the jaxlib release it was installed over
-
-
-@dataclass
-class CommitBisect:
-    package: str
-    target: str
-    repository: str
-    good: str  # release names
-    bad: str
-    fixed: bool  # looking for where the failure stops
-    commits: int = 0  # first-parent commits walked (the good tag's excluded)
-    first: history.Commit | None = None  # the first commit at which the failure starts (or stops)
-    last_before: str = ""  # the last commit judged the other way
-    range: list[str] = field(default_factory=list)  # skipped commits surround it: all candidates
-    shipped_in: str = ""  # the first release holding it
-    changelog: list[str] = field(default_factory=list)
-    steps: list[CommitStep] = field(default_factory=list)
-    wall_s: float = 0.0
-    message: str = ""
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 StateOf = Callable[[int], BisectState]
@@ -222,34 +193,3 @@ def step_observer(matrix: Matrix, python: str, state_dir: Path, date: str, use_c
         return run_cell(cell, matrix, state_dir=state_dir, reports_dir=None, case_args=list(cases),
                         compile_bytecode=False, use_cache=use_cache)
     return observe
-
-
-def render(result: CommitBisect) -> str:
-    what = "stops" if result.fixed else "starts"
-    lines = [f"bisect {result.target} over {result.package}'s commits, {result.good} -> {result.bad} "
-             f"({result.commits} first-parent commits; where the failure {what}):"]
-    for s in result.steps:
-        lines.append(f"  {s.commit[:12]}  {s.state:<10} {s.signature:<36} {s.seconds:6.0f} s"
-                     + (f"  jaxlib {s.jaxlib}" if s.jaxlib else "")
-                     + (f"  skipped: {s.detail}" if s.state == UNKNOWN and s.detail else ""))
-    lines.append(result.message)
-    if result.first:
-        c = result.first
-        lines += [f"  commit {c.sha}", f"  date   {c.date}", f"  title  {c.title}",
-                  f"  pull request {c.pull_request or '(none: the message names none, no pull request has it as head)'}"
-                  + (f"; cites {', '.join(c.references)}" if c.references else ""),
-                  f"  files  {', '.join(c.files[:12])}" + (f" (+{len(c.files) - 12})" if len(c.files) > 12 else "")]
-        if result.changelog:
-            lines.append(f"  changelog of {result.package} {result.shipped_in}:")
-            lines += [f"    {ln}" for ln in result.changelog]
-        elif result.shipped_in:
-            lines.append(f"  changelog of {result.package} {result.shipped_in}: no line names it")
-    lines.append(f"steps: {len(result.steps)} (log2 of {result.commits} = {max(1, result.commits.bit_length())}),"
-                 f" wall {result.wall_s:.0f} s")
-    return "\n".join(lines)
-
-
-def markdown(result: CommitBisect) -> str:
-    kind = "fix" if result.fixed else "first bad commit"
-    return (f"# {result.target}: the {kind} in {result.package} {result.good} -> {result.bad}\n\n"
-            f"{result.message}\n\n```text\n{render(result)}\n```\n")

@@ -23,6 +23,7 @@ from jaxcompat.env.commits import HistoryError
 from jaxcompat.env.gitsource import GitError
 from jaxcompat.knowledge import signature as signatures
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
+from jaxcompat.model.commits import CommitBisect
 from jaxcompat.model.dependents import Dependents
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.vocab import CellStatus, TestStatus
@@ -83,7 +84,7 @@ def run(out_dir: Path, results: list[crater.DependentResult], plan: crater.Plan,
     return found
 
 
-def record(res: commitbisect.CommitBisect) -> dict:
+def record(res: CommitBisect) -> dict:
     """What a crater report keeps of a bisection."""
     first = res.first
     return {"message": res.message, "package": res.package, "good": res.good, "bad": res.bad,

@@ -1,0 +1,52 @@
+"""The records of a bisection along a package's commits: a commit (``Commit``, read from git by
+env/commits.py), one step (``CommitStep``) and the answer (``CommitBisect``). Built by
+operations/commitbisect.py, rendered by report/commitbisect.py."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from jaxcompat.model.vocab import BisectState
+
+
+@dataclass
+class Commit:
+    sha: str
+    title: str = ""
+    date: str = ""  # author date, ISO 8601
+    pull_request: str = ""  # "#123": named in the message, else the pull request whose head it is
+    files: list[str] = field(default_factory=list)
+    # what else the message cites: the issues it fixes, an internal review's id (PiperOrigin-RevId)
+    references: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CommitStep:
+    commit: str
+    state: BisectState
+    signature: str = ""
+    detail: str = ""
+    seconds: float = 0.0
+    jaxlib: str = ""  # for a jax commit: the jaxlib release it was installed over
+
+
+@dataclass
+class CommitBisect:
+    package: str
+    target: str
+    repository: str
+    good: str  # release names
+    bad: str
+    fixed: bool  # looking for where the failure stops
+    commits: int = 0  # first-parent commits walked (the good tag's excluded)
+    first: Commit | None = None  # the first commit at which the failure starts (or stops)
+    last_before: str = ""  # the last commit judged the other way
+    range: list[str] = field(default_factory=list)  # skipped commits surround it: all candidates
+    shipped_in: str = ""  # the first release holding it
+    changelog: list[str] = field(default_factory=list)
+    steps: list[CommitStep] = field(default_factory=list)
+    wall_s: float = 0.0
+    message: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
