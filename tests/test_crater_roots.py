@@ -244,3 +244,28 @@ def test_the_recorded_jax_0_4_33_replay_roots_its_one_group_at_equinox():
     assert [(g.root, len(g.attributions)) for g in groups] == [("equinox", 10)]
     assert [(c.package, c.dependents, c.candidate) for c in causes] == [("equinox", {"dynamiqs": 10}, False)]
     assert "jax" in crater.moved(plan, [res]) and "equinox" not in crater.moved(plan, [res])
+
+
+def test_a_rules_package_roots_a_failure_whose_frames_the_traceback_hides():
+    """Seen replaying jax 0.4.32 on the core (reports/crater/seed-jax-0.4.32-asof): optimistix's 20
+    weak-type tests were "lineax broke", because jax's traceback filtering hides equinox's own frames
+    and the deepest frame kept is lineax's operator. The rule explaining them (its ranges name
+    equinox besides jax) says where the failure lies; the frames say the way there."""
+    from pathlib import Path
+
+    from jaxcompat.knowledge.config import load
+
+    failures = load(Path(__file__).resolve().parent.parent / "matrix.toml").failures
+    hidden = _tb(*PYTEST_TOP, ("tests/test_fixed_point.py", 85, "test_fixed_point_jvp"),
+                 ("optimistix/_ad.py", 109, "_implicit_impl_jvp"),
+                 (f"{SITE}/lineax/_solve.py", 781, "linear_solve"), (f"{SITE}/lineax/_operator.py", 476, "__call__"))
+    res = _result("optimistix", ("tests/test_fixed_point.py::test_fixed_point_jvp", f"{CLOSURE}.", hidden))
+    res.tests[0].explained_by = "weak-type-closure"
+    [by_frames] = crater.group([res])
+    assert by_frames.root == "lineax"  # the frames alone
+    [g] = crater.group([res], failures, {"jax", "jaxlib"})
+    assert g.root == "equinox" and g.through == ["lineax"]
+    [cause] = crater.root_causes([g], {"jax", "jaxlib"})
+    assert cause.package == "equinox"
+    # a rule over the candidate's own package leaves the frames to say it (equinox 0.12.0 as candidate)
+    assert roots.rule_package(next(f for f in failures if f.id == "weak-type-closure"), {"equinox"}) == ""

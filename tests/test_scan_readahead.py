@@ -79,6 +79,9 @@ def test_reading_ahead_finds_what_reading_everything_finds(source, tmp_path_fact
     ("jaxpr = 1\nmyjax = 2\nx.jax = 3\nif jax == 1: pass\njax.x = 1\n", []),
     ("import jax\n", []),  # the import itself is skipped
     ("jax : int = 1\njnp += 1\n", [1]),  # an augmented assignment needs a binding before it
+    # `del` binds the name in its scope (found by the property test below: `del jax` in a function
+    # then `jax.tree_map(...)` there was a finding read ahead, none read whole)
+    ("def f():\n    del jax\n    return jax.tree_map(f, x)\n", [2]),
 ])
 def test_may_rebind_reads_the_text_around_each_name(text, lines):
     imports = [(0, len("import jax"))] if text.startswith("import jax") else []

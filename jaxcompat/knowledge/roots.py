@@ -103,6 +103,26 @@ def attribute(traceback: str, dependent: str, known: dict[str, str] | None = Non
     return Attribution(root, tuple(through))
 
 
+def rule_package(failure, candidate: Iterable[str] = ()) -> str:
+    """The one package a ``[[failure]]`` rule says the failure lies in: the single distribution its
+    ranges name besides jax, jaxlib and the candidate's packages ("" when none, or several)."""
+    if failure is None:
+        return ""
+    moved = {key(d) for d in (*CARRIERS, *candidate)}
+    named = {key(d) for clause in failure.affects for d in clause} - moved
+    return next(iter(named)) if len(named) == 1 else ""
+
+
+def with_rule(where: Attribution, dependent: str, package: str) -> Attribution:
+    """A test's attribution read with its rule's package: where the rule names another package than
+    the frames do (jax's traceback filtering hides equinox's own frames, so the deepest frame kept may
+    be lineax's that called it), the rule's package is the root, reached through the frames' root."""
+    if not package or key(package) in (key(where.root), key(dependent)):
+        return where
+    via = () if key(where.root) == key(dependent) else (*where.through, where.root)
+    return Attribution(package, tuple(p for p in via if key(p) != key(package)))
+
+
 def tree(failures: Iterable[tuple[str, str, Attribution]], candidate: Iterable[str] = ()) -> list[RootCause]:
     """The root causes of (dependent, group key, attribution) for every broken test: one per package,
     with every group and dependent failing in it, the package's own suite counted apart; the widest

@@ -573,9 +573,12 @@ def signature_of(test: usertests.UserTest) -> Signature:
     return Signature(error or "failed", normalise(message, error), frame(test.traceback or ""))
 
 
-def group(results: list[DependentResult]) -> list[Group]:
+def group(results: list[DependentResult], failures=(), candidate: set[str] = frozenset()) -> list[Group]:
     """Broken tests of every dependent, one group per signature family (error, message, package),
-    the largest first; a rule's explanation is the group's whatever the message's details."""
+    the largest first; a rule's explanation is the group's whatever the message's details, and the
+    package its ranges name is where the failure lies (``failures``: the rules; ``candidate``:
+    the packages the candidate moves, never that package)."""
+    by_id = {f.id: f for f in failures}
     groups: dict[tuple, Group] = {}
     for res in results:
         known = roots.known_names(res.versions.get("candidate", {}), res.versions.get("baseline", {}), [res.name])
@@ -584,7 +587,9 @@ def group(results: list[DependentResult]) -> list[Group]:
             key = ("rule", t.explained_by) if t.explained_by else sig.family
             g = groups.setdefault(key, Group(sig, t.explained_by, t.fix, list(t.upstream), t.explained_by_api))
             g.tests.setdefault(res.name, []).append(t.test)
-            g.attributions.append((res.name, roots.attribute(t.traceback or "", res.name, known)))
+            where = roots.attribute(t.traceback or "", res.name, known)
+            package = roots.rule_package(by_id.get(t.explained_by or ""), candidate)
+            g.attributions.append((res.name, roots.with_rule(where, res.name, known.get(roots.key(package), package))))
     for g in groups.values():  # the group's root: where most of its tests' failures lie
         counts: dict[Attribution, int] = {}
         for _, where in g.attributions:
@@ -682,7 +687,7 @@ def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s
     scrub = boundary(plan, deps)
     results = [shown(r, scrub, plan) for r in results]
     plan_text = scrub.tree(plan_text)
-    groups = group(results)
+    groups = group(results, failures, moved(plan, results))
     bisected = _bisections(out_dir)
     for g in groups:
         g.bisect = bisected.get(g.signature.key, {})
