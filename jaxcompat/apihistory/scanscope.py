@@ -80,7 +80,7 @@ def may_rebind(source: str, names: set[str], skip: list[tuple[int, int]]) -> lis
 _BREAK = re.compile(r"\r\n|\r|\n")
 _WORD = re.compile(r"[\w.]")
 _AFTER = re.compile(r"(?:\s|\\)*(?:=(?!=)|:=|,|\)|:(?!:)|\bin\b)")  # a target, a parameter, `for NAME in`
-_KEYWORD = re.compile(r"(?<!\w)(?:def|class|as|global|nonlocal|del)\Z")  # `def NAME`, `as NAME`, `global NAME`, `del NAME`
+_KEYWORD = re.compile(r"(?<!\w)(?:def|class|as|global|nonlocal|del)\Z")  # `def NAME`, `as NAME`, `del NAME`
 
 
 def _binds_at(source: str, i: int, end: int) -> bool:
