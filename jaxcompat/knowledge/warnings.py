@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat.knowledge.deprecations import Deprecation, History
+from jaxcompat.knowledge.outcomes import error_matches
 from jaxcompat.knowledge.rules import applies
 from jaxcompat.knowledge.rules import normalise as normalise_versions
 from jaxcompat.knowledge.signature import volatile_out
@@ -90,7 +91,7 @@ def explain(groups: list[NewWarning], failures, versions: Mapping[str, Mapping[s
     TypeError from 0.4.36, fixed by equinox 0.11.5)."""
     for g in groups:
         for f in failures:
-            if g.category in f.errors and f.match.search(g.message) and any(
+            if error_matches(f, [g.category], g.message) and any(
                     applies(f, normalise_versions(dict(versions.get(p, {}))), backend) for p in g.tests):
                 g.explained_by, g.fix = f.id, f.fix
                 break
