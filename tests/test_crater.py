@@ -21,11 +21,13 @@ from jaxcompat.env.candidate import candidate_cell
 from jaxcompat.env.projects import caps, runtime_requirements
 from jaxcompat.knowledge.config import load as load_matrix
 from jaxcompat.knowledge.dependents import load, parse
+from jaxcompat.model.crater import DependentResult, exit_status
 from jaxcompat.model.dependents import Dependent, DependentSource
 from jaxcompat.model.matrix import ConfigError
 from jaxcompat.model.usertests import Comparison, UserTest
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
 from jaxcompat.operations import crater, usertests
+from jaxcompat.report.crater import junit, verdict_text
 from tests.helpers import MINIMAL, failure_toml, make_tree
 
 REPO = Path(__file__).resolve().parent.parent
@@ -128,12 +130,12 @@ def test_a_cap_of_the_dependent_is_read_from_its_own_metadata(tmp_path):
     assert caps([Requirement("equinox>=0.12")], {"equinox": "@ git+https://x/equinox@main"}) == []
 
 
-def _result(name: str, verdict: str, *broken: tuple[str, str, str | None]) -> crater.DependentResult:
+def _result(name: str, verdict: str, *broken: tuple[str, str, str | None]) -> DependentResult:
     tests = [UserTest(t, "failed", "passed", UserTestStatus.BROKEN, explained_by=rule, message=m,
                                 fix="upgrade equinox to >=0.11.7" if rule else "",
                                 traceback=f"{name}/tests/test_x.py:3: in {t}") for t, m, rule in broken]
     tests.append(UserTest("tests/test_x.py::test_fine", "passed", "passed", UserTestStatus.PASS))
-    return crater.DependentResult(name, DependentVerdict(verdict), version="1.0", tests=tests,
+    return DependentResult(name, DependentVerdict(verdict), version="1.0", tests=tests,
                                   ran={"candidate": len(tests), "baseline": len(tests)},
                                   versions={"candidate": {"jax": "0.4.33", "equinox": "0.11.6"}})
 
@@ -159,7 +161,7 @@ def test_broken_tests_are_grouped_by_signature_across_dependents():
     assert [d["id"] for d in drafted] == [other.draft] and other.draft.startswith("draft-")
     assert drafted[0]["affects"] == [{"jax": "==0.4.33", "equinox": "==0.11.6"}]
     assert any("alpha: tests/test_x.py::test_shape" in c for c in drafted[0]["_comment"])
-    assert crater.exit_status(results) == 1
+    assert exit_status(results) == 1
 
 
 @pytest.mark.parametrize("verdicts, code", [
@@ -169,7 +171,7 @@ def test_broken_tests_are_grouped_by_signature_across_dependents():
 ])
 def test_the_exit_status_of_a_crater(verdicts, code):
     """A capped dependent was not judged: never "breaks none" (084bcdf said 0 for safe + capped)."""
-    assert crater.exit_status([crater.DependentResult(f"d{i}", DependentVerdict(v), ran={"candidate": 3,
+    assert exit_status([DependentResult(f"d{i}", DependentVerdict(v), ran={"candidate": 3,
                                                                                           "baseline": 3})
                                for i, v in enumerate(verdicts)]) == code
 
@@ -177,9 +179,9 @@ def test_the_exit_status_of_a_crater(verdicts, code):
 def test_a_safe_dependent_with_no_test_run_in_the_candidate_is_not_safe():
     """Regression (084bcdf: exit 0): tests that ran in the baseline and none in the candidate are
     not safe — exit 1, as check --tests has always said of your own suite."""
-    res = crater.DependentResult("d", DependentVerdict.SAFE, ran={"candidate": 0, "baseline": 5})
-    assert crater.exit_status([res]) == 1
-    assert crater.exit_status([crater.DependentResult("d", DependentVerdict.SAFE, ran={"candidate": 3})]) == 2
+    res = DependentResult("d", DependentVerdict.SAFE, ran={"candidate": 0, "baseline": 5})
+    assert exit_status([res]) == 1
+    assert exit_status([DependentResult("d", DependentVerdict.SAFE, ran={"candidate": 3})]) == 2
 
 
 def test_all_skipped_in_the_candidate_is_none_ran_and_said(tmp_path):
@@ -187,13 +189,13 @@ def test_all_skipped_in_the_candidate_is_none_ran_and_said(tmp_path):
 
     skipped = [UserTest(f"t.py::t{k}", "skipped", "passed", "skipped") for k in range(3)]
     cmp = Comparison(skipped, with_baseline=True, ran={"candidate": 0, "baseline": 3})
-    res = crater.DependentResult("d", DependentVerdict.NO_SOURCE, ran=dict(cmp.ran), tests=skipped)
+    res = DependentResult("d", DependentVerdict.NO_SOURCE, ran=dict(cmp.ran), tests=skipped)
     crater._judged(res, cmp)
     assert res.verdict == DependentVerdict.NONE_RAN and "none of its tests ran in the candidate" in res.cause
-    text = crater.verdict_text([res], [], {"candidate": ["jax==0.4.33"], "baseline": ["jax==0.4.31"]},
+    text = verdict_text([res], [], {"candidate": ["jax==0.4.33"], "baseline": ["jax==0.4.31"]},
                                crater.cost([res], 1, 0.0))
     assert "breaks none" not in text and "d (none of its tests ran in the candidate)" in text
-    assert crater.exit_status([res]) == 1 and 'type="none-ran"' in crater.junit([res])
+    assert exit_status([res]) == 1 and 'type="none-ran"' in junit([res])
 
 
 def test_every_verdict_is_documented():
@@ -203,7 +205,7 @@ def test_every_verdict_is_documented():
 
 def test_a_result_reads_back_as_it_was_written():
     res = _result("alpha", "broken", ("tests/test_x.py::test_grad", f"ValueError: {CLOSURE}", "closure-bug"))
-    again = crater.DependentResult.from_dict(json.loads(json.dumps(res.to_dict())))
+    again = DependentResult.from_dict(json.loads(json.dumps(res.to_dict())))
     assert again == res and isinstance(again.tests[0], UserTest)
     assert again.tests[0].cls is UserTestStatus.BROKEN and again.verdict is DependentVerdict.BROKEN
 
@@ -216,13 +218,13 @@ def test_a_capped_dependent_is_never_safe_nor_broken():
 # -------------------------------------------------------------------- the command over fakes
 
 
-def _tree(tmp_path: Path, dependents: str, **projects: str) -> Path:
+def _tree(tmp_path: Path, dependents: str, **suites: str) -> Path:
     tmp_path.mkdir(parents=True, exist_ok=True)
     make_tree(tmp_path, RULE)
     (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     (tmp_path / "dependents.toml").write_text(textwrap.dedent(dependents))
-    for name, tests in projects.items():
+    for name, tests in suites.items():
         root = tmp_path / "src" / name
         (root / "tests").mkdir(parents=True)
         (root / "pyproject.toml").write_text(f'[project]\nname = "{name}"\nversion = "1.0"\n')
@@ -514,7 +516,7 @@ def _stored_run(tmp_path, names_run, planned_names, shards=("1/2", "2/2")):
     for s in shards:
         crater.store_plan(out, plan, deps, s)
     for n in names_run:
-        res = crater.DependentResult(n, DependentVerdict.SAFE, version="1.0", plan=plan.key,
+        res = DependentResult(n, DependentVerdict.SAFE, version="1.0", plan=plan.key,
                                      ran={"candidate": 4, "baseline": 4})
         (out / crater.RESULTS / f"{n}.json").write_text(json.dumps(res.to_dict()))
     (tmp_path / "dependents.toml").write_text("".join(f'[[dependent]]\nname = "{n}"\nversion = "latest"\n'
@@ -578,10 +580,10 @@ def test_a_cap_whose_marker_does_not_hold_for_the_side_is_no_cap():
 ])
 def test_an_unreachable_index_is_its_own_verdict_never_a_cap(error):
     """Regression (084bcdf: a proxy to nowhere or a timeout reading the index became `capped`)."""
-    res = crater.DependentResult("d", DependentVerdict.NOT_RUN)
+    res = DependentResult("d", DependentVerdict.NOT_RUN)
     crater._not_installed(res, "candidate", error)
     assert res.verdict == DependentVerdict.UNREACHABLE and not res.caps
-    assert crater.exit_status([res]) == 2
+    assert exit_status([res]) == 2
 
 
 def test_a_source_the_index_cannot_serve_is_unreachable_not_no_source(tmp_path, monkeypatch):
@@ -598,7 +600,7 @@ def test_a_source_the_index_cannot_serve_is_unreachable_not_no_source(tmp_path, 
 
 
 def test_a_resolver_that_finds_no_set_is_still_a_cap():
-    res = crater.DependentResult("d", DependentVerdict.NOT_RUN)
+    res = DependentResult("d", DependentVerdict.NOT_RUN)
     crater._not_installed(res, "candidate", "unresolvable: Because dep==1.0 depends on jax<0.4.32 and you "
                                             "require jax==0.4.33, we can conclude that your requirements are "
                                             "unsatisfiable.")

@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 
 from jaxcompat.knowledge import roots
+from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.roots import Attribution, RootCause
+from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
-from jaxcompat.operations import crater, usertests
+from jaxcompat.operations import crater
 from jaxcompat.report import roots as shown_roots
 
 SITE = "/home/ci/.jaxcompat/envs/check-b69d1363/lib/python3.12/site-packages"
@@ -101,12 +103,12 @@ def test_paths_map_to_distributions():
 # -------------------------------------------------------------------- across dependents
 
 
-def _result(name: str, *broken: tuple[str, str, str]) -> crater.DependentResult:
+def _result(name: str, *broken: tuple[str, str, str]) -> DependentResult:
     """A broken dependent: (test, message, traceback) per broken test, one test that passes."""
-    tests = [usertests.UserTest(t, "failed", "passed", UserTestStatus.BROKEN, message=m, traceback=tb)
+    tests = [UserTest(t, "failed", "passed", UserTestStatus.BROKEN, message=m, traceback=tb)
              for t, m, tb in broken]
-    tests.append(usertests.UserTest("tests/test_x.py::test_fine", "passed", "passed", UserTestStatus.PASS))
-    return crater.DependentResult(name, DependentVerdict.BROKEN, version="1.0", tests=tests,
+    tests.append(UserTest("tests/test_x.py::test_fine", "passed", "passed", UserTestStatus.PASS))
+    return DependentResult(name, DependentVerdict.BROKEN, version="1.0", tests=tests,
                                   ran={"candidate": len(tests), "baseline": len(tests)},
                                   versions={"candidate": {"jax": "0.4.33", "equinox": "0.11.6"},
                                             "baseline": {"jax": "0.4.31", "equinox": "0.11.6"}})
@@ -117,7 +119,7 @@ def _through_equinox(test_file: str, func: str, *between: str) -> str:
                (f"{SITE}/equinox/internal/_loop/checkpointed.py", 1018, "_to_linearize"))
 
 
-def _shared_root_results() -> list[crater.DependentResult]:
+def _shared_root_results() -> list[DependentResult]:
     return [
         _result("diffrax", ("test/test_a.py::test_one", CLOSURE, _through_equinox("test/test_a.py", "test_one")),
                 ("test/test_a.py::test_two", CLOSURE, _through_equinox("test/test_a.py", "test_two"))),
@@ -237,7 +239,7 @@ def test_the_recorded_jax_0_4_33_replay_roots_its_one_group_at_equinox():
     from pathlib import Path
 
     stored = Path(__file__).resolve().parents[1] / "reports/crater/replay-jax-0.4.33/dependents/dynamiqs.json"
-    res = crater.DependentResult.from_dict(json.loads(stored.read_text(encoding="utf-8")))
+    res = DependentResult.from_dict(json.loads(stored.read_text(encoding="utf-8")))
     plan = crater.Plan(("jax==0.4.33", "equinox==0.11.6"), ("jax==0.4.31", "equinox==0.11.6"))
     groups = crater.group([res])
     causes = crater.root_causes(groups, crater.moved(plan, [res]))

@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 
 from jaxcompat.knowledge.dependents import parse
+from jaxcompat.model.crater import DependentResult, exit_status
 from jaxcompat.model.dependents import Dependent, DependentSource, part_of
 from jaxcompat.model.matrix import ConfigError
+from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
-from jaxcompat.operations import crater, craterparts, usertests
+from jaxcompat.operations import crater, craterparts
+from jaxcompat.report.crater import cost_line
 
 FILES = [f"tests/test_{c}.py" for c in "abcdefg"]
 
@@ -92,34 +95,33 @@ def test_shards_deal_whole_dependents_and_parts_each_once(n):
 def _part(k: int, n: int, files: list[str], verdict=DependentVerdict.SAFE, seconds=60.0, broken=False):
     deal = craterparts.deal(files, n, {})
     mine = deal[k - 1]
-    tests = [usertests.UserTest(f"{f}::test_x", "failed" if broken else "passed", "passed",
+    tests = [UserTest(f"{f}::test_x", "failed" if broken else "passed", "passed",
                                 UserTestStatus.BROKEN if broken else UserTestStatus.PASS) for f in mine]
-    return crater.DependentResult(f"diffrax.part{k}-of-{n}", verdict, version="0.6.0", seconds=seconds,
+    return DependentResult(f"diffrax.part{k}-of-{n}", verdict, version="0.6.0", seconds=seconds,
                                   ran={"candidate": len(tests), "baseline": len(tests)}, tests=tests, only=mine,
                                   part=[k, n], split_files=list(files), environments=2,
                                   plan=crater.Plan(("jax==0.4.33",), ("jax==0.4.31",)).key)
 
 
 def test_parts_merge_into_one_dependent_with_its_cost():
-    merged = craterparts.merge([_part(1, 2, FILES, seconds=120.0), _part(2, 2, FILES, seconds=90.0)],
-                               crater.item)
+    merged = craterparts.merge([_part(1, 2, FILES, seconds=120.0), _part(2, 2, FILES, seconds=90.0)])
     assert len(merged) == 1
     m = merged[0]
     assert m.name == "diffrax" and m.verdict == DependentVerdict.SAFE and m.ran == {"candidate": 7, "baseline": 7}
     assert len(m.tests) == 7 and m.only == FILES and m.seconds == 210.0 and m.part_seconds == [120.0, 90.0]
-    assert crater.exit_status(merged) == 0
+    assert exit_status(merged) == 0
     c = crater.cost(merged, 8, 210.0)
     assert c["split"]["diffrax"] == {"parts": 2, "serial_minutes": 3.5, "on_shards_minutes": 2.0,
                                      "part_minutes": [2.0, 1.5]}
     assert c["on_shards_minutes"] == 2.0  # the parts on two shards, not 3.5 min on one
-    assert "diffrax split in 2 parts: 3.5 min here" in crater.cost_line(c) and "2.0 min on 2 shards" in \
-        crater.cost_line(c)
+    assert "diffrax split in 2 parts: 3.5 min here" in cost_line(c) and "2.0 min on 2 shards" in \
+        cost_line(c)
 
 
 def test_a_broken_part_breaks_the_merged_dependent():
     broken = _part(2, 2, FILES, verdict=DependentVerdict.BROKEN, broken=True)
-    merged = craterparts.merge([_part(1, 2, FILES), broken], crater.item)
-    assert merged[0].verdict == DependentVerdict.BROKEN and crater.exit_status(merged) == 1
+    merged = craterparts.merge([_part(1, 2, FILES), broken])
+    assert merged[0].verdict == DependentVerdict.BROKEN and exit_status(merged) == 1
 
 
 @pytest.mark.parametrize("parts, words", [
@@ -128,26 +130,26 @@ def test_a_broken_part_breaks_the_merged_dependent():
 ])
 def test_parts_that_do_not_make_the_whole_are_never_safe(parts, words):
     results = [_part(k, 2, FILES) for k in parts if k <= 2] + [_part(1, 3, FILES) for k in parts if k == 3]
-    merged = craterparts.merge(results, crater.item)
+    merged = craterparts.merge(results)
     assert merged[0].verdict == DependentVerdict.NOT_RUN and words in merged[0].cause
-    assert crater.exit_status(merged) == 2
+    assert exit_status(merged) == 2
 
 
 def test_parts_dealt_differently_or_of_other_commits_are_never_safe():
     other = _part(2, 2, FILES)
     other.only = other.only[:-1]  # a machine that saw one file fewer
-    merged = craterparts.merge([_part(1, 2, FILES), other], crater.item)
+    merged = craterparts.merge([_part(1, 2, FILES), other])
     assert merged[0].verdict == DependentVerdict.NOT_RUN and "dealt differently" in merged[0].cause
     moved = replace(_part(2, 2, FILES), version="0.6.1")
-    merged = craterparts.merge([_part(1, 2, FILES), moved], crater.item)
-    assert "different releases or commits" in merged[0].cause and crater.exit_status(merged) == 2
+    merged = craterparts.merge([_part(1, 2, FILES), moved])
+    assert "different releases or commits" in merged[0].cause and exit_status(merged) == 2
 
 
 def test_a_part_not_judged_is_said_in_the_merged_verdict():
     crashed = replace(_part(2, 2, FILES), verdict=DependentVerdict.CRASHED, cause="boom", tests=[], ran={})
-    merged = craterparts.merge([_part(1, 2, FILES), crashed], crater.item)
+    merged = craterparts.merge([_part(1, 2, FILES), crashed])
     assert merged[0].verdict == DependentVerdict.CRASHED and "diffrax.part2-of-2: boom" in merged[0].cause
-    assert crater.exit_status(merged) == 2
+    assert exit_status(merged) == 2
 
 
 # -------------------------------------------------------------------- --report-only over parts
@@ -161,7 +163,7 @@ def _stored(tmp_path: Path, parts: list[int]) -> Path:
         crater.store_plan(out, plan, units, s)
     for k in parts:
         (out / crater.RESULTS / f"diffrax.part{k}-of-2.json").write_text(json.dumps(_part(k, 2, FILES).to_dict()))
-    whole = crater.DependentResult("lineax", DependentVerdict.SAFE, version="0.0.5", plan=plan.key,
+    whole = DependentResult("lineax", DependentVerdict.SAFE, version="0.0.5", plan=plan.key,
                                    ran={"candidate": 4, "baseline": 4})
     (out / crater.RESULTS / "lineax.json").write_text(json.dumps(whole.to_dict()))
     (tmp_path / "dependents.toml").write_text('[[dependent]]\nname = "diffrax"\nversion = "latest"\nsplit = 2\n'
@@ -207,14 +209,14 @@ def test_an_earlier_stored_run_weighs_the_deal(tmp_path):
         (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / f).write_text("x" * 1000 if f == FILES[0] else "x")  # by size: test_a alone in a part
     earlier = [_part(1, 2, FILES), _part(2, 2, FILES)]
-    many = [usertests.UserTest(f"{FILES[1]}::test_{i}", "passed", "passed", UserTestStatus.PASS) for i in range(20)]
+    many = [UserTest(f"{FILES[1]}::test_{i}", "passed", "passed", UserTestStatus.PASS) for i in range(20)]
     earlier[0].tests += many  # test_b ran 21 tests there: it is the heavy one now
     out = tmp_path / "reports"
-    craterparts.store_weights(out, craterparts.merge(earlier, crater.item))
+    craterparts.store_weights(out, craterparts.merge(earlier))
     dep = craterparts.weighed([_dep("diffrax", 2), _dep("lineax")], out)
     assert dict(dep[0].weights)[FILES[1]] == 21.0 and dep[1].weights == ()
     broken = replace(earlier[1], verdict=DependentVerdict.CRASHED, tests=[])
-    craterparts.store_weights(tmp_path / "other", craterparts.merge([earlier[0], broken], crater.item))
+    craterparts.store_weights(tmp_path / "other", craterparts.merge([earlier[0], broken]))
     assert craterparts.weighed([_dep("diffrax", 2)], tmp_path / "other")[0].weights == ()  # only a judged whole
     one, _ = craterparts.part_tests(replace(dep[0], tests=("tests",), part=1), tmp_path)
     two, _ = craterparts.part_tests(replace(dep[0], tests=("tests",), part=2), tmp_path)

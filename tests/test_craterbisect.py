@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
 from jaxcompat.operations import commitbisect, crater, craterbisect
@@ -14,10 +15,10 @@ from tests.test_commitbisect import TARGET, URL, _fakes, _git, make_repo, mirror
 PLAN = crater.Plan(("jax==2.0", "equinox==0.11.6"), ("jax==1.0", "equinox==0.11.6"))
 
 
-def _result(name: str, test: str, message: str, rule: str | None = None) -> crater.DependentResult:
+def _result(name: str, test: str, message: str, rule: str | None = None) -> DependentResult:
     broken = UserTest(test, "failed", "passed", UserTestStatus.BROKEN, message=message, explained_by=rule,
                                 traceback=f"{name}/tests/test_x.py:3: in {test}")
-    return crater.DependentResult(name, DependentVerdict.BROKEN, version="1.0", tests=[broken],
+    return DependentResult(name, DependentVerdict.BROKEN, version="1.0", tests=[broken],
                                   ran={"candidate": 1, "baseline": 1})
 
 

@@ -18,6 +18,7 @@ from jaxcompat.knowledge import warnings as kw
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.deprecations import History
 from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import DependentVerdict
 from jaxcompat.model.warnings import TestWarning
@@ -105,11 +106,11 @@ def test_the_real_history_dates_jax_tree_map():
     assert (g.api, g.deprecated_in, g.removed_in, g.removal_from) == ("jax.tree_map", "0.4.26", "0.6.0", "history")
 
 
-def _dependent(name: str, *tests: UserTest) -> crater.DependentResult:
+def _dependent(name: str, *tests: UserTest) -> DependentResult:
     classes: dict[str, int] = {}
     for t in tests:
         classes[t.cls] = classes.get(t.cls, 0) + 1
-    return crater.DependentResult(name, DependentVerdict.SAFE, version="1.0", ran={"candidate": len(tests),
+    return DependentResult(name, DependentVerdict.SAFE, version="1.0", ran={"candidate": len(tests),
                                                                                  "baseline": len(tests)},
                                   classes=classes, tests=list(tests))
 

@@ -13,6 +13,7 @@ import pytest
 from jaxcompat.env import envs
 from jaxcompat.knowledge import learned
 from jaxcompat.knowledge.config import load
+from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.operations import usertests
 from jaxcompat.run import cell as cells
 from tests.helpers import MINIMAL, make_tree
@@ -60,7 +61,7 @@ def test_the_user_tests_environment_is_the_one_the_check_reports(world):
     matrix, candidate, state, installed = world
     usertests.build(candidate, matrix, state)
     assert installed == ["jax==0.4.33\nequinox==0.11.6\n# settled\n"]
-    reported = cells.CellResult(id=candidate.id, python=candidate.python, backend=candidate.backend, status="ok")
+    reported = CellResult(id=candidate.id, python=candidate.python, backend=candidate.backend, status="ok")
     done, built = cells.prepare(candidate, matrix, reported, state)
     assert installed == [built.lock, built.lock]
     assert AVOID in done.constraints and "equinox walked back" in reported.notes

@@ -42,7 +42,7 @@ def test_matrix_json_schema(tmp_path):
     for key in ("case", "failure", "expected", "outcome", "duration_s", "message"):
         assert key in cell["results"][0]
     assert reports.load_cell  # round trip below
-    again = reports.CellResult.from_dict(cell)
+    again = CellResult.from_dict(cell)
     assert again.results[0].outcome == "reproduced"
 
 

@@ -12,12 +12,14 @@ from pathlib import Path
 from jaxcompat.env import envs, sides
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.matrix import Cell
 from jaxcompat.model.sides import Confounder, Sides
 from jaxcompat.model.vocab import DependentVerdict
 from jaxcompat.operations import crater, usertests
 from jaxcompat.report import check as check_report
 from jaxcompat.report import usertests as user_report
+from jaxcompat.report.crater import summary, verdict_text
 from tests.helpers import make_tree
 
 BASELINE = {"jax": "0.4.31", "jaxlib": "0.4.31", "numpy": "2.0.1", "ml-dtypes": "0.4.0", "equinox": "0.11.4",
@@ -123,10 +125,10 @@ def test_compare_holds_the_candidate_and_names_the_confounder_that_breaks(tmp_pa
 def test_the_crater_lists_each_dependents_confounders_beside_its_verdict():
     found = Sides(named=["jax", "jaxlib"], held=40,
                   confounders=[Confounder("equinox", "0.11.4", "0.11.6", "not the cause", "0 of 3 …")])
-    r = crater.DependentResult("optimistix", DependentVerdict.BROKEN, version="v0.0.8", sides=found.to_dict())
-    again = crater.DependentResult.from_dict(r.to_dict())
+    r = DependentResult("optimistix", DependentVerdict.BROKEN, version="v0.0.8", sides=found.to_dict())
+    again = DependentResult.from_dict(r.to_dict())
     assert again.sides == r.sides
     plan = {"candidate": ["jax==0.4.33"], "baseline": ["jax==0.4.31"]}
-    text = crater.verdict_text([again], [], plan, crater.cost([again], 1, 1.0))
+    text = verdict_text([again], [], plan, crater.cost([again], 1, 1.0))
     assert "confounders: 1 package(s)" in text and "equinox 0.11.4 → 0.11.6: not the cause" in text
-    assert crater.summary([again], plan, [], {})["confounded"] == {"optimistix": ["equinox"]}
+    assert summary([again], plan, [], {})["confounded"] == {"optimistix": ["equinox"]}

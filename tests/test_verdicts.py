@@ -17,6 +17,7 @@ from jaxcompat.commands.check import user_tests_item
 from jaxcompat.env import candidate
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
 from jaxcompat.model import verdicts
+from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.dependents import Dependent, DependentSource
 from jaxcompat.model.usertests import Comparison, UserTest
 from jaxcompat.model.vocab import CellStatus, DependentVerdict
@@ -51,13 +52,13 @@ def _result_text(name: str, what) -> str:
     if what == "wrong-schema":  # JSON that reads, but not a result as the crater writes one
         return json.dumps({"name": name, "verdict": "safe", "plan": PLAN.key, "ran": {"candidate": "3"}})
     if what == "wrong-name":  # another dependent's result under this one's name
-        return json.dumps(crater.DependentResult("zeta", DependentVerdict.SAFE, plan=PLAN.key,
+        return json.dumps(DependentResult("zeta", DependentVerdict.SAFE, plan=PLAN.key,
                                                  ran={"candidate": 3, "baseline": 3}).to_dict())
     if what == "other-run":
-        return json.dumps(crater.DependentResult(name, DependentVerdict.SAFE, plan=OTHER.key,
+        return json.dumps(DependentResult(name, DependentVerdict.SAFE, plan=OTHER.key,
                                                  ran={"candidate": 3, "baseline": 3}).to_dict())
     verdict, ran_c, ran_b = what
-    return json.dumps(crater.DependentResult(name, verdict, version="1.0", plan=PLAN.key,
+    return json.dumps(DependentResult(name, verdict, version="1.0", plan=PLAN.key,
                                              ran={"candidate": ran_c, "baseline": ran_b}).to_dict())
 
 

@@ -29,9 +29,11 @@ from jaxcompat.env.commits import HistoryError
 from jaxcompat.env.resolution import AUTO
 from jaxcompat.knowledge import drafts, signature
 from jaxcompat.knowledge.outcomes import CellResult, reclassify
+from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.operations import commitbisect, region
 from jaxcompat.operations.bisect import BisectError, Target, bisect, observed_cell, observer, render, rule_target
+from jaxcompat.report import commitbisect as commitbisect_report
 from jaxcompat.report import reports
 
 NAME = "bisect"
@@ -113,11 +115,11 @@ def _commits(args, matrix: Matrix) -> int:
     result = commitbisect.bisect_commits(
         matrix, target, package, good=args.good, bad=args.bad, pins=args.pins, python=args.python or AUTO,
         state_dir=Path(args.state), repo=args.repo, fixed=args.fixed, use_cache=not args.no_cache, progress=print)
-    print(commitbisect.render(result))
+    print(commitbisect_report.render(result))
     name = f"bisect-commits-{package}-{_slug(args.target)}" + ("-fixed" if args.fixed else "")
     out = Path(args.reports) / "bisect"
     write_text(out / f"{name}.json", redact_text(json.dumps(result.to_dict(), indent=2, default=str)) + "\n")
-    write_text(out / f"{name}.md", redact_text(commitbisect.markdown(result)))
+    write_text(out / f"{name}.md", redact_text(commitbisect_report.markdown(result)))
     print(f"report: {out / name}.md")
     return EXIT_OK if result.first else EXIT_FAILING
 
@@ -138,7 +140,7 @@ def _commits_from_crater(args, matrix: Matrix) -> int:
                           "--commits with --from takes a crater.json")
     plan = crater.Plan(tuple(data.get("candidate", ())), tuple(data.get("baseline", ())), python=args.python or AUTO,
                        as_of=data.get("as_of") or None)
-    results = [crater.DependentResult.from_dict(d) for d in data["dependents"]]
+    results = [DependentResult.from_dict(d) for d in data["dependents"]]
     dependents = load_dependents(args.dependents)
     shown = crater.boundary(plan, dependents.dependents, Path(args.state))
     found = craterbisect.run(path.parent, results, plan, matrix, dependents, Path(args.state),

@@ -112,7 +112,7 @@ def run(args) -> int:
         names_all = {d.unit for d in chosen}
         results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
         held = len(results)
-        results = craterparts.merge(results, crater.item)
+        results = craterparts.merge(results)
         if not args.shard:  # every part ran here: the weights of the next deal
             craterparts.store_weights(out_dir, results)
         _afterwards(results, plan, matrix, dependents, args, out_dir, interrupted)
@@ -256,7 +256,7 @@ def _report_only(out_dir: Path, dependents, failures=()) -> int:
         return EXIT_CONFIG
     key = keys[0]
     missing = sorted(plans.get(key, set()) - {r.name for r in results})
-    results = craterparts.merge(results + [crater.missing_result(n, key) for n in missing], crater.item)
+    results = craterparts.merge(results + [crater.missing_result(n, key) for n in missing])
     craterparts.store_weights(out_dir, results)  # the parts' tests: what the next run deals them by
     gaps = _gaps(unreadable, bool(plans))
     with run_lock(out_dir):

@@ -26,7 +26,7 @@ def load_matrix(args):
 
 
 def index_options(args):
-    """--index-url/--extra-index-url/--find-links/--pre, validated (sources.SourceError if not)."""
+    """--index-url/--extra-index-url/--find-links/--pre, validated (SourceError if not)."""
     from jaxcompat.model.index import index_options
 
     return index_options(args.index_url, args.extra_index_url, args.find_links, args.pre)

@@ -21,7 +21,7 @@ from jaxcompat.env import sources
 from jaxcompat.knowledge.deprecations import History, forecast
 from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, UNEXPLAINED_OUTCOMES, CellResult
 from jaxcompat.model import verdicts
-from jaxcompat.model.index import NO_INDEX, IndexOptions
+from jaxcompat.model.index import NO_INDEX, IndexOptions, SourceError
 from jaxcompat.model.matrix import ANY, Cell, Matrix
 from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Outcome
 from jaxcompat.plugin.backends import JAX_EXTRAS
@@ -68,7 +68,7 @@ def as_requirement(text: str) -> str:
     """A plain path to a wheel, an sdist or a project folder becomes ``name @ file:///abs``."""
     try:
         return sources.path_requirement(text) if sources.looks_like_path(text) else text
-    except sources.SourceError as e:
+    except SourceError as e:
         raise CandidateError(str(e)) from None
 
 
@@ -86,7 +86,7 @@ def parse_requirement(text: str) -> Requirement:
             raise CandidateError(f"{text!r}: a direct reference takes no version specifier")
         try:
             sources.direct_ref(req)
-        except sources.SourceError as e:
+        except SourceError as e:
             raise CandidateError(str(e)) from None
     if req.marker is not None:
         raise CandidateError(f"environment markers are not allowed in a candidate: {text!r}")

@@ -27,6 +27,7 @@ from packaging.version import InvalidVersion, Version
 from jaxcompat._util.atomic import write_text
 from jaxcompat.env import releases, sources
 from jaxcompat.env.pythons import PythonMissing, find_python
+from jaxcompat.model.index import local_path
 from jaxcompat.model.matrix import Cell, is_exact
 
 AUTO = "auto"  # cell.python: choose the lowest supported Python this machine has
@@ -341,7 +342,7 @@ def local_jaxlib_requirement(cell: Cell) -> tuple[SpecifierSet | None, str]:
             return None, f"jax from a {ref.kind}, not readable here"
     else:
         for link in cell.index.find_links:
-            folder = sources.local_path(link)
+            folder = local_path(link)
             if folder is not None and folder.is_dir():
                 path = next((p for p in sorted(folder.iterdir())
                              if sources._file_is(p.name, "jax", jax)), None)

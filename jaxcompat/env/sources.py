@@ -35,14 +35,7 @@ from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.toml import tomllib
-from jaxcompat.model.index import (  # noqa: F401 - re-exported for callers of this module
-    NO_INDEX,
-    PYPI_SIMPLE,
-    IndexOptions,
-    SourceError,
-    index_options,
-    local_path,
-)
+from jaxcompat.model.index import PYPI_SIMPLE, IndexOptions, SourceError, local_path
 
 DIRECT = "@ "  # a pin value that is a direct reference: "@ file:///…", "@ git+https://…@ref"
 VCS_SCHEMES = ("git+https", "git+http", "git+ssh", "git+file")

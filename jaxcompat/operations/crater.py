@@ -32,18 +32,16 @@ from jaxcompat._util.redact import env_secrets, redact_env, redact_text, url_sec
 from jaxcompat._util.text import last_line, quiet
 from jaxcompat.env.resolution import AUTO
 from jaxcompat.knowledge import drafts, flaky, roots
-from jaxcompat.knowledge.cratergroups import Group as Group  # its home; named here for the callers
+from jaxcompat.knowledge.cratergroups import Group
 from jaxcompat.knowledge.signature import Signature, frame, normalise
 from jaxcompat.model.crater import DependentResult, exit_status
-from jaxcompat.model.crater import decision as decision  # their home; named here for the callers
-from jaxcompat.model.crater import item as item
 from jaxcompat.model.dependents import Dependent, Dependents
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.roots import Attribution, RootCause
+from jaxcompat.model.usertests import Comparison, UserTest, counts
 from jaxcompat.model.vocab import DependentVerdict, UserTestSide
 from jaxcompat.operations import confirm, newwarnings, usertests
-from jaxcompat.report.crater import cost_line as cost_line
 from jaxcompat.report.crater import html, junit, markdown, summary, verdict_text
 
 RESULTS = "dependents"  # the folder (under the crater's reports) of one JSON per dependent
@@ -145,7 +143,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
                             jobs=min(2, os.cpu_count() or 1), confirm=_confirm(dep, plan, state_dir))
     res.environments = 2
     res.tests, res.learned, res.health = list(cmp.tests), dict(cmp.learned), confirm.health(cmp.tests)
-    res.ran, res.classes = dict(cmp.ran), usertests.counts(cmp.tests)
+    res.ran, res.classes = dict(cmp.ran), counts(cmp.tests)
     res.versions = {"candidate": _eco(cmp.candidate_versions), "baseline": _eco(cmp.baseline_versions)}
     res.sides = cmp.sides.to_dict() if cmp.sides else {}
     for side, error in (("candidate", cmp.error), ("baseline", cmp.baseline_error)):
@@ -164,7 +162,7 @@ def replayed(cell, plan: Plan):
     return replace(cell, date=plan.as_of) if plan.as_of else cell
 
 
-def _judged(res: DependentResult, cmp: usertests.Comparison) -> None:
+def _judged(res: DependentResult, cmp: Comparison) -> None:
     """The verdict on tests that ran: none in the baseline is not judged; run in the baseline and
     none in the candidate (all skipped, not collected) is not safe, as ``check --tests`` says."""
     if cmp.unjudged:
@@ -562,7 +560,7 @@ def missing_result(name: str, key: str) -> DependentResult:
 # ---------------------------------------------------------------- across dependents
 
 
-def signature_of(test: usertests.UserTest) -> Signature:
+def signature_of(test: UserTest) -> Signature:
     """A broken test's signature, read from its record (the first line of its message and its
     traceback's last frame)."""
     message = test.message or ""

@@ -22,8 +22,10 @@ from jaxcompat.env.candidate import candidate_cell, parse_requirement
 from jaxcompat.env.commits import HistoryError
 from jaxcompat.env.gitsource import GitError
 from jaxcompat.knowledge import signature as signatures
+from jaxcompat.knowledge.cratergroups import Group
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
 from jaxcompat.model.commits import CommitBisect
+from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.dependents import Dependents
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.vocab import CellStatus, TestStatus
@@ -52,12 +54,12 @@ def moved(plan: crater.Plan) -> tuple[str, str, str] | None:
     return None
 
 
-def chosen(groups: list[crater.Group], mode: str) -> list[crater.Group]:
+def chosen(groups: list[Group], mode: str) -> list[Group]:
     """``unexplained``: the groups no rule explains; ``all``: every group."""
     return [g for g in groups if mode == "all" or not g.explained_by]
 
 
-def run(out_dir: Path, results: list[crater.DependentResult], plan: crater.Plan, matrix: Matrix,
+def run(out_dir: Path, results: list[DependentResult], plan: crater.Plan, matrix: Matrix,
         dependents: Dependents, state_dir: Path, mode: str = "unexplained", progress=quiet,
         bisector=commitbisect.bisect_commits, targeter=None) -> dict[str, dict]:
     """Every chosen group bisected; the records (by group signature) written to ``bisect.json``.
@@ -94,8 +96,8 @@ def record(res: CommitBisect) -> dict:
             "steps": len(res.steps), "commits": res.commits, "wall_s": res.wall_s}
 
 
-def _target(g: crater.Group, plan: crater.Plan, matrix: Matrix, dependents: Dependents,
-            results: list[crater.DependentResult], state_dir: Path, package: str):
+def _target(g: Group, plan: crater.Plan, matrix: Matrix, dependents: Dependents,
+            results: list[DependentResult], state_dir: Path, package: str):
     """(target, observe or None, other pins): a rule's cases where a rule explains the group, else
     the broken tests of the dependent that broke most."""
     pins = [p for p in plan.candidate

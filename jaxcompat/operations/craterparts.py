@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from jaxcompat.model import verdicts
+from jaxcompat.model.crater import DependentResult, item
 from jaxcompat.model.dependents import Dependent, part_name, part_of
 from jaxcompat.model.vocab import DependentVerdict
 
@@ -125,10 +126,9 @@ def store_weights(out_dir: Path, results: list) -> None:
 # ---------------------------------------------------------------- merging
 
 
-def merge(results: list, item) -> list:
-    """The stored results with every split dependent's parts merged into one result (crater's
-    ``DependentResult``); whole dependents as they are. ``item``: a result as the one invariant
-    reads it (``crater.item``)."""
+def merge(results: list[DependentResult]) -> list[DependentResult]:
+    """The stored results with every split dependent's parts merged into one result; whole
+    dependents as they are."""
     whole, parts = [], {}
     for r in results:
         said = part_of(r.name)
@@ -136,10 +136,10 @@ def merge(results: list, item) -> list:
             whole.append(r)
         else:
             parts.setdefault(said[0], []).append((said[1], said[2], r))
-    return whole + [merged(name, sorted(ps, key=lambda p: (p[1], p[0])), item) for name, ps in sorted(parts.items())]
+    return whole + [merged(name, sorted(ps, key=lambda p: (p[1], p[0]))) for name, ps in sorted(parts.items())]
 
 
-def merged(name: str, parts: list, item) -> object:
+def merged(name: str, parts: list) -> DependentResult:
     """One dependent of its parts ((k, n, result), sorted): tests concatenated, counts and
     seconds summed, the verdict the one invariant gives the parts, or why it cannot be judged."""
     results = [r for _, _, r in parts]

@@ -21,6 +21,7 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 
 from jaxcompat._util.text import first_line, last_line, quiet
+from jaxcompat.env.pythons import PythonMissing
 from jaxcompat.env.sides import compare as compare_sides
 from jaxcompat.env.sides import held_at_baseline, hold
 from jaxcompat.env.testdeps import TestDeps, TestDepsError, choose, diagnose, normalise, warning_filter
@@ -31,10 +32,8 @@ from jaxcompat.knowledge.warnings import new as new_warnings
 from jaxcompat.model.matrix import ANY, Cell, Matrix
 from jaxcompat.model.sides import Sides
 from jaxcompat.model.usertests import TEST_CLASSES, Comparison, UserTest, failing, test_class
-from jaxcompat.model.usertests import counts as counts  # public alias: crater.py reads usertests.counts
 from jaxcompat.model.vocab import CellStatus, FlakyOrigin, Phase, TestStatus, UserTestSide, UserTestStatus
 from jaxcompat.report.scrub import Scrubber
-from jaxcompat.report.usertests import CHECK_CSS as CHECK_CSS  # public alias: crater.py reads usertests.CHECK_CSS
 from jaxcompat.run.cell import lock_versions
 from jaxcompat.run.runner import run_cases
 
@@ -107,7 +106,7 @@ def same_python(candidate: Cell, baseline: Cell, target: Target, cache_dir: Path
         sides = [resolution.complete(c, cache_dir) for c in (candidate, baseline)]
         python = resolution.choose_python(sides[0].pins, cache_dir, pythons or resolution.PYTHONS,
                                           also=(sides[1].pins,))
-    except (resolution.ResolutionError, resolution.PythonMissing, OSError, ValueError):
+    except (resolution.ResolutionError, PythonMissing, OSError, ValueError):
         return candidate, baseline, ""
     why = f"; your project requires Python {wants}" if wants else ""
     return (replace(candidate, python=python), replace(baseline, python=python),

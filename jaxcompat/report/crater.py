@@ -10,8 +10,9 @@ from jaxcompat.model.crater import DependentResult, decision, exit_status
 from jaxcompat.model.roots import RootCause
 from jaxcompat.model.sides import Sides
 from jaxcompat.model.usertests import TEST_CLASSES
-from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
+from jaxcompat.model.vocab import DependentVerdict, Kind, UserTestStatus
 from jaxcompat.model.warnings import NewWarning
+from jaxcompat.report import junit as junit_xml
 from jaxcompat.report import roots as shown_roots
 from jaxcompat.report import warnings as shown_warnings
 from jaxcompat.report.usertests import CHECK_CSS
@@ -125,24 +126,23 @@ def html(text: str, results: list[DependentResult], warned: list[NewWarning] = (
 
 def junit(results: list[DependentResult]) -> str:
     """One test case per dependent test that was not a plain pass, and one per dependent not judged."""
-    from jaxcompat.report import junit as junit_xml
 
     cases = []
     for r in sorted(results, key=lambda r: r.name):
         if not r.verdict.judged or r.verdict == DependentVerdict.NONE_RAN:
-            kind = {DependentVerdict.CAPPED: junit_xml.Kind.SKIPPED,
-                    DependentVerdict.NONE_RAN: junit_xml.Kind.FAILURE}.get(r.verdict, junit_xml.Kind.ERROR)
+            kind = {DependentVerdict.CAPPED: Kind.SKIPPED,
+                    DependentVerdict.NONE_RAN: Kind.FAILURE}.get(r.verdict, Kind.ERROR)
             cases.append(junit_xml.Case(r.name, "(dependent)", kind, str(r.verdict), r.cause, r.cause))
             continue
         for t in r.tests:
             cls, name = junit_xml.case_of(t.test)
             case = junit_xml.Case(f"{r.name}.{cls}", name)
             kind = TEST_CLASSES[t.cls].junit
-            if kind == junit_xml.Kind.FAILURE:
-                case.kind, case.type = junit_xml.Kind.FAILURE, str(t.cls)
+            if kind == Kind.FAILURE:
+                case.kind, case.type = Kind.FAILURE, str(t.cls)
                 case.message = t.cls + (f": explained by {t.explained_by}" if t.explained_by else "")
                 case.text = f"{t.shown}\n{t.traceback}"
-            elif kind == junit_xml.Kind.SKIPPED:
-                case.kind = junit_xml.Kind.SKIPPED
+            elif kind == Kind.SKIPPED:
+                case.kind = Kind.SKIPPED
             cases.append(case)
     return junit_xml.render(junit_xml.Suite("crater", cases))
