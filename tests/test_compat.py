@@ -275,12 +275,14 @@ def test_inferred_pins_name_the_rules_that_depend_on_what_is_left_unpinned(matri
 
 def test_the_survey_maps_range_ends_ignore_advisory_failures():
     from jaxcompat.knowledge.outcomes import CaseResult, CellResult
+    from jaxcompat.knowledge.survey import Observation
+    from jaxcompat.model.survey import Combo
     from jaxcompat.operations import survey
 
     seen = CaseResult(case=CASE, failure="usage", expected="fail", outcome="reproduced", duration_s=0.1, message="")
     cell = CellResult(id="survey-jax0.6.2-eqx0.12.2", python="3.10", backend="cpu", status="ok",
                       results=[seen], requested={"jax": "0.6.2", "equinox": "0.12.2"})
-    o = survey.Observation(survey.Combo("0.6.2", "0.12.2"), cell)
+    o = Observation(Combo("0.6.2", "0.12.2"), cell)
     assert (
         survey._mark(o, {"usage"}) == "clean" and survey._mark(o) == "failed" and survey._mark(None) == "not surveyed"
     )

@@ -14,6 +14,7 @@ from jaxcompat.knowledge import config, drafts, signature
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
 from jaxcompat.operations import edges, region
 from jaxcompat.operations.bisect import Target
+from jaxcompat.report.edges import COVERAGE_HEADING
 
 ROOT = Path(__file__).resolve().parents[1]
 TB = ('  File "<root>/cases/test_weak_type_closure.py", line 40, in test_x\n    f(x)\n'
@@ -320,7 +321,7 @@ def test_the_coverage_and_cost_go_into_survey_md_and_replace_an_earlier_section(
     assert edges.splice_coverage(md, "## Coverage (edge search)\n\nfirst\n")
     assert edges.splice_coverage(md, "## Coverage (edge search)\n\n598 pairs, second\n")
     text = md.read_text()
-    assert text.count(edges.COVERAGE_HEADING) == 1 and "second" in text and "first" not in text
+    assert text.count(COVERAGE_HEADING) == 1 and "second" in text and "first" not in text
     assert text.index("second") < text.index("## What each combination showed") and text.endswith("| a |\n")
     (tmp_path / "survey-edges.json").write_text('{"coverage_md": "## Coverage (edge search)\\n\\nx"}')
     assert edges.stored_coverage(tmp_path).endswith("x") and edges.stored_coverage(tmp_path / "none") == ""

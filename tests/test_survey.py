@@ -5,16 +5,19 @@ from packaging.specifiers import SpecifierSet
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.deprecations import Deprecation, came_true, forecast
 from jaxcompat.knowledge.outcomes import CaseResult, CellResult, reclassify
+from jaxcompat.knowledge.survey import Observation
+from jaxcompat.model.survey import Combo, Space
 from jaxcompat.operations import survey
+from jaxcompat.report.survey import render_md
 from tests.helpers import MINIMAL, make_tree
 
 JAX = ["0.4.30", "0.4.31", "0.4.33", "0.4.34", "0.4.35"]
 EQX = ["0.11.5", "0.11.6", "0.11.7", "0.11.8", "0.11.9"]
 
 
-def _space() -> survey.Space:
+def _space() -> Space:
     pairs = {(j, e) for j in JAX for e in EQX if not (e == "0.11.9" and j == "0.4.30")}
-    return survey.Space(JAX, EQX, pairs)
+    return Space(JAX, EQX, pairs)
 
 
 def test_sample_takes_both_sides_of_every_bound_and_leaves_matrix_cells_out(tmp_path):
@@ -34,7 +37,7 @@ def test_bounds_are_adjacent_releases():
 
 
 def test_shards_partition_the_sample():
-    combos = [survey.Combo(j, "0.11.8") for j in JAX]
+    combos = [Combo(j, "0.11.8") for j in JAX]
     parts = [survey.shard(combos, f"{i}/3") for i in (1, 2, 3)]
     assert sorted(c.id for p in parts for c in p) == sorted(c.id for c in combos) and all(parts)
 
@@ -54,14 +57,14 @@ def test_stored_observations_are_judged_by_todays_rules(tmp_path):
     clean = _cell("0.4.31", "0.11.7")
     assert reclassify(clean, matrix.failures).results[0].outcome == "pass"
     wrong = _cell("0.4.35", "0.11.8", outcome="regression", error="ValueError", message="boom")
-    obs = [survey.Observation(survey.Combo("0.4.35", "0.11.7"), reclassify(seen, matrix.failures)),
-           survey.Observation(survey.Combo("0.4.31", "0.11.7"), reclassify(clean, matrix.failures)),
-           survey.Observation(survey.Combo("0.4.35", "0.11.8"), reclassify(wrong, matrix.failures))]
+    obs = [Observation(Combo("0.4.35", "0.11.7"), reclassify(seen, matrix.failures)),
+           Observation(Combo("0.4.31", "0.11.7"), reclassify(clean, matrix.failures)),
+           Observation(Combo("0.4.35", "0.11.8"), reclassify(wrong, matrix.failures))]
     s = survey.score(obs)
     assert (s["right"], s["verdicts"], s["clean_combinations"]) == (2, 3, 2)
     assert s["wrong"] == [{"case": "cases/test_demo.py::test_bug", "outcome": "regression",
                            "error_type": "ValueError", "combinations": ["jax 0.4.35 + equinox 0.11.8"]}]
-    md = survey.render_md(s, obs, [], {"seed": 0, "limit": 3})
+    md = render_md(s, obs, [], {"seed": 0, "limit": 3})
     assert "2/3 = 66.67%" in md and "Wrong verdicts, by cause" in md
 
 
@@ -136,7 +139,7 @@ def test_a_harness_error_is_not_an_observation_and_runs_again(tmp_path):
     assert not survey._unfinished(tmp_path / "cells" / f"{theirs.id}.json")
     (tmp_path / "tree").mkdir()
     matrix = load(make_tree(tmp_path / "tree"))
-    assert [o.combo for o in survey.load_observations(matrix, tmp_path)] == [survey.Combo("0.4.33", "0.11.7")]
+    assert [o.combo for o in survey.load_observations(matrix, tmp_path)] == [Combo("0.4.33", "0.11.7")]
     plan = edges.Plan([edges.Column("0.11.7", ["0.4.31", "0.4.33"])])
     edges.observe_stored(plan, tmp_path)
     assert set(plan.columns[0].seen) == {"0.4.33"}
@@ -183,9 +186,9 @@ def test_the_surveys_compat_rows_are_the_one_compatibility_table(tmp_path):
     dfx = (compat.Release("0.6.0", SpecifierSet(">=0.4.30"), SpecifierSet(">=0.11.0")),)
     rel = compat.Releases(("0.4.31", "0.4.33", "0.4.14"), {"0.4.31": "0.4.31", "0.4.33": "0.4.33", "0.4.14": None},
                           {"equinox": eqx, "diffrax": dfx, "optimistix": (), "lineax": ()})
-    sp = survey.Space(["0.4.31", "0.4.33", "0.4.14"], [e.version for e in eqx],
+    sp = Space(["0.4.31", "0.4.33", "0.4.14"], [e.version for e in eqx],
                       {(j, e.version) for j in ("0.4.31", "0.4.33") for e in eqx})
-    seen = [survey.Observation(survey.Combo("0.4.33", "0.11.8"),
+    seen = [Observation(Combo("0.4.33", "0.11.8"),
                                CellResult(id="x", python="3.11", backend="cpu", status="ok"))]
     rows = {r["jax"]: r for r in survey.compat_rows(matrix, rel, sp, seen)}
     table = {r.jax: r for r in compat.table(rel, matrix.failures, [])}

@@ -10,6 +10,7 @@ from jaxcompat._util.lock import run_lock
 from jaxcompat.commands import options
 from jaxcompat.model.vocab import CellStatus
 from jaxcompat.operations import compat_report, edges, survey
+from jaxcompat.report import edges as coverage
 from jaxcompat.run.matrix import default_jobs
 
 NAME = "survey"
@@ -130,11 +131,11 @@ def _edges(args, matrix, rel, sp) -> int:
         rows = survey.compat_rows(matrix, rel, sp, obs)
         money = edges.cost_line(cost, args.jobs, out_dir, len(sp.pairs))
         meta = {"mode": "edges", "scope": scope, "stride": args.stride, "search": cost,
-                "coverage_md": edges.render(cost, plan, {"scope": scope, "cost": money})}
+                "coverage_md": coverage.render(cost, {"scope": scope, "cost": money})}
         survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix, meta, stem="survey-edges")
         edges.splice_coverage(reports_dir / "survey.md", meta["coverage_md"])
         drafted = edges.draft_unexplained(matrix, obs, reports_dir)
-    print(edges.render(cost, plan, {"scope": scope, "cost": money}))
+    print(coverage.render(cost, {"scope": scope, "cost": money}))
     if drafted:
         print(drafted)
     print(f"reports: {reports_dir / 'survey-edges.md'}, survey-edges.json, survey-edges.html")

@@ -11,7 +11,7 @@ neighbouring observations with different signatures, bisection finds the edge: O
 environments per edge. Between two neighbours with one signature nothing is run: the pairs there
 are *implied* by the edges on both sides. Rounds of steps run in parallel; every observation is
 a stored survey cell, so the search is resumable, shardable by column, and a cached observation
-costs nothing.
+costs nothing. The coverage section it reports is rendered by report/edges.py.
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ from jaxcompat._util.text import quiet
 from jaxcompat.knowledge import signature
 from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.survey import Combo, Space
 from jaxcompat.model.vocab import CellStatus, TestStatus
-from jaxcompat.operations.survey import Combo, Space, read_observed, run
+from jaxcompat.operations.survey import read_observed, run
+from jaxcompat.report.edges import COVERAGE_HEADING
 
 STRIDE = 6
 
@@ -188,26 +190,6 @@ def _ledger(out_dir: Path, run: dict | None = None) -> list[dict]:
         runs.append(run)
         write_text(path, json.dumps(runs, indent=1) + "\n")
     return runs
-
-
-def render(cost: dict, plan: Plan, meta: dict) -> str:
-    c = cost
-    share = (lambda n: f"{100 * n / c['pairs']:.1f}%") if c["pairs"] else (lambda n: "-")
-    lines = [COVERAGE_HEADING, "",
-             f"Columns: {c['columns']} equinox releases ({meta.get('scope', 'all')}); "
-             f"{c['columns_done']} searched to the end.", "",
-             "| installable pairs (by metadata) | observed | implied by edges on both sides | unseen |",
-             "|---|---|---|---|",
-             f"| {c['pairs']} | {c['observed']} ({share(c['observed'])}) | {c['implied']} ({share(c['implied'])}) | "
-             f"{c['unseen']} ({share(c['unseen'])}) |", "",
-             f"{c['edges']} edges found (neighbouring releases whose outcome signatures differ); "
-             f"{c['open']} intervals still open.", ""]
-    if meta.get("cost"):
-        lines += [meta["cost"], ""]
-    return "\n".join(lines)
-
-
-COVERAGE_HEADING = "## Coverage (edge search)"
 
 
 def splice_coverage(survey_md: Path, coverage_md: str) -> bool:

@@ -4,7 +4,9 @@ Stages, one function each: ``space`` (every jax release from 0.4.13 with every e
 metadata accepts it), ``sample`` (both sides of every rule bound, the first and last equinox of
 each jax minor, then seeded random fill; combinations already in matrix.toml left out), ``run``
 (each combination an ordinary cell: same resolution, cache, runner, rules; parallel, resumable,
-shardable), and ``score`` (stored observations judged by today's rules) with its renderers.
+shardable), and ``score`` (stored observations judged by today's rules). The records are
+model/survey.py (``Combo``, ``Space``) and knowledge/survey.py (``Observation``); the reports are
+rendered by report/survey.py (Markdown) and report/survey_html.py (the map).
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import json
 import random
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.specifiers import SpecifierSet
@@ -20,48 +21,26 @@ from packaging.version import Version
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.text import quiet
-from jaxcompat.apihistory.apiexplain import histories
 from jaxcompat.env import releases, resolution
 from jaxcompat.knowledge import compat
-from jaxcompat.knowledge.deprecations import names as names_api
-from jaxcompat.knowledge.deprecations import parse as parse_deprecations
-from jaxcompat.knowledge.outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, CellResult, reclassify
+from jaxcompat.knowledge.outcomes import CellResult, reclassify
+from jaxcompat.knowledge.survey import Observation
 from jaxcompat.model.matrix import ANY, Cell, Matrix
+from jaxcompat.model.survey import Combo, Space
 from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome
 from jaxcompat.plugin.packages import COMPANIONS, ON_EQUINOX
 from jaxcompat.report import reports
+from jaxcompat.report.survey import render_md
 from jaxcompat.run.matrix import run_cells
 
 RIGHT = (Outcome.PASS, Outcome.REPRODUCED)
 
 
-@dataclass(frozen=True)
-class Combo:
-    jax: str
-    equinox: str
-
-    @property
-    def id(self) -> str:
-        return f"survey-jax{self.jax}-eqx{self.equinox}"
-
-    def cell(self) -> Cell:
-        pins = {"jax": self.jax, "equinox": self.equinox, **{d: ANY for d in COMPANIONS}}
-        return Cell(id=self.id, python=resolution.AUTO, backend="cpu", pins=pins,
-                    note="survey combination", added=COMPANIONS)
-
-
-@dataclass
-class Space:
-    jax: list[str]
-    equinox: list[str]
-    pairs: set[tuple[str, str]]  # (jax, equinox) that equinox's metadata accepts
-    dates: dict[str, dict[str, str]] = field(default_factory=dict)
-
-    def equinox_for(self, jax: str) -> list[str]:
-        return [e for e in self.equinox if (jax, e) in self.pairs]
-
-    def jax_for(self, eqx: str) -> list[str]:
-        return [j for j in self.jax if (j, eqx) in self.pairs]
+def combo_cell(combo: Combo) -> Cell:
+    """A combination as an ordinary cell: same resolution, cache, runner and rules as matrix.toml's."""
+    pins = {"jax": combo.jax, "equinox": combo.equinox, **{d: ANY for d in COMPANIONS}}
+    return Cell(id=combo.id, python=resolution.AUTO, backend="cpu", pins=pins,
+                note="survey combination", added=COMPANIONS)
 
 
 def space(rel: compat.Releases, cache: Path) -> Space:
@@ -174,7 +153,7 @@ def run(matrix: Matrix, combos: list[Combo], *, jobs: int, state_dir: Path, out_
         left = (time.monotonic() - t0) / count[0] * (len(todo) - count[0])
         progress(f"{line}  (~{left / 60:.0f} min left)")
 
-    return run_cells(matrix, [c.cell() for c in todo], jobs=jobs, state_dir=state_dir,
+    return run_cells(matrix, [combo_cell(c) for c in todo], jobs=jobs, state_dir=state_dir,
                      reports_dir=target, case_args=cases, compile_bytecode=False, use_cache=use_cache,
                      progress=tick)
 
@@ -185,38 +164,6 @@ def _unfinished(path: Path) -> bool:
 
 
 # -- scoring ----------------------------------------------------------------------------------
-
-@dataclass
-class Observation:
-    """One surveyed combination, judged by today's rules."""
-
-    combo: Combo
-    cell: CellResult
-
-    @property
-    def wrong(self) -> list[tuple[str, str, str]]:
-        """(case or stage, outcome, error type) for every wrong verdict."""
-        out = [(r.case, r.outcome, r.error_type) for r in self.cell.results if r.outcome in FAILING_OUTCOMES]
-        if self.cell.outcome in FAILING_CELL_OUTCOMES:
-            out.append((f"<{self.cell.status}>", self.cell.outcome, _first_error(self.cell.message)))
-        return out
-
-    @property
-    def installable(self) -> bool:
-        return self.cell.installable
-
-    @property
-    def failures(self) -> list[str]:
-        seen = [r.failure for r in self.cell.results if r.outcome == Outcome.REPRODUCED and r.failure]
-        if self.cell.outcome == CellOutcome.EXPECTED and self.cell.failure:
-            seen.insert(0, self.cell.failure)
-        return list(dict.fromkeys(seen))
-
-
-def _first_error(message: str) -> str:
-    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
-    return lines[-1][:160] if lines else ""
-
 
 def read_observed(path: Path) -> CellResult | None:
     try:
@@ -319,77 +266,6 @@ def _mark(o: Observation | None, advisory: set[str] = frozenset()) -> str:
 
 
 # -- output -----------------------------------------------------------------------------------
-
-def render_md(summary: dict, obs: list[Observation], rows: list[dict], meta: dict) -> str:
-    s = summary
-    how = (f"edge search, {meta.get('scope', 'all')}" if meta.get("mode") == "edges"
-           else f"seed {meta.get('seed')}, limit {meta.get('limit')}")
-    lines = ["# jax-compat survey", "",
-             f"{s['combinations']} combinations off the matrix ({how}), "
-             f"{s['installable']} installable.", "",
-             f"- case verdicts right (pass/reproduced, or a cell error a rule explains): "
-             f"**{s['right']}/{s['verdicts']} = {100 * s['right_share']:.2f}%**",
-             f"- combinations with no wrong verdict: **{s['clean_combinations']}/{s['combinations']} = "
-             f"{100 * s['clean_share']:.1f}%**", ""]
-    if meta.get("coverage_md"):
-        lines += [meta["coverage_md"]]
-    if s["wrong"]:
-        lines += ["## Wrong verdicts, by cause", "", "| case / stage | outcome | error | combinations |",
-                  "|---|---|---|---|"]
-        for w in s["wrong"]:
-            lines.append(f"| `{w['case']}` | {w['outcome']} | {w['error_type']} | "
-                         f"{len(w['combinations'])}: {'; '.join(w['combinations'][:6])}"
-                         f"{' …' if len(w['combinations']) > 6 else ''} |")
-        lines.append("")
-    lines += ["## What each combination showed", "", "| jax | equinox | Python | status | known failures observed |",
-              "|---|---|---|---|---|"]
-    for o in sorted(obs, key=lambda o: (Version(o.combo.jax), Version(o.combo.equinox))):
-        lines.append(f"| {o.combo.jax} | {o.combo.equinox} | {o.cell.python} | {o.cell.status} | "
-                     f"{', '.join(o.failures) or ('—' if not o.wrong else 'WRONG: ' + str(len(o.wrong)))} |")
-    lines += ["", render_forecasts(obs),
-              "Which releases work with which jax (verified, inferred, holes): `compat.md`, regenerated "
-              "with the survey (or alone: `python -m jaxcompat compat`)."]
-    return "\n".join(lines) + "\n"
-
-
-def forecasts(obs: list[Observation]) -> list[dict]:
-    """Each jax deprecation the ecosystem's code hit, and whether a surveyed later jax broke on it."""
-    out: dict[tuple[str, str, str], dict] = {}
-    history = histories([d for o in obs for d in o.cell.deprecations])
-    for o in obs:
-        for d in parse_deprecations(o.cell.deprecations):
-            key = (d.package, o.combo.equinox if d.package == "equinox" else o.cell.versions.get(d.package, ""), d.api)
-            entry = out.setdefault(key, {"package": d.package, "version": key[1], "api": d.api,
-                                         "removal": d.removed_in(history.get(d.api)), "where": d.where,
-                                         "warned_on": [], "broke_on": []})
-            entry["warned_on"].append(o.combo.jax)
-    for entry in out.values():
-        for o in obs:
-            if o.cell.versions.get(entry["package"], o.combo.equinox if entry["package"] == "equinox" else None) \
-                    != entry["version"] or o.combo.jax in entry["warned_on"]:
-                continue
-            failed = [o.cell.message] if o.cell.status != CellStatus.OK else []
-            failed += [r.message for r in o.cell.results if r.outcome not in (Outcome.PASS, Outcome.SKIPPED)]
-            if any(names_api(entry["api"], text) for text in failed):
-                entry["broke_on"].append(o.combo.jax)
-    return sorted(out.values(), key=lambda e: (e["package"], Version(e["version"] or "0"), e["api"]))
-
-
-def render_forecasts(obs: list[Observation]) -> str:
-    rows = forecasts(obs)
-    if not rows:
-        return "## Warnings before the break\n\nNo jax deprecation was hit by the ecosystem's code.\n"
-    lines = ["## Warnings before the break", "",
-             "jax deprecations hit by the ecosystem's code, and the surveyed jax where the API was gone.", "",
-             "| package | uses | jax removes it in | warned on jax | broke on jax |", "|---|---|---|---|---|"]
-    for e in rows:
-        lines.append(
-            f"| {e['package']} {e['version']} | `{e['api']}` ({e['where']}) | {e['removal'] or 'not announced'} | "
-            f"{', '.join(sorted(set(e['warned_on']), key=Version))} | "
-            f"{', '.join(sorted(set(e['broke_on']), key=Version)) or '—'} |"
-        )
-    return "\n".join(lines) + "\n"
-
 
 def write(out_dir: Path, reports_dir: Path, summary: dict, obs: list[Observation], rows: list[dict],
           sp: Space, matrix: Matrix, meta: dict, stem: str = "survey") -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from packaging.version import Version
 
+from jaxcompat.knowledge.survey import Observation
+from jaxcompat.model.survey import Space
 from jaxcompat.model.vocab import CellStatus
 from jaxcompat.plugin.packages import ON_EQUINOX
 from jaxcompat.report.html import esc, page
@@ -19,7 +21,7 @@ CSS = """body{font:13px system-ui,sans-serif;margin:1.5em}table.map{border-colla
 table.compat td,table.compat th{border:1px solid #ccc;padding:2px 6px}"""
 
 
-def render(sp, obs, rows, matrix_pairs: set, summary: dict) -> str:
+def render(sp: Space, obs: list[Observation], rows: list[dict], matrix_pairs: set, summary: dict) -> str:
     seen = {(o.combo.jax, o.combo.equinox): o for o in obs}
     ids = sorted({f for o in obs for f in o.failures})
     colour = {f: PALETTE[i % len(PALETTE)] for i, f in enumerate(ids)}
