@@ -13,6 +13,7 @@ from jaxcompat.env import commits as history
 from jaxcompat.model.vocab import BisectState
 from jaxcompat.operations import commitbisect
 from jaxcompat.operations.bisect import Target, observed_cell
+from jaxcompat.report import commitbisect as commitbisect_report
 
 URL = "https://example.invalid/fake/pkg"
 
@@ -170,13 +171,13 @@ def test_the_pull_request_from_the_remote_pull_refs(tmp_path, mirror_env):
                                          state_dir=state_dir, repo=URL, install=install, observe=observe,
                                          date="2024-09-02")
     assert result.first.sha == shas[5] and result.first.pull_request == "#23307"
-    assert "(#23307)" in result.message and "pull request #23307" in commitbisect.render(result)
+    assert "(#23307)" in result.message and "pull request #23307" in commitbisect_report.render(result)
 
 
 def test_no_pull_refs_no_pull_request(tmp_path, mirror_env):
     result, shas, _ = _run(tmp_path, mirror_env, ["ok"] * 3 + ["bad"] * 3)
     assert result.first.sha == shas[3] and result.first.pull_request == ""
-    assert "(none: the message names none" in commitbisect.render(result)
+    assert "(none: the message names none" in commitbisect_report.render(result)
 
 
 def test_a_blob_the_mirror_lacks_is_asked_for_once(tmp_path, monkeypatch):

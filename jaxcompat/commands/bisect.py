@@ -30,8 +30,12 @@ from jaxcompat.env.resolution import AUTO
 from jaxcompat.knowledge import drafts, signature
 from jaxcompat.knowledge.outcomes import CellResult, reclassify
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.region import Region
 from jaxcompat.operations import commitbisect, region
-from jaxcompat.operations.bisect import BisectError, Target, bisect, observed_cell, observer, render, rule_target
+from jaxcompat.operations.bisect import BisectError, Target, bisect, observed_cell, observer, rule_target
+from jaxcompat.report import bisect as bisect_report
+from jaxcompat.report import commitbisect as commitbisect_report
+from jaxcompat.report import region as region_report
 from jaxcompat.report import reports
 
 NAME = "bisect"
@@ -94,7 +98,7 @@ def _one_axis(args, matrix: Matrix) -> int:
     result = bisect(matrix, target, args.package, good=args.good, bad=args.bad, pins=args.pins,
                     python=args.python or AUTO, state_dir=Path(args.state), use_cache=not args.no_cache,
                     progress=print)
-    print(render(result))
+    print(bisect_report.render(result))
     name = f"bisect-{result.package}-{_slug(args.target)}"
     path = Path(args.reports) / f"{name}.json"
     write_text(path, json.dumps(result.to_dict(), indent=2) + "\n")
@@ -113,11 +117,11 @@ def _commits(args, matrix: Matrix) -> int:
     result = commitbisect.bisect_commits(
         matrix, target, package, good=args.good, bad=args.bad, pins=args.pins, python=args.python or AUTO,
         state_dir=Path(args.state), repo=args.repo, fixed=args.fixed, use_cache=not args.no_cache, progress=print)
-    print(commitbisect.render(result))
+    print(commitbisect_report.render(result))
     name = f"bisect-commits-{package}-{_slug(args.target)}" + ("-fixed" if args.fixed else "")
     out = Path(args.reports) / "bisect"
     write_text(out / f"{name}.json", redact_text(json.dumps(result.to_dict(), indent=2, default=str)) + "\n")
-    write_text(out / f"{name}.md", redact_text(commitbisect.markdown(result)))
+    write_text(out / f"{name}.md", redact_text(commitbisect_report.markdown(result)))
     print(f"report: {out / name}.md")
     return EXIT_OK if result.first else EXIT_FAILING
 
@@ -184,11 +188,11 @@ def _region(args, matrix: Matrix) -> int:
     return _draft_and_verify(args, matrix, [(group, reg)], [])
 
 
-def _bound(args, matrix: Matrix, target: Target, seen: dict[str, str], axes: list[str]) -> region.Region:
+def _bound(args, matrix: Matrix, target: Target, seen: dict[str, str], axes: list[str]) -> Region:
     observe = observer(matrix, python=args.python or AUTO, state_dir=Path(args.state), use_cache=not args.no_cache)
     reg = region.bound(matrix, target, seen, axes=axes, python=args.python or AUTO, state_dir=Path(args.state),
                        observe=observe, progress=print)
-    print(region.render(reg))
+    print(region_report.render(reg))
     name = drafts.Group(target.signature, "case").id if target.signature else target.id
     path = Path(args.reports) / "bisect" / f"region-{_slug(name)}.json"
     write_text(path, json.dumps(reg.to_dict(), indent=1) + "\n")

@@ -28,8 +28,6 @@ from jaxcompat.model.commits import CommitBisect, CommitStep
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.vocab import BisectState
 from jaxcompat.operations.bisect import Target, judge
-from jaxcompat.report.commitbisect import markdown as markdown
-from jaxcompat.report.commitbisect import render as render
 from jaxcompat.run.cell import run_cell
 
 PRESENT, ABSENT, UNKNOWN = BisectState.PRESENT, BisectState.ABSENT, BisectState.UNKNOWN
