@@ -11,6 +11,7 @@ from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.outcomes import CaseResult, CellResult, parse_cells
 from jaxcompat.operations import bisect as bisect_mod
 from jaxcompat.operations.latest import load_baseline, refresh_baseline, report_latest, update_baseline
+from jaxcompat.report import bisect as bisect_report
 from jaxcompat.report.compare import compare, render
 from tests.helpers import MINIMAL, make_tree
 
@@ -150,7 +151,7 @@ def test_bisect_finds_the_affected_range_without_good_or_bad(monkeypatch, tmp_pa
     assert r.message == ("demo-bug along equinox: present from 0.11.0, the oldest equinox release that can "
                          "say; fixed in 0.11.7 (last affected 0.11.6)")
     assert r.environments == len(built) <= 3 + 2 * 4  # a present release, the ends, log2(13) each side
-    assert "environments built" in bisect_mod.render(r)
+    assert "environments built" in bisect_report.render(r)
 
 
 def test_bisect_skips_steps_that_cannot_say(monkeypatch, tmp_path):

@@ -31,9 +31,12 @@ from jaxcompat.knowledge import drafts, signature
 from jaxcompat.knowledge.outcomes import CellResult, reclassify
 from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.region import Region
 from jaxcompat.operations import commitbisect, region
-from jaxcompat.operations.bisect import BisectError, Target, bisect, observed_cell, observer, render, rule_target
+from jaxcompat.operations.bisect import BisectError, Target, bisect, observed_cell, observer, rule_target
+from jaxcompat.report import bisect as bisect_report
 from jaxcompat.report import commitbisect as commitbisect_report
+from jaxcompat.report import region as region_report
 from jaxcompat.report import reports
 
 NAME = "bisect"
@@ -96,7 +99,7 @@ def _one_axis(args, matrix: Matrix) -> int:
     result = bisect(matrix, target, args.package, good=args.good, bad=args.bad, pins=args.pins,
                     python=args.python or AUTO, state_dir=Path(args.state), use_cache=not args.no_cache,
                     progress=print)
-    print(render(result))
+    print(bisect_report.render(result))
     name = f"bisect-{result.package}-{_slug(args.target)}"
     path = Path(args.reports) / f"{name}.json"
     write_text(path, json.dumps(result.to_dict(), indent=2) + "\n")
@@ -186,11 +189,11 @@ def _region(args, matrix: Matrix) -> int:
     return _draft_and_verify(args, matrix, [(group, reg)], [])
 
 
-def _bound(args, matrix: Matrix, target: Target, seen: dict[str, str], axes: list[str]) -> region.Region:
+def _bound(args, matrix: Matrix, target: Target, seen: dict[str, str], axes: list[str]) -> Region:
     observe = observer(matrix, python=args.python or AUTO, state_dir=Path(args.state), use_cache=not args.no_cache)
     reg = region.bound(matrix, target, seen, axes=axes, python=args.python or AUTO, state_dir=Path(args.state),
                        observe=observe, progress=print)
-    print(region.render(reg))
+    print(region_report.render(reg))
     name = drafts.Group(target.signature, "case").id if target.signature else target.id
     path = Path(args.reports) / "bisect" / f"region-{_slug(name)}.json"
     write_text(path, json.dumps(reg.to_dict(), indent=1) + "\n")

@@ -26,6 +26,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     """Print the newest releases known to work with one jax, as a requirements file."""
     from jaxcompat.operations import pins
+    from jaxcompat.report import pins as pins_report
 
     source = Path(args.compat) if args.compat else layout().root / "reports" / "compat.json"
     try:
@@ -36,7 +37,7 @@ def run(args) -> int:
     if found.cause:
         print(f"no pins for jax {found.jax}: {found.cause}", file=sys.stderr)
         return EXIT_FAILING
-    text = pins.render(found)
+    text = pins_report.render(found)
     if args.output:
         write_text(Path(args.output), text)
         print(f"wrote {args.output}", file=sys.stderr)

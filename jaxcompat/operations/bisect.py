@@ -9,7 +9,7 @@ every target case passes; anything else (cannot install, import error, all skipp
 failure) cannot say and is skipped, like ``git bisect skip``. From one present release, binary
 searches find the lowest and highest releases that can say, then the start and the end of the
 affected range: O(log n) environments per boundary. ``region.py`` runs this along several
-packages and draws the rectangle.
+packages and draws the rectangle. The records: model/bisect.py; their text: report/bisect.py.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from jaxcompat.env.candidate import candidate_cell, parse_requirement
 from jaxcompat.knowledge import rules
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, error_matches
 from jaxcompat.knowledge.signature import Signature
+from jaxcompat.model.bisect import BisectResult, Step
 from jaxcompat.model.matrix import Failure, Matrix
 from jaxcompat.model.vocab import BisectState, CellStatus, TestStatus
-from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.run.cell import run_cell
 
 
@@ -38,16 +38,6 @@ class BisectError(ValueError):
 
 
 PRESENT, ABSENT, UNKNOWN = BisectState.PRESENT, BisectState.ABSENT, BisectState.UNKNOWN
-
-
-@dataclass
-class Step:
-    version: str
-    signature: str  # what the case(s) did: "pass", or the failing error types, or a cell status
-    versions: dict[str, str] = field(default_factory=dict)
-    installable: bool = True
-    detail: str = ""
-    state: BisectState = UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -67,32 +57,6 @@ class Target:
 
         hint = {d: SpecifierSet(f"=={v}") for d, v in (seen or {}).items()}
         return cls(sig.key, tuple(cases), sig.matches, (hint,) if hint else (), sig)
-
-
-@dataclass
-class BisectResult:
-    package: str
-    target: str
-    cases: list[str]
-    good: Step | None = None
-    bad: Step | None = None
-    steps: list[Step] = field(default_factory=list)
-    first_bad: str | None = None  # the documented failure's first affected release
-    last_good: str | None = None  # the release before it that was judged clean
-    fixed: str | None = None  # the first release after the affected range judged clean
-    last_affected: str | None = None
-    skipped: list[str] = field(default_factory=list)
-    message: str = ""
-    candidates: list[str] = field(default_factory=list)  # the releases walked, oldest first
-    # every cell observed, as recorded (replayed by the tests without installing anything)
-    observations: list[dict] = field(default_factory=list)
-
-    @property
-    def environments(self) -> int:
-        return len(self.steps)
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "environments": self.environments}
 
 
 def target_failure(target: str, matrix: Matrix) -> tuple[Failure, list[str]]:
@@ -367,15 +331,3 @@ def _last_judged_below(k: int, floor: int, memo: dict[int, Step], state: str | N
         if x in memo and memo[x].state != UNKNOWN and (state is None or memo[x].state == state):
             return x
     return floor
-
-
-def render(result: BisectResult) -> str:
-    lines = [f"bisect {result.target} over {result.package} ({len(result.cases)} case(s)):"]
-    for s in sorted(result.steps, key=lambda s: Version(s.version)):
-        others = ", ".join(f"{d} {v}" for d, v in s.versions.items()
-                           if d in ECOSYSTEM + ("numpy",) and d != result.package)
-        lines.append(f"  {result.package} {s.version:<10} {s.state:<10} {s.signature:<36} [{others}]"
-                     + (f"  skipped: {s.detail}" if s.state == UNKNOWN else ""))
-    lines.append(result.message)
-    lines.append(f"environments built: {result.environments}")
-    return "\n".join(lines)

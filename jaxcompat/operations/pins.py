@@ -2,33 +2,23 @@
 file, each line commented with its evidence.
 
 It reads ``compat.json`` (written with ``compat.md`` by ``python -m jaxcompat compat``), parsed
-here at the edge into ``Pins``; nothing is resolved or downloaded.
+here at the edge into ``Pins`` (model/pins.py; rendered by report/pins.py); nothing is resolved or
+downloaded.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.jsonfile import read_json
 from jaxcompat.knowledge.compat import COMMAND, SCHEMA
+from jaxcompat.model.pins import Pins
 
 
 class PinsError(ValueError):
     """A problem the user must fix (unknown jax, missing or malformed compat.json): exit 2."""
-
-
-@dataclass(frozen=True)
-class Pins:
-    jax: str
-    cause: str  # non-empty: nothing to pin (the jax release itself is broken, not installable)
-    requirements: tuple[tuple[str, str], ...]  # (requirement, evidence)
-    verified: bool  # the set comes from one run with no known failure
-    answer: str
-    sources: tuple[str, ...]
-    cautions: tuple[str, ...] = ()  # rules that apply depending on packages left unpinned
 
 
 def load(path: Path, jax: str) -> Pins:
@@ -61,15 +51,3 @@ def _same(a: str, b: str) -> bool:
         return Version(a) == Version(b)
     except (InvalidVersion, TypeError):
         return False
-
-
-def render(pins: Pins) -> str:
-    """The requirements file: a header saying where it comes from, one commented line per pin."""
-    how = ("one run with no known failure" if pins.verified
-           else "NOT VERIFIED: inferred from the rules only; check it with `jax-compat check -r FILE`")
-    lines = [f"# Newest releases known to work with jax {pins.jax} (CPU): {how}.",
-             f"# From {', '.join(pins.sources)} via `jax-compat pins --jax {pins.jax}`."]
-    width = max(len(q) for q, _ in pins.requirements)
-    lines += [f"# caution: {c}" for c in pins.cautions]
-    lines += [f"{q.ljust(width)}  # {e}" for q, e in pins.requirements]
-    return "\n".join(lines) + "\n"

@@ -5,12 +5,11 @@ and the package whose frame raised it) with the other axes pinned where it was s
 region is often a rectangle (``equinox < a`` and ``jax >= b``): the product of the ranges found,
 checked at its two far corners (both lowest, both highest), 2 environments more. Each bound is
 reported with the releases on both sides and their dates. The result feeds a drafted rule
-(``drafts.py``).
+(``drafts.py``). The records: model/region.py; their text: report/region.py.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from packaging.specifiers import SpecifierSet
@@ -19,82 +18,14 @@ from packaging.version import Version
 
 from jaxcompat._util.text import quiet
 from jaxcompat.env import releases
+from jaxcompat.model.bisect import BisectResult
 from jaxcompat.model.matrix import Matrix
-from jaxcompat.operations.bisect import ABSENT, PRESENT, UNKNOWN, BisectResult, Observe, Target, bisect, judge, record
+from jaxcompat.model.region import Bound, Region
+from jaxcompat.operations.bisect import ABSENT, PRESENT, UNKNOWN, Observe, Target, bisect, judge, record
 from jaxcompat.plugin.packages import ECOSYSTEM
+from jaxcompat.report.region import describe
 
 AXES = ("jax", "equinox")
-
-
-@dataclass
-class Bound:
-    """One package's affected range, from its bisection (the others pinned where it was seen)."""
-
-    package: str
-    first_bad: str | None  # None: the failure never showed along this package
-    last_good: str | None  # the release before first_bad that was judged clean (None: no lower bound)
-    last_affected: str | None
-    fixed: str | None  # None: no upper bound (affected up to the newest release that can say)
-    oldest_tried: str = ""
-    newest_tried: str = ""
-    dates: dict[str, str] = field(default_factory=dict)
-    environments: int = 0
-    # releases between a bound's two sides that could not say (another failure, not importable):
-    # the bound is as tight as the observations allow, no tighter
-    unsure: list[str] = field(default_factory=list)
-
-    @property
-    def spec(self) -> str:
-        """The affected range as a specifier ("" when it is every release that can say)."""
-        parts = ([f">={self.first_bad}"] if self.last_good and self.first_bad else []) + (
-            [f"<{self.fixed}"] if self.fixed else [])
-        return ",".join(parts)
-
-    def describe(self) -> str:
-        d = self.dates
-        if self.first_bad is None:
-            return f"{self.package}: never seen along it"
-        lo = (
-            f"from {self.first_bad} ({d.get(self.first_bad, '?')}; "
-            f"clean {self.last_good}, {d.get(self.last_good, '?')})"
-            if self.last_good
-            else f"from {self.oldest_tried} or older (the oldest release that can say)"
-        )
-        hi = (
-            f"to {self.last_affected} ({d.get(self.last_affected, '?')}; fixed {self.fixed}, {d.get(self.fixed, '?')})"
-            if self.fixed
-            else f"to {self.newest_tried} or newer (the newest release that can say)"
-        )
-        gap = f"; {', '.join(self.unsure)} could not say" if self.unsure else ""
-        return f"{self.package} {self.spec or '(any)'}: {lo} {hi}{gap}"
-
-
-@dataclass
-class Region:
-    target: str
-    cases: list[str]
-    seen: dict[str, str]  # the combination where it was seen (the axes' versions)
-    bounds: list[Bound] = field(default_factory=list)
-    shape: str = ""  # rectangle | not a rectangle | axes only
-    corners: list[dict] = field(default_factory=list)  # {versions, state, signature}
-    bisections: list[dict] = field(default_factory=list)  # each axis's BisectResult, as a dict
-
-    @property
-    def clause(self) -> dict[str, str]:
-        return {b.package: b.spec for b in self.bounds if b.spec}
-
-    @property
-    def environments(self) -> int:
-        """Distinct combinations observed (the seen one is asked along every axis, built once)."""
-        return len({tuple(sorted(o["requirements"])) for o in self.observations})
-
-    @property
-    def observations(self) -> list[dict]:
-        return [o for b in self.bisections for o in b.get("observations", [])] + [
-            c["observation"] for c in self.corners if "observation" in c]
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "clause": self.clause, "environments": self.environments}
 
 
 def axes_for(target: Target, seen: dict[str, str], wanted: list[str] | None = None) -> list[str]:
@@ -121,7 +52,7 @@ def bound(matrix: Matrix, target: Target, seen: dict[str, str], *, axes: list[st
         when = (dates or {}).get(axis) or _dates(axis, state_dir)
         region.bounds.append(_bound_of(r, when))
         region.bisections.append(r.to_dict())
-        progress(f"  -> {region.bounds[-1].describe()}")
+        progress(f"  -> {describe(region.bounds[-1])}")
     if corners and len(axes) >= 2 and all(b.first_bad for b in region.bounds):
         _corners(region, target, observe, progress)
     else:
@@ -183,14 +114,3 @@ def specs_equal(a: str | SpecifierSet, b: str | SpecifierSet, releases_: list[st
     sa, sb = SpecifierSet(str(a)), SpecifierSet(str(b))
     return all(sa.contains(Version(v), prereleases=True) == sb.contains(Version(v), prereleases=True)
                for v in releases_)
-
-
-def render(region: Region) -> str:
-    lines = [f"region of {region.target}", f"  seen: {' '.join(f'{a}=={v}' for a, v in region.seen.items())}",
-             f"  cases: {', '.join(region.cases)}"]
-    lines += [f"  {b.describe()}  [{b.environments} environments]" for b in region.bounds]
-    clause = region.clause
-    lines.append(f"  shape: {region.shape}; affects = {{ "
-                 + ", ".join(f'{k} = "{v}"' for k, v in clause.items()) + " }"
-                 + f"  ({region.environments} environments)")
-    return "\n".join(lines)
