@@ -25,7 +25,7 @@ from jaxcompat.model.crater import DependentResult, exit_status
 from jaxcompat.model.dependents import Dependent, DependentSource
 from jaxcompat.model.matrix import ConfigError
 from jaxcompat.model.usertests import Comparison, UserTest
-from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
+from jaxcompat.model.vocab import CellStatus, DependentVerdict, UserTestStatus
 from jaxcompat.operations import crater, usertests
 from jaxcompat.report.crater import junit, verdict_text
 from tests.helpers import MINIMAL, failure_toml, make_tree
@@ -581,7 +581,7 @@ def test_a_cap_whose_marker_does_not_hold_for_the_side_is_no_cap():
 def test_an_unreachable_index_is_its_own_verdict_never_a_cap(error):
     """Regression (084bcdf: a proxy to nowhere or a timeout reading the index became `capped`)."""
     res = DependentResult("d", DependentVerdict.NOT_RUN)
-    crater._not_installed(res, "candidate", error)
+    crater._not_installed(res, "candidate", error, CellStatus.UNRESOLVABLE)
     assert res.verdict == DependentVerdict.UNREACHABLE and not res.caps
     assert exit_status([res]) == 2
 
@@ -603,7 +603,7 @@ def test_a_resolver_that_finds_no_set_is_still_a_cap():
     res = DependentResult("d", DependentVerdict.NOT_RUN)
     crater._not_installed(res, "candidate", "unresolvable: Because dep==1.0 depends on jax<0.4.32 and you "
                                             "require jax==0.4.33, we can conclude that your requirements are "
-                                            "unsatisfiable.")
+                                            "unsatisfiable.", CellStatus.UNRESOLVABLE)
     assert res.verdict == DependentVerdict.CAPPED and res.caps
 
 

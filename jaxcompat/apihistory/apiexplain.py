@@ -24,7 +24,7 @@ from jaxcompat.apihistory.scanrules import CALL_CODE, CALL_DEPRECATED_CODE
 from jaxcompat.apihistory.scanrules.jxc003 import judge_call, renamed_keyword
 from jaxcompat.env import candidate
 from jaxcompat.knowledge.deprecations import History, apis
-from jaxcompat.model.vocab import Phase, UserTestSide
+from jaxcompat.model.vocab import Phase, TestStatus, UserTestSide
 from jaxcompat.plugin.packages import DEPENDENTS
 
 _NO_ATTR = re.compile(r"module '(jax(?:\.\w+)*)' has no attribute '(\w+)'")
@@ -394,7 +394,8 @@ def ecosystem_lines(env: Path, jax_version: str, results: list) -> str:
     if not removed:
         names = ", ".join(p.name for p in roots)
         return f"  i jax's API history: the installed {names} use no name removed at jax {jax_version}"
-    failed = [r for r in results if getattr(r, "status", "") in ("failed", "error")]
+    failed = [r for r in results
+              if getattr(r, "status", "") in (TestStatus.FAILED, TestStatus.TIMEOUT, TestStatus.CRASH)]
     out = [f"  i jax's API history: names removed at jax {jax_version} that the installed ecosystem uses:"]
     for f in removed:
         short = f.path.split("site-packages/", 1)[-1]

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from jaxcompat._util.text import last_line
 from jaxcompat.model.sides import Sides
-from jaxcompat.model.vocab import FlakyOrigin, Kind, Phase, UserTestSide, UserTestStatus
+from jaxcompat.model.vocab import CellStatus, FlakyOrigin, Kind, Phase, UserTestSide, UserTestStatus
 from jaxcompat.model.warnings import TestWarning
 
 
@@ -151,6 +151,7 @@ class Comparison:
     candidate_versions: dict[str, str] = field(default_factory=dict)
     baseline_versions: dict[str, str] = field(default_factory=dict)
     baseline_error: str = ""
+    status: dict[str, CellStatus] = field(default_factory=dict)  # how far each side's environment got
     ran: dict[str, int] = field(default_factory=dict)  # tests that ran, per side
     uncollectable: dict[str, list[str]] = field(default_factory=dict)  # modules, per side
     candidate_cause: str = ""

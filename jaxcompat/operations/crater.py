@@ -40,7 +40,7 @@ from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.roots import Attribution, RootCause
 from jaxcompat.model.usertests import Comparison, UserTest, counts
-from jaxcompat.model.vocab import DependentVerdict, UserTestSide
+from jaxcompat.model.vocab import CellStatus, DependentVerdict, UserTestSide
 from jaxcompat.operations import confirm, newwarnings, usertests
 from jaxcompat.report.crater import html, junit, markdown, summary, verdict_text
 
@@ -147,8 +147,8 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     res.versions = {"candidate": _eco(cmp.candidate_versions), "baseline": _eco(cmp.baseline_versions)}
     res.sides = cmp.sides.to_dict() if cmp.sides else {}
     for side, error in (("candidate", cmp.error), ("baseline", cmp.baseline_error)):
-        if error and not error.startswith("pytest exited"):  # it could not be installed there
-            _not_installed(res, side, error)
+        if error and cmp.status.get(side, CellStatus.OK) != CellStatus.OK:  # it could not be installed there
+            _not_installed(res, side, error, cmp.status[side])
             return _done(res, t0)
     _judged(res, cmp)
     return _done(res, t0)
@@ -219,7 +219,7 @@ def _source(dep: Dependent, plan: Plan, state_dir: Path, version: str | None, re
     return root, target
 
 
-def _not_installed(res: DependentResult, side: str, error: str) -> None:
+def _not_installed(res: DependentResult, side: str, error: str, status: CellStatus) -> None:
     """A side that could not be installed: the index or the network did not answer (never a cap),
     the resolver found the dependent's own requirements exclude the side (a cap), or the install
     failed."""
@@ -228,7 +228,7 @@ def _not_installed(res: DependentResult, side: str, error: str) -> None:
     res.cause = f"{side}: {last_line(error)}"
     if unreachable(error):
         res.verdict = DependentVerdict.UNREACHABLE
-    elif error.startswith("unresolvable"):
+    elif status == CellStatus.UNRESOLVABLE:
         res.verdict, res.caps = DependentVerdict.CAPPED, [f"{side}: the resolver: {last_line(error)}"]
     else:
         res.verdict = DependentVerdict.INSTALL_ERROR

@@ -187,6 +187,7 @@ class Observed:
     results: dict[str, RawResult] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
     error: str = ""  # why the tests could not start there (install, resolution, pytest itself)
+    status: CellStatus = CellStatus.OK  # how far its environment got (not OK: ``error`` says why)
     cause: str = ""  # when no test ran: the one-line cause and how to provide what is missing
     warning_filter: str = ""  # the project's setting that turns a DeprecationWarning into an error, if any
     locked: dict[str, str] = field(default_factory=dict)  # every package of the environment's lock
@@ -274,7 +275,8 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
         done, built = cells.prepare(cell, matrix, scratch, state_dir)  # as the matrix and check.json do
     except cells.Stop:
         message = Scrubber({str(Path.home()): "~"}, envs_dir=state_dir / "envs")(f"{scratch.status}: {scratch.message}")
-        return Observed(error=message, cause=message.strip().splitlines()[-1] if message.strip() else scratch.status)
+        cause = message.strip().splitlines()[-1] if message.strip() else scratch.status
+        return Observed(error=message, status=scratch.status, cause=cause)
     workdir = state_dir / "runs" / f"{cell.id}-user"
     run = run_cases(built.python, target.root, list(nodeids or target.only), backend=done.backend, imports=[],
                     timeout_s=matrix.settings.case_timeout_s, workdir=workdir,
@@ -451,6 +453,7 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
                       candidate_versions=after.versions,
                       baseline_versions=before.versions if before else {},
                       baseline_error=before.error if before else "",
+                      status={k: o.status for k, o in sides.items()},
                       ran={k: o.ran for k, o in sides.items()},
                       uncollectable={k: o.uncollectable for k, o in sides.items()},
                       candidate_cause=after.cause, baseline_cause=before.cause if before else "",

@@ -15,3 +15,4 @@ KEY_DISTS = ECOSYSTEM + ("jaxtyping", "numpy", "scipy", "ml-dtypes", "pytest")
 # How a case skipped for a library its environment lacks says so (the plugin writes it; check --env
 # reads it back to name, by library, what it did not judge).
 NOT_INSTALLED = "which this environment does not have installed"
+IMPORTED = "ok"  # the import probe's word for a module that imported (else: its traceback)

@@ -30,7 +30,7 @@ import pytest
 
 from jaxcompat.plugin.backends import MARKERS, backend_of, device_info, marker  # stdlib-only modules
 from jaxcompat.plugin.loaded import scan
-from jaxcompat.plugin.packages import DEPENDENTS, NOT_INSTALLED, WATCHED
+from jaxcompat.plugin.packages import DEPENDENTS, IMPORTED, NOT_INSTALLED, WATCHED
 
 _WHERE = re.compile(r"[/\\](" + "|".join(WATCHED) + r")[/\\](.*)$")
 _seen_warnings: set[tuple[str, str]] = set()
@@ -129,7 +129,7 @@ def pytest_sessionstart(session):
             warnings.simplefilter("always")
             try:
                 __import__(module)
-                imports[module] = "ok"
+                imports[module] = IMPORTED
             except BaseException as e:  # noqa: BLE001 - SystemExit from a broken import counts too
                 failed = True
                 tb = traceback.format_exception(type(e), e, e.__traceback__)

@@ -142,7 +142,7 @@ def _col_head(i: int, c: CellResult, failing: bool, side: str) -> str:
         vers = "".join(f'<div class="v req" title="requested"><span class="k">{esc(KEY_VERSIONS.get(d, d))}'
                        f'</span> <span class="n">{esc(v)}</span></div>' for d, v in req.items())
     if status == CellStatus.OK:
-        st = "ok" if outcome in (CellOutcome.OK, "") else outcome
+        st = CellOutcome.OK if outcome in (CellOutcome.OK, "") else outcome
     else:
         st = status + (f" = {c.failure}" if c.failure else f" ({outcome})")
     flag = '<div class="failflag">FAILING</div>' if failing else ""

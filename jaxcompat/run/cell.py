@@ -28,7 +28,7 @@ from jaxcompat.model.matrix import Cell, Matrix
 from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Outcome
 from jaxcompat.plugin.backends import backend_of, describe_device
 from jaxcompat.plugin.loaded import describe_shadowed
-from jaxcompat.plugin.packages import ECOSYSTEM, KEY_DISTS
+from jaxcompat.plugin.packages import ECOSYSTEM, IMPORTED, KEY_DISTS
 from jaxcompat.report import reports
 from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run import resultcache
@@ -445,7 +445,7 @@ def judge(result: CellResult, run: CellRun, failures, backend: str, fallback_ver
         result.notes.append(f"pytest's interpreter was killed by signal {-run.rc} after the last case "
                             "(every result had been recorded)")
     if run.import_failed:
-        bad = {m: tb for m, tb in run.imports.items() if tb != "ok"}
+        bad = {m: tb for m, tb in run.imports.items() if tb != IMPORTED}
         result.status = CellStatus.IMPORT_ERROR
         result.failed_imports = {m: tb.strip() for m, tb in bad.items()}
         result.message = render_failed_imports(result.failed_imports)

@@ -21,6 +21,7 @@ from pathlib import Path
 from jaxcompat._util.layout import PACKAGE
 from jaxcompat.knowledge.outcomes import RawResult
 from jaxcompat.model.vocab import TestStatus
+from jaxcompat.plugin.packages import IMPORTED
 
 IMPORT_FAILED_RC = 3
 STOP = threading.Event()  # set on interruption: no case starts again, running ones are killed
@@ -153,7 +154,7 @@ def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str
         run.rc = step.rc
         collected = collected or next((list(ev["cases"]) for ev in step.events if ev.get("event") == "collected"), None)
         running = record(step.events, run, done)
-        if step.rc == IMPORT_FAILED_RC and any(v != "ok" for v in run.imports.values()):
+        if step.rc == IMPORT_FAILED_RC and any(v != IMPORTED for v in run.imports.values()):
             run.import_failed = True
             break
         killed = step.timed_out or (running if step.rc not in (0, 1) else None)
