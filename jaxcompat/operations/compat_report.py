@@ -1,6 +1,6 @@
 """The compatibility table as a product: gather the release space from the package index,
 read the evidence the reports hold, build the table (``knowledge.compat``) and write
-``compat.md`` and ``compat.json``. Regenerate with ``python -m jaxcompat compat``."""
+``compat.md`` (``report.compat``) and ``compat.json``. Regenerate with ``python -m jaxcompat compat``."""
 
 from __future__ import annotations
 
@@ -12,20 +12,10 @@ from packaging.version import Version
 from jaxcompat._util.atomic import write_text
 from jaxcompat.env import releases, resolution
 from jaxcompat.knowledge import learned
-from jaxcompat.knowledge.compat import (
-    FIRST_EQX,
-    FIRST_JAX,
-    RANGED,
-    Release,
-    Releases,
-    Row,
-    default_evidence,
-    load_runs,
-    render_md,
-    table,
-    to_json,
-)
+from jaxcompat.knowledge.compat import FIRST_EQX, FIRST_JAX, RANGED, default_evidence, load_runs, table, to_json
+from jaxcompat.model.compat import Release, Releases, Row
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.report.compat import render_md
 
 
 def gather(cache: Path) -> Releases:
