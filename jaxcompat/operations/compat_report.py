@@ -16,6 +16,7 @@ from jaxcompat.knowledge.compat import FIRST_EQX, FIRST_JAX, RANGED, default_evi
 from jaxcompat.model.compat import Release, Releases, Row
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.report.compat import render_md
+from jaxcompat.report.learned import markdown as learned_markdown
 
 
 def gather(cache: Path) -> Releases:
@@ -51,7 +52,7 @@ def generate(matrix: Matrix, reports_dir: Path, cache: Path, evidence: list[Path
     rows = table(rel or gather(cache), matrix.failures, runs)
     sources = [_shown(p, reports_dir) for p in paths]
     write_text(reports_dir / "compat.md", render_md(rows, sources, matrix.failures)
-               + learned.markdown(learned.load(learned.DATA)))
+               + learned_markdown(learned.load(learned.DATA)))
     write_text(reports_dir / "compat.json", json.dumps(to_json(rows, sources, matrix.failures), indent=1) + "\n")
     return rows
 
