@@ -7,8 +7,9 @@ from packaging.specifiers import SpecifierSet
 
 from jaxcompat.commands import main
 from jaxcompat.knowledge import compat
-from jaxcompat.knowledge.compat import Release, Releases, Run
 from jaxcompat.knowledge.config import load
+from jaxcompat.model.compat import Release, Releases, Run
+from jaxcompat.report import compat as compat_md
 from tests.helpers import MINIMAL, failure_toml, make_tree
 
 CASE = "cases/test_demo.py::test_bug"
@@ -79,7 +80,7 @@ def test_a_hole_inside_a_range_is_listed_with_the_rule_and_the_run_that_saw_it(m
     assert rng.inferred_ends == ("0.11.8", "0.12.1")
     assert [(h.version, h.rules) for h in rng.holes] == [("0.12.0", ("eqx-0120",))]
     assert rng.holes[0].seen == ("survey jax 0.4.33 + equinox 0.12.0: eqx-0120",)
-    assert "0.12.0 (rule eqx-0120; seen in survey jax 0.4.33 + equinox 0.12.0: eqx-0120)" in compat._holes(rng)
+    assert "0.12.0 (rule eqx-0120; seen in survey jax 0.4.33 + equinox 0.12.0: eqx-0120)" in compat_md._holes(rng)
     # outside the range (0.11.7, demo-bug) is no hole: the range starts after it
     assert "0.11.7" not in [h.version for h in rng.holes]
 
@@ -88,11 +89,11 @@ def test_verified_ends_come_from_runs_and_inferred_ones_from_the_rules_only(matr
     runs = [run("0.4.33", "0.11.9"), run("0.4.33", "0.11.8", source="matrix")]
     rng = row(compat.table(releases(), matrix.failures, runs), "0.4.33").ranges["equinox"]
     assert rng.verified_ends == ("0.11.8", "0.11.9") and rng.inferred_ends == ("0.11.8", "0.12.1")
-    assert compat._ends(rng) == "0.11.8 ✓m – 0.11.9 ✓s"
-    assert compat._inferred(rng) == "0.11.8–0.12.1"
+    assert compat_md._ends(rng) == "0.11.8 ✓m – 0.11.9 ✓s"
+    assert rng.inferred_span == "0.11.8–0.12.1"
     # no run for jax 0.4.26: nothing verified, the rules' range only
     empty = row(compat.table(releases(), matrix.failures, runs), "0.4.26").ranges["equinox"]
-    assert empty.verified == {} and compat._ends(empty) == "—" and empty.inferred_ends == ("0.11.7", "0.12.1")
+    assert empty.verified == {} and compat_md._ends(empty) == "—" and empty.inferred_ends == ("0.11.7", "0.12.1")
 
 
 def test_a_failure_about_another_package_verifies_equinox_but_not_that_package(matrix):
@@ -174,7 +175,7 @@ def _write_compat(matrix, tmp_path, runs):
     rows = compat.table(releases(), matrix.failures, runs)
     path = tmp_path / "compat.json"
     path.write_text(json.dumps(compat.to_json(rows, ["reports/survey.json"], matrix.failures)))
-    (tmp_path / "compat.md").write_text(compat.render_md(rows, ["reports/survey.json"], matrix.failures))
+    (tmp_path / "compat.md").write_text(compat_md.render_md(rows, ["reports/survey.json"], matrix.failures))
     return path
 
 
@@ -250,7 +251,7 @@ def test_a_check_run_recorded_with_add_becomes_evidence_marked_c(matrix, tmp_pat
     (r,) = compat.load_runs(compat.default_evidence(reports), matrix)
     assert (r.source, r.label, r.clean) == ("check", "check run check-1234 of jax 0.4.33 + equinox 0.12.1", True)
     rng = row(compat.table(releases(), matrix.failures, [r]), "0.4.33").ranges["equinox"]
-    assert compat._ends(rng) == "0.12.1 ✓c"
+    assert compat_md._ends(rng) == "0.12.1 ✓c"
     report.write_text('{"cells": []}')
     with pytest.raises(compat.EvidenceError, match="check.json: not a report of cells"):
         compat.record(report, reports)

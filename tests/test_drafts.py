@@ -14,6 +14,7 @@ from jaxcompat.knowledge import config, drafts, signature
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
 from jaxcompat.operations import edges, region
 from jaxcompat.operations.bisect import Target
+from jaxcompat.report import draftrules
 from jaxcompat.report import region as region_report
 from jaxcompat.report.edges import COVERAGE_HEADING
 
@@ -97,7 +98,7 @@ def test_a_draft_is_a_valid_rule_that_turns_exactly_its_regressions_into_reprodu
     assert g.cases == {CASE} and g.id == "draft-equinox-closure-convert-fn-valueerror"
     affects = drafts.box(g, cells)
     assert affects == [{"jax": ">=0.4.33,<=0.4.35", "equinox": ">=0.11.5,<=0.11.6"}]
-    path = drafts.write(tmp_path / drafts.FILE, [drafts.draft(g, affects, "a test")], without)
+    path = draftrules.write(tmp_path / draftrules.FILE, [drafts.draft(g, affects, "a test")], without)
     text = path.read_text()
     assert "upstream = []" in text and "search upstream for: equinox" in text
     merged = config.merge_rules(without, path)  # --rules works at once
@@ -119,12 +120,12 @@ def test_a_draft_file_keeps_other_drafts_and_drops_promoted_ones(tmp_path):
     full, without = _matrix_without("weak-type-closure")
     cells = [_cell("0.4.33", "0.11.6", True, matrix=without)]
     g = next(iter(drafts.unexplained(cells).values()))
-    path = tmp_path / drafts.FILE
-    drafts.write(path, [drafts.draft(g, [{"jax": "==0.4.33"}], "x"),
-                        {**drafts.draft(g, [{"jax": "==0.4.1"}], "y"), "id": "draft-other"}], without)
-    assert {d["id"] for d in drafts.read(path)} == {g.id, "draft-other"}
-    drafts.write(path, [{**drafts.draft(g, [{"jax": "==0.4.1"}], "y"), "id": "weak-type-closure"}], full)
-    assert "weak-type-closure" not in {d["id"] for d in drafts.read(path)}
+    path = tmp_path / draftrules.FILE
+    draftrules.write(path, [drafts.draft(g, [{"jax": "==0.4.33"}], "x"),
+                            {**drafts.draft(g, [{"jax": "==0.4.1"}], "y"), "id": "draft-other"}], without)
+    assert {d["id"] for d in draftrules.read(path)} == {g.id, "draft-other"}
+    draftrules.write(path, [{**drafts.draft(g, [{"jax": "==0.4.1"}], "y"), "id": "weak-type-closure"}], full)
+    assert "weak-type-closure" not in {d["id"] for d in draftrules.read(path)}
 
 
 # -- regions ----------------------------------------------------------------------------------

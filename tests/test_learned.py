@@ -19,7 +19,9 @@ from jaxcompat.env.candidate import candidate_cell, verdict
 from jaxcompat.knowledge import learned
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.outcomes import CaseResult, CellResult
+from jaxcompat.model.learned import Learned
 from jaxcompat.plugin.packages import ECOSYSTEM
+from jaxcompat.report.learned import markdown, table
 from jaxcompat.run.cell import lock_versions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -252,8 +254,8 @@ def test_a_requirement_table_in_matrix_toml_overrides_the_learned_record(tmp_pat
 
     matrix = parse(tomllib.loads(REQ_TABLE), tmp_path / "matrix.toml")
     [k] = matrix.requirements
-    learned.record(tmp_path, [learned.Learned("optimistix", "0.0.7", "equinox>=0.11.3", ">=0.11.1",
-                                              "AttributeError: x", "optimistix/_search.py:42")])
+    learned.record(tmp_path, [Learned("optimistix", "0.0.7", "equinox>=0.11.3", ">=0.11.1",
+                                      "AttributeError: x", "optimistix/_search.py:42")])
     [r] = learned.known(tmp_path, committed=tmp_path / "none.json", by_hand=matrix.requirements)
     assert (r.requires, r.declares, r.frame) == ("equinox>=0.11.4", ">=0.11.1", "matrix.toml [[requirement]]")
     # with equinox 0.11.3 the hand-written bound still avoids the release; the learned one would not
@@ -279,8 +281,12 @@ def test_a_bad_requirement_table_names_the_file_the_key_and_the_fix(tmp_path, ed
 
 
 def test_the_compatibility_table_lists_what_was_learned():
-    r = learned.Learned("optimistix", "0.0.7", "equinox>=0.11.3", ">=0.11.1",
-                        "AttributeError: module 'equinox' has no attribute 'StrictConfig'", "optimistix/_search.py:42")
-    text = learned.markdown([r])
+    r = Learned("optimistix", "0.0.7", "equinox>=0.11.3", ">=0.11.1",
+                "AttributeError: module 'equinox' has no attribute 'StrictConfig'", "optimistix/_search.py:42")
+    text = markdown([r])
     assert "| optimistix 0.0.7 | equinox>=0.11.3 | equinox>=0.11.1 |" in text and "StrictConfig" in text
-    assert learned.markdown([]) == ""
+    assert markdown([]) == ""
+    assert table([r]).splitlines() == ["optimistix==0.0.7 needs equinox>=0.11.3 (declares equinox>=0.11.1)",
+                                       "    AttributeError: module 'equinox' has no attribute 'StrictConfig'  "
+                                       "[optimistix/_search.py:42]", "    tried with -"]
+    assert table([]) == "no learned requirements"

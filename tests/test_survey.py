@@ -179,12 +179,13 @@ def test_the_surveys_compat_rows_are_the_one_compatibility_table(tmp_path):
     from packaging.specifiers import SpecifierSet
 
     from jaxcompat.knowledge import compat
+    from jaxcompat.model.compat import Release, Releases
 
     (tmp_path / "tree").mkdir()
     matrix = load(make_tree(tmp_path / "tree"))  # demo-bug: jax>=0.4.32 with equinox<0.11.8
-    eqx = tuple(compat.Release(v, SpecifierSet(">=0.4.30")) for v in ("0.11.6", "0.11.7", "0.11.8", "0.11.9"))
-    dfx = (compat.Release("0.6.0", SpecifierSet(">=0.4.30"), SpecifierSet(">=0.11.0")),)
-    rel = compat.Releases(("0.4.31", "0.4.33", "0.4.14"), {"0.4.31": "0.4.31", "0.4.33": "0.4.33", "0.4.14": None},
+    eqx = tuple(Release(v, SpecifierSet(">=0.4.30")) for v in ("0.11.6", "0.11.7", "0.11.8", "0.11.9"))
+    dfx = (Release("0.6.0", SpecifierSet(">=0.4.30"), SpecifierSet(">=0.11.0")),)
+    rel = Releases(("0.4.31", "0.4.33", "0.4.14"), {"0.4.31": "0.4.31", "0.4.33": "0.4.33", "0.4.14": None},
                           {"equinox": eqx, "diffrax": dfx, "optimistix": (), "lineax": ()})
     sp = Space(["0.4.31", "0.4.33", "0.4.14"], [e.version for e in eqx],
                       {(j, e.version) for j in ("0.4.31", "0.4.33") for e in eqx})

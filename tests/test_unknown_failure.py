@@ -26,6 +26,7 @@ from jaxcompat.knowledge import config, drafts
 from jaxcompat.knowledge.outcomes import CellResult, reclassify
 from jaxcompat.operations import region
 from jaxcompat.operations.bisect import Target, observed_cell, replay
+from jaxcompat.report import draftrules
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "unknown"
@@ -76,7 +77,7 @@ def test_the_tool_bounds_a_removed_rule_again(rule_id, tmp_path):
     assert {e.case for e in rule.cases if e.case in failed} <= set(d["cases"]) == failed
 
     # 4. valid as a rules file, and verified: regressions become reproduced, nothing else moves
-    path = drafts.write(tmp_path / drafts.FILE, [d], without)
+    path = draftrules.write(tmp_path / draftrules.FILE, [d], without)
     report = drafts.verify([check] + [observed_cell(o) for o in observations], without, path)
     assert report["other_changes"] == []
     assert report["turned_reproduced"] >= len(failed)

@@ -36,8 +36,8 @@ from jaxcompat.operations import commitbisect, region
 from jaxcompat.operations.bisect import BisectError, Target, bisect, observed_cell, observer, rule_target
 from jaxcompat.report import bisect as bisect_report
 from jaxcompat.report import commitbisect as commitbisect_report
+from jaxcompat.report import draftrules, reports
 from jaxcompat.report import region as region_report
-from jaxcompat.report import reports
 
 NAME = "bisect"
 
@@ -227,10 +227,10 @@ def _from_report(args, matrix: Matrix) -> int:
 
 
 def _draft_and_verify(args, matrix: Matrix, pairs, cells: list[CellResult]) -> int:
-    path = Path(args.reports) / drafts.FILE
+    path = Path(args.reports) / draftrules.FILE
     made = [drafts.draft(g, [reg.clause] if reg.clause else drafts.box(g, []),
                          f"bisect ({reg.shape}, {reg.environments} environments)") for g, reg in pairs]
-    drafts.write(path, made, matrix)
+    draftrules.write(path, made, matrix)
     observed = cells + [observed_cell(o) for _, reg in pairs for o in reg.observations]
     report = drafts.verify(observed, matrix, path)
     print(f"\ndrafted {len(made)} rule(s): {path} (use now with --rules {path})")

@@ -68,10 +68,10 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from jaxcompat.env.candidate import CandidateError, candidate_cell, read_requirements
-    from jaxcompat.knowledge import drafts
     from jaxcompat.knowledge.flaky import FlakyFileError
     from jaxcompat.operations import usertests
     from jaxcompat.operations.confirm import ReportError
+    from jaxcompat.report.draftrules import after_run
 
     matrix = options.load_matrix(args)
     if args.env is not None:
@@ -119,8 +119,8 @@ def run(args) -> int:
     print(text)
     if reports.reuse_line([result]):
         print(reports.reuse_line([result]))
-    if drafted := drafts.after_run([result], matrix, reports_dir, f"check {' '.join(reqs)}",
-                                   str(reports_dir / "check.json")):
+    if drafted := after_run([result], matrix, reports_dir, f"check {' '.join(reqs)}",
+                            str(reports_dir / "check.json")):
         print(drafted)
     if not safe and result.status == CellStatus.OK and not args.no_verify_escapes:
         _verify_escapes(result, matrix, reqs, args)

@@ -21,13 +21,14 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from jaxcompat.knowledge import learned
+    from jaxcompat.report.learned import table
 
     try:
         records = learned.save(Path(args.state)) if args.save else learned.known(Path(args.state))
     except learned.LearnedError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
-    print(learned.table(records))
+    print(table(records))
     if args.save:
         print(f"\nsaved {len(records)} record(s) to {learned.DATA.relative_to(learned.DATA.parents[2])}")
     return EXIT_OK

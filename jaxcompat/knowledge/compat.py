@@ -5,14 +5,14 @@ the jax releases that are broken themselves, and the newest full set known to wo
 Stages, one function each: ``gather`` (release lists and what each release's metadata accepts:
 the one stage that reads the package index), ``load_runs`` (the committed evidence, survey
 observations and matrix cells, parsed into ``Run`` records), ``table`` (pure: one ``Row`` per
-jax), then ``render_md`` and ``to_json`` (``reports/compat.md`` for people, ``compat.json`` for
-``pins``). Regenerate both with ``python -m jaxcompat compat`` (``nox -s compat``).
+jax; the records live in model/compat.py), then ``answer`` and ``to_json`` (``compat.json`` for
+``pins``; ``report.compat.render_md`` writes ``reports/compat.md`` for people from the same rows).
+Regenerate both with ``python -m jaxcompat compat`` (``nox -s compat``).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.specifiers import SpecifierSet
@@ -23,6 +23,7 @@ from jaxcompat._util.atomic import write_text
 from jaxcompat._util.jsonfile import read_json
 from jaxcompat.knowledge.outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, parse_cells, reclassify
 from jaxcompat.knowledge.rules import clause_holds
+from jaxcompat.model.compat import Hole, Range, Releases, Row, Run
 from jaxcompat.model.matrix import Failure, Matrix
 from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome, TestStatus
 from jaxcompat.plugin.packages import DEPENDENTS, ECOSYSTEM, ON_EQUINOX
@@ -37,110 +38,6 @@ RANGED = ("equinox",) + COMPANIONS
 PINNED = ECOSYSTEM
 JAX_ITSELF = frozenset({"jax", "jaxlib"})
 BACKEND = "cpu"
-
-
-# -- records ----------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Release:
-    """One release of a package and what its metadata accepts of jax and of equinox."""
-
-    version: str
-    jax: SpecifierSet = field(default_factory=SpecifierSet)
-    equinox: SpecifierSet = field(default_factory=SpecifierSet)
-
-
-@dataclass(frozen=True)
-class Releases:
-    """The release space: every jax (with the jaxlib its metadata asks for, or why none) and
-    every release of the packages whose ranges the table shows."""
-
-    jax: tuple[str, ...]
-    jaxlib: dict[str, str | None]  # jax -> jaxlib; None: cannot be installed from the index
-    packages: dict[str, tuple[Release, ...]]  # dist -> releases, oldest first
-
-    def accepting(self, dist: str, jax: str, equinox: list[str] | None = None) -> list[str]:
-        """The releases of ``dist`` whose metadata accepts this jax (and one of ``equinox``)."""
-        out = []
-        for r in self.packages.get(dist, ()):
-            if not _contains(r.jax, jax):
-                continue
-            if equinox is not None and not any(_contains(r.equinox, e) for e in equinox):
-                continue
-            out.append(r.version)
-        return out
-
-
-@dataclass(frozen=True)
-class Run:
-    """One run we have the outcome of: a survey observation or a matrix cell."""
-
-    source: str  # "survey" | "matrix" | the evidence file's name
-    label: str  # how a person finds it: "survey jax 0.6.2 + equinox 0.12.2", "matrix cell jax0.4.31-eqx0.11.6"
-    python: str
-    status: str  # the cell status: ok | import-error | unresolvable | ...
-    versions: dict[str, str]  # installed, canonical names
-    failures: tuple[str, ...] = ()  # known failures it observed (advisory ones left out)
-    wrong: int = 0  # verdicts our rules got wrong there (regression, stale, mismatch, ...)
-    # known failures today's rules predict on its versions that it did not observe (a case added
-    # since it ran, or one that skipped there): a run is not evidence against a rule it never tried
-    predicted: tuple[str, ...] = ()
-
-    @property
-    def jax(self) -> str:
-        return self.versions.get("jax", "")
-
-    @property
-    def clean(self) -> bool:
-        """Every package imported, every case ran as the rules predict, and no known failure."""
-        return self.status == CellStatus.OK and not self.wrong and not self.failures and not self.predicted
-
-
-@dataclass(frozen=True)
-class Hole:
-    """A release inside a range that is not good: rules predict a failure, or a run saw one."""
-
-    version: str
-    rules: tuple[str, ...] = ()
-    seen: tuple[str, ...] = ()  # "<run label>: <failure ids>"
-
-
-@dataclass
-class Range:
-    dist: str
-    inferred: list[str]  # releases the rules and the metadata allow, oldest first
-    verified: dict[str, list[str]]  # release -> labels of the runs that verified it
-    holes: list[Hole]
-
-    @property
-    def verified_ends(self) -> tuple[str, str] | None:
-        vs = sorted(self.verified, key=Version)
-        return (vs[0], vs[-1]) if vs else None
-
-    @property
-    def inferred_ends(self) -> tuple[str, str] | None:
-        return (self.inferred[0], self.inferred[-1]) if self.inferred else None
-
-
-@dataclass
-class Row:
-    jax: str
-    jaxlib: str | None
-    broken: list[tuple[str, str]]  # (rule id, title): the jax release itself is the cause
-    instead: list[str]  # the nearest jax releases, below and above, that are not broken
-    ranges: dict[str, Range]
-    newest: list[Run]  # the clean runs with the newest full set (several when they agree)
-
-    @property
-    def installable(self) -> bool:
-        return self.jaxlib is not None
-
-
-def _contains(spec: SpecifierSet, version: str) -> bool:
-    try:
-        return spec.contains(Version(version), prereleases=True)
-    except InvalidVersion:
-        return False
 
 
 def _key(v: str) -> Version:
@@ -342,64 +239,7 @@ def load_runs(paths: list[Path], matrix: Matrix) -> list[Run]:
     return runs
 
 
-# -- output -----------------------------------------------------------------------------------
-
-KEY = """\
-What each mark means:
-
-- **✓s** — verified by a survey run (`reports/survey.json`): that release was installed with this
-  jax, every package imported, every case ran as the rules predict, and no known failure was about
-  it. For equinox, a run whose only known failures are about another package (say optimistix
-  0.0.11) still verifies equinox; diffrax, optimistix and lineax are verified only by runs with no
-  known failure at all.
-- **✓m** — verified the same way by a matrix cell (`reports/baseline.json`).
-- **✓c** — verified the same way by a `jax-compat check` run, recorded with
-  `python -m jaxcompat compat --add reports/check.json` (`reports/checks.json`).
-- **~** — inferred from the rules only: the release's metadata accepts this jax and no rule predicts
-  a failure, but no run saw it with this jax.
-- **holes** — releases inside the range (between its oldest and newest end) that are *not* good:
-  a rule predicts a failure there (`rule`), or a run saw one (`seen in …`). A range is whole only
-  where no hole is listed.
-- **jax X itself** — a rule about the jax release alone (or covering every equinox that accepts
-  it): no equinox can fix it; the nearest jax releases without it are named.
-- Rules that need a third package (diffrax with optimistix, NumPy 2, SciPy ≥ 1.13) are not applied
-  to the inferred ranges; the verified sets already avoid them.
-"""
-
-
-def _mark(rng: Range, v: str) -> str:
-    runs = rng.verified.get(v)
-    if not runs:
-        return f"{v} ~"
-    return f"{v} ✓" + "".join(sorted({r[0] for r in runs}))  # s(urvey), m(atrix cell), c(heck run)
-
-
-def _ends(rng: Range) -> str:
-    ends = rng.verified_ends
-    return "—" if ends is None else " – ".join(dict.fromkeys(_mark(rng, v) for v in ends))
-
-
-def _inferred(rng: Range) -> str:
-    ends = rng.inferred_ends
-    return "none" if ends is None else "–".join(dict.fromkeys(ends))
-
-
-def _holes(rng: Range) -> str:
-    """Holes in runs of the same rules ("0.10.10–0.11.4 (rule tracer-hashing; seen: …)")."""
-    groups: list[list[Hole]] = []
-    for h in rng.holes:
-        if groups and groups[-1][-1].rules == h.rules and h.rules:
-            groups[-1].append(h)
-        else:
-            groups.append([h])
-    parts = []
-    for g in groups:
-        span = "–".join(dict.fromkeys((g[0].version, g[-1].version)))
-        why = [f"rule {', '.join(g[0].rules)}"] if g[0].rules else []
-        why += [f"seen in {s}" for h in g for s in h.seen]
-        parts.append(f"{span} ({'; '.join(why)})")
-    return "; ".join(parts) or "—"
-
+# -- the answers ----------------------------------------------------------------------------
 
 def cause(row: Row) -> str:
     """Why there is nothing to pin for this jax, in one line (empty when there is something)."""
@@ -498,40 +338,7 @@ def answer(row: Row, failures=()) -> str:
     eqx = row.ranges["equinox"]
     ev = reqs[2][1] if reqs[2][1].startswith("verified") else "inferred from rules only"
     return (f"{pins} — {ev} (no run saw a full set with this jax without a known failure); rules allow "
-            f"equinox {_inferred(eqx)}")
-
-
-def render_md(rows: list[Row], sources: list[str], failures=()) -> str:
-    lines = ["# jax-compat: which releases work with which jax", "",
-             f"Generated by `{COMMAND}` (`nox -s compat`; `survey` regenerates it too) from "
-             f"{', '.join(f'`{s}`' for s in sources)} and the rules of `matrix.toml`. Do not edit by hand. "
-             "On CPU. `jax-compat pins --jax X` prints one row as a requirements file.", "", KEY,
-             "## Newest releases known to work, per jax", ""]
-    for r in rows:
-        lines.append(f"- **jax {r.jax}**: {answer(r, failures)}")
-    lines += [
-        "",
-        "## Ranges",
-        "",
-        "Per package: the oldest and newest release a run verified (marked), what the rules allow "
-        "(inferred), and the holes inside.",
-        "",
-        "| jax | jaxlib | equinox verified | equinox rules allow | equinox holes | diffrax | optimistix | lineax |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        if c := cause(r):
-            lines.append(f"| {r.jax} | {r.jaxlib or '—'} | {c} | | | | | |")
-            continue
-        eqx = r.ranges["equinox"]
-        comp = " | ".join(_companion(r.ranges[d]) for d in COMPANIONS)
-        lines.append(f"| {r.jax} | {r.jaxlib} | {_ends(eqx)} | {_inferred(eqx)} | {_holes(eqx)} | {comp} |")
-    return "\n".join(lines) + "\n"
-
-
-def _companion(rng: Range) -> str:
-    text = f"{_ends(rng)} (rules: {_inferred(rng)})"
-    return text + (f"; holes: {_holes(rng)}" if rng.holes else "")
+            f"equinox {eqx.inferred_span}")
 
 
 def to_json(rows: list[Row], sources: list[str], failures=()) -> dict:

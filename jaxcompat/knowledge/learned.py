@@ -31,6 +31,7 @@ from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.text import frames, last_line
+from jaxcompat.model.learned import Learned
 from jaxcompat.model.matrix import Cell
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "learned.json"
@@ -48,43 +49,6 @@ _MISSING = (
 
 class LearnedError(ValueError):
     """The learned-requirements file is malformed: the message names the file, the key and the fix."""
-
-
-@dataclass(frozen=True)
-class Learned:
-    """One release that needs more than its metadata declares, and the evidence."""
-
-    package: str  # the release that under-declares (canonical name)
-    release: str  # its version
-    requires: str  # what it really needs (PEP 508, e.g. "equinox>0.11.2")
-    declares: str  # what its metadata says of the same package ("" = nothing)
-    error: str  # the import error's last line
-    frame: str  # where it raised: "optimistix/_misc.py:12"
-    tried: tuple[dict, ...] = ()  # [{"with": {dist: version}, "imports": "ok" | "error"}]
-    observed: str = ""  # YYYY-MM-DD
-
-    @property
-    def needs(self) -> Requirement:
-        return Requirement(self.requires)
-
-    def unmet(self, pins: dict[str, str]) -> bool:
-        """Whether the exact pins given leave this release's real requirement unmet."""
-        need = self.needs
-        have = pins.get(canonicalize_name(need.name))
-        if have is None:
-            return False
-        try:
-            return not need.specifier.contains(Version(have), prereleases=True)
-        except InvalidVersion:
-            return False
-
-    def reason(self) -> str:
-        """``optimistix 0.0.7 needs equinox>0.11.2 (`module 'equinox' has no attribute 'X'`), declares
-        equinox>=0.11.0``"""
-        dep = canonicalize_name(self.needs.name)
-        by_hand = self.frame == "matrix.toml [[requirement]]" and not self.declares  # not read from metadata
-        return (f"{self.package} {self.release} needs {self.requires} (`{self.error}`)"
-                + ("" if by_hand else f", declares {dep}{self.declares or ' (anything)'}"))
 
 
 def _is_version(v: object) -> bool:
@@ -414,35 +378,8 @@ def _drop(cell: Cell, pkg: str) -> Cell:
                    added=tuple(d for d in cell.added if d != pkg))
 
 
-def table(records: list[Learned]) -> str:
-    """The learned requirements, one line each, with their evidence."""
-    if not records:
-        return "no learned requirements"
-    lines = []
-    for r in sorted(records, key=lambda r: (r.package, Version(r.release))):
-        tried = "; ".join(", ".join(f"{d}=={v}" for d, v in t["with"].items()) + f": {t['imports']}" for t in r.tried)
-        lines.append(f"{r.package}=={r.release} needs {r.requires} (declares {canonicalize_name(r.needs.name)}"
-                     f"{r.declares or ' anything'})\n    {r.error}  [{r.frame}]\n    tried with {tried or '-'}")
-    return "\n".join(lines)
-
-
 def save(state_dir: Path, committed: Path = DATA) -> list[Learned]:
     """Merge what this state observed into the committed file (``python -m jaxcompat learned --save``)."""
     records = known(state_dir, committed)
     write_text(committed, dump(records))
     return records
-
-
-def markdown(records: list[Learned]) -> str:
-    """The compatibility table's section on releases that need more than they declare."""
-    if not records:
-        return ""
-    lines = ["", "## Releases that need more than they declare (learned by importing them)", "",
-             f"Observed by the import probe and kept in `jaxcompat/data/learned.json` (`{SAVE_COMMAND}`); "
-             "a resolution with these pins avoids the release.", "",
-             "| release | needs | declares | error | where |", "|---|---|---|---|---|"]
-    for r in sorted(records, key=lambda r: (r.package, Version(r.release))):
-        dep = canonicalize_name(r.needs.name)
-        lines.append(f"| {r.package} {r.release} | {r.requires} | {dep}{r.declares or ' (anything)'} | "
-                     f"`{r.error.replace('|', '/')}` | {r.frame} |")
-    return "\n".join(lines) + "\n"

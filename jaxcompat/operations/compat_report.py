@@ -1,6 +1,6 @@
 """The compatibility table as a product: gather the release space from the package index,
 read the evidence the reports hold, build the table (``knowledge.compat``) and write
-``compat.md`` and ``compat.json``. Regenerate with ``python -m jaxcompat compat``."""
+``compat.md`` (``report.compat``) and ``compat.json``. Regenerate with ``python -m jaxcompat compat``."""
 
 from __future__ import annotations
 
@@ -12,20 +12,11 @@ from packaging.version import Version
 from jaxcompat._util.atomic import write_text
 from jaxcompat.env import releases, resolution
 from jaxcompat.knowledge import learned
-from jaxcompat.knowledge.compat import (
-    FIRST_EQX,
-    FIRST_JAX,
-    RANGED,
-    Release,
-    Releases,
-    Row,
-    default_evidence,
-    load_runs,
-    render_md,
-    table,
-    to_json,
-)
+from jaxcompat.knowledge.compat import FIRST_EQX, FIRST_JAX, RANGED, default_evidence, load_runs, table, to_json
+from jaxcompat.model.compat import Release, Releases, Row
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.report.compat import render_md
+from jaxcompat.report.learned import markdown as learned_markdown
 
 
 def gather(cache: Path) -> Releases:
@@ -61,7 +52,7 @@ def generate(matrix: Matrix, reports_dir: Path, cache: Path, evidence: list[Path
     rows = table(rel or gather(cache), matrix.failures, runs)
     sources = [_shown(p, reports_dir) for p in paths]
     write_text(reports_dir / "compat.md", render_md(rows, sources, matrix.failures)
-               + learned.markdown(learned.load(learned.DATA)))
+               + learned_markdown(learned.load(learned.DATA)))
     write_text(reports_dir / "compat.json", json.dumps(to_json(rows, sources, matrix.failures), indent=1) + "\n")
     return rows
 

@@ -43,6 +43,7 @@ from jaxcompat.model.usertests import Comparison, UserTest, counts
 from jaxcompat.model.vocab import CellStatus, DependentVerdict, UserTestSide
 from jaxcompat.operations import confirm, newwarnings, usertests
 from jaxcompat.report.crater import html, junit, markdown, summary, verdict_text
+from jaxcompat.report.draftrules import render as render_drafts
 
 RESULTS = "dependents"  # the folder (under the crater's reports) of one JSON per dependent
 
@@ -701,7 +702,7 @@ def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s
     write_text(out_dir / "crater.html", scrub(html(text, results, warned)))
     write_text(out_dir / "crater.xml", scrub(junit(results)))
     if rules:
-        write_text(out_dir / "draft-rules.toml", scrub(drafts.render(rules)))
+        write_text(out_dir / "draft-rules.toml", scrub(render_drafts(rules)))
     else:
         (out_dir / "draft-rules.toml").unlink(missing_ok=True)
     return text, exit_status(results, gaps)

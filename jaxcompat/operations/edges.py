@@ -248,13 +248,14 @@ def cost_line(cost: dict, jobs: int, out_dir: Path | None = None, space_pairs: i
 def draft_unexplained(matrix: Matrix, obs, reports_dir: Path) -> str:
     """Draft a rule for every signature no rule explains among the survey's observations."""
     from jaxcompat.knowledge import drafts
+    from jaxcompat.report import draftrules
 
     cells = [o.cell for o in obs]
     groups = drafts.unexplained(cells)
     if not groups:
         return ""
     made = [drafts.draft(g, drafts.box(g, cells), "the survey's observations") for g in groups.values()]
-    path = drafts.write(reports_dir / drafts.FILE, made, matrix)
+    path = draftrules.write(reports_dir / draftrules.FILE, made, matrix)
     report = drafts.verify(cells, matrix, path)
     return (f"drafted {len(made)} rule(s) for signatures no rule explains: {path}; verified: "
             f"{report['turned_reproduced']} results become reproduced, {len(report['other_changes'])} other changes")

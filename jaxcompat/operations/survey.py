@@ -25,6 +25,7 @@ from jaxcompat.env import releases, resolution
 from jaxcompat.knowledge import compat
 from jaxcompat.knowledge.outcomes import CellResult, reclassify
 from jaxcompat.knowledge.survey import Observation
+from jaxcompat.model.compat import Releases, Row
 from jaxcompat.model.matrix import ANY, Cell, Matrix
 from jaxcompat.model.survey import Combo, Space
 from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome
@@ -43,7 +44,7 @@ def combo_cell(combo: Combo) -> Cell:
                 note="survey combination", added=COMPANIONS)
 
 
-def space(rel: compat.Releases, cache: Path) -> Space:
+def space(rel: Releases, cache: Path) -> Space:
     """Every jax release of the release space paired with every equinox release whose metadata
     accepts it. ``rel`` is the one walk of the release space (``operations.compat_report.gather``),
     the same the compatibility table is built on."""
@@ -229,7 +230,7 @@ def score(obs: list[Observation]) -> dict:
 
 # -- the table users ask for most -------------------------------------------------------------
 
-def compat_rows(matrix: Matrix, rel: compat.Releases, sp: Space, obs: list[Observation]) -> list[dict]:
+def compat_rows(matrix: Matrix, rel: Releases, sp: Space, obs: list[Observation]) -> list[dict]:
     """Per surveyed jax release: the oldest and newest equinox, diffrax, optimistix and lineax that
     the rules and the metadata allow — the rows of the one compatibility table
     (``knowledge.compat.table``) — each equinox end marked by what the survey saw there (clean /
@@ -251,7 +252,7 @@ def compat_rows(matrix: Matrix, rel: compat.Releases, sp: Space, obs: list[Obser
     return rows
 
 
-def _ends(row: compat.Row, dist: str) -> list[str] | None:
+def _ends(row: Row, dist: str) -> list[str] | None:
     """The oldest and newest release of ``dist`` the rules and the metadata allow on the row's jax."""
     rng = row.ranges.get(dist)
     return list(rng.inferred_ends) if rng is not None and rng.inferred_ends else None
