@@ -5,6 +5,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
 CASE_FILE = '''
 def test_bug():
     pass
@@ -83,3 +86,10 @@ def check_jsonschema(schema: str, path) -> None:
         pytest.fail("check-jsonschema is not installed (nox -s tests installs it)")
     out = subprocess.run([exe, "--builtin-schema", schema, str(path)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def specs_equal(a: str | SpecifierSet, b: str | SpecifierSet, releases_: list[str]) -> bool:
+    """Two ranges admit the same releases (equality at release granularity)."""
+    sa, sb = SpecifierSet(str(a)), SpecifierSet(str(b))
+    return all(sa.contains(Version(v), prereleases=True) == sb.contains(Version(v), prereleases=True)
+               for v in releases_)

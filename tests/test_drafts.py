@@ -17,6 +17,7 @@ from jaxcompat.operations.bisect import Target
 from jaxcompat.report import draftrules
 from jaxcompat.report import region as region_report
 from jaxcompat.report.edges import COVERAGE_HEADING
+from tests.helpers import specs_equal
 
 ROOT = Path(__file__).resolve().parents[1]
 TB = ('  File "<root>/cases/test_weak_type_closure.py", line 40, in test_x\n    f(x)\n'
@@ -198,8 +199,8 @@ def test_a_bound_names_the_releases_between_its_sides_that_could_not_say(tmp_pat
 
 
 def test_release_granularity_equality():
-    assert region.specs_equal(">=0.4.32", ">=0.4.33", ["0.4.31", "0.4.33", "0.4.34"])  # 0.4.32 not a candidate
-    assert not region.specs_equal(">=0.4.32", ">=0.4.33", ["0.4.31", "0.4.32", "0.4.33"])
+    assert specs_equal(">=0.4.32", ">=0.4.33", ["0.4.31", "0.4.33", "0.4.34"])  # 0.4.32 not a candidate
+    assert not specs_equal(">=0.4.32", ">=0.4.33", ["0.4.31", "0.4.32", "0.4.33"])
 
 
 # -- the edge search --------------------------------------------------------------------------
@@ -306,13 +307,13 @@ def test_the_cost_of_the_search_adds_up_over_runs_and_projects_the_rest(tmp_path
 
 def test_a_result_reused_from_another_environment_names_no_machine_path():
     from jaxcompat.knowledge.outcomes import CaseResult
-    from jaxcompat.report.scrub import scrub_paths
+    from jaxcompat.report.scrub import Scrubber
 
     tb = 'File "/state/envs/survey-jax0.4.22-eqx0.11.4/lib/python3.10/site-packages/x.py", line 1'
     cell = CellResult(id="bisect-jax-0.4.22", python="3.10", backend="cpu", status="ok",
                       results=[CaseResult(case="c", failure=None, expected="pass", outcome="regression",
                                           duration_s=0.0, message="", traceback=tb)])
-    scrub_paths(cell, {"/state/envs/bisect-jax-0.4.22": "<env>"}, envs_dir=Path("/state/envs"))
+    Scrubber({"/state/envs/bisect-jax-0.4.22": "<env>"}, envs_dir=Path("/state/envs")).cell(cell)
     assert cell.results[0].traceback == 'File "<env>/lib/python3.10/site-packages/x.py", line 1'
 
 

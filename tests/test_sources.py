@@ -23,7 +23,7 @@ from jaxcompat.env.candidate import CandidateError, candidate_cell, parse_requir
 from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.index import NO_INDEX, IndexOptions, SourceError, index_options
 from jaxcompat.model.matrix import Cell
-from jaxcompat.report.scrub import scrub_paths
+from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run import resultcache
 from jaxcompat.run.cell import record_sources
 from jaxcompat.run.runner import CellRun
@@ -294,7 +294,7 @@ def test_sources_are_read_from_direct_url_json(tmp_path):
 
 
 def test_the_cell_reports_its_sources_scrubbed(tmp_path, links):
-    """record_sources + scrub_paths + verdict, as run_cell chains them, on a fake environment."""
+    """record_sources + Scrubber.cell + verdict, as run_cell chains them, on a fake environment."""
     home = tmp_path / "home"
     wheel = make_wheel(home / "dist", "equinox", "0.13.1")
     cell = candidate_cell(["jax==0.6.2", f"equinox @ {wheel.as_uri()}"], python="3.11",
@@ -307,7 +307,7 @@ def test_the_cell_reports_its_sources_scrubbed(tmp_path, links):
     result = CellResult(id=cell.id, python="3.11", backend="cpu", status="ok", requested=dict(cell.pins),
                         versions={"jax": "0.6.2", "equinox": "0.13.1"})
     record_sources(cell, lock, CellRun(versions={"jax": "0.6.2", "equinox": "0.13.1"}), result, tmp_path / "state")
-    scrub_paths(result, {str(home): "~"})
+    Scrubber({str(home): "~"}).cell(result)
     digest = sources.content_digest(sources.DirectRef("equinox", wheel.as_uri(), "wheel"))
     assert result.sources == {"equinox": {"version": "0.13.1", "url": "file://~/dist/equinox-0.13.1-py3-none-any.whl",
                                           "kind": "wheel", "sha256": digest}}

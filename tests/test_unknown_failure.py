@@ -24,9 +24,11 @@ import pytest
 
 from jaxcompat.knowledge import config, drafts
 from jaxcompat.knowledge.outcomes import CellResult, reclassify
+from jaxcompat.model.vocab import CellStatus
 from jaxcompat.operations import region
-from jaxcompat.operations.bisect import Target, observed_cell, replay
+from jaxcompat.operations.bisect import Observe, Target, observed_cell
 from jaxcompat.report import draftrules
+from tests.helpers import specs_equal
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "unknown"
@@ -71,7 +73,7 @@ def test_the_tool_bounds_a_removed_rule_again(rule_id, tmp_path):
     assert len(rule.affects) == 1
     for package in ("jax", "equinox"):
         drafted, documented = d["affects"][0].get(package, ""), rule.affects[0].get(package, "")
-        assert region.specs_equal(drafted, documented, candidates[package]), (package, drafted, str(documented))
+        assert specs_equal(drafted, documented, candidates[package]), (package, drafted, str(documented))
     assert set(d["error"]) <= set(rule.errors)
     failed = {r.case for r in judged.results if r.outcome == "regression"}
     assert {e.case for e in rule.cases if e.case in failed} <= set(d["cases"]) == failed
@@ -81,3 +83,16 @@ def test_the_tool_bounds_a_removed_rule_again(rule_id, tmp_path):
     report = drafts.verify([check] + [observed_cell(o) for o in observations], without, path)
     assert report["other_changes"] == []
     assert report["turned_reproduced"] >= len(failed)
+
+
+def replay(observations: list[dict]) -> Observe:
+    """An ``Observe`` that answers from recorded observations (by the requirements asked for)."""
+    seen = {tuple(sorted(o["requirements"])): o for o in observations}
+
+    def observe(reqs: list[str], cell_id: str, cases: list[str]) -> CellResult:
+        o = seen.get(tuple(sorted(reqs)))
+        if o is None:
+            return CellResult(id=cell_id, python="", backend="cpu", status=CellStatus.NOT_RUN,
+                              message=f"not recorded: {' '.join(sorted(reqs))}")
+        return observed_cell(o, cases)
+    return observe

@@ -198,7 +198,7 @@ def test_bisect_candidates_co_install_by_metadata(monkeypatch, tmp_path):
 def test_bisect_unknown_target(tmp_path):
     matrix = load(make_tree(tmp_path))
     with pytest.raises(bisect_mod.BisectError):
-        bisect_mod.target_cases("no-such-thing", matrix)
+        bisect_mod.target_failure("no-such-thing", matrix)
 
 
 # -- compare and latest ------------------------------------------------------------------------

@@ -25,7 +25,6 @@ Chain = tuple
 @dataclass
 class Scopes:
     chains: dict[int, Chain] = field(default_factory=dict)  # id(Name) -> the scopes it is looked up in
-    imports_in_module: set[int] = field(default_factory=set)  # id() of the import statements at module scope
     module: dict[str, bool] | None = None  # the names the module scope binds, once read
     read_module: Callable[[], dict[str, bool]] | None = field(default=None, repr=False)  # reads them
 

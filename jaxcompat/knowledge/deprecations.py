@@ -62,14 +62,6 @@ class Deprecation:
         """The release that removes it: the history's when it knows one, else jax's announcement."""
         return (history.removed_in if history is not None and history.removed_in else None) or self.removal
 
-    def due(self, jax_version: str, history: History | None = None) -> bool:
-        """Whether ``jax_version`` is at or past the removal."""
-        removal = self.removed_in(history)
-        try:
-            return removal is not None and Version(jax_version) >= Version(removal)
-        except InvalidVersion:
-            return False
-
     def sentence(self, versions: dict[str, str], history: History | None = None) -> str:
         who = f"{self.package} {versions.get(self.package, '')}".strip()
         removal = self.removed_in(history)
@@ -116,8 +108,3 @@ def forecast(records: list, versions: dict[str, str], history: Mapping[str, Hist
 def names(api: str, failure_text: str) -> bool:
     """Whether a failure's text names the deprecated API (its last component)."""
     return bool(api) and api.split(".")[-1] in failure_text
-
-
-def came_true(records: list[dict], later_message: str) -> list[Deprecation]:
-    """The forecasts whose API the later failure names: the warning that became the break."""
-    return [d for d in parse(records) if names(d.api, later_message)]

@@ -40,7 +40,6 @@ class Group:
     stage: str  # case | import
     cases: set[str] = field(default_factory=set)
     seen: list[dict[str, str]] = field(default_factory=list)  # installed versions where it showed
-    example: str = ""  # one full message
     frames: set[str] = field(default_factory=set)  # every function of the package that raised it
 
     @property
@@ -59,7 +58,7 @@ def unexplained(cells: list[CellResult]) -> dict[Signature, Group]:
     for cell in cells:
         if cell.status == CellStatus.IMPORT_ERROR and cell.outcome == CellOutcome.CELL_ERROR:
             sig = signature.of_cell(cell.status, cell.message)
-            g = groups.setdefault(("import", *sig.family), Group(sig, "import", example=cell.message[-400:]))
+            g = groups.setdefault(("import", *sig.family), Group(sig, "import"))
             g.seen.append(dict(cell.versions))
         if cell.status != CellStatus.OK:
             continue
@@ -67,7 +66,7 @@ def unexplained(cells: list[CellResult]) -> dict[Signature, Group]:
             if r.outcome not in UNEXPLAINED_OUTCOMES or r.outcome == Outcome.FLAKY:
                 continue
             sig = signature.of(r.raw())
-            g = groups.setdefault(("case", *sig.family), Group(sig, "case", example=r.message[:400]))
+            g = groups.setdefault(("case", *sig.family), Group(sig, "case"))
             g.cases.add(r.case)
             g.frames.add(sig.frame)
             if dict(cell.versions) not in g.seen:

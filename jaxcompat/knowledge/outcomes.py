@@ -20,7 +20,6 @@ from jaxcompat.model.warnings import TestWarning
 FAILING_OUTCOMES = frozenset(o for o in Outcome if o.fails)
 UNEXPLAINED_OUTCOMES = FAILING_OUTCOMES - {Outcome.STALE}  # a failure that no rule explains
 CELL_OK = CellStatus.OK
-CELL_ERRORS = tuple(s for s in CellStatus if s is not CellStatus.OK)
 FAILING_CELL_OUTCOMES = frozenset(o for o in CellOutcome if o.fails)
 # Reports before the harness-error status marked one as a run-error with this message prefix
 # (read, never written).

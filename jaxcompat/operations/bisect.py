@@ -76,10 +76,6 @@ def target_failure(target: str, matrix: Matrix) -> tuple[Failure, list[str]]:
     return covering[0], [target]
 
 
-def target_cases(target: str, matrix: Matrix) -> list[str]:
-    return target_failure(target, matrix)[1]
-
-
 def rule_target(target: str, matrix: Matrix) -> Target:
     f, cases = target_failure(target, matrix)
     return Target(f.id, tuple(cases),
@@ -244,19 +240,6 @@ def record(reqs: list[str], res: CellResult) -> dict:
     keep = ("id", "python", "backend", "status", "versions", "requested", "date", "message")
     return {"requirements": list(reqs), **{k: d[k] for k in keep if k in d},
             "results": [asdict(r.raw()) for r in res.results]}
-
-
-def replay(observations: list[dict]) -> Observe:
-    """An ``Observe`` that answers from recorded observations (by the requirements asked for)."""
-    seen = {tuple(sorted(o["requirements"])): o for o in observations}
-
-    def observe(reqs: list[str], cell_id: str, cases: list[str]) -> CellResult:
-        o = seen.get(tuple(sorted(reqs)))
-        if o is None:
-            return CellResult(id=cell_id, python="", backend="cpu", status=CellStatus.NOT_RUN,
-                              message=f"not recorded: {' '.join(sorted(reqs))}")
-        return observed_cell(o, cases)
-    return observe
 
 
 def observed_cell(rec: dict, cases: list[str] | None = None) -> CellResult:

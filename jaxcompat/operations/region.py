@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
@@ -107,10 +106,3 @@ def _corners(region: Region, target: Target, observe: Observe, progress) -> None
         region.shape = "rectangle"
     else:
         region.shape = "rectangle (corners could not say)" if states else "rectangle"
-
-
-def specs_equal(a: str | SpecifierSet, b: str | SpecifierSet, releases_: list[str]) -> bool:
-    """Two ranges admit the same releases (equality at release granularity)."""
-    sa, sb = SpecifierSet(str(a)), SpecifierSet(str(b))
-    return all(sa.contains(Version(v), prereleases=True) == sb.contains(Version(v), prereleases=True)
-               for v in releases_)

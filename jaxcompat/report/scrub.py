@@ -94,8 +94,3 @@ class Scrubber:
         for r in result.results:
             r.message, r.traceback = self(r.message), self(r.traceback)
         result.deprecations = [replace(d, where=self(d.where), message=self(d.message)) for d in result.deprecations]
-
-
-def scrub_paths(result: CellResult, replacements: dict[str, str], envs_dir: Path | None = None) -> None:
-    """``Scrubber(replacements, envs_dir).cell(result)``."""
-    Scrubber(replacements, envs_dir).cell(result)

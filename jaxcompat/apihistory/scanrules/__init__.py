@@ -20,9 +20,7 @@ from jaxcompat.apihistory.scanrules.rule import Rule
 RULES: dict[str, Rule] = {m.RULE.code: m.RULE for m in (jxc001, jxc002, jxc003, jxc004, jxc005, jxc006, jxc007,
                                                         jxc008)}
 ERROR_CODES = frozenset(code for code, rule in RULES.items() if rule.is_error)
-REMOVED_CODE, DEPRECATED_CODE, CALL_CODE = jxc001.RULE.code, jxc002.RULE.code, jxc003.RULE.code
-PRIVATE_CODE, BEHAVIOUR_CODE, CALL_DEPRECATED_CODE = jxc004.RULE.code, jxc005.RULE.code, jxc006.RULE.code
-PRIVATE_GONE_CODE, TYPING_CODE = jxc007.RULE.code, jxc008.RULE.code
+CALL_CODE, CALL_DEPRECATED_CODE = jxc003.RULE.code, jxc006.RULE.code
 
 
 def level(code: str) -> str:
