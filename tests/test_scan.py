@@ -21,11 +21,13 @@ import pytest
 from jaxcompat.apihistory import apitimeline
 from jaxcompat.apihistory.apiexplain import explain_removed, where
 from jaxcompat.apihistory.apitimeline import Timeline, regenerate
-from jaxcompat.apihistory.scan import Target, render, scan
+from jaxcompat.apihistory.scan import scan
 from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.scan import Target
 from jaxcompat.model.usertests import Comparison
 from jaxcompat.operations import usertests
 from jaxcompat.report import usertests as user_report
+from jaxcompat.report.scan import render
 
 TABLE_TAIL = '''
 import typing as _typing
