@@ -21,11 +21,13 @@ import pytest
 from jaxcompat.apihistory import apitimeline
 from jaxcompat.apihistory.apiexplain import explain_removed, where
 from jaxcompat.apihistory.apitimeline import Timeline, regenerate
-from jaxcompat.apihistory.scan import Target, render, scan
+from jaxcompat.apihistory.scan import scan
 from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.scan import Target
 from jaxcompat.model.usertests import Comparison
 from jaxcompat.operations import usertests
 from jaxcompat.report import usertests as user_report
+from jaxcompat.report.scan import render, render_scans
 
 TABLE_TAIL = '''
 import typing as _typing
@@ -294,6 +296,22 @@ def test_output_formats(tmp_path, tl):
         and "title=JXC001::" in gh[0]
     )
     assert gh[-1].startswith("::warning ")
+
+
+def test_several_scans_print_as_one(tmp_path, tl):
+    """jax's scan and equinox's: text one after the other, one JSON object of scans, one SARIF log
+    with one run per package."""
+    (tmp_path / "m.py").write_text(USER)
+    eqx = Timeline.load(apitimeline.PACKAGES["equinox"][1])
+    scans = [(scan([str(tmp_path)], Target("0.6.0"), tl), Target("0.6.0"), tl),
+             (scan([str(tmp_path)], Target(eqx.newest), eqx), Target(eqx.newest), eqx)]
+    assert render_scans(scans, "text") == "".join(render(r, "text", t, t_l) for r, t, t_l in scans)
+    assert [s["package"] for s in json.loads(render_scans(scans, "json"))["scans"]] == ["jax", "equinox"]
+    log = json.loads(render_scans(scans, "sarif"))
+    assert [run["tool"]["driver"]["properties"]["timeline"].split()[0] for run in log["runs"]] == ["jax", "equinox"]
+    report, target, _ = scans[0]
+    assert log["runs"][0] == json.loads(render(report, "sarif", target, tl))["runs"][0]
+    assert render_scans(scans[:1], "json") == render(report, "json", target, tl)
 
 
 @pytest.mark.integration

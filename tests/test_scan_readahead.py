@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from jaxcompat.apihistory import scan as scan_module
 from jaxcompat.apihistory.apitimeline import Timeline
-from jaxcompat.apihistory.scan import Target, scan
+from jaxcompat.apihistory.scan import scan
 from jaxcompat.apihistory.scanscope import may_rebind
+from jaxcompat.model.scan import Target
 
 HEADS = ["import jax", "import jax.numpy as jnp", "from jax import tree_map", "from jax import numpy as np",
          "from jax import lax as jax_lax", "import jax as J"]

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from jaxcompat.apihistory.apitimeline import Timeline
-from jaxcompat.apihistory.scan import Target, scan
+from jaxcompat.apihistory.scan import scan
+from jaxcompat.model.scan import Target
 
 ROOT = Path(__file__).resolve().parent.parent
 NEW = Target("0.12.0.1", "0.4.30")

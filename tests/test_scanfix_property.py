@@ -12,8 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jaxcompat.apihistory.apitimeline import Timeline
-from jaxcompat.apihistory.scan import Target, scan
+from jaxcompat.apihistory.scan import scan
 from jaxcompat.apihistory.scanfix import Replace, apply, ast_lines, char_offset, line_starts
+from jaxcompat.model.scan import Target
 
 TARGET = Target("0.12.0.1", "0.4.30")
 HEAD = "import jax\nimport jax.numpy as jnp\n"

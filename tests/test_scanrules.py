@@ -9,9 +9,10 @@ import re
 from pathlib import Path
 
 from jaxcompat.apihistory.apitimeline import Timeline
-from jaxcompat.apihistory.scan import Report, Target, sarif
 from jaxcompat.apihistory.scanrules import ERROR_CODES, RULES, table
-from jaxcompat.apihistory.scanrules.rule import ERROR, WARNING
+from jaxcompat.model.scan import Report, Target
+from jaxcompat.model.vocab import FindingLevel
+from jaxcompat.report.scan import sarif
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE_FILES = sorted((ROOT / "jaxcompat/apihistory/scanrules").glob("jxc*.py"))
@@ -23,7 +24,7 @@ def test_every_rule_module_is_in_the_registry_under_its_own_code():
         module = importlib.import_module(f"jaxcompat.apihistory.scanrules.{p.stem}")
         rule = module.RULE
         assert rule is RULES[p.stem.upper()]
-        assert rule.level in (ERROR, WARNING) and rule.name and rule.doc.endswith(".")
+        assert rule.level in (FindingLevel.ERROR, FindingLevel.WARNING) and rule.name and rule.doc.endswith(".")
         assert module.__doc__.startswith(f"{rule.code} {rule.name}:"), p  # the module says which rule it keeps
 
 

@@ -20,10 +20,12 @@ from hypothesis import strategies as st
 
 from jaxcompat.apihistory import behaviour
 from jaxcompat.apihistory.apitimeline import Timeline, regenerate
-from jaxcompat.apihistory.scan import Target, render, scan
+from jaxcompat.apihistory.scan import scan
 from jaxcompat.apihistory.scanlookup import private_part
 from jaxcompat.apihistory.signatures import NewerSyntax, Params, of_function, parse, top_names
+from jaxcompat.model.scan import Target
 from jaxcompat.model.vocab import BindProblem
+from jaxcompat.report.scan import render
 
 ARRAY = {
     "0.10.0": "def array(object, dtype=None, copy=True, order='K', ndmin=0):\n  return object\n",

@@ -19,11 +19,12 @@ from pathlib import Path
 
 from jaxcompat._util.text import frames
 from jaxcompat.apihistory.apitimeline import Timeline, ver
-from jaxcompat.apihistory.scanlookup import Hit, Target, resolve
+from jaxcompat.apihistory.scanlookup import Hit, resolve
 from jaxcompat.apihistory.scanrules import CALL_CODE, CALL_DEPRECATED_CODE
 from jaxcompat.apihistory.scanrules.jxc003 import judge_call, renamed_keyword
 from jaxcompat.env import candidate
 from jaxcompat.knowledge.deprecations import History, apis
+from jaxcompat.model.scan import Target
 from jaxcompat.model.vocab import Phase, TestStatus, UserTestSide
 from jaxcompat.plugin.packages import DEPENDENTS
 

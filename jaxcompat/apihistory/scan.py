@@ -5,9 +5,9 @@ its jax imports resolved (``import jax.numpy as jnp``, ``from jax import lax``,
 ``from jax.X import Y``, ``import jax.X``) and every attribute chain rooted at one of them
 (``jax.lib.xla_bridge.get_backend``, ``jnp.something``) looked up in the timeline
 (:mod:`jaxcompat.apihistory.apitimeline`) at the target release. This module keeps the walk (which
-files and lines can hold a finding, the imports, scopes and guards of a file, the output); what
-each finding means, says and fixes is its rule's (:mod:`jaxcompat.apihistory.scanrules`, one
-module per code).
+files and lines can hold a finding, the imports, scopes and guards of a file); what each finding
+means, says and fixes is its rule's (:mod:`jaxcompat.apihistory.scanrules`, one module per code).
+The records it returns are :mod:`jaxcompat.model.scan`'s, the output :mod:`jaxcompat.report.scan`'s.
 
 ``--fix`` applies the rules' fixes (``--diff`` prints them instead). Exit status: 1 when something
 in use is removed at the target (after fixing), else 0; 2 for bad input.
@@ -20,21 +20,20 @@ import dataclasses
 import difflib
 import functools
 import gc
-import json
 import os
 import re
 import textwrap
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from jaxcompat.apihistory import scansyntax
 from jaxcompat.apihistory.apitimeline import DEPRECATED, GONE, PACKAGES, REMOVED, Timeline
 from jaxcompat.apihistory.scanfix import Edit, Source, apply, ast_lines
 from jaxcompat.apihistory.scanguards import ATTRIBUTE, CALL, IMPORT, Guards, version_of
-from jaxcompat.apihistory.scanlookup import Hit, Target, private_part, resolve
+from jaxcompat.apihistory.scanlookup import Hit, private_part, resolve
 from jaxcompat.apihistory.scanrules import ERROR_CODES, RULES, jxc001, jxc002, jxc003, jxc004, jxc005, jxc007, jxc008
 from jaxcompat.apihistory.scanscope import Scopes, may_rebind, scopes
+from jaxcompat.model.scan import Finding, Report, Target
 
 SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "__pycache__", "node_modules",
              "site-packages", "build", "dist", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".jaxcompat"}
@@ -42,79 +41,6 @@ SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "__pycache_
 
 class ScanError(ValueError):
     """Bad input to scan (said in one line)."""
-
-
-@dataclass
-class Finding:
-    path: str
-    line: int  # 1-based
-    col: int  # 1-based, in characters
-    end_line: int
-    end_col: int
-    code: str
-    name: str  # the jax name (module.name) in use
-    message: str
-    replacement: str = ""
-    fixable: bool = False
-    edit: Edit | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def level(self) -> str:
-        return "error" if self.code in ERROR_CODES else "warning"
-
-    def to_dict(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "edit"}
-        d["level"] = self.level
-        return d
-
-    def text(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}" + (" [*]" if self.fixable else "")
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 # ---------------------------------------------------------------- one file
@@ -198,7 +124,7 @@ class _File:
         self.findings.append(Finding(
             self.path, node.lineno, self.char_col(node.lineno, node.col_offset) + 1,
             node.end_lineno or node.lineno, self.char_col(node.end_lineno or node.lineno, node.end_col_offset or 0) + 1,
-            code, name, text, replacement, fixable=edit is not None, edit=edit))
+            code, name, text, RULES[code].level, replacement, fixable=edit is not None, edit=edit))
 
     # private API: jax._src, underscore names reached through public modules
     def on_private(self, node, dotted: str) -> bool:
@@ -414,10 +340,6 @@ class _File:
         self.add(sub, hit, jxc001.chain_edit(self, sub, cur, root, hit))
 
 
-
-
-
-
 def _ending_at(node: ast.Attribute, n_parts: int, root: str, name: str):
     """The sub-chain of ``node`` (``n_parts`` attributes after the name bound to ``root``) that
     ends at the dotted ``name``."""
@@ -624,21 +546,6 @@ def files(paths: list[str]) -> list[Path]:
     return out
 
 
-@dataclass
-class Report:
-    findings: list[Finding]
-    files: int
-    parse_errors: list[str]
-    fixed: list[Finding] = field(default_factory=list)
-    diffs: list[str] = field(default_factory=list)
-    guarded: int = 0  # uses inside try/except AttributeError, `if hasattr(...)`, version checks: not reported
-    not_fixed: list[str] = field(default_factory=list)  # files --fix left as they were, and why
-
-    @property
-    def errors(self) -> list[Finding]:
-        return [f for f in self.findings if f.code in ERROR_CODES]
-
-
 def scan(paths: list[str], target: Target, timeline: Timeline | None = None, fix: bool = False,
          diff: bool = False, exhaustive: bool = False) -> Report:
     """``exhaustive``: parse and walk every file that mentions jax (no reading ahead of the
@@ -702,74 +609,3 @@ def _fix_one(path: Path, src: Source, got: list[Finding], report: Report, write:
         return got
     report.fixed += done
     return [f for f in got if f not in done]
-
-
-# ---------------------------------------------------------------- output
-
-
-def render(report: Report, fmt: str, target: Target, timeline: Timeline) -> str:
-    if fmt == "json":
-        return json.dumps({timeline.package: target.release, "package": timeline.package,
-                           "from": target.before or None, "files": report.files,
-                           "findings": [f.to_dict() for f in report.findings],
-                           "fixed": [f.to_dict() for f in report.fixed], "guarded": report.guarded,
-                           "not_fixed": report.not_fixed,
-                           "parse_errors": report.parse_errors},
-                          indent=2) + "\n"
-    if fmt == "sarif":
-        return json.dumps(sarif(report, target, timeline), indent=2) + "\n"
-    if fmt == "github":
-        out = [f"::{'error' if f.level == 'error' else 'warning'} file={f.path},line={f.line},col={f.col},"
-               f"endLine={f.end_line},endColumn={f.end_col},title={f.code}::{_gh(f.message)}" for f in report.findings]
-        return "".join(x + "\n" for x in out)
-    lines = ([f.text() for f in report.findings] + [f"error: {e}" for e in report.parse_errors]
-             + [f"warning: --fix {e}" for e in report.not_fixed])
-    n_err, n_warn = len(report.errors), len(report.findings) - len(report.errors)
-    summary = (f"{timeline.package} {target.release}" + (f" (from {target.before})" if target.before else "")
-               + f": {report.files} files, {n_err} errors, {n_warn} warnings")
-    if report.parse_errors:
-        summary += f" ({len(report.parse_errors)} not read: exit 2)"
-    if report.guarded:
-        summary += f" ({report.guarded} more inside try/except or hasattr/version checks, not reported)"
-    if report.fixed:
-        summary += f"; {len(report.fixed)} fixed"
-    fixable = sum(f.fixable for f in report.findings)
-    if fixable:
-        summary += f"; [*] {fixable} fixable with --fix"
-    return "".join(x + "\n" for x in lines + report.diffs + [summary])
-
-
-def _gh(s: str) -> str:
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def sarif(report: Report, target: Target, timeline: Timeline) -> dict:
-    """SARIF 2.1.0, as GitHub code scanning reads it."""
-    rules = [{"id": r.code, "name": r.name, "shortDescription": {"text": r.doc},
-              "defaultConfiguration": {"level": r.level}} for r in RULES.values()]
-    results = []
-    for f in report.findings:
-        results.append({
-            "ruleId": f.code, "level": f.level, "message": {"text": f.message},
-            "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": Path(f.path).as_posix()},
-                "region": {"startLine": f.line, "startColumn": f.col, "endLine": f.end_line, "endColumn": f.end_col}}}],
-            "properties": {"jaxName": f.name, "replacement": f.replacement, timeline.package: target.release},
-        })
-    return {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "jax-compat scan",
-                        "informationUri": "https://github.com/jax-ml/jax",
-                        "rules": rules,
-                        "properties": {"timeline": f"{timeline.package} {timeline.releases[0]}–{timeline.newest}"},
-                    }
-                },
-                "results": results,
-            }
-        ],
-    }

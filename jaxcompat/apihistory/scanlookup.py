@@ -10,12 +10,6 @@ from jaxcompat.apihistory.apitimeline import DEPRECATED, GONE, PACKAGES, PRESENT
 
 
 @dataclass(frozen=True)
-class Target:
-    release: str  # the jax release scanned against
-    before: str = ""  # --from: the release the user runs today
-
-
-@dataclass(frozen=True)
 class Hit:
     name: str  # the dotted name that is removed/deprecated
     state: State

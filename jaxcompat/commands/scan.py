@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
 from jaxcompat.apihistory.apitimeline import PACKAGES, Timeline
-from jaxcompat.apihistory.scan import ScanError, Target, render, sarif, scan
+from jaxcompat.apihistory.scan import ScanError, scan
+from jaxcompat.model.scan import Target
+from jaxcompat.report.scan import render_scans
 
 NAME = "scan"
 
@@ -30,15 +31,7 @@ def run(args) -> int:
     except (ScanError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
-    if len(reports) == 1 or args.format in ("text", "github"):
-        sys.stdout.write("".join(render(r, args.format, t, tl) for r, t, tl in reports))
-    elif args.format == "json":  # one object per package scanned
-        sys.stdout.write(json.dumps({"scans": [json.loads(render(r, "json", t, tl)) for r, t, tl in reports]},
-                                    indent=2) + "\n")
-    else:  # SARIF: one run per package
-        logs = [sarif(r, t, tl) for r, t, tl in reports]
-        logs[0]["runs"] = [run for log in logs for run in log["runs"]]
-        sys.stdout.write(json.dumps(logs[0], indent=2) + "\n")
+    sys.stdout.write(render_scans(reports, args.format))
     if any(r.parse_errors for r, _, _ in reports):  # a file not read is not judged: never an answer of 0 or 1
         if args.format != "text":
             print("error: " + "; ".join(e for r, _, _ in reports for e in r.parse_errors[:3]), file=sys.stderr)

@@ -224,6 +224,13 @@ class TimelineState(Word):
         return self in (TimelineState.REMOVED, TimelineState.GONE)
 
 
+class FindingLevel(Word):
+    """How much a scan finding weighs, as SARIF says it (each rule has one: scanrules/)."""
+
+    ERROR = "error"  # scan's exit status is 1
+    WARNING = "warning"  # said, exit 0
+
+
 class UserTestStatus(Word):
     """The class of one of the user's own tests, before and after (``check --tests``)."""
 

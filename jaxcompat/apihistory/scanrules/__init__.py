@@ -23,10 +23,6 @@ ERROR_CODES = frozenset(code for code, rule in RULES.items() if rule.is_error)
 CALL_CODE, CALL_DEPRECATED_CODE = jxc003.RULE.code, jxc006.RULE.code
 
 
-def level(code: str) -> str:
-    return RULES[code].level
-
-
 def table() -> str:
     """docs/scan.md's table of the rules, as the registry has them (a test holds the two together)."""
     rows = ["| Code | Name | Level | What | `--fix` |", "| --- | --- | --- | --- | --- |"]

@@ -15,10 +15,12 @@ import re
 
 from jaxcompat.apihistory.apitimeline import GONE, State, Timeline
 from jaxcompat.apihistory.scanfix import Edit, Replace, Several, SplitImport, line_break, segment
-from jaxcompat.apihistory.scanlookup import Hit, Target, is_rename, resolve
-from jaxcompat.apihistory.scanrules.rule import ERROR, Rule
+from jaxcompat.apihistory.scanlookup import Hit, is_rename, resolve
+from jaxcompat.apihistory.scanrules.rule import Rule
+from jaxcompat.model.scan import Target
+from jaxcompat.model.vocab import FindingLevel
 
-RULE = Rule("JXC001", "jax-api-removed", ERROR, "A jax name in use is removed at the target jax release.",
+RULE = Rule("JXC001", "jax-api-removed", FindingLevel.ERROR, "A jax name in use is removed at the target jax release.",
             fix="a plain rename to a name present at the target")
 _MUST_IMPORT = re.compile(r"import (jax(?:\.\w+)+)` explicitly")
 

@@ -10,11 +10,14 @@ from __future__ import annotations
 import re
 
 from jaxcompat.apihistory.apitimeline import Timeline
-from jaxcompat.apihistory.scanlookup import Hit, Target
+from jaxcompat.apihistory.scanlookup import Hit
 from jaxcompat.apihistory.scanrules.jxc001 import use_instead
-from jaxcompat.apihistory.scanrules.rule import WARNING, Rule
+from jaxcompat.apihistory.scanrules.rule import Rule
+from jaxcompat.model.scan import Target
+from jaxcompat.model.vocab import FindingLevel
 
-RULE = Rule("JXC002", "jax-api-deprecated", WARNING, "A jax name in use is deprecated at the target jax release.",
+RULE = Rule("JXC002", "jax-api-deprecated", FindingLevel.WARNING,
+            "A jax name in use is deprecated at the target jax release.",
             fix="a plain rename to a name present at the target")
 _REMOVAL = re.compile(r"(?i)(?:will be removed|removed)\s+(?:in|with|from)\s+(?:JAX\s+)?v?(\d+\.\d+(?:\.\d+)*)")
 

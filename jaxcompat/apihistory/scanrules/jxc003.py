@@ -14,14 +14,14 @@ import ast
 
 from jaxcompat.apihistory.apitimeline import ver
 from jaxcompat.apihistory.scanfix import Edit, Replace
-from jaxcompat.apihistory.scanlookup import Target
 from jaxcompat.apihistory.scanrules.calls import CallSite, binds_at, kw_list, pretty, slot_names
 from jaxcompat.apihistory.scanrules.jxc006 import by_keyword, shimmed
-from jaxcompat.apihistory.scanrules.rule import ERROR, Rule
+from jaxcompat.apihistory.scanrules.rule import Rule
 from jaxcompat.apihistory.signatures import Params
-from jaxcompat.model.vocab import BindProblem
+from jaxcompat.model.scan import Target
+from jaxcompat.model.vocab import BindProblem, FindingLevel
 
-RULE = Rule("JXC003", "jax-call-rejected", ERROR,
+RULE = Rule("JXC003", "jax-call-rejected", FindingLevel.ERROR,
             "A call that the target release's signature rejects: an argument by position that is keyword-only "
             "now, a keyword removed or renamed, a newly required parameter.",
             fix="name= before arguments by position that went keyword-only; a renamed keyword")

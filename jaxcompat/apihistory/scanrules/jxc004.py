@@ -4,9 +4,10 @@ deprecation. Where the target's wheel no longer has it, JXC007 says so instead."
 
 from __future__ import annotations
 
-from jaxcompat.apihistory.scanrules.rule import WARNING, Rule
+from jaxcompat.apihistory.scanrules.rule import Rule
+from jaxcompat.model.vocab import FindingLevel
 
-RULE = Rule("JXC004", "jax-private-api", WARNING,
+RULE = Rule("JXC004", "jax-private-api", FindingLevel.WARNING,
             "Private jax API (jax._src, an underscore name): it may change in any release, without deprecation.")
 
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from jaxcompat.apihistory import behaviour
 from jaxcompat.apihistory.apitimeline import ver
-from jaxcompat.apihistory.scanlookup import Target
-from jaxcompat.apihistory.scanrules.rule import WARNING, Rule
+from jaxcompat.apihistory.scanrules.rule import Rule
+from jaxcompat.model.scan import Target
+from jaxcompat.model.vocab import FindingLevel
 
-RULE = Rule("JXC005", "jax-behaviour-changed", WARNING,
+RULE = Rule("JXC005", "jax-behaviour-changed", FindingLevel.WARNING,
             "A jax function whose behaviour changed between the releases, with nothing in its name or "
             "signature to show it.")
 BEHAVIOUR = behaviour.by_name()  # dotted name -> its changes

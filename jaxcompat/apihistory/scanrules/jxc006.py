@@ -11,9 +11,10 @@ import ast
 
 from jaxcompat.apihistory.scanfix import Edit, Replace, Several
 from jaxcompat.apihistory.scanrules.calls import CallSite, kw_list, slot_names
-from jaxcompat.apihistory.scanrules.rule import WARNING, Rule
+from jaxcompat.apihistory.scanrules.rule import Rule
+from jaxcompat.model.vocab import FindingLevel
 
-RULE = Rule("JXC006", "jax-call-deprecated", WARNING,
+RULE = Rule("JXC006", "jax-call-deprecated", FindingLevel.WARNING,
             "A call the target accepts with a DeprecationWarning: an argument by position that jax is making "
             "keyword-only.", fix="name= before the arguments by position")
 

@@ -3,9 +3,11 @@ the release it went (``jax._src.core.get_aval``: gone in 0.10.0)."""
 
 from __future__ import annotations
 
-from jaxcompat.apihistory.scanrules.rule import ERROR, Rule
+from jaxcompat.apihistory.scanrules.rule import Rule
+from jaxcompat.model.vocab import FindingLevel
 
-RULE = Rule("JXC007", "jax-private-removed", ERROR, "Private jax API that the target release no longer has.")
+RULE = Rule("JXC007", "jax-private-removed", FindingLevel.ERROR,
+            "Private jax API that the target release no longer has.")
 
 
 def message(dotted: str, gone: str, pkg: str) -> str:

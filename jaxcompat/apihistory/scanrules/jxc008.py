@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from jaxcompat.apihistory.scanrules.rule import WARNING, Rule
+from jaxcompat.apihistory.scanrules.rule import Rule
+from jaxcompat.model.vocab import FindingLevel
 
-RULE = Rule("JXC008", "jax-api-removed-typing-only", WARNING,
+RULE = Rule("JXC008", "jax-api-removed-typing-only", FindingLevel.WARNING,
             "A jax name removed at the target, imported only under `if TYPE_CHECKING:`: a type checker fails "
             "on it, the code that runs does not.")
 

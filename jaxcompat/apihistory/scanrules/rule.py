@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ERROR, WARNING = "error", "warning"
+from jaxcompat.model.vocab import FindingLevel
 
 
 @dataclass(frozen=True)
 class Rule:
     code: str  # JXC00N
     name: str  # as SARIF names it
-    level: str  # ERROR: the exit status is 1; WARNING: said, exit 0
+    level: FindingLevel  # ERROR: the exit status is 1; WARNING: said, exit 0
     doc: str  # one sentence: SARIF's shortDescription and docs/scan.md's rule table
     fix: str = ""  # what --fix rewrites; "" when it rewrites nothing
 
     @property
     def is_error(self) -> bool:
-        return self.level == ERROR
+        return self.level is FindingLevel.ERROR

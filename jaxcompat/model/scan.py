@@ -1,0 +1,55 @@
+"""The records of ``jax-compat scan``: what a scan is made against (``Target``), one use of a jax
+name it reports (``Finding``) and the answer over many files (``Report``). Made by
+apihistory/scan.py (its rules in apihistory/scanrules/), rendered by report/scan.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from jaxcompat.model.vocab import FindingLevel
+
+
+@dataclass(frozen=True)
+class Target:
+    release: str  # the jax release scanned against
+    before: str = ""  # --from: the release the user runs today
+
+
+@dataclass
+class Finding:
+    path: str
+    line: int  # 1-based
+    col: int  # 1-based, in characters
+    end_line: int
+    end_col: int
+    code: str
+    name: str  # the jax name (module.name) in use
+    message: str
+    level: FindingLevel  # its rule's
+    replacement: str = ""
+    fixable: bool = False
+    # the fix (an apihistory.scanfix.Edit) the scan made and applies; no output shows it
+    edit: object | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("edit", "level")}
+        d["level"] = self.level
+        return d
+
+    def text(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}" + (" [*]" if self.fixable else "")
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    files: int
+    parse_errors: list[str]
+    fixed: list[Finding] = field(default_factory=list)
+    diffs: list[str] = field(default_factory=list)
+    guarded: int = 0  # uses inside try/except AttributeError, `if hasattr(...)`, version checks: not reported
+    not_fixed: list[str] = field(default_factory=list)  # files --fix left as they were, and why
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.level == FindingLevel.ERROR]
