@@ -150,3 +150,94 @@ def test_no_private_name_crosses_a_stage(module):
                 and _stage(aliases[n.value.id]) != _stage(module)):
             bad.append(f"{n.value.id}.{n.attr}")
     assert not bad, f"{module} uses private names of another stage: {', '.join(sorted(set(bad)))}"
+
+
+def _defined(module: str) -> set[str]:
+    """The names ``module`` binds itself at its top: defs, classes, assignments, and what it imports
+    inside a top-level ``try``/``if`` (a shim such as ``_util.toml``'s ``tomllib``)."""
+    out: set[str] = set()
+    for n in ast.parse(MODULES[module].read_text(encoding="utf-8")).body:
+        if isinstance(n, ast.Import):  # a module it imports whole: reached through it to patch it in tests
+            out |= {(a.asname or a.name).split(".")[0] for a in n.names}
+        elif isinstance(n, ast.ImportFrom) and n.module:
+            out |= {a.asname or a.name for a in n.names if f"{n.module}.{a.name}" in MODULES}
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            out |= {x.id for x in ast.walk(n) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
+        elif isinstance(n, (ast.Try, ast.If)):
+            for x in ast.walk(n):
+                if isinstance(x, (ast.Import, ast.ImportFrom)):
+                    out |= {(a.asname or a.name).split(".")[0] for a in x.names}
+                elif isinstance(x, (ast.FunctionDef, ast.ClassDef)):
+                    out.add(x.name)
+                elif isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store):
+                    out.add(x.id)
+    return out
+
+
+DEFINED = {}
+USERS = {**MODULES, **{f"tests.{p.stem}": p for p in sorted((PACKAGE.parent / "tests").glob("*.py"))},
+         **{f"benchmarks.{p.stem}": p for p in sorted((PACKAGE.parent / "benchmarks").glob("*.py"))}}
+
+
+@pytest.mark.parametrize("module", sorted(USERS))
+def test_each_name_is_imported_from_its_home(module):
+    """A name is imported from the module that defines it, never through another that imported it
+    (``from x import name as name`` to pass it on): one home per name, so a move updates its callers."""
+    tree = ast.parse(USERS[module].read_text(encoding="utf-8"))
+    aliases: dict[str, str] = {}
+    bad = []
+    for n in ast.walk(tree):
+        if not (isinstance(n, ast.ImportFrom) and n.module and n.module in MODULES):
+            continue
+        for a in n.names:
+            target = f"{n.module}.{a.name}"
+            if target in MODULES:
+                aliases[a.asname or a.name] = target
+            elif a.name not in DEFINED.setdefault(n.module, _defined(n.module)):
+                bad.append(f"{a.name} from {n.module}")
+            elif a.asname == a.name and module in MODULES:
+                bad.append(f"{a.name} passed on as itself (`as {a.name}`)")
+    for n in ast.walk(tree):
+        if (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in aliases
+                and isinstance(n.ctx, ast.Load) and f"{aliases[n.value.id]}.{n.attr}" not in MODULES
+                and not n.attr.startswith("__")
+                and n.attr not in DEFINED.setdefault(aliases[n.value.id], _defined(aliases[n.value.id]))):
+            bad.append(f"{n.value.id}.{n.attr}")
+    assert not bad, f"{module} imports names not from their home: {', '.join(sorted(set(bad)))}"
+
+
+def test_every_function_and_class_is_used_by_the_package_itself():
+    """Dead code gone: a top-level function or class of ``jaxcompat`` (or a method) that nothing in
+    the package names (as a name, an attribute or a word-like string) is used by tests alone, or by
+    nothing: delete it, or move it to ``tests/``. Plugin hooks and each command's ``add_parser`` and
+    ``run`` are called by pytest and the registry; the workflows and noxfile count as users."""
+    import re
+
+    used: set[str] = set()
+    defined = []
+    for path in MODULES.values():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for n in tree.body:
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defined.append((path, n.name))
+            if isinstance(n, ast.ClassDef):
+                defined += [(path, f"{n.name}.{m.name}") for m in n.body
+                            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and not m.name.startswith("__")]
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Name):
+                used.add(n.id)
+            elif isinstance(n, ast.Attribute):
+                used.add(n.attr)
+            elif isinstance(n, ast.alias):
+                used.add(n.name.rsplit(".", 1)[-1])
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str) and re.fullmatch(r"\w+", n.value):
+                used.add(n.value)
+    root = PACKAGE.parent
+    outside = "".join(p.read_text(encoding="utf-8") for p in [root / "noxfile.py", root / "conftest.py",
+                                                             *sorted((root / ".github").rglob("*.yml"))])
+    dead = [f"{path.relative_to(root)}: {name}" for path, name in defined
+            if (leaf := name.rsplit(".", 1)[-1]) not in used and leaf not in outside
+            and not leaf.startswith("pytest_") and leaf not in ("add_parser", "run")]
+    assert not dead, "used by nothing in the package: " + ", ".join(dead)
