@@ -14,7 +14,7 @@ from pathlib import Path
 from jaxcompat.env import candidate
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
 from jaxcompat.model import verdicts
-from jaxcompat.run import existing
+from jaxcompat.report.existing import not_installed, not_installed_lines
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -94,8 +94,8 @@ def test_what_was_not_judged_is_said_by_library():
                  RawResult("cases/test_c.py::test_y", "skipped",
                            message="Skipped: could not import 'equinox.internal': No module named 'equinox.x'"),
                  RawResult("cases/test_d.py::test_z", "passed"))
-    assert existing.not_installed(cell) == {"equinox": ["cases/test_a.py", "cases/test_b.py::test_x"]}
-    assert "2 case(s) in 2 module(s) need equinox" in existing.not_installed_lines(cell)[0]
+    assert not_installed(cell) == {"equinox": ["cases/test_a.py", "cases/test_b.py::test_x"]}
+    assert "2 case(s) in 2 module(s) need equinox" in not_installed_lines(cell)[0]
     assert verdicts.decide([candidate.item(cell, True)]).code == 0  # the rest was judged: safe
     nothing = _cell(RawResult("cases/test_a.py", "skipped", message="x"))
     assert verdicts.decide([candidate.item(nothing, True)]).code == 2  # every case skipped: not judged

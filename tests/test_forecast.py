@@ -6,13 +6,14 @@ survey say that release, not "no removal version announced" (issue 33)."""
 
 from __future__ import annotations
 
-from jaxcompat.apihistory.apiexplain import candidate_verdict, histories, history
+from jaxcompat.apihistory.apiexplain import histories, history
 from jaxcompat.apihistory.apitimeline import DEPRECATED, Timeline
 from jaxcompat.apihistory.scanlookup import resolve
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.deprecations import Deprecation, History, forecast
 from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.operations.latest import warnings_section
+from jaxcompat.report.candidate import candidate_verdict
 from tests.helpers import make_tree
 
 # what the plugin recorded while equinox 0.13.2 imported under jax 0.9.1 (jax's own message)

@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat.env.candidate import candidate_cell, verdict
+from jaxcompat.env.candidate import candidate_cell
 from jaxcompat.knowledge import learned
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.outcomes import CaseResult, CellResult
 from jaxcompat.model.learned import Learned
 from jaxcompat.plugin.packages import ECOSYSTEM
+from jaxcompat.report.candidate import verdict
 from jaxcompat.report.learned import markdown, table
 from jaxcompat.run.cell import lock_versions
 

@@ -6,12 +6,13 @@ import json
 
 import pytest
 
-from jaxcompat.env.candidate import CandidateError, candidate_cell, read_requirements, verdict
+from jaxcompat.env.candidate import CandidateError, candidate_cell, read_requirements
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.outcomes import CaseResult, CellResult, parse_cells
 from jaxcompat.operations import bisect as bisect_mod
 from jaxcompat.operations.latest import load_baseline, refresh_baseline, report_latest, update_baseline
 from jaxcompat.report import bisect as bisect_report
+from jaxcompat.report.candidate import verdict
 from jaxcompat.report.compare import compare, render
 from tests.helpers import MINIMAL, make_tree
 

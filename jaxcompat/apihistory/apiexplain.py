@@ -22,7 +22,6 @@ from jaxcompat.apihistory.apitimeline import Timeline, ver
 from jaxcompat.apihistory.scanlookup import Hit, resolve
 from jaxcompat.apihistory.scanrules import CALL_CODE, CALL_DEPRECATED_CODE
 from jaxcompat.apihistory.scanrules.jxc003 import judge_call, renamed_keyword
-from jaxcompat.env import candidate
 from jaxcompat.knowledge.deprecations import History, apis
 from jaxcompat.model.scan import Target
 from jaxcompat.model.vocab import Phase, TestStatus, UserTestSide
@@ -405,10 +404,3 @@ def ecosystem_lines(env: Path, jax_version: str, results: list) -> str:
         verdict = f"predicted and confirmed by {seen[0]}" if seen else "predicted, not exercised by our cases"
         out.append(f"    - {short}:{f.line}: {f.message} — {verdict}")
     return "\n".join(out)
-
-
-def candidate_verdict(result, matrix) -> tuple[str, bool]:
-    """The candidate's verdict (``env.candidate.verdict``), its warnings before the break dated by
-    jax's API history (the same history as scan: "which jax removes in 0.10.0", where jax's own
-    message announces nothing)."""
-    return candidate.verdict(result, matrix, histories(result.deprecations))

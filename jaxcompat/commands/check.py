@@ -18,6 +18,7 @@ from jaxcompat.model.vocab import CellStatus
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.report import check as check_report
 from jaxcompat.report import reports
+from jaxcompat.report.candidate import candidate_verdict
 from jaxcompat.run.cell import run_cell
 
 NAME = "check"
@@ -112,7 +113,7 @@ def run(args) -> int:
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
         if target is not None:
             return _check_user_tests(result, cell, baseline, target, matrix, reports_dir, args, confirm)
-    text, safe = apiexplain.candidate_verdict(result, matrix)
+    text, safe = candidate_verdict(result, matrix)
     eco = apiexplain.ecosystem_lines(Path(args.state) / "envs" / cell.id, result.versions.get("jax", ""),
                                      result.results)
     text += "\n" * bool(eco) + eco
@@ -193,7 +194,7 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     from jaxcompat.operations import usertests
 
     cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state), progress=print, confirm=confirm)
-    ours, _ = apiexplain.candidate_verdict(result, matrix)
+    ours, _ = candidate_verdict(result, matrix)
     warned, health, learned = _announced(cmp, target, args, matrix.failures)
     api = apiexplain.verdict_lines(cmp.tests, target.root, cmp.candidate_versions.get("jax", ""))
     text = check_report.tests_text(result, cmp, target.describe(), warned=warned, health=health, learned=learned,
@@ -227,12 +228,8 @@ def _announced(cmp, target, args, failures=()):
 
 def _check_existing(args, matrix) -> int:
     """``check --env PATH``: the verdict for an environment that already exists (nothing installed)."""
-    from jaxcompat.run.existing import (
-        BadEnvironment,
-        check_existing,
-        environment_lines,
-        not_installed_lines,
-    )
+    from jaxcompat.report.existing import environment_lines, not_installed_lines
+    from jaxcompat.run.existing import BadEnvironment, check_existing
 
     given = [
         x
@@ -255,7 +252,7 @@ def _check_existing(args, matrix) -> int:
             print(f"error: {e.message}", file=sys.stderr)
             return EXIT_CONFIG
         write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
-    text, safe = apiexplain.candidate_verdict(result, matrix)
+    text, safe = candidate_verdict(result, matrix)
     print("\n".join(environment_lines(result) + [text] + not_installed_lines(result)))
     print(f"\nreport: {reports_dir / 'check.json'}")
     return _decided(candidate_item(result, safe))
@@ -263,7 +260,8 @@ def _check_existing(args, matrix) -> int:
 
 def _verify_escapes(result, matrix, reqs: list[str], args, limit: int = 3) -> None:
     """The nearest pins that avoid the known failures the resolver led to, each verified by a run."""
-    from jaxcompat.env.candidate import candidate_cell, escape_pins, parse_requirement, summary, verdict
+    from jaxcompat.env.candidate import candidate_cell, escape_pins, parse_requirement
+    from jaxcompat.report.candidate import summary, verdict
 
     extra = escape_pins(result, matrix, reqs, Path(args.state) / "cache")[:limit]
     if not extra:

@@ -26,10 +26,6 @@ class Confounder:
     held_run: str = ""
     detail: str = ""  # counts, or why it could not be held
 
-    def line(self) -> str:
-        change = f"{self.dist} {self.baseline or '(absent)'} → {self.candidate or '(absent)'}"
-        return change + (f": {self.held_run}" + (f" ({self.detail})" if self.detail else "") if self.held_run else "")
-
 
 @dataclass
 class Sides:
@@ -48,18 +44,3 @@ class Sides:
         return cls(named=list(d.get("named", [])), held=int(d.get("held", 0)),
                    dropped=list(d.get("dropped", [])),
                    confounders=[Confounder(**x) for x in d.get("confounders", [])])
-
-    def lines(self) -> list[str]:
-        """Beside the verdict: the sides differ only in the candidate, or each confounder."""
-        if not self.held and not self.confounders:
-            return []
-        if not self.confounders:
-            return [f"  sides: they differ only in the candidate's packages ({', '.join(self.named)}); "
-                    f"{self.held} others held at the baseline's versions"]
-        out = [f"  ! confounders: {len(self.confounders)} package(s) the candidate does not name differ "
-               "between the sides (a break may be theirs):"]
-        out += [f"    - {c.line()}" for c in self.confounders]
-        if self.dropped:
-            out.append(f"    (not held at the baseline's version: {', '.join(self.dropped)}: the candidate's own "
-                       "requirements conflict with it)")
-        return out

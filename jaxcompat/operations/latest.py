@@ -15,7 +15,6 @@ from jaxcompat._util.atomic import write_text
 from jaxcompat._util.layout import command
 from jaxcompat._util.text import first_line, quiet
 from jaxcompat.apihistory.apiexplain import histories
-from jaxcompat.env.candidate import source_lines
 from jaxcompat.env.pythons import PythonMissing, find_python
 from jaxcompat.knowledge.deprecations import forecast
 from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, CellResult
@@ -23,6 +22,7 @@ from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import LATEST, Cell, Matrix
 from jaxcompat.model.vocab import CellOutcome, CellStatus
 from jaxcompat.plugin.packages import ECOSYSTEM
+from jaxcompat.report.candidate import source_lines
 from jaxcompat.report.compare import Diff, compare, render
 from jaxcompat.report.reports import markdown, matrix_dict, read_cells
 from jaxcompat.run.cell import run_cell

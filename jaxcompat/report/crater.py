@@ -15,6 +15,7 @@ from jaxcompat.model.warnings import NewWarning
 from jaxcompat.report import junit as junit_xml
 from jaxcompat.report import roots as shown_roots
 from jaxcompat.report import warnings as shown_warnings
+from jaxcompat.report.sides import sides_lines
 from jaxcompat.report.usertests import CHECK_CSS
 
 
@@ -86,7 +87,7 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
                                     ", ".join(f"{c} {n}" for c, n in r.classes.items())) if x) if r.ran else ""
         lines.append(f"  {r.verdict:<13} {r.name} {r.version}  "
                      + "; ".join(x for x in (ran, r.cause, shown_warnings.health_line(r.health)) if x))
-        lines += ["    " + x for x in Sides.from_dict(r.sides).lines() if r.sides.get("confounders")]
+        lines += ["    " + x for x in sides_lines(Sides.from_dict(r.sides)) if r.sides.get("confounders")]
     lines.append("")
     lines.append(cost_line(cost_))
     return "\n".join(lines)

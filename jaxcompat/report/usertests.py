@@ -8,6 +8,7 @@ from jaxcompat.model.usertests import TEST_CLASSES, Comparison, UserTest, counts
 from jaxcompat.model.vocab import Kind, UserTestStatus
 from jaxcompat.report import junit as junit_xml
 from jaxcompat.report.html import esc, page
+from jaxcompat.report.sides import sides_lines
 
 
 def verdict(cmp: Comparison, described: str) -> str:
@@ -58,7 +59,7 @@ def verdict(cmp: Comparison, described: str) -> str:
             names = [x.test for x in same]
             lines.append("        " + ", ".join(names[:8]) + (f" … and {len(names) - 8} more (check.md lists them all)"
                                                             if len(names) > 8 else ""))
-    return "\n".join(lines + (cmp.sides.lines() if cmp.sides else []))
+    return "\n".join(lines + (sides_lines(cmp.sides) if cmp.sides else []))
 
 
 def _by_error(group: list[UserTest]) -> dict[tuple[str | None, str], list[UserTest]]:

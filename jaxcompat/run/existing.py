@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import subprocess
 import tempfile
 import time
@@ -31,10 +30,10 @@ from jaxcompat._util.uvbin import uv_bin
 from jaxcompat.env import envs
 from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.matrix import Matrix
-from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, TestStatus
+from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind
 from jaxcompat.plugin import backends, loaded
 from jaxcompat.plugin.backends import backend_of, describe_device
-from jaxcompat.plugin.packages import ECOSYSTEM, KEY_DISTS, NOT_INSTALLED
+from jaxcompat.plugin.packages import ECOSYSTEM, KEY_DISTS
 from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run.cell import judge, key_versions
 from jaxcompat.run.runner import CellRun, Interrupted, run_repeated
@@ -188,47 +187,6 @@ def check_existing(path: str, matrix: Matrix, *, state_dir: Path, repeat: int = 
             replacements[tmp] = "<tmp>"
             Scrubber(replacements).cell(result)
     return result
-
-
-_NOT_INSTALLED = re.compile(r"^(?:Skipped: )?needs ([\w, -]+), " + re.escape(NOT_INSTALLED))
-# (the reason the plugin gives: jaxcompat/plugin/pytest_plugin.py _reason), and pytest.importorskip's
-_ORSKIP = re.compile(r"^(?:Skipped: )?could not import '([\w.]+)': No module named '(\w+)'")
-
-
-def not_installed(result: CellResult) -> dict[str, list[str]]:
-    """{library: the cases skipped because the environment does not have it installed at all}."""
-    out: dict[str, list[str]] = {}
-    for r in result.results:
-        if r.status != TestStatus.SKIPPED:
-            continue
-        m, k = _NOT_INSTALLED.match(r.message or ""), _ORSKIP.match(r.message or "")
-        libs = m.group(1).split(", ") if m else ([k.group(2)] if k and k.group(1).split(".")[0] == k.group(2)
-                                                 else [])
-        for lib in libs:
-            out.setdefault(lib, []).append(r.case)
-    return out
-
-
-def not_installed_lines(result: CellResult) -> list[str]:
-    lines = []
-    for lib, cases in sorted(not_installed(result).items()):
-        mods = sorted({c.split("::")[0].rsplit("/", 1)[-1] for c in cases})
-        lines.append(f"  - not judged here: {len(cases)} case(s) in {len(mods)} module(s) need {lib}, which this "
-                     f"environment does not have installed ({', '.join(mods[:5])}" + (" …" if len(mods) > 5 else "")
-                     + ")")
-    return lines
-
-
-def environment_lines(result: CellResult) -> list[str]:
-    """What the terminal says about the environment before the verdict: its devices and every
-    ecosystem distribution that `import` does not load (a copy behind another on sys.path)."""
-    lines = [f"  devices: {describe_device(result.device)} (backend {result.backend})"] if result.device else []
-    for s in result.shadowed:
-        if s.get("name") in KEY_DISTS:
-            lines.append(f"  ! {loaded.describe_shadowed(s)}: {s['name']} {s['by_version']} is what `import` "
-                         "loads, and what is reported and judged")
-    sites = next((n for n in result.notes if n.startswith("site dirs on its sys.path")), "")
-    return lines + ([f"    ({sites})"] if sites and lines[-1:] and lines[-1].startswith("  !") else [])
 
 
 def _bad(result: CellResult, status: str, outcome: str, message: str) -> BadEnvironment:
