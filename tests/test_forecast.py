@@ -12,8 +12,8 @@ from jaxcompat.apihistory.scanlookup import resolve
 from jaxcompat.knowledge.config import load
 from jaxcompat.knowledge.deprecations import Deprecation, History, forecast
 from jaxcompat.knowledge.outcomes import CellResult
-from jaxcompat.operations.latest import warnings_section
 from jaxcompat.report.candidate import candidate_verdict
+from jaxcompat.report.latest import warnings_section
 from tests.helpers import make_tree
 
 # what the plugin recorded while equinox 0.13.2 imported under jax 0.9.1 (jax's own message)

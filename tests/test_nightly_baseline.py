@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from jaxcompat.knowledge.outcomes import parse_cells
-from jaxcompat.operations.latest import held_section, refresh_baseline, update_baseline
+from jaxcompat.operations.latest import refresh_baseline, update_baseline
+from jaxcompat.report.latest import held_section
 
 REPO = Path(__file__).resolve().parent.parent
 

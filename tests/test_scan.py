@@ -405,13 +405,14 @@ def test_a_users_failing_test_is_explained_by_jax_api_history(tmp_path):
     assert t.cls == "broken" and t.explained_by is None
     assert t.explained_by_api == ("jax.tree_map was removed in jax 0.6.0 (deprecated in 0.4.26): use jax.tree.map, "
                                   "used at chex/_src/fake.py:72")
-    from jaxcompat.apihistory.apiexplain import verdict_lines
+    from jaxcompat.apihistory.apiexplain import project_scan
+    from jaxcompat.report.apiexplain import verdict_lines
 
     cmp = Comparison([t], with_baseline=True, ran={"candidate": 1, "baseline": 1})
     text = user_report.verdict(cmp, usertests.Target(tmp_path, project=False).describe())
     assert "jax's API history: jax.tree_map was removed in jax 0.6.0" in text
     (tmp_path / "m.py").write_text("import jax\njax.tree_map(abs, 1)\n")
-    lines = verdict_lines([t], tmp_path, "0.10.2")
+    lines = verdict_lines([t], tmp_path, "0.10.2", project_scan(tmp_path, "0.10.2"))
     assert "1 failing test(s): 0 explained by a known failure, 1 by jax's API history" in lines
     assert "m.py:2: JXC001 jax.tree_map was removed in jax 0.6.0" in lines
 
@@ -466,19 +467,21 @@ def test_reading_ahead_of_the_parser_finds_exactly_what_the_parser_finds(tmp_pat
 def test_the_candidates_ecosystem_read_against_the_history(tmp_path):
     from types import SimpleNamespace
 
-    from jaxcompat.apihistory.apiexplain import ecosystem_lines
+    from jaxcompat.apihistory.apiexplain import ecosystem_scan
+    from jaxcompat.report.apiexplain import ecosystem_lines
 
     pkg = tmp_path / "lib" / "python3.11" / "site-packages" / "equinox"
     pkg.mkdir(parents=True)
     (pkg / "_a.py").write_text("import jax\n\ndef f(x):\n    return jax.tree_map(abs, x), jax.lib.xla_bridge\n")
     seen = SimpleNamespace(case="cases/test_x.py::test_y", status="failed",
                            message="AttributeError: module 'jax' has no attribute 'tree_map'")
-    text = ecosystem_lines(tmp_path, "0.10.2", [seen])
+    text = ecosystem_lines(ecosystem_scan(tmp_path, "0.10.2"), "0.10.2", [seen])
     assert ("equinox/_a.py:4: jax.tree_map was removed in jax 0.6.0 (deprecated in 0.4.26): use jax.tree.map"
             " — predicted and confirmed by cases/test_x.py::test_y") in text
     assert "equinox/_a.py:4: module jax.lib.xla_bridge was removed in jax 0.9.0 — predicted, not exercised" in text
-    assert "use no name removed" in ecosystem_lines(tmp_path, "0.4.30", [seen])
-    assert ecosystem_lines(tmp_path / "nothing-here", "0.10.2", []) == ""
+    assert "use no name removed" in ecosystem_lines(ecosystem_scan(tmp_path, "0.4.30"), "0.4.30", [seen])
+    assert ecosystem_scan(tmp_path / "nothing-here", "0.10.2") is None
+    assert ecosystem_lines(None, "0.10.2", []) == ""
 
 
 def test_a_replacement_removed_in_its_turn_is_said_not_offered(tmp_path):

@@ -23,8 +23,8 @@ from jaxcompat.apihistory.scanlookup import Hit, resolve
 from jaxcompat.apihistory.scanrules import CALL_CODE, CALL_DEPRECATED_CODE
 from jaxcompat.apihistory.scanrules.jxc003 import judge_call, renamed_keyword
 from jaxcompat.knowledge.deprecations import History, apis
-from jaxcompat.model.scan import Target
-from jaxcompat.model.vocab import Phase, TestStatus, UserTestSide
+from jaxcompat.model.scan import InstalledScan, Report, Target
+from jaxcompat.model.vocab import Phase
 from jaxcompat.plugin.packages import DEPENDENTS
 
 _NO_ATTR = re.compile(r"module '(jax(?:\.\w+)*)' has no attribute '(\w+)'")
@@ -343,64 +343,34 @@ def explain_warning_result(raw, versions: dict[str, str], setting: str, matrix=N
     return replace(found, collected=raw.phase != Phase.COLLECT) if found is not None else None
 
 
-def verdict_lines(tests: list, root: Path | None, jax_version: str) -> str:
-    """The verdict's lines: how many failures jax's API history explains (apart from the rules),
-    and the project's own uses of names the candidate's jax deprecates or removed."""
-    failing = [t for t in tests if t.candidate in (UserTestSide.FAILED, UserTestSide.ERROR)]
-    by_api = [t for t in failing if getattr(t, "explained_by_api", "")]
-    by_rule = [t for t in failing if t.explained_by]
-    out = []
-    if failing:
-        out.append(f"  i of {len(failing)} failing test(s): {len(by_rule)} explained by a known failure, "
-                   f"{len(by_api)} by jax's API history (a name removed, a signature changed, a deprecation "
-                   "your warning filter makes an error), "
-                   f"{len(failing) - len(by_rule) - len(by_api)} unexplained")
-    if root is not None and jax_version:
-        from jaxcompat.apihistory.scan import scan
-
-        try:
-            timeline = Timeline.load()
-            report = scan([str(root)], Target(timeline.release(jax_version)), timeline)
-        except (OSError, ValueError):
-            return "\n".join(out)
-        if report.findings:
-            out.append(f"  i your code's uses of jax names at jax {jax_version} (jax-compat scan):")
-            prefix = str(root) + "/"
-            for f in report.findings[:20]:
-                out.append(f"    - {f.path.replace(prefix, '')}:{f.line}: {f.code} {f.message}")
-            if len(report.findings) > 20:
-                out.append(f"    … {len(report.findings) - 20} more: jax-compat scan {root.name} --jax {jax_version}")
-    return "\n".join(out)
-
-
-
-
-def ecosystem_lines(env: Path, jax_version: str, results: list) -> str:
-    """The candidate's own ecosystem read against jax's API history: each use of a name removed
-    at the candidate's jax in the installed equinox/diffrax/optimistix/lineax/chex, beside what
-    our cases observed ("predicted and confirmed" when a failing case's error names it,
-    "predicted, not exercised" otherwise). ``env``: the candidate's environment folder."""
+def _scan_at(paths: list[Path], jax_version: str) -> Report | None:
+    """jax-compat scan of ``paths`` at the jax release ``jax_version`` (None without a timeline, or
+    when the timeline does not know that release)."""
     from jaxcompat.apihistory.scan import scan
 
-    roots = [p for name in DEPENDENTS for p in sorted(env.glob(f"lib/python*/site-packages/{name}"))]
-    if not roots or not jax_version:
-        return ""
     try:
         timeline = Timeline.load()
-        report = scan([str(p) for p in roots], Target(timeline.release(jax_version)), timeline)
+        return scan([str(p) for p in paths], Target(timeline.release(jax_version)), timeline)
     except (OSError, ValueError):
-        return ""
-    removed = report.errors
-    if not removed:
-        names = ", ".join(p.name for p in roots)
-        return f"  i jax's API history: the installed {names} use no name removed at jax {jax_version}"
-    failed = [r for r in results
-              if getattr(r, "status", "") in (TestStatus.FAILED, TestStatus.TIMEOUT, TestStatus.CRASH)]
-    out = [f"  i jax's API history: names removed at jax {jax_version} that the installed ecosystem uses:"]
-    for f in removed:
-        short = f.path.split("site-packages/", 1)[-1]
-        leaf = f.name.rsplit(".", 1)[-1]
-        seen = [r.case for r in failed if re.search(rf"\b{re.escape(leaf)}\b", getattr(r, "message", ""))]
-        verdict = f"predicted and confirmed by {seen[0]}" if seen else "predicted, not exercised by our cases"
-        out.append(f"    - {short}:{f.line}: {f.message} — {verdict}")
-    return "\n".join(out)
+        return None
+
+
+def project_scan(root: Path | None, jax_version: str) -> Report | None:
+    """The project's own uses of names the candidate's jax deprecates or removed (a scan of
+    ``root``); None without a project folder, a jax version or a timeline that knows it."""
+    if root is None or not jax_version:
+        return None
+    return _scan_at([root], jax_version)
+
+
+def ecosystem_scan(env: Path, jax_version: str) -> InstalledScan | None:
+    """The candidate's own ecosystem read against jax's API history: a scan of the
+    equinox/diffrax/optimistix/lineax/chex installed in ``env`` (the candidate's environment
+    folder) at the candidate's jax; None when none is installed, without a jax version or a
+    timeline that knows it."""
+    roots = [p for name in DEPENDENTS for p in sorted(env.glob(f"lib/python*/site-packages/{name}"))]
+    if not roots or not jax_version:
+        return None
+    report = _scan_at(roots, jax_version)
+    return None if report is None else InstalledScan(tuple(p.name for p in roots), report)
+

@@ -16,6 +16,7 @@ from jaxcompat.model import verdicts
 from jaxcompat.model.index import SourceError
 from jaxcompat.model.vocab import CellStatus
 from jaxcompat.plugin.packages import ECOSYSTEM
+from jaxcompat.report import apiexplain as apiexplain_report
 from jaxcompat.report import check as check_report
 from jaxcompat.report import reports
 from jaxcompat.report.candidate import candidate_verdict
@@ -114,8 +115,8 @@ def run(args) -> int:
         if target is not None:
             return _check_user_tests(result, cell, baseline, target, matrix, reports_dir, args, confirm)
     text, safe = candidate_verdict(result, matrix)
-    eco = apiexplain.ecosystem_lines(Path(args.state) / "envs" / cell.id, result.versions.get("jax", ""),
-                                     result.results)
+    scanned = apiexplain.ecosystem_scan(Path(args.state) / "envs" / cell.id, result.versions.get("jax", ""))
+    eco = apiexplain_report.ecosystem_lines(scanned, result.versions.get("jax", ""), result.results)
     text += "\n" * bool(eco) + eco
     print(text)
     if reports.reuse_line([result]):
@@ -196,7 +197,8 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state), progress=print, confirm=confirm)
     ours, _ = candidate_verdict(result, matrix)
     warned, health, learned = _announced(cmp, target, args, matrix.failures)
-    api = apiexplain.verdict_lines(cmp.tests, target.root, cmp.candidate_versions.get("jax", ""))
+    jax = cmp.candidate_versions.get("jax", "")
+    api = apiexplain_report.verdict_lines(cmp.tests, target.root, jax, apiexplain.project_scan(target.root, jax))
     text = check_report.tests_text(result, cmp, target.describe(), warned=warned, health=health, learned=learned,
                                    api=api, ours=ours)
     files = check_report.tests_files(result, cmp, text, project=target.root.name, warned=warned, health=health)

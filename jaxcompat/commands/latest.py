@@ -33,13 +33,13 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from jaxcompat.operations.latest import (
-        held_section,
         load_baseline,
         refresh_baseline,
         report_latest,
         run_latest,
         update_baseline,
     )
+    from jaxcompat.report.latest import held_section
 
     matrix = options.load_matrix(args)
     reports_dir = Path(args.reports)

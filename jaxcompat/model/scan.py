@@ -1,5 +1,6 @@
 """The records of ``jax-compat scan``: what a scan is made against (``Target``), one use of a jax
-name it reports (``Finding``) and the answer over many files (``Report``). Made by
+name it reports (``Finding``), the answer over many files (``Report``) and a scan of the packages
+installed in an environment (``InstalledScan``). Made by
 apihistory/scan.py (its rules in apihistory/scanrules/), rendered by report/scan.py."""
 
 from __future__ import annotations
@@ -53,3 +54,12 @@ class Report:
     @property
     def errors(self) -> list[Finding]:
         return [f for f in self.findings if f.level == FindingLevel.ERROR]
+
+
+@dataclass(frozen=True)
+class InstalledScan:
+    """A scan of the packages installed in an environment (``check``'s candidate ecosystem read
+    against jax's API history): the import names found and scanned, and the scan's answer."""
+
+    packages: tuple[str, ...]
+    report: Report

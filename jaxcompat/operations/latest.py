@@ -2,29 +2,26 @@
 
 The cell pins every package to ``latest`` on the newest Python this machine has that the
 newest releases accept; its result is compared with the baseline's ``latest`` cell (what moved:
-outcomes, versions), and an issue body is drafted when something regressed.
+outcomes, versions), and an issue body is drafted when something regressed (the texts: report/latest.py).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
-from jaxcompat._util.layout import command
-from jaxcompat._util.text import first_line, quiet
-from jaxcompat.apihistory.apiexplain import histories
+from jaxcompat._util.text import quiet
 from jaxcompat.env.pythons import PythonMissing, find_python
-from jaxcompat.knowledge.deprecations import forecast
 from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, CellResult
 from jaxcompat.model.index import NO_INDEX, IndexOptions
+from jaxcompat.model.latest import Refresh
 from jaxcompat.model.matrix import LATEST, Cell, Matrix
 from jaxcompat.model.vocab import CellOutcome, CellStatus
 from jaxcompat.plugin.packages import ECOSYSTEM
-from jaxcompat.report.candidate import source_lines
-from jaxcompat.report.compare import Diff, compare, render
-from jaxcompat.report.reports import markdown, matrix_dict, read_cells
+from jaxcompat.report.compare import compare
+from jaxcompat.report.latest import issue_body, latest_md, terminal_text
+from jaxcompat.report.reports import matrix_dict, read_cells
 from jaxcompat.run.cell import run_cell
 
 PACKAGES = ECOSYSTEM
@@ -84,17 +81,6 @@ def update_baseline(path: Path, cells: list[dict]) -> None:
     write_text(path, json.dumps(data, indent=2) + "\n")
 
 
-@dataclass
-class Refresh:
-    """What ``refresh_baseline`` did: whether it wrote, and what it kept out of the baseline."""
-
-    written: bool = False
-    held: list[str] = field(default_factory=list)  # "case: before -> after": tonight's regressions, not blessed
-
-    def __bool__(self) -> bool:
-        return self.written
-
-
 def refresh_baseline(path: Path, result: CellResult, baseline: list[CellResult]) -> Refresh:
     """Store tonight's result as the baseline's ``latest`` cell when it differs from it (outcomes,
     versions, status, cases added to the suite since): the nightly proposes that as a change, so
@@ -121,70 +107,15 @@ def refresh_baseline(path: Path, result: CellResult, baseline: list[CellResult])
     return Refresh(True, list(regressed.values()))
 
 
-def held_section(refresh: Refresh) -> list[str]:
-    """The proposal's word on what it kept out of the baseline (Markdown lines)."""
-    if not refresh.held:
-        return []
-    return ["## Kept out of the baseline", "",
-            "Tonight's regressions are findings, not the new normal: the baseline keeps its earlier record "
-            "for these (merging this proposal does not stop them being flagged):", ""] + \
-        [f"- `{h}`" for h in refresh.held] + [""]
-
-
-def issue_body(result: CellResult, diff: Diff) -> str:
-    versions = ", ".join(f"{d} {v}" for d, v in result.versions.items() if d in PACKAGES + ("numpy",))
-    lines = ["### jax-compat nightly: regression on the newest releases", "",
-             f"Environment: Python {result.python}, {versions}", ""]
-    lines += [f"- {x.strip()}" for x in source_lines(result)] + ([""] if source_lines(result) else [])
-    failing = [r for r in result.results if r.outcome in FAILING_OUTCOMES]
-    if result.status != CellStatus.OK:
-        lines += [f"The cell did not run: **{result.status}**", "", "```", result.message[-3000:], "```", ""]
-    if failing:
-        lines += ["| case | outcome | error |", "|---|---|---|"]
-        for r in failing:
-            first = first_line(r.message, 200).replace("|", "\\|")
-            lines.append(f"| `{r.case}` | {r.outcome} | {first} |")
-        lines.append("")
-    lines += warnings_section(result)
-    lines += ["<details><summary>What changed since the baseline</summary>", "", "```",
-              render(diff), "```", "</details>", "",
-              f"Reproduce: `{command('latest').removesuffix(' --')}` (or `{command('check')} " +
-              " ".join(f"{d}=={v}" for d, v in result.versions.items() if d in PACKAGES) + "`)"]
-    return "\n".join(lines)
-
-
-def warnings_section(result: CellResult) -> list[str]:
-    """The jax deprecations the ecosystem's code hit tonight, with the jax that removes each."""
-    lines = forecast(result.deprecations, result.versions, histories(result.deprecations))
-    if not lines:
-        return []
-    return ["### Warnings before the break (jax deprecations hit by the ecosystem's code)", ""] + \
-        [f"- {line}" for line in lines] + [""]
-
-
 def report_latest(result: CellResult, baseline: list[CellResult], reports_dir: Path) -> tuple[str, bool]:
+    """Write latest.json, latest.md and (when something regressed) latest-issue.md; the terminal's
+    text and whether tonight regressed."""
     new = matrix_dict([result], {"matrix_file": "(latest releases)"})
     write_text(reports_dir / "latest.json", json.dumps(new, indent=2) + "\n")
     diff = compare(baseline_latest(baseline), [result], match_single=True)
     regressed = result.failing or diff.regressed
-    text = render(diff, "baseline", "tonight's newest releases")
-    origin = [line.strip() for line in source_lines(result)]  # nightlies, pre-releases: what exactly
-    if origin:
-        text = "\n".join(origin) + "\n" + text
-    md = [markdown([result], {"matrix_file": "(latest releases)"}), ""] + [f"- {x}" for x in origin] + \
-        ([""] if origin else []) + ["## Since the baseline", "", "```", text, "```", ""]
-    if diff.new_failures:
-        md += ["New failures: " + ", ".join(f"`{m.case}` ({m.before} → {m.after})" for m in diff.new_failures), ""]
-    if diff.fixed:
-        md += ["Fixed: " + ", ".join(f"`{m.case}` ({m.before} → {m.after})" for m in diff.fixed), ""]
-    md += warnings_section(result)
-    if result.deprecations:
-        text += "\n\nwarnings before the break:\n" + "\n".join(
-            f"  - {x}" for x in forecast(result.deprecations, result.versions, histories(result.deprecations))
-        )
+    body = issue_body(result, diff) if regressed else ""
     if regressed:
-        body = issue_body(result, diff)
         write_text(reports_dir / "latest-issue.md", body + "\n")
-        md += ["## Issue body", "", body, ""]
-    write_text(reports_dir / "latest.md", "\n".join(md))
-    return text, regressed
+    write_text(reports_dir / "latest.md", latest_md(result, diff, body))
+    return terminal_text(result, diff), regressed

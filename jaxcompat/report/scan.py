@@ -1,6 +1,7 @@
 """``jax-compat scan``'s output, every format of it: text (ruff-style lines and a summary), JSON,
 SARIF 2.1.0 (as GitHub code scanning reads it) and GitHub Actions annotations; several scans (jax's
-and equinox's) as one (the records: model/scan.py; made by apihistory/scan.py)."""
+and equinox's) as one, and docs/scan.md's table of the rules (the records: model/scan.py; made by
+apihistory/scan.py)."""
 
 from __future__ import annotations
 
@@ -90,3 +91,11 @@ def sarif(report: Report, target: Target, timeline: Timeline) -> dict:
             }
         ],
     }
+
+
+def table() -> str:
+    """docs/scan.md's table of the rules, as the registry has them (a test holds the two together)."""
+    rows = ["| Code | Name | Level | What | `--fix` |", "| --- | --- | --- | --- | --- |"]
+    rows += [f"| `{r.code}` | {r.name} | {r.level} | {r.doc} | {r.fix or '—'} |"
+             for r in RULES.values()]
+    return "\n".join(rows) + "\n"

@@ -22,10 +22,3 @@ RULES: dict[str, Rule] = {m.RULE.code: m.RULE for m in (jxc001, jxc002, jxc003, 
 ERROR_CODES = frozenset(code for code, rule in RULES.items() if rule.is_error)
 CALL_CODE, CALL_DEPRECATED_CODE = jxc003.RULE.code, jxc006.RULE.code
 
-
-def table() -> str:
-    """docs/scan.md's table of the rules, as the registry has them (a test holds the two together)."""
-    rows = ["| Code | Name | Level | What | `--fix` |", "| --- | --- | --- | --- | --- |"]
-    rows += [f"| `{r.code}` | {r.name} | {r.level} | {r.doc} | {r.fix or '—'} |"
-             for r in RULES.values()]
-    return "\n".join(rows) + "\n"
