@@ -50,3 +50,27 @@ def test_every_anchor_names_a_heading_of_its_page(page):
         if other.suffix == ".md" and anchor not in anchors(other):
             bad.append(target)
     assert not bad, f"{page.name}: anchors with no heading: {bad}"
+
+
+def _stage_rows() -> dict[str, str]:
+    text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    return {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)/` \|[^|]*\|(.*)\|$", text, re.M)}
+
+
+def test_contributing_names_every_module_in_its_stage_row():
+    """CONTRIBUTING.md's stage table is where a newcomer looks a module up: every module of a stage
+    folder is named in that stage's row, and the row names no module the folder does not have."""
+    rows = _stage_rows()
+    package = REPO / "jaxcompat"
+    stages = sorted(p.name for p in package.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+    wrong = []
+    for stage in stages:
+        row = rows.get(stage)
+        if row is None:
+            wrong.append(f"{stage}/: no row")
+            continue
+        have = {p.stem if p.is_file() else p.name for p in (package / stage).iterdir()
+                if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())}
+        named = set(re.findall(r"(?:^|[,;:(] |^ )`(\w+)`", row))
+        wrong += [f"{stage}/{m}: not in its row" for m in sorted(have - named)]
+    assert not wrong, "CONTRIBUTING.md's stage table: " + "; ".join(wrong)

@@ -1,4 +1,4 @@
-"""Sides that differ only in the candidate (issue 39 part 2).
+"""Sides that differ only in the candidate: the baseline resolved first, the candidate held to it.
 
 The baseline is resolved first; the candidate's environment is then resolved with the baseline's
 lock as constraints (uv ``--constraint``: a version held, nothing added) for every package the
