@@ -21,16 +21,17 @@ from jaxcompat._util.atomic import write_text
 from jaxcompat.env import envs, releases, resolution
 from jaxcompat.knowledge.learned import World
 from jaxcompat.model.matrix import Cell
+from jaxcompat.plugin.packages import IMPORTED
 
 PROBE_TIMEOUT_S = 300
 
-_PROBE = """
+_PROBE = f"""
 import json, sys, traceback
-out = {}
+out = {{}}
 for m in sys.argv[1:]:
     try:
         __import__(m)
-        out[m] = "ok"
+        out[m] = {IMPORTED!r}
     except BaseException as e:
         out[m] = "".join(traceback.format_exception(type(e), e, e.__traceback__))[-4000:]
 print("JAXCOMPAT-PROBE " + json.dumps(out))
@@ -38,7 +39,7 @@ print("JAXCOMPAT-PROBE " + json.dumps(out))
 
 
 def probe(env_python: str, modules: list[str], timeout_s: float = PROBE_TIMEOUT_S) -> dict[str, str]:
-    """{module: "ok" | traceback}: the modules imported in order, in one interpreter of the env."""
+    """{module: IMPORTED | traceback}: the modules imported in order, in one interpreter of the env."""
     try:
         proc = subprocess.run([env_python, "-c", _PROBE, *modules], capture_output=True, text=True,
                               timeout=timeout_s, stdin=subprocess.DEVNULL, env={**os.environ, "JAX_PLATFORMS": "cpu"},

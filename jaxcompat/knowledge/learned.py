@@ -33,6 +33,7 @@ from jaxcompat._util.atomic import write_text
 from jaxcompat._util.text import frames, last_line
 from jaxcompat.model.learned import Learned
 from jaxcompat.model.matrix import Cell
+from jaxcompat.plugin.packages import IMPORT_FAILED, IMPORTED
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "learned.json"
 SAVE_COMMAND = "python -m jaxcompat learned --save"
@@ -100,7 +101,7 @@ def parse(data: object, path: Path) -> list[Learned]:
             ) from None
         tried = rec.get("tried", [])
         if not isinstance(tried, list) or not all(isinstance(t, dict) and isinstance(t.get("with"), dict)
-                                                  and t.get("imports") in ("ok", "error") for t in tried):
+                                                  and t.get("imports") in (IMPORTED, IMPORT_FAILED) for t in tried):
             raise bad(f"{where}.tried", "not a list of {with: {dist: version}, imports: ok|error}",
                       "fix or remove the list")
         out.append(Learned(package=rec["package"], release=rec["release"], requires=str(req),
@@ -239,7 +240,7 @@ def learn(package: str, release: str, tb: str, versions: dict[str, str], dates: 
         requires = f"{dep}>={found}" if found else requires
     return Learned(package=package, release=release, requires=requires, declares=declared,
                    error=last_line(tb)[:300], frame=frame(tb, package),
-                   tried=({"with": dict(sorted(user.items())), "imports": "error"},),
+                   tried=({"with": dict(sorted(user.items())), "imports": IMPORT_FAILED},),
                    observed=dt.date.today().isoformat())
 
 
@@ -322,10 +323,10 @@ def settle(cell: Cell, lock_text: str, world: World, lock_versions: Callable[[st
         if not present:
             break
         imports = world.imports(out.cell, out.lock_text, user + present)
-        out.user_failed = {m: tb for m in user if (tb := imports.get(m, "not probed")) != "ok"}
+        out.user_failed = {m: tb for m in user if (tb := imports.get(m, "not probed")) != IMPORTED}
         if out.user_failed:
             break  # the user's own pins fail: that is the verdict (pytest observes it again)
-        failing = [m for m in present if imports.get(m) != "ok"]
+        failing = [m for m in present if imports.get(m) != IMPORTED]
         if not failing:
             break
         tb = imports[failing[0]]

@@ -346,5 +346,5 @@ def cell_label(cell: CellResult) -> str:
     """A cell's state in a few words, the same in every report: ``ok``, ``import-error = known
     numpy2-import``, ``unresolvable [cell-error]``, ``ok [stale]``."""
     if cell.status == CELL_OK:
-        return "ok" if cell.outcome == CellOutcome.OK else f"ok [{cell.outcome}]"
+        return str(CellOutcome.OK) + ("" if cell.outcome == CellOutcome.OK else f" [{cell.outcome}]")
     return f"{cell.status} = known {cell.failure}" if cell.failure else f"{cell.status} [{cell.outcome}]"

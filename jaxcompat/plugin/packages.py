@@ -16,3 +16,4 @@ KEY_DISTS = ECOSYSTEM + ("jaxtyping", "numpy", "scipy", "ml-dtypes", "pytest")
 # reads it back to name, by library, what it did not judge).
 NOT_INSTALLED = "which this environment does not have installed"
 IMPORTED = "ok"  # the import probe's word for a module that imported (else: its traceback)
+IMPORT_FAILED = "error"  # a stored probe's word (learned.json's `tried`) for a module that did not

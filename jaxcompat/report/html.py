@@ -335,7 +335,7 @@ def _counts(outcomes: dict) -> str:
         key = str(key)
         if key.startswith("cell:"):
             status = key[5:].split(" ", 1)[0]
-            shade = "expected" if "expected" in key else "cell-error"
+            shade = CellOutcome.EXPECTED if CellOutcome.EXPECTED in key else CellOutcome.CELL_ERROR
             sw = f'<span class="sw band s-{_token(status)} co-{shade}">'
         else:
             sw = f'<span class="sw sq o-{_token(key)}">'

@@ -11,6 +11,7 @@ from pathlib import Path
 from jaxcompat.apihistory.apitimeline import Timeline
 from jaxcompat.apihistory.scanrules import RULES
 from jaxcompat.model.scan import Report, Target
+from jaxcompat.model.vocab import FindingLevel
 
 
 def render_scans(reports: list[tuple[Report, Target, Timeline]], fmt: str) -> str:
@@ -37,7 +38,7 @@ def render(report: Report, fmt: str, target: Target, timeline: Timeline) -> str:
     if fmt == "sarif":
         return json.dumps(sarif(report, target, timeline), indent=2) + "\n"
     if fmt == "github":
-        out = [f"::{'error' if f.level == 'error' else 'warning'} file={f.path},line={f.line},col={f.col},"
+        out = [f"::{'error' if f.level == FindingLevel.ERROR else 'warning'} file={f.path},line={f.line},col={f.col},"
                f"endLine={f.end_line},endColumn={f.end_col},title={f.code}::{_gh(f.message)}" for f in report.findings]
         return "".join(x + "\n" for x in out)
     lines = ([f.text() for f in report.findings] + [f"error: {e}" for e in report.parse_errors]
