@@ -241,3 +241,26 @@ def test_every_function_and_class_is_used_by_the_package_itself():
             if (leaf := name.rsplit(".", 1)[-1]) not in used and leaf not in outside
             and not leaf.startswith("pytest_") and leaf not in ("add_parser", "run")]
     assert not dead, "used by nothing in the package: " + ", ".join(dead)
+
+
+def test_the_words_the_plugin_writes_are_the_models_words():
+    """The plugin cannot import ``model/`` (the result cache hashes ``plugin/`` alone), so it spells the
+    words it writes into the result stream; each must be a word of ``model/vocab``'s type for its key,
+    which is how the harness reads it back (a typo would be a result no verdict understands)."""
+    from jaxcompat.model.vocab import Phase, TestStatus
+
+    types = {"status": TestStatus, "phase": Phase}
+    written: list[tuple[str, str]] = []
+    tree = ast.parse(MODULES["jaxcompat.plugin.pytest_plugin"].read_text(encoding="utf-8"))
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Dict):
+            written += [(k.value, v.value) for k, v in zip(n.keys, n.values, strict=True)
+                        if isinstance(k, ast.Constant) and k.value in types
+                        and isinstance(v, ast.Constant) and isinstance(v.value, str)]
+        elif (isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+              and isinstance(t := n.targets[0], ast.Subscript) and isinstance(t.slice, ast.Constant)
+              and t.slice.value in types):
+            written.append((t.slice.value, n.value.value))
+    assert {k for k, _ in written} == set(types), written  # the test reads what the plugin writes
+    wrong = [f"{k}={v!r}" for k, v in written if v not in {w.value for w in types[k]}]
+    assert not wrong, f"the plugin writes words its readers do not know: {wrong}"
