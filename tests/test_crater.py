@@ -692,3 +692,37 @@ def test_a_replay_resolves_both_sides_as_of_its_day(tmp_path):
     assert argv[argv.index("--exclude-newer") + 1] == "2024-09-11"
     assert {"jax=" + envs.FAR_FUTURE, "jaxlib=" + envs.FAR_FUTURE} <= set(argv)  # the pins stay exempt
     assert crater.replayed(cell, replace(plan, as_of=None)) is cell  # not a replay: the pins' date
+
+
+def test_a_dependents_test_time_limit_is_read_validated_and_said():
+    """diffrax's test_against met the matrix's 300 s case limit on both sides: fails-both, 'not the
+    upgrade's doing', of a test no side saw end. test_timeout_s ([settings] or per dependent) sets
+    one test's limit; a test stopped at it on both sides is said not judged."""
+    deps = parse({"settings": {"test_timeout_s": 600}, "dependent": [
+        {"name": "a", "version": "latest"}, {"name": "b", "version": "latest", "test_timeout_s": 1200}]})
+    assert [d.test_timeout_s for d in deps.dependents] == [600.0, 1200.0]
+    assert parse({"dependent": [{"name": "a", "version": "latest"}]}).dependents[0].test_timeout_s is None
+    for bad in (float("nan"), 0, -1, "600", True):
+        with pytest.raises(ConfigError, match=r"(?s)dependent\[a\]\.test_timeout_s.*expected a number of seconds > 0.*"
+                                              r"test_timeout_s = 900"):
+            parse({"dependent": [{"name": "a", "version": "latest", "test_timeout_s": bad}]})
+    stopped = UserTest("t.py::test_against", "timeout", "timeout", "fails-both")
+    res = DependentResult("diffrax", DependentVerdict.SAFE, ran={"candidate": 2, "baseline": 2},
+                          tests=[stopped, UserTest("t.py::test_ok", "passed", "passed", "pass")])
+    text = verdict_text([res], [], {"candidate": ["jax==0.4.33"], "baseline": ["jax==0.4.31"]},
+                        crater.cost([res], 1, 0.0))
+    assert "1 stopped at the time limit on both sides, not judged (test_timeout_s gives them longer)" in text
+
+
+def test_the_dependents_time_limit_reaches_its_tests(tmp_path, monkeypatch):
+    from jaxcompat.env import projects
+
+    monkeypatch.setattr(projects, "version_of", lambda dep, cache, as_of=None: "1.0")
+    monkeypatch.setattr(projects, "describe", lambda dep, version, cache: version)
+    monkeypatch.setattr(projects, "fetch", lambda dep, version, cache, src: tmp_path)
+    monkeypatch.setattr(projects, "absent_files", lambda dep, version, src: [])
+    (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+    dep = Dependent("a", DependentSource(version="1.0"), test_timeout_s=900.0)
+    res = DependentResult("a", DependentVerdict.NOT_RUN)
+    _, target = crater._source(dep, crater.Plan(("jax==0.4.33",), ("jax==0.4.31",)), tmp_path, "1.0", res)
+    assert target.timeout_s == 900.0

@@ -296,3 +296,19 @@ def test_a_test_that_kills_the_interpreter_is_reported_and_the_rest_still_run(tm
     assert by["test_1"]["candidate"] == by["test_3"]["candidate"] == "passed"
     assert by["test_crash"]["candidate"] == "error" and "SIGSEGV" in by["test_crash"]["message"]
     assert data["user_tests_run"]["sides"]["candidate"]["ran"] == 3
+
+
+@pytest.mark.integration
+def test_a_test_stopped_at_the_limit_on_both_sides_is_said_not_judged(tmp_path):
+    """diffrax's test_against met the 300 s case limit on both sides of a replay: 'fails-both, not
+    the upgrade's doing' said of a test no side saw end. --test-timeout sets the limit; a test
+    stopped at it on both sides is named as not judged."""
+    slow = "import time\n\ndef test_fast():\n    pass\n\ndef test_slow():\n    time.sleep(60)\n"
+    project = _user_project(tmp_path / "proj", "", test_s=slow)
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "--test-timeout", "3", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "1 test(s) stopped at the time limit (3 s) on both sides: not judged" in out, out
+    by = {t["test"].split("::")[1]: t for t in data["user_tests"]}
+    assert by["test_slow"]["candidate"] == by["test_slow"]["baseline"] == "timeout"
+    assert "killed after 3 s" in by["test_slow"]["message"]

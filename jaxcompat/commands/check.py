@@ -58,6 +58,9 @@ def add_parser(sub) -> None:
     )
     k.add_argument("--with", dest="with_", action="append", default=[], metavar="REQ",
                    help="with --tests: also install this requirement for your tests (repeatable)")
+    k.add_argument("--test-timeout", type=options.positive, metavar="SECONDS",
+                   help="with --tests: one test's time limit (default: matrix.toml's case_timeout_s); a test "
+                        "stopped at it on both sides is not judged")
     k.add_argument("--baseline", action="append", default=[], metavar="REQ",
                    help="with --tests: the combination you run today (repeatable); each test is then "
                         "pass / broken / fixed / fails-both / flaky")
@@ -160,15 +163,15 @@ def _needs_tests(args, base_reqs: list[str]) -> None:
         return
     if base_reqs:
         raise CandidateError("--baseline compares your own tests: give --tests PATH too")
-    if args.extra or args.group or args.with_:
-        raise CandidateError("--extra, --group and --with choose your tests' dependencies: give --tests PATH too")
+    if args.extra or args.group or args.with_ or args.test_timeout:
+        raise CandidateError("--extra, --group, --with and --test-timeout are about your tests: give --tests PATH too")
     if args.aa or args.flaky_file or args.rerun_failures or args.reruns != 1:
         raise CandidateError("--reruns, --aa, --flaky-file and --rerun-failures confirm breaks of your tests: "
                              "give --tests PATH too")
 
 
 def _confirmation(args, target, with_baseline: bool):
-    """The target (only what broke in --rerun-failures REPORT) and how breaks are confirmed, every
+    """The target (only what broke in --rerun-failures REPORT, its --test-timeout) and how breaks are confirmed, every
     option checked before anything is downloaded (a ValueError naming the option and the fix)."""
     from dataclasses import replace
 
@@ -184,6 +187,7 @@ def _confirmation(args, target, with_baseline: bool):
             raise usertests.TestsError(f"--rerun-failures {args.rerun_failures}: nothing of {name} broke in it "
                                        f"(it names: {', '.join(sorted(broke))}); give the report of this project")
         target = replace(target, only=tuple(broke[name]))
+    target = replace(target, timeout_s=args.test_timeout)
     known = flaky.load(args.flaky_file, Path(args.state), learning=args.aa).known(name)
     return target, usertests.Confirm(reruns=args.reruns, aa=args.aa, known=known)
 

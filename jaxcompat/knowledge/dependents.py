@@ -13,6 +13,7 @@ names the file, the key and the fix (``ConfigError``), before anything is downlo
     cpu_devices = 1                  # XLA host devices its tests expect
     env = { JAX_ENABLE_X64 = "1" }   # environment variables for its tests
     budget_s = 1800                  # both sides, installs included; past it the dependent is stopped
+    test_timeout_s = 900             # one test's time limit (default: matrix.toml's case_timeout_s)
     depends_on = ["equinox", "jax"]  # which candidates run it (a candidate for equinox runs these)
     split = 4                        # a long suite: its test files dealt into 4 parts, each a unit of --shard
 """
@@ -33,9 +34,9 @@ from jaxcompat.model.matrix import ConfigError
 from jaxcompat.plugin.packages import ECOSYSTEM
 
 KEYS = {"name", "version", "git", "ref", "tests", "extras", "groups", "with", "cpu_devices", "env", "budget_s",
-        "depends_on", "note", "split"}
+        "test_timeout_s", "depends_on", "note", "split"}
 TOP = {"dependent", "settings"}
-SETTINGS = {"budget_s"}
+SETTINGS = {"budget_s", "test_timeout_s"}
 MAX_SPLIT = 64
 GIT_SCHEMES = ("https://", "git+https://", "ssh://", "git@", "file://")
 
@@ -58,6 +59,7 @@ def parse(data: object, path: Path | str = "dependents.toml") -> Dependents:
         raise ConfigError(path, "settings", "expected a table", "write [settings] with budget_s = SECONDS")
     unknown_keys(path, "settings", settings, SETTINGS)
     budget = _seconds(path, "settings.budget_s", settings.get("budget_s", 1800))
+    limit = _limit(path, "settings", settings, None)
     raw = table_list(path, "dependent", data.get("dependent", []))
     if not raw:
         raise ConfigError(path, "dependent", "no [[dependent]] table", "add one per project whose tests to run")
@@ -67,7 +69,7 @@ def parse(data: object, path: Path | str = "dependents.toml") -> Dependents:
         name = table.get("name")
         if isinstance(name, str) and name.strip():
             where = f"dependent[{name}]"
-        out.append(_dependent(path, where, table, budget))
+        out.append(_dependent(path, where, table, budget, limit))
     seen: set[str] = set()
     for d in out:
         if d.name in seen:
@@ -76,10 +78,9 @@ def parse(data: object, path: Path | str = "dependents.toml") -> Dependents:
     return Dependents(path=path, dependents=tuple(out))
 
 
-def _dependent(path: Path, where: str, t: dict, budget: float) -> Dependent:
+def _dependent(path: Path, where: str, t: dict, budget: float, limit: float | None) -> Dependent:
     unknown_keys(path, where, t, KEYS)
-    name = text_value(path, f"{where}.name", t.get("name"))
-    if canonicalize_name(name) != name:
+    if canonicalize_name(name := text_value(path, f"{where}.name", t.get("name"))) != name:
         raise ConfigError(path, f"{where}.name", f"{name!r} is not a normalised distribution name",
                           f'write name = "{canonicalize_name(name)}"')
     version, git, ref = t.get("version"), t.get("git"), t.get("ref")
@@ -135,6 +136,7 @@ def _dependent(path: Path, where: str, t: dict, budget: float) -> Dependent:
                      groups=str_list(path, f"{where}.groups", t.get("groups", [])), with_=with_,
                      cpu_devices=devices, env=tuple(sorted(env.items())),
                      budget_s=_seconds(path, f"{where}.budget_s", t.get("budget_s", budget)),
+                     test_timeout_s=_limit(path, where, t, limit),
                      depends_on=depends, note=note, split=_split(path, where, t.get("split", 1)))
 
 
@@ -161,8 +163,13 @@ def _split(path: Path, where: str, split: object) -> int:
     return split
 
 
-def _seconds(path: Path, key: str, value: object) -> float:
+def _limit(path: Path, where: str, t: dict, default: float | None) -> float | None:
+    """One test's time limit: ``test_timeout_s`` of the table, else ``default`` (None: the matrix's)."""
+    return _seconds(path, f"{where}.test_timeout_s", t["test_timeout_s"], 900) if "test_timeout_s" in t else default
+
+
+def _seconds(path: Path, key: str, value: object, example: int = 1800) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise ConfigError(path, key, f"expected a number of seconds > 0, got {value!r}",
-                          f"write {key.split('.')[-1]} = 1800")
+                          f"write {key.split('.')[-1]} = {example}")
     return float(value)

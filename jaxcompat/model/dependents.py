@@ -61,6 +61,7 @@ class Dependent:
     cpu_devices: int = 1  # XLA host devices its tests expect
     env: tuple[tuple[str, str], ...] = ()  # environment variables for its tests
     budget_s: float = 1800.0  # the whole dependent, both sides, installs included
+    test_timeout_s: float | None = None  # one test's time limit (None: the matrix's case_timeout_s)
     depends_on: tuple[str, ...] = ("jax",)  # packages of the ecosystem it is built on
     note: str = ""
     split: int = 1  # its test files dealt into this many parts, each a unit of work of its own (--shard)

@@ -132,6 +132,12 @@ def test_class(before: UserTestSide | None, after: UserTestSide) -> UserTestStat
     return cls.FIXED if before.fails and before != side.TIMEOUT else cls.PASS
 
 
+def stopped_both(tests: list[UserTest]) -> list[UserTest]:
+    """The tests stopped at the time limit on both sides: fails-both, but not judged (plain pytest,
+    with no limit, would have seen them end)."""
+    return [t for t in tests if t.candidate == UserTestSide.TIMEOUT and t.baseline == UserTestSide.TIMEOUT]
+
+
 def counts(tests: list[UserTest]) -> dict[str, int]:
     out: dict[str, int] = {}
     for t in tests:
@@ -161,6 +167,7 @@ class Comparison:
     cells: dict[str, str] = field(default_factory=dict)  # the cell's id, per side
     test_dependencies: list[str] = field(default_factory=list)  # what was installed for the tests
     left_out: list[str] = field(default_factory=list)  # of them, what the candidate pins itself
+    timeout_s: float = 0.0  # one test's time limit they ran under
 
     @property
     def unjudged(self) -> str:

@@ -217,7 +217,7 @@ def _source(dep: Dependent, plan: Plan, state_dir: Path, version: str | None, re
     root = projects.fetch(dep, version, cache, src)
     res.absent = projects.absent_files(dep, version, src)
     target = usertests.locate(str(root), list(dep.extras), list(dep.groups), list(dep.with_), env=dep.environment())
-    return root, target
+    return root, replace(target, timeout_s=dep.test_timeout_s)
 
 
 def _not_installed(res: DependentResult, side: str, error: str, status: CellStatus) -> None:

@@ -56,6 +56,7 @@ class Target:
     deps: TestDeps = field(default_factory=TestDeps)
     only: tuple[str, ...] = ()  # the tests named inside the project (paths relative to root); () = all
     env: tuple[tuple[str, str], ...] = ()  # environment variables for its tests
+    timeout_s: float | None = None  # one test's time limit (None: the matrix's case_timeout_s)
 
     def describe(self) -> str:
         if not self.project:
@@ -279,7 +280,7 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
         return Observed(error=message, status=scratch.status, cause=cause)
     workdir = state_dir / "runs" / f"{cell.id}-user"
     run = run_cases(built.python, target.root, list(nodeids or target.only), backend=done.backend, imports=[],
-                    timeout_s=matrix.settings.case_timeout_s, workdir=workdir,
+                    timeout_s=target.timeout_s or matrix.settings.case_timeout_s, workdir=workdir,
                     project=True, max_restarts=MAX_RESTARTS, extra_env=dict(target.env))
     # the tests' own messages and tracebacks name the environment, the project and the home folder:
     # scrubbed here, before anything is clipped, judged or written (report.scrub)
@@ -460,7 +461,8 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
                       learned=learned, sides=found,
                       cells={"candidate": candidate.id, **({"baseline": baseline.id} if baseline else {})},
                       test_dependencies=list(target.deps.sources),
-                      left_out=list(target.deps.for_candidate(target.pinned(candidate))[1]))
+                      left_out=list(target.deps.for_candidate(target.pinned(candidate))[1]),
+                      timeout_s=target.timeout_s or matrix.settings.case_timeout_s)
 
 
 def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Target, times: int) -> dict[str, str]:

@@ -4,7 +4,7 @@ check.md and of check.html (the records are model/usertests.py's)."""
 from __future__ import annotations
 
 from jaxcompat._util.text import last_line
-from jaxcompat.model.usertests import TEST_CLASSES, Comparison, UserTest, counts
+from jaxcompat.model.usertests import TEST_CLASSES, Comparison, UserTest, counts, stopped_both
 from jaxcompat.model.vocab import Kind, UserTestStatus
 from jaxcompat.report import junit as junit_xml
 from jaxcompat.report.html import esc, page
@@ -31,6 +31,10 @@ def verdict(cmp: Comparison, described: str) -> str:
                 f"  ! {len(modules)} module(s) could not be collected in the {side}; "
                 f"their tests did not run there: {', '.join(modules[:6])}" + (" …" if len(modules) > 6 else "")
             )
+    if stopped := stopped_both(tests):
+        lines.append(f"  ! {len(stopped)} test(s) stopped at the time limit ({cmp.timeout_s:g} s) on both sides: "
+                     "not judged (give them longer: --test-timeout SECONDS): "
+                     + ", ".join(t.test for t in stopped[:4]) + (" …" if len(stopped) > 4 else ""))
     for cls, kind in TEST_CLASSES.items():
         group = [t for t in tests if t.cls == cls]
         if not group or not kind.heading:
