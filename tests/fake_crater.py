@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import tests.fake_matrix  # noqa: E402,F401 - patches the cells
 from jaxcompat.commands import main  # noqa: E402
-from jaxcompat.env import projects  # noqa: E402
+from jaxcompat.env import projects, releases  # noqa: E402
 
 
 def fake_fetch(dep, version, cache_dir, src_dir):
@@ -37,6 +37,7 @@ def fake_fetch(dep, version, cache_dir, src_dir):
 
 projects.version_of = lambda dep, cache_dir, as_of=None: "1.0"
 projects.fetch = fake_fetch
+releases.released_since = lambda installed, day, cache_dir: []  # the fake cells' releases have no index dates
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -726,3 +726,36 @@ def test_the_dependents_time_limit_reaches_its_tests(tmp_path, monkeypatch):
     res = DependentResult("a", DependentVerdict.NOT_RUN)
     _, target = crater._source(dep, crater.Plan(("jax==0.4.33",), ("jax==0.4.31",)), tmp_path, "1.0", res)
     assert target.timeout_s == 900.0
+
+
+def test_a_replay_says_what_it_took_from_after_its_day(tmp_path, monkeypatch):
+    """--as-of DAY: what a dependent's requirements needed newer than the day is taken past the
+    cutoff (its tests would not run otherwise); the replay is then not the day's, and says so,
+    per side. The plan's own pins and the dependent itself are not counted; a build the index does
+    not hold, or cannot say of, is left out."""
+    import json as json_
+
+    from jaxcompat.env import releases
+
+    for dist, dates in {"equinox": {"0.11.5": "2024-08-20", "0.11.10": "2024-12-03"},
+                        "numpy": {"2.1.1": "2024-09-03"}, "jax": {"0.4.33": "2024-09-16"}}.items():
+        (tmp_path / f"releases-{dist}.json").write_text(json_.dumps(
+            {v: {"date": d, "yanked": False} for v, d in dates.items()}))
+
+    def offline(dist, attempts=3):
+        raise releases.IndexError_(f"could not read {dist}")
+    monkeypatch.setattr(releases, "fetch_info", offline)
+    installed = {"equinox": "0.11.10", "numpy": "2.1.1", "jax": "0.4.33", "lineax": "0.0.6.dev0",
+                 "mylib": "1.0", "dep": "3.0", "jaxlib": "0.4.33"}
+    (tmp_path / "releases-jaxlib.json").write_text(json_.dumps({"0.4.33": {"date": "2024-09-16", "yanked": False}}))
+    assert releases.released_since(installed, "2024-09-11", tmp_path) == [
+        ("equinox", "0.11.10", "2024-12-03"), ("jax", "0.4.33", "2024-09-16"), ("jaxlib", "0.4.33", "2024-09-16")]
+    cmp = Comparison([], with_baseline=True, candidate_versions=installed,
+                     baseline_versions={**installed, "equinox": "0.11.5", "jax": "0.4.31"})
+    plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",), as_of="2024-09-11")
+    past = crater.past_day(cmp, plan, "dep", tmp_path)
+    assert past == {"candidate": ["equinox 0.11.10 (2024-12-03)"]}  # not jax, nor the jaxlib its pin brings
+    res = DependentResult("dep", DependentVerdict.SAFE, ran={"candidate": 1, "baseline": 1}, past_day=past)
+    text = verdict_text([res], [], {"candidate": ["jax==0.4.33"], "baseline": ["jax==0.4.31"]},
+                        crater.cost([res], 1, 0.0))
+    assert "! not as of the day in the candidate: its requirements took equinox 0.11.10 (2024-12-03)" in text

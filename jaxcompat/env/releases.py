@@ -96,6 +96,25 @@ def release_date(dist: str, version: str, cache_dir: Path) -> str:
     return info[version]["date"]
 
 
+def released_since(installed: dict[str, str], day: str, cache_dir: Path) -> list[tuple[str, str, str]]:
+    """(dist, version, its upload date) of the installed releases uploaded on or after ``day``: in a
+    replay as of that day, what came from later (what a project needed newer than the day is taken
+    past the cutoff rather than leaving its tests unrunnable). A version the index does not hold (a
+    local or development build), or a package it cannot say of, is left out."""
+    out = []
+    for dist, version in sorted(installed.items()):
+        try:
+            v = Version(version)
+            if v.local or v.is_devrelease:
+                continue
+            date = release_date(dist, version, cache_dir)
+        except (InvalidVersion, IndexError_):
+            continue
+        if date >= day:
+            out.append((dist, version, date))
+    return out
+
+
 def resolution_date(exact_pins: dict[str, str], cache_dir: Path) -> str | None:
     """The day after the newest exact pin's release, or None when nothing is pinned exactly.
 

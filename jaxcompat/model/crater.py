@@ -42,6 +42,7 @@ class DependentResult:
     part: list[int] = field(default_factory=list)  # [k, n]: part k of its n (split = n); [] = the whole dependent
     split_files: list[str] = field(default_factory=list)  # a part: every file of its deal (``only``: this part's)
     part_seconds: list[float] = field(default_factory=list)  # merged of parts: each part's seconds
+    past_day: dict[str, list[str]] = field(default_factory=dict)  # --as-of: per side, what came from after the day
 
     def to_dict(self) -> dict:
         d = asdict(self)

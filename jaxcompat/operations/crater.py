@@ -146,6 +146,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     res.tests, res.learned, res.health = list(cmp.tests), dict(cmp.learned), confirm.health(cmp.tests)
     res.ran, res.classes = dict(cmp.ran), counts(cmp.tests)
     res.versions = {"candidate": _eco(cmp.candidate_versions), "baseline": _eco(cmp.baseline_versions)}
+    res.past_day = past_day(cmp, plan, dep.name, cache) if plan.as_of else {}
     res.sides = cmp.sides.to_dict() if cmp.sides else {}
     for side, error in (("candidate", cmp.error), ("baseline", cmp.baseline_error)):
         if error and cmp.status.get(side, CellStatus.OK) != CellStatus.OK:  # it could not be installed there
@@ -153,6 +154,28 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
             return _done(res, t0)
     _judged(res, cmp)
     return _done(res, t0)
+
+
+def past_day(cmp: Comparison, plan: Plan, name: str, cache: Path) -> dict[str, list[str]]:
+    """A replay (``--as-of DAY``), per side: what it installed from after the day, besides the plan's
+    own pins (with the jaxlib and plugins a jax pin brings) and the dependent itself. What its
+    requirements needed newer than the day is taken past the cutoff: the replay is then not the
+    day's as it was, and the report says so."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name as canon
+
+    from jaxcompat.env.releases import released_since
+
+    out = {}
+    for side, reqs, installed in (("candidate", plan.candidate, cmp.candidate_versions),
+                                  ("baseline", plan.baseline, cmp.baseline_versions)):
+        pinned = {canon(Requirement(r).name) for r in reqs} | {canon(name)}
+        kept = {d: v for d, v in installed.items() if canon(d) not in pinned
+                and not ("jax" in pinned and canon(d).startswith(("jaxlib", "jax-cuda", "jax-rocm")))}  # jax's own
+        later = released_since(kept, plan.as_of, cache)
+        if later:
+            out[side] = [f"{d} {v} ({date})" for d, v, date in later]
+    return out
 
 
 def replayed(cell, plan: Plan):

@@ -91,6 +91,8 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
         lines.append(f"  {r.verdict:<13} {r.name} {r.version}  "
                      + "; ".join(x for x in (ran, r.cause, stopped, shown_warnings.health_line(r.health)) if x))
         lines += ["    " + x for x in sides_lines(Sides.from_dict(r.sides)) if r.sides.get("confounders")]
+        lines += [f"    ! not as of the day in the {side}: its requirements took {', '.join(later)}"
+                  for side, later in sorted(r.past_day.items())]
     lines.append("")
     lines.append(cost_line(cost_))
     return "\n".join(lines)
