@@ -75,6 +75,16 @@ def test_failures_are_explained_by_the_rule_whose_error_they_are(tmp_path):
     assert "baseline" not in usertests.classify(after, None, matrix, "cpu")[0].to_dict()
 
 
+def test_a_fixed_test_says_what_it_failed_with_before(tmp_path):
+    """A test the upgrade fixed carried no message: the verdict's 'fixed' group said '(no message)'
+    where the baseline's failure (equinox's weak-type error, fixed by 0.11.7) is what a user reads."""
+    matrix = load(make_tree(tmp_path, RULE))
+    (fixed,) = usertests.classify(_obs(c="passed"), _obs(c="closure"), matrix, "cpu")
+    assert fixed.cls == "fixed"
+    assert fixed.message == "before: ValueError: Closure-converted function called with different dynamic arguments"
+    assert fixed.traceback == "" and fixed.explained_by is None  # the candidate's record: it passed
+
+
 def test_bad_tests_paths_get_one_line_errors(tmp_path):
     with pytest.raises(usertests.TestsError, match="no such file"):
         usertests.locate(str(tmp_path / "nope"))
