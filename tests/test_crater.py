@@ -759,3 +759,22 @@ def test_a_replay_says_what_it_took_from_after_its_day(tmp_path, monkeypatch):
     text = verdict_text([res], [], {"candidate": ["jax==0.4.33"], "baseline": ["jax==0.4.31"]},
                         crater.cost([res], 1, 0.0))
     assert "! not as of the day in the candidate: its requirements took equinox 0.11.10 (2024-12-03)" in text
+
+
+def test_every_test_stopped_at_the_limit_on_both_sides_is_not_safe():
+    """Found checking the time limit's paths to exit 0: a suite whose every test was stopped on both
+    sides ran (so it was not 'not run') and broke nothing (fails-both is no break): safe, exit 0,
+    of a suite no side saw end a single test of. Now not judged: exit 2, in check and the crater."""
+    from jaxcompat.commands.check import user_tests_item
+    from jaxcompat.model import verdicts
+
+    stopped = [UserTest(f"t.py::t{k}", "timeout", "timeout", "fails-both") for k in range(2)]
+    cmp = Comparison(stopped, with_baseline=True, ran={"candidate": 2, "baseline": 2}, timeout_s=300.0)
+    assert "every test that ran was stopped at the time limit (300 s) on both sides" in cmp.unjudged
+    assert verdicts.decide([user_tests_item(cmp, "yours")]).code == 2
+    res = DependentResult("d", DependentVerdict.NO_SOURCE, ran=dict(cmp.ran), tests=stopped)
+    crater._judged(res, cmp)
+    assert res.verdict == DependentVerdict.NOT_RUN and exit_status([res]) == 2
+    one_ended = Comparison([*stopped, UserTest("t.py::ok", "passed", "passed", "pass")], with_baseline=True,
+                           ran={"candidate": 3, "baseline": 3}, timeout_s=300.0)
+    assert not one_ended.unjudged  # one test ended on both sides: judged, the others said

@@ -180,6 +180,10 @@ class Comparison:
             )
         if not self.with_baseline and not self.ran.get("candidate"):
             return f"your tests did not run in the candidate: {self.candidate_cause or last_line(self.error)}"
+        stopped = stopped_both(self.tests)
+        if self.with_baseline and stopped and len(stopped) >= self.ran.get("candidate", 0):
+            return (f"every test that ran was stopped at the time limit ({self.timeout_s:g} s) on both sides: none "
+                    "ended, none was judged; give them longer (--test-timeout, or test_timeout_s for the crater)")
         return ""
 
     @property
