@@ -742,19 +742,28 @@ def test_a_replay_says_what_it_took_from_after_its_day(tmp_path, monkeypatch):
         (tmp_path / f"releases-{dist}.json").write_text(json_.dumps(
             {v: {"date": d, "yanked": False} for v, d in dates.items()}))
 
+    asked = []
+
     def offline(dist, attempts=3):
-        raise releases.IndexError_(f"could not read {dist}")
+        asked.append(dist)
+        if dist == "dep":
+            raise releases.IndexError_("could not read https://pypi.org/pypi/dep/json after 3 attempts: timed out")
+        raise releases.IndexError_(f"{dist} is not on the package index (404)")
     monkeypatch.setattr(releases, "fetch_info", offline)
     installed = {"equinox": "0.11.10", "numpy": "2.1.1", "jax": "0.4.33", "lineax": "0.0.6.dev0",
                  "mylib": "1.0", "dep": "3.0", "jaxlib": "0.4.33"}
     (tmp_path / "releases-jaxlib.json").write_text(json_.dumps({"0.4.33": {"date": "2024-09-16", "yanked": False}}))
     assert releases.released_since(installed, "2024-09-11", tmp_path) == [
-        ("equinox", "0.11.10", "2024-12-03"), ("jax", "0.4.33", "2024-09-16"), ("jaxlib", "0.4.33", "2024-09-16")]
+        ("dep", "3.0", ""), ("equinox", "0.11.10", "2024-12-03"), ("jax", "0.4.33", "2024-09-16"),
+        ("jaxlib", "0.4.33", "2024-09-16"), ("mylib", "1.0", "")]  # dep: the index did not answer
+    assert asked == ["dep"]  # after it, only what is cached is read: a dead index costs once, not once a package
     cmp = Comparison([], with_baseline=True, candidate_versions=installed,
                      baseline_versions={**installed, "equinox": "0.11.5", "jax": "0.4.31"})
     plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",), as_of="2024-09-11")
     past = crater.past_day(cmp, plan, "dep", tmp_path)
     assert past == {"candidate": ["equinox 0.11.10 (2024-12-03)"]}  # not jax, nor the jaxlib its pin brings
+    unanswered = crater.past_day(cmp, plan, "other", tmp_path)  # an index that did not answer is not "of the day"
+    assert unanswered["baseline"] == ["dep 3.0, mylib 1.0 (the index did not answer: not known to be of the day)"]
     res = DependentResult("dep", DependentVerdict.SAFE, ran={"candidate": 1, "baseline": 1}, past_day=past)
     text = verdict_text([res], [], {"candidate": ["jax==0.4.33"], "baseline": ["jax==0.4.31"]},
                         crater.cost([res], 1, 0.0))

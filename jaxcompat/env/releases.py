@@ -89,6 +89,13 @@ def release_info(dist: str, cache_dir: Path, need: str | None = None) -> dict[st
     return data
 
 
+def _cached(dist: str, cache_dir: Path) -> dict:
+    try:
+        return json.loads((cache_dir / f"releases-{dist}.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def release_date(dist: str, version: str, cache_dir: Path) -> str:
     info = release_info(dist, cache_dir, need=version)
     if version not in info:
@@ -100,15 +107,23 @@ def released_since(installed: dict[str, str], day: str, cache_dir: Path) -> list
     """(dist, version, its upload date) of the installed releases uploaded on or after ``day``: in a
     replay as of that day, what came from later (what a project needed newer than the day is taken
     past the cutoff rather than leaving its tests unrunnable). A version the index does not hold (a
-    local or development build), or a package it cannot say of, is left out."""
-    out = []
+    local or development build, a package not on it) is left out; one it did not answer for has the
+    date "" (it cannot be said to be of the day)."""
+    out, down = [], False  # once the index did not answer, only what is cached is asked
     for dist, version in sorted(installed.items()):
         try:
             v = Version(version)
             if v.local or v.is_devrelease:
                 continue
+            if down and version not in _cached(dist, cache_dir):
+                raise IndexError_(f"could not read {PYPI_JSON}/{dist}/json after 0 attempts: the index did not answer")
             date = release_date(dist, version, cache_dir)
-        except (InvalidVersion, IndexError_):
+        except InvalidVersion:
+            continue
+        except IndexError_ as e:
+            if unreachable(str(e)):
+                down = True
+                out.append((dist, version, ""))
             continue
         if date >= day:
             out.append((dist, version, date))

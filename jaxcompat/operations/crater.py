@@ -173,8 +173,11 @@ def past_day(cmp: Comparison, plan: Plan, name: str, cache: Path) -> dict[str, l
         kept = {d: v for d, v in installed.items() if canon(d) not in pinned
                 and not ("jax" in pinned and canon(d).startswith(("jaxlib", "jax-cuda", "jax-rocm")))}  # jax's own
         later = released_since(kept, plan.as_of, cache)
-        if later:
-            out[side] = [f"{d} {v} ({date})" for d, v, date in later]
+        undated = [f"{d} {v}" for d, v, date in later if not date]
+        said = [f"{d} {v} ({date})" for d, v, date in later if date]
+        said += [f"{', '.join(undated)} (the index did not answer: not known to be of the day)"] if undated else []
+        if said:
+            out[side] = said
     return out
 
 
