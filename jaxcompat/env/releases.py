@@ -68,14 +68,9 @@ def release_info(dist: str, cache_dir: Path, need: str | None = None) -> dict[st
 
     Served from the cache unless ``need`` (a version) is missing from it.
     """
-    cache = cache_dir / f"releases-{dist}.json"
-    if cache.is_file():
-        try:
-            data = json.loads(cache.read_text())
-            if need is None or need in data:
-                return data
-        except ValueError:
-            pass
+    data = _cached(dist, cache_dir)
+    if data is not None and (need is None or need in data):
+        return data
     raw = fetch_info(dist)
     data = {}
     for version, files in raw.get("releases", {}).items():
@@ -85,15 +80,17 @@ def release_info(dist: str, cache_dir: Path, need: str | None = None) -> dict[st
             "date": min(f["upload_time_iso_8601"] for f in files)[:10],
             "yanked": all(f.get("yanked", False) for f in files),
         }
-    write_text(cache, json.dumps(data, indent=0, sort_keys=True))
+    write_text(cache_dir / f"releases-{dist}.json", json.dumps(data, indent=0, sort_keys=True))
     return data
 
 
-def _cached(dist: str, cache_dir: Path) -> dict:
+def _cached(dist: str, cache_dir: Path) -> dict | None:
+    """``dist``'s release list as the cache holds it (None: not cached, or damaged)."""
     try:
-        return json.loads((cache_dir / f"releases-{dist}.json").read_text())
+        data = json.loads((cache_dir / f"releases-{dist}.json").read_text())
     except (OSError, ValueError):
-        return {}
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def release_date(dist: str, version: str, cache_dir: Path) -> str:
@@ -115,7 +112,7 @@ def released_since(installed: dict[str, str], day: str, cache_dir: Path) -> list
             v = Version(version)
             if v.local or v.is_devrelease:
                 continue
-            if down and version not in _cached(dist, cache_dir):
+            if down and version not in (_cached(dist, cache_dir) or {}):
                 raise IndexError_(f"could not read {PYPI_JSON}/{dist}/json after 0 attempts: the index did not answer")
             date = release_date(dist, version, cache_dir)
         except InvalidVersion:

@@ -165,14 +165,14 @@ def past_day(cmp: Comparison, plan: Plan, name: str, cache: Path) -> dict[str, l
     from packaging.utils import canonicalize_name as canon
 
     from jaxcompat.env.releases import released_since
+    from jaxcompat.env.sides import FORCED
 
     out = {}
     for side, reqs, installed in (("candidate", plan.candidate, cmp.candidate_versions),
                                   ("baseline", plan.baseline, cmp.baseline_versions)):
-        pinned = {canon(Requirement(r).name) for r in reqs} | {canon(name)}
-        kept = {d: v for d, v in installed.items() if canon(d) not in pinned
-                and not ("jax" in pinned and canon(d).startswith(("jaxlib", "jax-cuda", "jax-rocm")))}  # jax's own
-        later = released_since(kept, plan.as_of, cache)
+        pinned = {canon(Requirement(r).name) for r in reqs}
+        pinned |= {f for d in pinned for f in FORCED.get(d, ())} | {canon(name)}  # and what a pin brings
+        later = released_since({d: v for d, v in installed.items() if canon(d) not in pinned}, plan.as_of, cache)
         undated = [f"{d} {v}" for d, v, date in later if not date]
         said = [f"{d} {v} ({date})" for d, v, date in later if date]
         said += [f"{', '.join(undated)} (the index did not answer: not known to be of the day)"] if undated else []

@@ -85,9 +85,9 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
     for r in sorted(results, key=lambda r: r.name):
         ran = "; ".join(x for x in (f"ran {r.ran.get('baseline', 0)} before, {r.ran.get('candidate', 0)} after",
                                     ", ".join(f"{c} {n}" for c, n in r.classes.items())) if x) if r.ran else ""
-        stopped = len(stopped_both(r.tests))
-        stopped = (f"{stopped} stopped at the time limit on both sides, not judged (test_timeout_s gives them longer)"
-                   if stopped else "")
+        halted = len(stopped_both(r.tests))
+        stopped = (f"{halted} stopped at the time limit on both sides, not judged (test_timeout_s gives them "
+                   "longer)") if halted else ""
         lines.append(f"  {r.verdict:<13} {r.name} {r.version}  "
                      + "; ".join(x for x in (ran, r.cause, stopped, shown_warnings.health_line(r.health)) if x))
         lines += ["    " + x for x in sides_lines(Sides.from_dict(r.sides)) if r.sides.get("confounders")]
