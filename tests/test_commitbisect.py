@@ -249,3 +249,159 @@ def test_a_crater_report_carries_the_first_bad_commit_of_its_broken_group(tmp_pa
     data = __import__("json").loads((out / "crater.json").read_text())
     assert data["groups"][0]["first_bad_commit"]["commit"] == shas[9]
     assert f"first bad commit: pkg {shas[9][:12]}" in text and "#4242" in text and code == 1
+
+
+# ------------------------------------------------- the good release's place, git failures, exits
+
+CLOSURE = "ValueError: Closure-converted function called with different dynamic arguments"
+
+
+def _commit(repo: Path, files: dict[str, str], title: str, tag: str = "") -> str:
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", title)
+    if tag:
+        _git(repo, "tag", tag)
+    return _git(repo, "rev-parse", "HEAD").strip()
+
+
+def _cli(tmp_path, monkeypatch, argv: list[str]) -> int:
+    """``bisect … --commits`` through the command line, its steps faked: a commit whose state.txt
+    says broken cannot be built, "bad" fails with weak-type-closure's error, "ok" passes."""
+    from jaxcompat.commands import main
+
+    def installer(package, url, state_dir):
+        def install(sha):
+            state = history.show(url, sha, "state.txt", state_dir / "cache").strip()
+            if state == "broken":
+                raise history.HistoryError("setup.py: build failed")
+            tree = state_dir / "src" / state  # the package's tree, as the state says
+            tree.mkdir(parents=True, exist_ok=True)
+            return [f"{package} @ {tree.resolve().as_uri()}"], ""
+        return install
+
+    def observer(*args, **kwargs):
+        def observe(reqs, step_id):
+            bad = reqs[0].rsplit("/", 1)[1] == "bad"
+            return observed_cell({"id": step_id, "python": "3.11", "backend": "cpu", "status": "ok", "versions": {},
+                                  "results": [{"case": "cases/test_weak_type_closure.py::test_filter_closure_"
+                                                       "convert_weak_example", "status": "failed" if bad else "passed",
+                                               "error_types": ["ValueError"] if bad else [],
+                                               "message": CLOSURE if bad else ""}]})
+        return observe
+    monkeypatch.setattr(commitbisect, "source_installer", installer)
+    monkeypatch.setattr(commitbisect, "step_observer", observer)
+    monkeypatch.setattr(commitbisect.releases, "release_date", lambda *a: "2024-09-01")
+    return main(["bisect", "weak-type-closure", *argv, "--repo", URL, "--reports", str(tmp_path / "r"),
+                 "--state", str(tmp_path / "state"), "jax==0.4.33"])
+
+
+def test_a_good_release_off_the_bad_ones_first_parent_history_is_refused(tmp_path, mirror_env, monkeypatch, capsys):
+    """Was: the good release tagged on a release branch (its cherry-picked fix R) and the bad one on
+    main: the walk went from R to main's commits after the fork, found the failure absent at R and
+    present at B, and named B (a commit touching NOTES.md only) "shipped in equinox 0.11.7", exit 0;
+    the bug was in A, before the fork. Now: exit 2, naming both releases, where the branch leaves
+    the bad one's history, and the release to give instead (which then names A)."""
+    repo = tmp_path / "origin"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _commit(repo, {"state.txt": "ok\n", "eqx.py": "# 0\n"}, "O: older release", tag="v0.11.5")
+    a = _commit(repo, {"state.txt": "bad\n", "eqx.py": "# the bug\n"}, "A: closure conversion")
+    _git(repo, "checkout", "-q", "-b", "release", a)
+    r = _commit(repo, {"state.txt": "ok\n", "eqx.py": "# the fix\n"}, "R: the fix, cherry-picked", tag="v0.11.6")
+    _git(repo, "checkout", "-q", "main")
+    _commit(repo, {"NOTES.md": "b\n"}, "B: docs")
+    c = _commit(repo, {"NOTES.md": "c\n"}, "C: docs", tag="v0.11.7")
+    mirror_env(repo)
+
+    code = _cli(tmp_path, monkeypatch, ["--commits", "--package", "equinox", "--good", "0.11.6", "--bad", "0.11.7"])
+    out, err = capsys.readouterr()
+    assert code == 2, out + err
+    assert "starts at" not in out
+    assert f"equinox 0.11.6 ({r[:12]})" in err and f"equinox 0.11.7 ({c[:12]})" in err
+    assert f"at {a[:12]}" in err and "--good 0.11.5" in err
+
+    code = _cli(tmp_path, monkeypatch, ["--commits", "--package", "equinox", "--good", "0.11.5", "--bad", "0.11.7"])
+    out = capsys.readouterr().out
+    assert code == 0 and f"starts at {a[:12]}: A: closure conversion" in out, out
+
+
+def test_a_good_release_newer_than_the_bad_one_is_refused(tmp_path, mirror_env):
+    """The releases given the wrong way round: no first-parent walk from good to bad, said."""
+    repo = make_repo(tmp_path, ["ok", "ok", "bad"])
+    mirror_env(repo)
+    state_dir = tmp_path / "state"
+    install, observe, _ = _fakes(state_dir / "cache")
+    with pytest.raises(history.HistoryError, match=r"pkg 2\.0 .* not on the first-parent history of the bad one "
+                                                   r"pkg 1\.0 .*older than --bad"):
+        commitbisect.bisect_commits(None, TARGET, "pkg", good="2.0", bad="1.0", pins=[], python="3.11",
+                                    state_dir=state_dir, repo=URL, install=install, observe=observe,
+                                    date="2024-09-02")
+
+
+def test_a_git_failure_in_a_step_skips_that_commit(tmp_path, mirror_env, monkeypatch):
+    """Was: a jax commit whose jax/version.py git cannot give (here: absent), or a checkout that
+    fails, raised GitError out of the walk ("a bug of jax-compat" on the command line). Now that
+    commit is skipped, named with git's words, and the walk goes on: here the change lies beside
+    the skipped commits, so the answer is the range."""
+    from jaxcompat.env import gitsource
+
+    version = '_version = "0.4.33"\n_minimum_jaxlib_version = "0.4.31"\n'
+    repo = tmp_path / "origin"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    shas = [_commit(repo, {"state.txt": "ok\n", "jax/version.py": version}, "c0", tag="jax-v0.4.31")]
+    shas += [_commit(repo, {"state.txt": "ok\n", "f1.py": "1\n"}, "c1")]
+    (repo / "jax" / "version.py").unlink()
+    shas += [_commit(repo, {"state.txt": "ok\n"}, "c2: version.py gone")]
+    shas += [_commit(repo, {"state.txt": "bad\n", "jax/version.py": version}, "c3: the change")]
+    shas += [_commit(repo, {"state.txt": "bad\n", "f4.py": "4\n"}, "c4")]
+    shas += [_commit(repo, {"state.txt": "bad\n", "f5.py": "5\n"}, "c5", tag="jax-v0.4.33")]
+    mirror_env(repo)
+    monkeypatch.setattr(history.releases, "versions", lambda dist, cache: ["0.4.31", "0.4.33"])
+    real_checkout = gitsource.checkout
+
+    def checkout(url, commit, cache_dir, into):  # a lazy blob fetch failing for c3
+        if commit == shas[3]:
+            raise gitsource.GitError(f"{url}@{commit[:12]}: fatal: could not fetch {commit[:7]} from promisor remote")
+        return real_checkout(url, commit, cache_dir, into)
+    monkeypatch.setattr(history.gitsource, "checkout", checkout)
+
+    def observe(reqs, step_id):
+        tree = Path(reqs[0].split(" @ file://", 1)[1])
+        bad = (tree / "state.txt").read_text().strip() == "bad"
+        return observed_cell({"id": step_id, "python": "3.11", "backend": "cpu", "status": "ok", "versions": {},
+                              "results": [{"case": "cases/test_x.py::test_y", "status": "failed" if bad else "passed",
+                                           "error_types": ["TypeError"] if bad else [],
+                                           "message": "boom" if bad else ""}]})
+    result = commitbisect.bisect_commits(None, TARGET, "jax", good="0.4.31", bad="0.4.33", pins=[], python="3.11",
+                                         state_dir=tmp_path / "state", repo=URL, observe=observe, date="2024-09-02")
+    steps = {s.commit: s for s in result.steps}
+    assert steps[shas[2]].state == BisectState.UNKNOWN and "jax/version.py" in steps[shas[2]].detail
+    assert steps[shas[3]].state == BisectState.UNKNOWN and "promisor" in steps[shas[3]].detail
+    assert result.judged and result.range == shas[2:5] and result.first.sha == shas[4], result.message
+    text = commitbisect_report.render(result)
+    for k, why in ((2, "jax/version.py"), (3, "promisor")):
+        line = next(ln for ln in text.splitlines() if ln.strip().startswith(shas[k][:12]))
+        assert "cannot say" in line and "git failed" in line and "skipped: " in line and why in line, line
+
+
+def test_every_commit_skipped_is_not_judged(tmp_path, mirror_env, monkeypatch, capsys):
+    """Was: every commit could not be built, so nothing was judged, and the command said "the ends
+    do not disagree … judged unknown and unknown" with exit 1 (not safe). Now exit 2 (could not
+    judge), saying which end could not say and why; ends judged alike stay exit 1."""
+    repo = make_repo(tmp_path, ["broken"] * 5)
+    mirror_env(repo)
+    argv = ["--commits", "--package", "pkg", "--good", "1.0", "--bad", "2.0"]
+    code = _cli(tmp_path, monkeypatch, argv)
+    out = capsys.readouterr().out
+    assert code == 2, out
+    assert "nothing judged" in out and "build failed" in out
+
+    judged_alike = tmp_path / "alike"
+    judged_alike.mkdir()
+    mirror_env(make_repo(judged_alike, ["ok"] * 5))
+    assert _cli(judged_alike, monkeypatch, argv) == 1
+    assert "do not disagree" in capsys.readouterr().out

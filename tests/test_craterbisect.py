@@ -68,3 +68,49 @@ def test_bisect_from_a_cell_report_with_commits_is_a_clear_error(tmp_path, capsy
     bad.write_text('{"id": "c", "results": []}')
     assert main(["bisect", "--from", str(bad), "--commits", "--reports", str(tmp_path)]) == 2
     assert "takes a crater.json" in capsys.readouterr().err
+
+
+def test_another_failure_of_the_groups_error_type_is_not_the_group(tmp_path, mirror_env, monkeypatch):  # noqa: F811
+    """Was: a step counted as "present" on the error type alone, so an unrelated ValueError at the
+    commits before the change (another bug, since fixed) steered the walk to the first of them,
+    named with confidence. Now a step shows the group's failure only with its error type *and* its
+    message's signature (numbers and paths aside): the other ValueError cannot say, those commits
+    are skipped, and the answer is the range up to the real change."""
+    from jaxcompat.env import commits as history
+    from jaxcompat.knowledge.dependents import load as load_dependents
+    from jaxcompat.operations.bisect import observed_cell
+
+    states = ["ok"] * 4 + ["other"] * 6 + ["bad"] * 6
+    repo = make_repo(tmp_path, states)
+    shas = _git(repo, "rev-list", "--reverse", "HEAD").split()
+    mirror_env(repo)
+    state_dir = tmp_path / "state"
+    test = "tests/test_a.py::test_1"
+    results = [_result("alpha", test, "ValueError: cannot reshape array of size 6 into shape (4,)")]
+    messages = {"bad": "ValueError: cannot reshape array of size 8 into shape (3,)",  # the group's, other sizes
+                "other": "ValueError: unknown backend 'cpu' in the config file"}
+
+    def install(sha):
+        return [f"pkg @ file:///src/{sha}#{history.show(URL, sha, 'state.txt', state_dir / 'cache').strip()}"], ""
+
+    def observe(reqs, step_id):
+        state = reqs[0].rsplit("#", 1)[1]
+        failed = state in messages
+        return observed_cell({"id": step_id, "python": "3.11", "backend": "cpu", "status": "ok", "versions": {},
+                              "results": [{"case": test, "status": "failed" if failed else "passed",
+                                           "error_types": ["ValueError", "Exception"] if failed else [],
+                                           "message": messages.get(state, "")}]})
+    monkeypatch.setattr(craterbisect.crater, "source_of", lambda *a: (tmp_path, None))
+    monkeypatch.setattr(craterbisect, "dependent_observer", lambda *a: observe)
+
+    def bisector(matrix, target, package, **kw):  # the real walk and the group's real target
+        return commitbisect.bisect_commits(None, target, "pkg", good="1.0", bad="2.0", pins=[], python="3.11",
+                                           state_dir=state_dir, repo=URL, install=install, observe=kw["observe"],
+                                           date="2024-09-02")
+    dependents = tmp_path / "dependents.toml"
+    dependents.write_text('[[dependent]]\nname = "alpha"\nversion = "1.0"\n')
+    found = craterbisect.run(tmp_path / "out", results, PLAN, None, load_dependents(str(dependents)), state_dir,
+                             bisector=bisector)
+    [rec] = found.values()
+    assert rec["commit"] == shas[10], rec["message"]  # not shas[4], the first unrelated ValueError
+    assert rec["range"] == shas[4:11] and rec["judged"]

@@ -26,6 +26,7 @@ from jaxcompat._util.redact import redact_text
 from jaxcompat.commands import options
 from jaxcompat.env.candidate import CandidateError, parse_requirement
 from jaxcompat.env.commits import HistoryError
+from jaxcompat.env.gitsource import GitError
 from jaxcompat.env.resolution import AUTO
 from jaxcompat.knowledge import drafts, signature
 from jaxcompat.knowledge.outcomes import CellResult, reclassify
@@ -89,7 +90,7 @@ def bisect_with(args, matrix: Matrix) -> int:
         if args.package:
             return _one_axis(args, matrix)
         return _region(args, matrix)
-    except (BisectError, CandidateError, HistoryError, ValueError) as e:
+    except (BisectError, CandidateError, HistoryError, GitError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
 
@@ -124,7 +125,7 @@ def _commits(args, matrix: Matrix) -> int:
     write_text(out / f"{name}.json", redact_text(json.dumps(result.to_dict(), indent=2, default=str)) + "\n")
     write_text(out / f"{name}.md", redact_text(commitbisect_report.markdown(result)))
     print(f"report: {out / name}.md")
-    return EXIT_OK if result.first else EXIT_FAILING
+    return EXIT_OK if result.first else EXIT_FAILING if result.judged else EXIT_CONFIG
 
 
 def _commits_from_crater(args, matrix: Matrix) -> int:
@@ -156,7 +157,8 @@ def _commits_from_crater(args, matrix: Matrix) -> int:
             g.bisect = found[g.signature.key]
             print(f"{g.signature.key}\n  {g.bisect_line()}")
     print(f"report: {path.parent / crater.BISECT_FILE} (crater --report-only puts it beside the groups)")
-    return EXIT_OK if all(r.get("commit") for r in found.values()) else EXIT_FAILING
+    unanswered = [r for r in found.values() if not r.get("commit")]
+    return EXIT_OK if not unanswered else EXIT_FAILING if all(r.get("judged") for r in unanswered) else EXIT_CONFIG
 
 
 def _signature_target(args) -> Target:

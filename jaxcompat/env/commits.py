@@ -7,7 +7,9 @@ install.
   is fetched into the one cached bare repository per URL that ``gitsource`` keeps.
 - **The releases' tags**, found by the release's name: ``jax-v0.4.33``, ``v0.11.7``, ``0.11.7``.
 - **The commits** from the good tag to the bad one, first parents only (``git bisect
-  --first-parent``): index 0 is the good tag's commit, the last is the bad tag's.
+  --first-parent``): index 0 is the good tag's commit, the last is the bad tag's. The good tag
+  must lie on the bad one's first-parent history (not on a release branch of its own); else the
+  error names both and the release to give instead.
 - **A commit as a source.** Its tree checked out under the state folder, once per commit; for jax,
   the jaxlib release it accepts: the newest release between the commit's
   ``_minimum_jaxlib_version`` and its own ``_version`` (jax's ``setup.py`` pins
@@ -21,6 +23,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from jaxcompat._util.redact import redact_text
 from jaxcompat.env import gitsource, releases
 from jaxcompat.model.commits import Commit
 
@@ -82,13 +85,51 @@ def fetch(url: str, cache_dir: Path) -> None:
                            "url.<mirror>.insteadOf, see docs/survey-bisect.md)") from None
 
 
-def first_parents(url: str, good: str, bad: str, cache_dir: Path) -> list[str]:
-    """[good, …, bad]: the first-parent commits after ``good`` up to ``bad``, oldest first."""
-    listed = _git(url, cache_dir, "rev-list", "--first-parent", "--reverse", f"{good}..{bad}", "--")
-    commits = [good] + [c for c in listed.split() if c]
-    if commits[-1] != bad:
-        raise HistoryError(f"{bad[:12]} is not a first-parent descendant of {good[:12]} in {url}")
-    return commits
+def first_parents(url: str, good: str, bad: str, cache_dir: Path, package: str = "",
+                  releases: tuple[str, str] = ("", "")) -> list[str]:
+    """[good, …, bad]: the first-parent commits after ``good`` up to ``bad``, oldest first. ``good``
+    must lie on ``bad``'s first-parent history: a good release tagged on a branch of its own (a
+    release branch with a cherry-picked fix) is not, and a walk from it would blame the bad release's
+    history for what that branch alone changed (``package``, ``releases``: the names the error says)."""
+    try:
+        listed = _git(url, cache_dir, "rev-list", "--first-parent", "--parents", "--reverse", f"{good}..{bad}", "--")
+    except gitsource.GitError as e:
+        raise HistoryError(f"{e}: the commits between the two releases' tags cannot be listed") from None
+    rows = [ln.split() for ln in listed.splitlines() if ln.strip()]
+    if good != bad and not (rows and rows[0][1:2] == [good] and rows[-1][0] == bad):
+        parted = rows[0][1:2] if rows else []
+        raise HistoryError(redact_text(_off_chain(url, good, bad, cache_dir, package, releases, parted)))
+    return [good] + [r[0] for r in rows]
+
+
+def _off_chain(url: str, good: str, bad: str, cache_dir: Path, package: str, releases: tuple[str, str],
+               parted: list[str]) -> str:
+    """Why ``good`` is no start for a walk to ``bad``, and the release to give instead."""
+    g = f"{package} {releases[0]}".strip() if releases[0] else good[:12]
+    b = f"{package} {releases[1]}".strip() if releases[1] else bad[:12]
+    head = (f"the good release {g} ({good[:12]}) is not on the first-parent history of the bad one {b} "
+            f"({bad[:12]}) in {url}")
+    if not parted:  # bad is good's ancestor (or its history shares no first-parent commit with good's)
+        return (f"{head}: {g} is not older than {b} along it; give as --good a release older than --bad "
+                "(with --fixed too: --good is the older release, one the failure affects)")
+    instead = _release_before(url, parted[0], cache_dir, package)
+    return (f"{head}: it lies on a branch (a release branch with cherry-picked fixes?) that parts from that "
+            f"history at {parted[0][:12]}, and a walk from it would blame {b}'s commits for what the branch "
+            "alone changed; give as --good a release tagged on that history"
+            + (f", e.g. --good {instead} (the newest at or before {parted[0][:12]})" if instead
+               else f" (none is tagged at or before {parted[0][:12]}: bisect along releases, without --commits)"))
+
+
+def _release_before(url: str, sha: str, cache_dir: Path, package: str) -> str:
+    """The newest release tagged on ``sha``'s first-parent history, as --good takes it ("" if none)."""
+    prefixes = [f"{package}-v", "v", "", f"{package}-"] if package else ["v", ""]
+    matches = [a for p in prefixes for a in ("--match", f"{p}[0-9]*")]
+    try:
+        tag = _git(url, cache_dir, "describe", "--tags", "--first-parent", "--abbrev=0", *matches,
+                   "--end-of-options", sha)
+    except gitsource.GitError:
+        return ""
+    return next((tag[len(p):] for p in prefixes if tag.startswith(p) and tag[len(p):][:1].isdigit()), "")
 
 
 def describe(url: str, sha: str, cache_dir: Path, files: bool = True) -> Commit:

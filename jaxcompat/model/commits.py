@@ -45,6 +45,8 @@ class CommitBisect:
     shipped_in: str = ""  # the first release holding it
     changelog: list[str] = field(default_factory=list)
     steps: list[CommitStep] = field(default_factory=list)
+    # both ends were judged (absent, present): else the walk could not say anything (exit 2)
+    judged: bool = False
     wall_s: float = 0.0
     message: str = ""
 

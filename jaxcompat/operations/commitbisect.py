@@ -5,8 +5,9 @@ Between a good release and a bad one, the package's first-parent commits are wal
 (jax over the jaxlib release the commit accepts; equinox, diffrax, optimistix and lineax are pure
 Python), runs only the target's cases and judges them as a release step is judged
 (``bisect.judge``: present, absent, cannot say). A commit that cannot be built, installed or
-imported cannot say and is skipped; where skipped commits surround the change the answer is the
-range. ``fixed=True`` looks for the first commit at which the failure stops instead.
+imported (or whose checkout or files git fails to give) cannot say and is skipped; where skipped
+commits surround the change the answer is the range; where an end cannot say, nothing is judged.
+``fixed=True`` looks for the first commit at which the failure stops instead.
 Every step's environment is a cell of its own, cached by commit; the other packages are resolved
 as of the bad release's date, so the steps differ in the package alone.
 """
@@ -23,6 +24,7 @@ from jaxcompat._util.text import quiet
 from jaxcompat.env import commits as history
 from jaxcompat.env import releases
 from jaxcompat.env.candidate import candidate_cell, parse_requirement
+from jaxcompat.env.gitsource import GitError
 from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.commits import CommitBisect, CommitStep
 from jaxcompat.model.matrix import Matrix
@@ -85,8 +87,9 @@ class Walker:
         t0 = time.monotonic()
         try:
             reqs, note = self.install(sha)
-        except (history.HistoryError, OSError, ValueError) as e:
-            step = CommitStep(sha, UNKNOWN, "cannot build", str(e)[:300], time.monotonic() - t0)
+        except (history.HistoryError, GitError, OSError, ValueError) as e:  # git: a checkout, a blob, a file
+            step = CommitStep(sha, UNKNOWN, "git failed" if isinstance(e, GitError) else "cannot build",
+                              str(e)[:300], time.monotonic() - t0)
         else:
             others = [p for p in self.pins if parse_requirement(p).name.lower() not in _names(reqs)]
             result = self.observe(reqs + others, f"bisect-{self.package}-{sha[:12]}")
@@ -108,6 +111,11 @@ def walk(shas: list[str], walker: Walker, fixed: bool) -> tuple[int, int, list[i
     want_start, want_end = (PRESENT, ABSENT) if fixed else (ABSENT, PRESENT)
     n = len(shas)
     start, end = walker(0), walker(n - 1)
+    if UNKNOWN in (start, end):
+        return 0, n - 1, [], "nothing judged: " + "; ".join(
+            f"the {'good' if k == 0 else 'bad'} end {shas[k][:12]} could not say ({walker.memo[k].signature}"
+            + (f": {walker.memo[k].detail}" if walker.memo[k].detail else "") + ")"
+            for k in dict.fromkeys((0, n - 1)) if walker.memo[k].state == UNKNOWN)
     if start != want_start or end != want_end:
         return 0, n - 1, [], (f"the ends do not disagree as asked: {want_start} expected at the good end, "
                               f"{want_end} at the bad one; judged {start} and {end}")
@@ -126,7 +134,7 @@ def bisect_commits(matrix: Matrix, target: Target, package: str, *, good: str, b
     url = history.repository(package, repo)
     history.fetch(url, cache)
     shas = history.first_parents(url, history.tag_of(package, good, url, cache),
-                                 history.tag_of(package, bad, url, cache), cache)
+                                 history.tag_of(package, bad, url, cache), cache, package, (good, bad))
     result = CommitBisect(package, target.id, url, good, bad, fixed, commits=len(shas) - 1)
     progress(f"{len(shas) - 1} first-parent commits from {package} {good} to {bad}: "
              f"about {max(1, (len(shas) - 1).bit_length())} steps")
@@ -136,6 +144,7 @@ def bisect_commits(matrix: Matrix, target: Target, package: str, *, good: str, b
     walker = Walker(shas, target, pins, install, observe, package, progress)
     lo, hi, skipped, problem = walk(shas, walker, fixed)
     result.steps = [walker.memo[k] for k in sorted(walker.memo)]
+    result.judged = UNKNOWN not in (walker.memo[0].state, walker.memo[len(shas) - 1].state)
     result.wall_s = round(time.monotonic() - t0, 1)
     if problem:
         result.message = problem

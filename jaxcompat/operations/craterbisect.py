@@ -17,7 +17,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from jaxcompat._util.atomic import write_text
-from jaxcompat._util.text import quiet
+from jaxcompat._util.text import first_line, quiet
 from jaxcompat.env.candidate import candidate_cell, parse_requirement
 from jaxcompat.env.commits import HistoryError
 from jaxcompat.env.gitsource import GitError
@@ -28,7 +28,8 @@ from jaxcompat.model.commits import CommitBisect
 from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.dependents import Dependents
 from jaxcompat.model.matrix import Matrix
-from jaxcompat.model.vocab import CellStatus, TestStatus
+from jaxcompat.model.usertests import UserTest
+from jaxcompat.model.vocab import CellStatus, TestStatus, UserTestStatus
 from jaxcompat.operations import commitbisect, crater, usertests
 from jaxcompat.operations.bisect import BisectError, Target, rule_target
 from jaxcompat.plugin.packages import ECOSYSTEM
@@ -93,7 +94,7 @@ def record(res: CommitBisect) -> dict:
             "commit": first.sha if first else "", "title": first.title if first else "",
             "date": first.date if first else "", "pull_request": first.pull_request if first else "",
             "references": first.references if first else [], "range": res.range, "shipped_in": res.shipped_in,
-            "steps": len(res.steps), "commits": res.commits, "wall_s": res.wall_s}
+            "steps": len(res.steps), "commits": res.commits, "judged": res.judged, "wall_s": res.wall_s}
 
 
 def _target(g: Group, plan: crater.Plan, matrix: Matrix, dependents: Dependents,
@@ -116,10 +117,14 @@ def _target(g: Group, plan: crater.Plan, matrix: Matrix, dependents: Dependents,
 
 
 def _same_failure(raw: RawResult, sig: signatures.Signature) -> bool:
+    """The group's failure at a step: its error type *and* its message's signature, read from the
+    step's result as the crater read the group's (``crater.signature_of``). A step failing otherwise
+    (another error, or the same type with another message) is another failure, never this one."""
     if raw.status in (TestStatus.PASSED, TestStatus.SKIPPED):
         return False
-    error = raw.error_types[0].rsplit(".", 1)[-1] if raw.error_types else ""
-    return signatures.of(raw).family == sig.family or (bool(error) and error == sig.error)
+    seen = crater.signature_of(UserTest(raw.case, usertests.status(raw), None, UserTestStatus.BROKEN,
+                                        message=first_line(raw.message, 400), traceback=raw.traceback))
+    return (seen.error, seen.message) == (sig.error, sig.message)
 
 
 def dependent_observer(target: usertests.Target, tests: list[str], matrix: Matrix, state_dir: Path,
