@@ -192,3 +192,57 @@ def test_a_new_warning_a_rule_documents_is_that_rule_with_its_fix():
     fixed = {"diffrax": {"jax": "0.4.32", "jaxlib": "0.4.32", "equinox": "0.11.5"}}
     [again] = [g for g in kw.explain(kw.group(per), failures, fixed) if g.category == "FutureWarning"]
     assert not again.explained_by and "explained_by" not in again.to_dict()
+
+
+FAKEJAX = ("import os\nimport warnings\n\n\n"
+           "def __getattr__(name):\n"
+           "    if name == 'bar':\n"
+           "        if os.environ.get('FAKEJAX_DEPRECATE'):  # the candidate deprecates it\n"
+           "            warnings.warn('fakejax.bar is deprecated; use fakejax.baz instead.', DeprecationWarning,\n"
+           "                          stacklevel=2)\n"
+           "        return 1\n"
+           "    raise AttributeError(name)\n")
+
+
+def test_a_warning_raised_when_a_package_is_imported_is_a_new_warning_of_the_tests_of_its_module(tmp_path):
+    """A package that reads, at its top, a name the candidate deprecates (``from jax.foo import bar``)
+    warns once, while pytest imports the test module that imports it: at collection, before any test
+    runs. Those tests (and a folder's tests, for its conftest) carry it as a new warning; the real
+    plugin and runner, a fake jax and package (no jax needed)."""
+    from jaxcompat.run.runner import run_cases
+
+    site, proj = tmp_path / "site", tmp_path / "proj"
+    for path, text in {site / "fakejax" / "__init__.py": FAKEJAX,
+                       site / "userpkg" / "__init__.py": "from fakejax import bar\n\nVALUE = bar\n",
+                       proj / "tests" / "test_core.py": "import userpkg\n\n\ndef test_value():\n"
+                                                         "    assert userpkg.VALUE == 1\n\n\ndef test_again():\n"
+                                                         "    pass\n",
+                       proj / "tests" / "test_other.py": "def test_plain():\n    pass\n",
+                       proj / "sub" / "conftest.py": "import os\nimport warnings\n\n"
+                                                     "if os.environ.get('FAKEJAX_DEPRECATE'):\n"
+                                                     "    warnings.warn('fakejax.qux will be removed in fakejax 2.0',"
+                                                     " FutureWarning)\n",
+                       proj / "sub" / "test_sub.py": "def test_in_sub():\n    pass\n"}.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    def observe(side: str, env: dict[str, str]) -> usertests.Observed:
+        run = run_cases(sys.executable, proj, [], backend="cpu", imports=[], timeout_s=60, workdir=tmp_path / side,
+                        project=True, extra_env={"PYTHONPATH": str(site), **env})
+        assert run.results and "fakejax.bar is deprecated" in run.log_tail or side == "baseline", run.log_tail
+        return usertests.Observed(results={r.case: r for r in run.results}, versions={"pytest": "8"})
+
+    after = observe("candidate", {"FAKEJAX_DEPRECATE": "1"})
+    before = observe("baseline", {})
+    (tmp_path / "m").mkdir()
+    tests = {t.test: t for t in usertests.classify(after, before, load(make_tree(tmp_path / "m")), "cpu")}
+    bar = TestWarning("DeprecationWarning", "fakejax.bar is deprecated; use fakejax.baz instead.")
+    qux = TestWarning("FutureWarning", "fakejax.qux will be removed in fakejax 2.0")
+    assert {n: t.new_warnings for n, t in tests.items()} == {
+        "tests/test_core.py::test_value": [bar], "tests/test_core.py::test_again": [bar],
+        "tests/test_other.py::test_plain": [], "sub/test_sub.py::test_in_sub": [qux]}
+    assert all(t.cls == "pass" for t in tests.values())
+    groups = {g.message: g for g in newwarnings.groups({"proj": list(tests.values())})}
+    assert sorted(groups[bar.message].tests["proj"]) == ["tests/test_core.py::test_again",
+                                                         "tests/test_core.py::test_value"]
+    assert groups[qux.message].tests == {"proj": ["sub/test_sub.py::test_in_sub"]}
