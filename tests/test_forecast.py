@@ -91,8 +91,9 @@ def test_a_behaviour_deprecation_is_said_in_the_warnings_own_words_not_as_the_na
     assert dep.api == "" and histories([rec]) == {}
     (line,) = forecast([rec], {"equinox": "0.11.4"}, histories([rec]))
     assert "jax.tree.map" not in line, line
-    assert line == ('equinox 0.11.4 runs into a behaviour jax deprecates (equinox/internal/_loop/checkpointed.py:1262): '
-                    '"In a future release of JAX, flatten-up-to will no longer consider None to be a tree-prefix of '
+    assert line == ('equinox 0.11.4 runs into a behaviour jax deprecates '
+                    '(equinox/internal/_loop/checkpointed.py:1262): "In a future release of JAX, flatten-up-to will '
+                    'no longer consider None to be a tree-prefix of '
                     'non-None values, got: False." (no version announced for the change)')
     # a test's new warning of it (check --tests, the crater): the same words, no name
     tracer = ("unhashable type: <class 'jax._src.interpreters.partial_eval.DynamicJaxprTracer'>. Attempting to "

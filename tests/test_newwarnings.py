@@ -246,3 +246,44 @@ def test_a_warning_raised_when_a_package_is_imported_is_a_new_warning_of_the_tes
     assert sorted(groups[bar.message].tests["proj"]) == ["tests/test_core.py::test_again",
                                                          "tests/test_core.py::test_value"]
     assert groups[qux.message].tests == {"proj": ["sub/test_sub.py::test_in_sub"]}
+
+
+def test_the_crater_scans_each_dependents_own_source_at_the_candidates_jax(tmp_path, monkeypatch):
+    """The crater read no dependent's source: a dependent that uses a name the candidate's jax
+    removed or deprecates, where no test of it runs that line, was said safe with nothing more.
+    Its own source is now read against jax's API history at the candidate's jax, as check --tests
+    reads the user's project, and said per dependent (the run itself faked: no jax, no network)."""
+    from jaxcompat.env import projects
+    from jaxcompat.model.dependents import Dependent, DependentSource
+    from jaxcompat.model.usertests import Comparison
+
+    src = tmp_path / "src"
+    uses = "import jax\n\n\ndef total(t):\n    return jax.tree_map(sum, t)\n"
+    project = '[project]\nname = "alpha"\nversion = "1.0"\ndependencies = ["jax"]\n'
+    for path, text in {src / "pyproject.toml": project, src / "alpha" / "__init__.py": uses,
+                       src / "tests" / "test_a.py": "def test_a():\n    pass\n"}.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    monkeypatch.setattr(projects, "version_of", lambda dep, cache, as_of=None: "1.0")
+    monkeypatch.setattr(projects, "describe", lambda dep, version, cache: version)
+    monkeypatch.setattr(projects, "fetch", lambda dep, version, cache, where: src)
+    monkeypatch.setattr(projects, "absent_files", lambda dep, version, where: [])
+    monkeypatch.setattr(usertests, "same_python", lambda c, b, target, cache: (c, b, ""))
+    ran = Comparison([UserTest("tests/test_a.py::test_a", "passed", "passed", "pass")], with_baseline=True,
+                     candidate_versions={"jax": "0.6.0", "jaxlib": "0.6.0"},
+                     baseline_versions={"jax": "0.5.3", "jaxlib": "0.5.3"}, ran={"candidate": 1, "baseline": 1})
+    monkeypatch.setattr(usertests, "compare", lambda *a, **k: ran)
+    plan = crater.Plan(("jax==0.6.0",), ("jax==0.5.3",))
+    res = crater.judge(Dependent("alpha", DependentSource(version="1.0")), plan, None, tmp_path / "state")
+    assert res.verdict == DependentVerdict.SAFE, res.cause
+    assert [(f["path"], f["line"], f["code"], f["name"]) for f in res.scan] == [
+        ("alpha/__init__.py", 5, "JXC001", "jax.tree_map")]
+    stored = DependentResult.from_dict(json.loads(json.dumps(res.to_dict())))
+    assert stored.scan == json.loads(json.dumps(res.scan))
+    text, code = crater.write(tmp_path / "out", [stored], {"candidate": list(plan.candidate),
+                                                           "baseline": list(plan.baseline)}, 1.0, 1, plan)
+    assert code == 0
+    assert "    i its own code at jax 0.6.0 (jax-compat scan): 1 use(s) of removed names, 0 of deprecated ones" in text
+    assert "      alpha/__init__.py:5: JXC001 jax.tree_map" in text
+    assert "| alpha | `alpha/__init__.py:5` | JXC001 | jax.tree_map" in (tmp_path / "out" / "crater.md").read_text()
+    assert str(src) not in (tmp_path / "out" / "crater.json").read_text()
