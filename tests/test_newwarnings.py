@@ -170,6 +170,36 @@ def test_check_tests_with_only_new_warnings_is_safe_and_leads_with_them(tmp_path
     assert "| `jax.tree_map` | DeprecationWarning | 0.4.26 | 0.6.0 | 1 |" in md
 
 
+@pytest.mark.integration
+def test_check_tests_reports_a_warning_its_package_raises_when_imported(tmp_path):
+    """The shape a new user meets first: a module the tests import reads, at its top, a name the
+    candidate deprecates. Plain pytest's summary lists the warning; check --tests now says it as a
+    new warning of the tests of the module that imported it (fake cells: no jax, no network)."""
+    from jaxcompat.env.candidate import candidate_cell
+
+    cand = candidate_cell(["jax==0.4.33"], python="auto").id
+    make_tree(tmp_path)
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (tmp_path / "user").mkdir()
+    (tmp_path / "user" / "usermod.py").write_text(
+        "import os\nimport warnings\n\n"
+        f"if '{cand}' in os.environ['JAXCOMPAT_RESULTS']:  # the candidate deprecates what it reads\n"
+        f"    warnings.warn({TREE_MAP!r}, DeprecationWarning)\n")
+    (tmp_path / "user" / "test_u.py").write_text("import usermod  # noqa: F401\n\n\ndef test_tree():\n    pass\n")
+    (tmp_path / "user" / "test_v.py").write_text("def test_quiet():\n    pass\n")
+    proc = subprocess.run([sys.executable, str(REPO / "tests" / "fake_matrix.py"), "check", "--matrix",
+                           str(tmp_path / "matrix.toml"), "--reports", str(tmp_path / "reports"), "--state",
+                           str(tmp_path / "state"), "--tests", str(tmp_path / "user"), "--no-verify-escapes",
+                           "--baseline", "jax==0.4.31", "jax==0.4.33"], capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "jax.tree_map: deprecated in 0.4.26, removed in 0.6.0 — 1 test" in out, out
+    data = json.loads((tmp_path / "reports" / "check.json").read_text())
+    [g] = data["user_tests_run"]["new_warnings"]
+    assert g["tests"] == {"user": ["test_u.py::test_tree"]}
+
+
 TRACER_HASH = ("unhashable type: <class 'jax._src.interpreters.partial_eval.DynamicJaxprTracer'>. Attempting to "
                "hash a tracer will lead to an error in a future JAX release.")
 
