@@ -57,7 +57,7 @@ def _record_warning(w, case: str | None) -> None:
 def pytest_warning_recorded(warning_message, when, nodeid, location):
     _record_warning(warning_message, nodeid or None)
     _record_test_warning(warning_message, nodeid)
-    if not nodeid and when in ("config", "collect") and not any(warning_message is w for w in _passed_on):
+    if not nodeid and when in ("config", "collect") and _passed_on.get(id(warning_message)) is not warning_message:
         _note_collect_warnings("", [warning_message])  # a conftest's import, a plugin's: every test's
 
 
@@ -69,7 +69,7 @@ _test_warnings: dict[str, set[tuple[str, str]]] = {}
 # them, given to each of its tests with its result (the commonest shape of a removed name: a
 # package reading it at import); "" is the session's
 _collect_warnings: dict[str, list[tuple[str, str]]] = {}
-_passed_on: list = []  # the collectors' warnings handed on to pytest (its summary shows them)
+_passed_on: dict[int, object] = {}  # the collectors' warnings handed on to pytest (its summary shows them)
 
 
 def _announcing(w) -> tuple[str, str] | None:
@@ -94,9 +94,10 @@ def _record_test_warning(w, nodeid: str) -> None:
 
 
 def _note_collect_warnings(nodeid: str, caught) -> None:
-    if os.environ.get("JAXCOMPAT_OWN_FRAMES"):
+    keys = [k for k in map(_announcing, caught) if k is not None]
+    if keys and os.environ.get("JAXCOMPAT_OWN_FRAMES"):
         found = _collect_warnings.setdefault(nodeid, [])
-        found += [k for k in map(_announcing, caught) if k is not None and k not in found]
+        found += [k for k in dict.fromkeys(keys) if k not in found]
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -110,7 +111,7 @@ def pytest_make_collect_report(collector):
     with warnings.catch_warnings(record=True) as caught:
         yield
     _note_collect_warnings(collector.nodeid, caught)
-    _passed_on.extend(caught)
+    _passed_on.update((id(w), w) for w in caught)
     for w in caught:
         collector.config.hook.pytest_warning_recorded.call_historic(
             kwargs={"warning_message": w, "nodeid": "", "when": "collect", "location": None})
