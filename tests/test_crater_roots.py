@@ -271,3 +271,38 @@ def test_a_rules_package_roots_a_failure_whose_frames_the_traceback_hides():
     assert cause.package == "equinox"
     # a rule over the candidate's own package leaves the frames to say it (equinox 0.12.0 as candidate)
     assert roots.rule_package(next(f for f in failures if f.id == "weak-type-closure"), {"equinox"}) == ""
+
+
+def test_a_group_has_one_root_the_rules_package_even_in_that_packages_own_suite():
+    """Seen replaying jax 0.4.32 on the core: one group (the rule weak-type-closure, whose ranges
+    name equinox) said "equinox broke: 88 tests ... in its own code" and "jax (the candidate) broke:
+    2 tests ... through it" — equinox's own tests whose frames end in jax's. A group has exactly one
+    root; a rule's ranges say which."""
+    from pathlib import Path
+
+    from jaxcompat.knowledge.config import load
+
+    failures = load(Path(__file__).resolve().parent.parent / "matrix.toml").failures
+    own = _tb(*PYTEST_TOP, ("tests/test_while_loop.py", 40, "test_backward_checkpointed"),
+              ("equinox/internal/_loop/checkpointed.py", 1018, "_to_linearize"))
+    in_jax = _tb(*PYTEST_TOP, ("tests/test_while_loop.py", 40, "test_backward_checkpointed"),
+                 (f"{SITE}/jax/_src/interpreters/ad.py", 511, "linearize"))
+    res = _result("equinox", *[(f"tests/test_while_loop.py::test_own{i}", f"{CLOSURE}.", own) for i in range(3)],
+                  *[(f"tests/test_while_loop.py::test_jax{i}", f"{CLOSURE}.", in_jax) for i in range(2)])
+    for t in res.broken():
+        t.explained_by = "weak-type-closure"
+    diffrax = _result("diffrax", ("test/test_a.py::test_one", f"{CLOSURE}.", _through_equinox("test/test_a.py",
+                                                                                              "test_one")))
+    diffrax.tests[0].explained_by = "weak-type-closure"
+    moved = {"jax", "jaxlib"}
+    [g] = crater.group([res, diffrax], failures, moved)
+    assert g.root == "equinox" and {where.root for _, where in g.attributions} == {"equinox"}
+    causes = crater.root_causes([g], moved)
+    assert [(c.package, c.own_tests, c.dependents) for c in causes] == [("equinox", 5, {"diffrax": 1})]
+    assert not any(c.candidate for c in causes)
+    # without the rule the frames say it, and still one root per group (the most of its tests')
+    for t in res.broken():
+        t.explained_by = None
+    groups = crater.group([res], (), moved)
+    for g in groups:
+        assert len({where.root for _, where in g.attributions}) == 1, g.signature.key

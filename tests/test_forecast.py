@@ -73,3 +73,43 @@ def test_without_the_history_the_message_own_announcement_is_used():
         "equinox 0.13.2 uses jax.core.get_aval (equinox/internal/_loop/common.py:8), which jax removes in 0.10.0"]
     # a name the history does not know (not jax's, or never deprecated) gets no history
     assert histories([{**GET_AVAL, "message": "jaxtyping.foo is deprecated"}]) == {}
+
+
+# what jax 0.4.32 raised in equinox 0.11.4's checkpointed loop (reports/crater/seed-jax-0.4.32): a
+# behaviour is deprecated; jax.tree.map is only the advice inside the message
+FLATTEN_UP_TO = ("In a future release of JAX, flatten-up-to will no longer consider None to be a tree-prefix of "
+                 "non-None values, got: False.\n\nTo preserve the current behavior, you can usually write:\n"
+                 "  jax.tree.map(lambda x, y: None if x is None else f(x, y), a, b, is_leaf=lambda x: x is None)")
+
+
+def test_a_behaviour_deprecation_is_said_in_the_warnings_own_words_not_as_the_name_its_advice_mentions():
+    from jaxcompat.knowledge import warnings as kw
+    from jaxcompat.model.warnings import TestWarning
+
+    rec = {**GET_AVAL, "where": "equinox/internal/_loop/checkpointed.py:1262", "message": FLATTEN_UP_TO}
+    dep = Deprecation.from_dict(rec)
+    assert dep.api == "" and histories([rec]) == {}
+    (line,) = forecast([rec], {"equinox": "0.11.4"}, histories([rec]))
+    assert "jax.tree.map" not in line, line
+    assert line == ('equinox 0.11.4 runs into a behaviour jax deprecates '
+                    '(equinox/internal/_loop/checkpointed.py:1262): "In a future release of JAX, flatten-up-to will '
+                    'no longer consider None to be a tree-prefix of '
+                    'non-None values, got: False." (no version announced for the change)')
+    # a test's new warning of it (check --tests, the crater): the same words, no name
+    tracer = ("unhashable type: <class 'jax._src.interpreters.partial_eval.DynamicJaxprTracer'>. Attempting to "
+              "hash a tracer will lead to an error in a future JAX release.")
+    groups = kw.group({"diffrax": {"t::a": [TestWarning("DeprecationWarning", FLATTEN_UP_TO),
+                                            TestWarning("FutureWarning", tracer)]}})
+    assert [g.api for g in groups] == ["", ""]
+    said = [kw.sentence(g) for g in groups]
+    assert said[0].startswith("In a future release of JAX, flatten-up-to will no longer consider None"), said
+    assert said[1].startswith("unhashable type: <class 'jax._src.interpreters.partial_eval.DynamicJaxprTracer'>")
+    # a name the message says is deprecated is still that name, whatever its advice names
+    for message, name in (("jax.tree_map is deprecated: use jax.tree.map", "jax.tree_map"),
+                          ("DeprecationWarning: jax.interpreters.batching.NotMapped is deprecated.",
+                           "jax.interpreters.batching.NotMapped"),
+                          ("Accessing jax.config via the jax.config submodule is deprecated.", "jax.config"),
+                          ("jax.random.rbg_key(seed) is deprecated. Use jax.random.PRNGKey(seed, 'rbg')",
+                           "jax.random.rbg_key"),
+                          ("pl.atomic_add is deprecated, access it through jax.experimental.pallas.triton.", "")):
+        assert Deprecation.from_dict({"message": message}).api == name, message

@@ -170,6 +170,36 @@ def test_check_tests_with_only_new_warnings_is_safe_and_leads_with_them(tmp_path
     assert "| `jax.tree_map` | DeprecationWarning | 0.4.26 | 0.6.0 | 1 |" in md
 
 
+@pytest.mark.integration
+def test_check_tests_reports_a_warning_its_package_raises_when_imported(tmp_path):
+    """The shape a new user meets first: a module the tests import reads, at its top, a name the
+    candidate deprecates. Plain pytest's summary lists the warning; check --tests now says it as a
+    new warning of the tests of the module that imported it (fake cells: no jax, no network)."""
+    from jaxcompat.env.candidate import candidate_cell
+
+    cand = candidate_cell(["jax==0.4.33"], python="auto").id
+    make_tree(tmp_path)
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (tmp_path / "user").mkdir()
+    (tmp_path / "user" / "usermod.py").write_text(
+        "import os\nimport warnings\n\n"
+        f"if '{cand}' in os.environ['JAXCOMPAT_RESULTS']:  # the candidate deprecates what it reads\n"
+        f"    warnings.warn({TREE_MAP!r}, DeprecationWarning)\n")
+    (tmp_path / "user" / "test_u.py").write_text("import usermod  # noqa: F401\n\n\ndef test_tree():\n    pass\n")
+    (tmp_path / "user" / "test_v.py").write_text("def test_quiet():\n    pass\n")
+    proc = subprocess.run([sys.executable, str(REPO / "tests" / "fake_matrix.py"), "check", "--matrix",
+                           str(tmp_path / "matrix.toml"), "--reports", str(tmp_path / "reports"), "--state",
+                           str(tmp_path / "state"), "--tests", str(tmp_path / "user"), "--no-verify-escapes",
+                           "--baseline", "jax==0.4.31", "jax==0.4.33"], capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "jax.tree_map: deprecated in 0.4.26, removed in 0.6.0 — 1 test" in out, out
+    data = json.loads((tmp_path / "reports" / "check.json").read_text())
+    [g] = data["user_tests_run"]["new_warnings"]
+    assert g["tests"] == {"user": ["test_u.py::test_tree"]}
+
+
 TRACER_HASH = ("unhashable type: <class 'jax._src.interpreters.partial_eval.DynamicJaxprTracer'>. Attempting to "
                "hash a tracer will lead to an error in a future JAX release.")
 
@@ -192,3 +222,98 @@ def test_a_new_warning_a_rule_documents_is_that_rule_with_its_fix():
     fixed = {"diffrax": {"jax": "0.4.32", "jaxlib": "0.4.32", "equinox": "0.11.5"}}
     [again] = [g for g in kw.explain(kw.group(per), failures, fixed) if g.category == "FutureWarning"]
     assert not again.explained_by and "explained_by" not in again.to_dict()
+
+
+FAKEJAX = ("import os\nimport warnings\n\n\n"
+           "def __getattr__(name):\n"
+           "    if name == 'bar':\n"
+           "        if os.environ.get('FAKEJAX_DEPRECATE'):  # the candidate deprecates it\n"
+           "            warnings.warn('fakejax.bar is deprecated; use fakejax.baz instead.', DeprecationWarning,\n"
+           "                          stacklevel=2)\n"
+           "        return 1\n"
+           "    raise AttributeError(name)\n")
+
+
+def test_a_warning_raised_when_a_package_is_imported_is_a_new_warning_of_the_tests_of_its_module(tmp_path):
+    """A package that reads, at its top, a name the candidate deprecates (``from jax.foo import bar``)
+    warns once, while pytest imports the test module that imports it: at collection, before any test
+    runs. Those tests (and a folder's tests, for its conftest) carry it as a new warning; the real
+    plugin and runner, a fake jax and package (no jax needed)."""
+    from jaxcompat.run.runner import run_cases
+
+    site, proj = tmp_path / "site", tmp_path / "proj"
+    for path, text in {site / "fakejax" / "__init__.py": FAKEJAX,
+                       site / "userpkg" / "__init__.py": "from fakejax import bar\n\nVALUE = bar\n",
+                       proj / "tests" / "test_core.py": "import userpkg\n\n\ndef test_value():\n"
+                                                         "    assert userpkg.VALUE == 1\n\n\ndef test_again():\n"
+                                                         "    pass\n",
+                       proj / "tests" / "test_other.py": "def test_plain():\n    pass\n",
+                       proj / "sub" / "conftest.py": "import os\nimport warnings\n\n"
+                                                     "if os.environ.get('FAKEJAX_DEPRECATE'):\n"
+                                                     "    warnings.warn('fakejax.qux will be removed in fakejax 2.0',"
+                                                     " FutureWarning)\n",
+                       proj / "sub" / "test_sub.py": "def test_in_sub():\n    pass\n"}.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    def observe(side: str, env: dict[str, str]) -> usertests.Observed:
+        run = run_cases(sys.executable, proj, [], backend="cpu", imports=[], timeout_s=60, workdir=tmp_path / side,
+                        project=True, extra_env={"PYTHONPATH": str(site), **env})
+        assert run.results and "fakejax.bar is deprecated" in run.log_tail or side == "baseline", run.log_tail
+        return usertests.Observed(results={r.case: r for r in run.results}, versions={"pytest": "8"})
+
+    after = observe("candidate", {"FAKEJAX_DEPRECATE": "1"})
+    before = observe("baseline", {})
+    (tmp_path / "m").mkdir()
+    tests = {t.test: t for t in usertests.classify(after, before, load(make_tree(tmp_path / "m")), "cpu")}
+    bar = TestWarning("DeprecationWarning", "fakejax.bar is deprecated; use fakejax.baz instead.")
+    qux = TestWarning("FutureWarning", "fakejax.qux will be removed in fakejax 2.0")
+    assert {n: t.new_warnings for n, t in tests.items()} == {
+        "tests/test_core.py::test_value": [bar], "tests/test_core.py::test_again": [bar],
+        "tests/test_other.py::test_plain": [], "sub/test_sub.py::test_in_sub": [qux]}
+    assert all(t.cls == "pass" for t in tests.values())
+    groups = {g.message: g for g in newwarnings.groups({"proj": list(tests.values())})}
+    assert sorted(groups[bar.message].tests["proj"]) == ["tests/test_core.py::test_again",
+                                                         "tests/test_core.py::test_value"]
+    assert groups[qux.message].tests == {"proj": ["sub/test_sub.py::test_in_sub"]}
+
+
+def test_the_crater_scans_each_dependents_own_source_at_the_candidates_jax(tmp_path, monkeypatch):
+    """The crater read no dependent's source: a dependent that uses a name the candidate's jax
+    removed or deprecates, where no test of it runs that line, was said safe with nothing more.
+    Its own source is now read against jax's API history at the candidate's jax, as check --tests
+    reads the user's project, and said per dependent (the run itself faked: no jax, no network)."""
+    from jaxcompat.env import projects
+    from jaxcompat.model.dependents import Dependent, DependentSource
+    from jaxcompat.model.usertests import Comparison
+
+    src = tmp_path / "src"
+    uses = "import jax\n\n\ndef total(t):\n    return jax.tree_map(sum, t)\n"
+    project = '[project]\nname = "alpha"\nversion = "1.0"\ndependencies = ["jax"]\n'
+    for path, text in {src / "pyproject.toml": project, src / "alpha" / "__init__.py": uses,
+                       src / "tests" / "test_a.py": "def test_a():\n    pass\n"}.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    monkeypatch.setattr(projects, "version_of", lambda dep, cache, as_of=None: "1.0")
+    monkeypatch.setattr(projects, "describe", lambda dep, version, cache: version)
+    monkeypatch.setattr(projects, "fetch", lambda dep, version, cache, where: src)
+    monkeypatch.setattr(projects, "absent_files", lambda dep, version, where: [])
+    monkeypatch.setattr(usertests, "same_python", lambda c, b, target, cache: (c, b, ""))
+    ran = Comparison([UserTest("tests/test_a.py::test_a", "passed", "passed", "pass")], with_baseline=True,
+                     candidate_versions={"jax": "0.6.0", "jaxlib": "0.6.0"},
+                     baseline_versions={"jax": "0.5.3", "jaxlib": "0.5.3"}, ran={"candidate": 1, "baseline": 1})
+    monkeypatch.setattr(usertests, "compare", lambda *a, **k: ran)
+    plan = crater.Plan(("jax==0.6.0",), ("jax==0.5.3",))
+    res = crater.judge(Dependent("alpha", DependentSource(version="1.0")), plan, None, tmp_path / "state")
+    assert res.verdict == DependentVerdict.SAFE, res.cause
+    assert [(f["path"], f["line"], f["code"], f["name"]) for f in res.scan] == [
+        ("alpha/__init__.py", 5, "JXC001", "jax.tree_map")]
+    stored = DependentResult.from_dict(json.loads(json.dumps(res.to_dict())))
+    assert stored.scan == json.loads(json.dumps(res.scan))
+    text, code = crater.write(tmp_path / "out", [stored], {"candidate": list(plan.candidate),
+                                                           "baseline": list(plan.baseline)}, 1.0, 1, plan)
+    assert code == 0
+    assert "    i its own code at jax 0.6.0 (jax-compat scan): 1 use(s) of removed names, 0 of deprecated ones" in text
+    assert "      alpha/__init__.py:5: JXC001 jax.tree_map" in text
+    assert "| alpha | `alpha/__init__.py:5` | JXC001 | jax.tree_map" in (tmp_path / "out" / "crater.md").read_text()
+    assert str(src) not in (tmp_path / "out" / "crater.json").read_text()

@@ -24,7 +24,7 @@ from jaxcompat.apihistory.scanrules import CALL_CODE, CALL_DEPRECATED_CODE
 from jaxcompat.apihistory.scanrules.jxc003 import judge_call, renamed_keyword
 from jaxcompat.knowledge.deprecations import History, apis
 from jaxcompat.model.scan import InstalledScan, Report, Target
-from jaxcompat.model.vocab import Phase
+from jaxcompat.model.vocab import FindingLevel, Phase
 from jaxcompat.plugin.packages import DEPENDENTS
 
 _NO_ATTR = re.compile(r"module '(jax(?:\.\w+)*)' has no attribute '(\w+)'")
@@ -361,6 +361,16 @@ def project_scan(root: Path | None, jax_version: str) -> Report | None:
     if root is None or not jax_version:
         return None
     return _scan_at([root], jax_version)
+
+
+def source_findings(root: Path, jax_version: str) -> list[dict]:
+    """A dependent's own source read as ``project_scan`` reads the user's project (the crater): each
+    use of a name the candidate's jax deprecates or removed, removed first, its path relative to
+    ``root`` ([] without a jax version or a timeline that knows it)."""
+    report = project_scan(root, jax_version)
+    found = sorted(report.findings if report else [], key=lambda f: (f.level != FindingLevel.ERROR, f.path, f.line))
+    prefix = str(root).rstrip("/") + "/"
+    return [{**f.to_dict(), "path": f.path.removeprefix(prefix)} for f in found]
 
 
 def ecosystem_scan(env: Path, jax_version: str) -> InstalledScan | None:

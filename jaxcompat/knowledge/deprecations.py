@@ -21,7 +21,14 @@ from dataclasses import dataclass
 from packaging.version import InvalidVersion, Version
 
 _REMOVAL = re.compile(r"(?i)(?:removed|will be removed|removal)\s+(?:in|with|from)\s+(?:JAX\s+)?v?(\d+\.\d+(?:\.\d+)*)")
-_API = re.compile(r"\b(jax(?:lib)?(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+# the name a message says is deprecated, its subject ("jax.tree_map is deprecated: use jax.tree.map",
+# "Accessing jax.config via ... is deprecated", "jax.random.rbg_key(seed) is deprecated"), never a
+# name its advice mentions ("In a future release of JAX, flatten-up-to will no longer consider None
+# ... you can usually write: jax.tree.map(...)": a behaviour is deprecated there, not jax.tree.map)
+_SUBJECT = re.compile(r"^\W*(?:[A-Za-z_][\w.]*(?:Warning|Error):\s*)?"
+                      r"(?:(?:Accessing|Importing|Using|Calling)\s+)?(?:the\s+)?[`'\"]?"
+                      r"(jax(?:lib)?(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\([^)]*\))?[`'\"]?"
+                      r"(?:(?!\.\s|[;:]).)*?\b(?:deprecat|removed|moved|renamed)", re.I)
 
 
 @dataclass(frozen=True)
@@ -49,8 +56,14 @@ class Deprecation:
 
     @property
     def api(self) -> str:
-        m = _API.search(self.message)
-        return m.group(1).rstrip(".") if m else self.message.split(".")[0][:80]
+        """The jax name the message says is deprecated ("" when it names none: a behaviour is)."""
+        m = _SUBJECT.search(self.message)
+        return m.group(1).rstrip(".") if m else ""
+
+    @property
+    def what(self) -> str:
+        """What is deprecated: the name, else the message's own words (its first line)."""
+        return self.api or (self.message.strip().splitlines() or [""])[0][:200]
 
     @property
     def removal(self) -> str | None:
@@ -65,6 +78,9 @@ class Deprecation:
     def sentence(self, versions: dict[str, str], history: History | None = None) -> str:
         who = f"{self.package} {versions.get(self.package, '')}".strip()
         removal = self.removed_in(history)
+        if not self.api:  # a behaviour jax deprecates, said in the warning's own words
+            when = f"jax announces the change for {removal}" if removal else "no version announced for the change"
+            return f'{who} runs into a behaviour jax deprecates ({self.where}): "{self.what}" ({when})'
         since = history.deprecated_in if history is not None else ""
         if removal:
             dated = f" (deprecated in {since})" if since and since != removal else ""
@@ -84,16 +100,16 @@ def parse(records: list) -> list[Deprecation]:
 
 def apis(records: list) -> list[str]:
     """The distinct jax APIs the records are about (what to ask jax's API history)."""
-    return list(dict.fromkeys(d.api for d in parse(records)))
+    return list(dict.fromkeys(d.api for d in parse(records) if d.api))
 
 
 def forecast(records: list, versions: dict[str, str], history: Mapping[str, History] | None = None) -> list[str]:
-    """One line per distinct (package, API): what breaks on a later jax, soonest first.
+    """One line per distinct (package, API or behaviour): what breaks on a later jax, soonest first.
     ``history``: API -> what jax's API history says of it (``apihistory.apiexplain.histories``)."""
     history = history or {}
     seen: dict[tuple[str, str], Deprecation] = {}
     for d in parse(records):
-        seen.setdefault((d.package, d.api), d)
+        seen.setdefault((d.package, d.what), d)
 
     def key(d: Deprecation):
         removal = d.removed_in(history.get(d.api))

@@ -116,9 +116,13 @@ def rule_package(failure, candidate: Iterable[str] = ()) -> str:
 def with_rule(where: Attribution, dependent: str, package: str) -> Attribution:
     """A test's attribution read with its rule's package: where the rule names another package than
     the frames do (jax's traceback filtering hides equinox's own frames, so the deepest frame kept may
-    be lineax's that called it), the rule's package is the root, reached through the frames' root."""
-    if not package or key(package) in (key(where.root), key(dependent)):
+    be lineax's that called it), the rule's package is the root, reached through the frames' root; where
+    the rule names the dependent itself (equinox's own suite, its frames ending in jax), its own code.
+    Also how a group's one root is laid over each of its tests (``package``: the group's root)."""
+    if not package or key(package) == key(where.root):
         return where
+    if key(package) == key(dependent):
+        return Attribution(dependent)
     via = () if key(where.root) == key(dependent) else (*where.through, where.root)
     return Attribution(package, tuple(p for p in via if key(p) != key(package)))
 

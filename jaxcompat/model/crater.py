@@ -43,6 +43,9 @@ class DependentResult:
     split_files: list[str] = field(default_factory=list)  # a part: every file of its deal (``only``: this part's)
     part_seconds: list[float] = field(default_factory=list)  # merged of parts: each part's seconds
     past_day: dict[str, list[str]] = field(default_factory=dict)  # --as-of: per side, what came from after the day
+    # its own source's uses of names the candidate's jax deprecates or removed (jax-compat scan at that
+    # jax, as check --tests reads the user's project): Finding.to_dict, its path relative to the source
+    scan: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -30,6 +30,7 @@ from pathlib import Path
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.redact import env_secrets, redact_env, redact_text, url_secrets
 from jaxcompat._util.text import last_line, quiet
+from jaxcompat.apihistory import apiexplain
 from jaxcompat.env.resolution import AUTO
 from jaxcompat.knowledge import drafts, flaky, roots
 from jaxcompat.knowledge.cratergroups import Group
@@ -148,6 +149,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     res.versions = {"candidate": _eco(cmp.candidate_versions), "baseline": _eco(cmp.baseline_versions)}
     res.past_day = past_day(cmp, plan, dep.name, cache) if plan.as_of else {}
     res.sides = cmp.sides.to_dict() if cmp.sides else {}
+    res.scan = apiexplain.source_findings(root, cmp.candidate_versions.get("jax", ""))
     for side, error in (("candidate", cmp.error), ("baseline", cmp.baseline_error)):
         if error and cmp.status.get(side, CellStatus.OK) != CellStatus.OK:  # it could not be installed there
             _not_installed(res, side, error, cmp.status[side])
@@ -621,6 +623,7 @@ def group(results: list[DependentResult], failures=(), candidate: set[str] = fro
             counts[where] = counts.get(where, 0) + 1
         top = min(counts, key=lambda a: (-counts[a], a))
         g.root, g.through = top.root, list(top.through)
+        g.attributions = [(dep, roots.with_rule(where, dep, g.root)) for dep, where in g.attributions]  # one root
     return sorted(groups.values(), key=lambda g: (-len(g.tests), -sum(len(v) for v in g.tests.values())))
 
 

@@ -13,8 +13,10 @@ so a case that hangs or kills the interpreter leaves behind everything recorded 
 The "deprecation" kind: a Deprecation/FutureWarning that jax emits into the code of a package of
 the ecosystem (at import, or while a case runs): the warning before the break. The "warning" kind,
 in a user's project only (``JAXCOMPAT_OWN_FRAMES``): each distinct Deprecation, PendingDeprecation
-or FutureWarning a test raised (whoever raised it), at most ``WARNINGS_PER_TEST`` per test, each
-message clipped; pytest reports a test's warnings after its result, so they follow it.
+or FutureWarning a test raised (whoever raised it), or that was raised while its module, a folder
+above it (its conftest) or the session was collected (a package that reads a deprecated name when
+imported), at most ``WARNINGS_PER_TEST`` per test, each message clipped; pytest reports a test's
+warnings after its result, so they follow it.
 """
 
 from __future__ import annotations
@@ -55,26 +57,70 @@ def _record_warning(w, case: str | None) -> None:
 def pytest_warning_recorded(warning_message, when, nodeid, location):
     _record_warning(warning_message, nodeid or None)
     _record_test_warning(warning_message, nodeid)
+    if not nodeid and when in ("config", "collect") and _passed_on.get(id(warning_message)) is not warning_message:
+        _note_collect_warnings("", [warning_message])  # a conftest's import, a plugin's: every test's
 
 
 WARNINGS_PER_TEST = 20
 WARNING_CHARS = 500
 _ANNOUNCING = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
 _test_warnings: dict[str, set[tuple[str, str]]] = {}
+# warnings raised while a collector ran (a test module's import, a folder's conftest): its node id ->
+# them, given to each of its tests with its result (the commonest shape of a removed name: a
+# package reading it at import); "" is the session's
+_collect_warnings: dict[str, list[tuple[str, str]]] = {}
+_passed_on: dict[int, object] = {}  # the collectors' warnings handed on to pytest (its summary shows them)
+
+
+def _announcing(w) -> tuple[str, str] | None:
+    """(category, message clipped) of a warning that announces a removal, else None."""
+    if not (isinstance(w.category, type) and issubclass(w.category, _ANNOUNCING)):
+        return None
+    return (w.category.__name__, str(w.message)[:WARNING_CHARS])
 
 
 def _record_test_warning(w, nodeid: str) -> None:
     """One event per distinct (category, message) a user's test raised: what announces a removal."""
     if not nodeid or not os.environ.get("JAXCOMPAT_OWN_FRAMES"):
         return
-    if not (isinstance(w.category, type) and issubclass(w.category, _ANNOUNCING)):
+    key = w if isinstance(w, tuple) else _announcing(w)
+    if key is None:
         return
     seen = _test_warnings.setdefault(nodeid, set())
-    key = (w.category.__name__, str(w.message)[:WARNING_CHARS])
     if key in seen or len(seen) >= WARNINGS_PER_TEST:
         return
     seen.add(key)
     _emit({"event": "warning", "case": nodeid, "category": key[0], "message": key[1]})
+
+
+def _note_collect_warnings(nodeid: str, caught) -> None:
+    keys = [k for k in map(_announcing, caught) if k is not None]
+    if keys and os.environ.get("JAXCOMPAT_OWN_FRAMES"):
+        found = _collect_warnings.setdefault(nodeid, [])
+        found += [k for k in dict.fromkeys(keys) if k not in found]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """A collector's warnings (a module's import: its package read a deprecated jax name at its top)
+    kept for its tests; pytest is handed them as its own collection would (its summary lists them).
+    The filters in force stay (pytest's, the project's: one that makes them errors still does)."""
+    if not os.environ.get("JAXCOMPAT_OWN_FRAMES"):
+        yield
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        yield
+    _note_collect_warnings(collector.nodeid, caught)
+    _passed_on.update((id(w), w) for w in caught)
+    for w in caught:
+        collector.config.hook.pytest_warning_recorded.call_historic(
+            kwargs={"warning_message": w, "nodeid": "", "when": "collect", "location": None})
+
+
+def _collected_for(nodeid: str) -> list[tuple[str, str]]:
+    """The collection warnings of the collectors above a test: its module's, its folders', the session's."""
+    return [w for key, found in _collect_warnings.items()
+            if key in ("", ".") or nodeid.startswith(key + "::") or nodeid.startswith(key + "/") for w in found]
 _results: dict[str, dict] = {}
 
 
@@ -368,3 +414,5 @@ def pytest_runtest_logfinish(nodeid, location):
     if rec is not None:
         rec["message"] = _clip(rec["message"])
         _emit({"event": "result", **rec})
+        for w in _collected_for(nodeid):  # after its result, as pytest reports a test's own warnings
+            _record_test_warning(w, nodeid)

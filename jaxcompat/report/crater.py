@@ -10,7 +10,7 @@ from jaxcompat.model.crater import DependentResult, decision, exit_status
 from jaxcompat.model.roots import RootCause
 from jaxcompat.model.sides import Sides
 from jaxcompat.model.usertests import TEST_CLASSES, stopped_both
-from jaxcompat.model.vocab import DependentVerdict, Kind, UserTestStatus
+from jaxcompat.model.vocab import DependentVerdict, FindingLevel, Kind, UserTestStatus
 from jaxcompat.model.warnings import NewWarning
 from jaxcompat.report import junit as junit_xml
 from jaxcompat.report import roots as shown_roots
@@ -93,9 +93,35 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
         lines += ["    " + x for x in sides_lines(Sides.from_dict(r.sides)) if r.sides.get("confounders")]
         lines += [f"    ! not as of the day in the {side}: its requirements took {', '.join(later)}"
                   for side, later in sorted(r.past_day.items())]
+        lines += scan_lines(r)
     lines.append("")
     lines.append(cost_line(cost_))
     return "\n".join(lines)
+
+
+SCAN_SHOWN = 3  # a dependent's scan findings named in the verdict (crater.md and crater.json hold them all)
+
+
+def scan_lines(r: DependentResult) -> list[str]:
+    """A dependent's own code read against jax's API history at the candidate's jax (jax-compat
+    scan, as check --tests reads the user's project): how many uses, the first few."""
+    if not r.scan:
+        return []
+    removed = sum(f.get("level") == FindingLevel.ERROR for f in r.scan)
+    out = [f"    i its own code at jax {r.versions.get('candidate', {}).get('jax', '')} (jax-compat scan): "
+           f"{removed} use(s) of removed names, {len(r.scan) - removed} of deprecated ones"]
+    out += [f"      {f['path']}:{f['line']}: {f['code']} {f['message']}" for f in r.scan[:SCAN_SHOWN]]
+    return out + ([f"      … and {len(r.scan) - SCAN_SHOWN} more (crater.md)"] if len(r.scan) > SCAN_SHOWN else [])
+
+
+def scan_markdown(results: list[DependentResult]) -> str:
+    """Every dependent's scan findings, one row each ("" when none has any)."""
+    rows = [f"| {r.name} | `{f['path']}:{f['line']}` | {f['code']} | {f['message'].replace('|', '/')} |"
+            for r in sorted(results, key=lambda r: r.name) for f in r.scan]
+    if not rows:
+        return ""
+    return ("\n## Their own code against jax's API history (jax-compat scan at the candidate's jax)\n\n"
+            "| dependent | where | rule | what |\n|---|---|---|---|\n" + "\n".join(rows) + "\n")
 
 
 COUNTED = (UserTestStatus.BROKEN, UserTestStatus.FIXED, UserTestStatus.FAILS_BOTH, UserTestStatus.FLAKY)
@@ -110,7 +136,7 @@ def markdown(text: str, results: list[DependentResult], warned: list[NewWarning]
                     f"{r.ran.get('candidate', '—')} | "
                     + "".join(f"{c.get(k, 0)} | " for k in COUNTED) + f"{r.cause.replace('|', '/')[:300]} |")
     return ("# jax-compat crater\n\n```\n" + text + "\n```\n\n" + "\n".join(rows) + "\n"
-            + ("\n" + shown_warnings.markdown(list(warned)) if warned else ""))
+            + ("\n" + shown_warnings.markdown(list(warned)) if warned else "") + scan_markdown(results))
 
 
 def html(text: str, results: list[DependentResult], warned: list[NewWarning] = ()) -> str:
@@ -124,7 +150,11 @@ def html(text: str, results: list[DependentResult], warned: list[NewWarning] = (
             f"<details><summary>{esc(t.shown or 'traceback')}</summary><pre>{esc(t.traceback)}</pre>"
             f"</details></td><td>{esc(t.baseline)}</td><td>{esc(t.candidate)}</td>"
             f"<td>{esc(t.explained_by or t.explained_by_api or '')}</td></tr>" for t in failing)
+        scanned = "".join(f"<li><code>{esc(f['path'])}:{f['line']}</code> {esc(f['code'])} {esc(f['message'])}</li>"
+                          for f in r.scan)
         body.append(f"<h2>{esc(r.name)} {esc(r.version)}: {esc(r.verdict)}</h2><p>{esc(r.cause)}</p>"
+                    + (f"<details><summary>its own code against jax's API history (jax-compat scan): "
+                       f"{len(r.scan)} use(s)</summary><ul>{scanned}</ul></details>" if scanned else "")
                     + (f"<table><tr><th>class</th><th>test</th><th>baseline</th><th>candidate</th>"
                        f"<th>explained by</th></tr>{rows}</table>" if rows else ""))
     return page("jax-compat crater", "".join(body), CHECK_CSS)

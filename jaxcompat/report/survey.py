@@ -52,8 +52,8 @@ def forecasts(obs: list[Observation]) -> list[dict]:
     history = histories([d for o in obs for d in o.cell.deprecations])
     for o in obs:
         for d in parse_deprecations(o.cell.deprecations):
-            key = (d.package, o.combo.equinox if d.package == "equinox" else o.cell.versions.get(d.package, ""), d.api)
-            entry = out.setdefault(key, {"package": d.package, "version": key[1], "api": d.api,
+            key = (d.package, o.combo.equinox if d.package == "equinox" else o.cell.versions.get(d.package, ""), d.what)
+            entry = out.setdefault(key, {"package": d.package, "version": key[1], "api": d.api, "what": d.what,
                                          "removal": d.removed_in(history.get(d.api)), "where": d.where,
                                          "warned_on": [], "broke_on": []})
             entry["warned_on"].append(o.combo.jax)
@@ -66,7 +66,7 @@ def forecasts(obs: list[Observation]) -> list[dict]:
             failed += [r.message for r in o.cell.results if r.outcome not in (Outcome.PASS, Outcome.SKIPPED)]
             if any(names_api(entry["api"], text) for text in failed):
                 entry["broke_on"].append(o.combo.jax)
-    return sorted(out.values(), key=lambda e: (e["package"], Version(e["version"] or "0"), e["api"]))
+    return sorted(out.values(), key=lambda e: (e["package"], Version(e["version"] or "0"), e["what"]))
 
 
 def render_forecasts(obs: list[Observation]) -> str:
@@ -78,7 +78,8 @@ def render_forecasts(obs: list[Observation]) -> str:
              "| package | uses | jax removes it in | warned on jax | broke on jax |", "|---|---|---|---|---|"]
     for e in rows:
         lines.append(
-            f"| {e['package']} {e['version']} | `{e['api']}` ({e['where']}) | {e['removal'] or 'not announced'} | "
+            f"| {e['package']} {e['version']} | `{e['what'].replace('|', '/')}` ({e['where']}) | "
+            f"{e['removal'] or 'not announced'} | "
             f"{', '.join(sorted(set(e['warned_on']), key=Version))} | "
             f"{', '.join(sorted(set(e['broke_on']), key=Version)) or '—'} |"
         )
