@@ -13,6 +13,7 @@ from jaxcompat._util.exits import EXIT_CONFIG, EXIT_INTERRUPTED
 from jaxcompat._util.layout import layout
 from jaxcompat._util.redact import redact_text
 from jaxcompat._util.text import first_line
+from jaxcompat._util.uvbin import ToolMissing
 from jaxcompat.commands import (
     bisect,
     cache_key,
@@ -62,13 +63,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def guarded(func, args) -> int:
-    """The one place an exception becomes an exit status: bad input is 2 with its message; Ctrl-C
-    is 130; anything else is a bug of jax-compat — 2 ("could not judge") with one line naming the
-    cause, never a traceback as the answer and never 1 ("not safe"). JAXCOMPAT_DEBUG=1 shows the
-    traceback too."""
+    """The one place an exception becomes an exit status: bad input, or a tool this machine lacks
+    (uv, git: the user's setup), is 2 with its message and the fix; Ctrl-C is 130; anything else is
+    a bug of jax-compat — 2 ("could not judge") with one line naming the cause, never a traceback as
+    the answer and never 1 ("not safe"). JAXCOMPAT_DEBUG=1 shows the traceback too."""
     try:
         return func(args)
-    except ConfigError as e:
+    except (ConfigError, ToolMissing) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
     except KeyboardInterrupt:

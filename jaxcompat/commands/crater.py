@@ -62,11 +62,18 @@ def _name(text: str) -> str:
 
 
 def _date(text: str) -> str:
+    """A day of the calendar as YYYY-MM-DD (2024-02-30 is none: git would take any commit for it,
+    and uv refuse it in every environment, after the downloads)."""
     import argparse
+    import datetime
 
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        raise argparse.ArgumentTypeError(f"{text!r}: write a day as YYYY-MM-DD")
-    return text
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            return datetime.date.fromisoformat(text).isoformat()
+        problem = "write a day as YYYY-MM-DD"
+    except ValueError as e:
+        problem = f"not a day of the calendar ({e}); write a day as YYYY-MM-DD, e.g. 2024-09-20"
+    raise argparse.ArgumentTypeError(f"{text!r}: {problem}")
 
 
 def run(args) -> int:
@@ -93,9 +100,7 @@ def run(args) -> int:
     try:
         index = options.index_options(args)
         reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
-        if not reqs:
-            raise CandidateError("no candidate given: e.g. crater jax==0.4.33 equinox==0.11.6 "
-                                 "--baseline jax==0.4.31 --baseline equinox==0.11.6")
+        _ready(args, reqs, dependents)
         names, base = _sides(args, reqs, index)
         chosen = _confirmed(args, crater.select(dependents, set(names), args.dependent))
     except (CandidateError, SourceError, IndexError_, FlakyFileError, ReportError) as e:
@@ -122,6 +127,7 @@ def run(args) -> int:
                                   int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen, gaps=part,
                                   failures=matrix.failures)
     print("\n" + text)
+    _learn(results, plan, args)  # after the reports: what cannot be kept loses none of them
     print(f"\nreports: {out_dir / 'crater.json'}, crater.md, crater.html, crater.xml")
     if interrupted:
         print("run interrupted: re-run the same command for the dependents not judged (finished ones come from "
@@ -159,24 +165,54 @@ def _sides(args, reqs: list[str], index) -> tuple[list[str], list[str]]:
 
 
 def _afterwards(results, plan, matrix, dependents, args, out_dir: Path, interrupted: bool) -> None:
-    """--bisect (each broken group to its commit) and --aa (what flipped by itself, kept)."""
-    from jaxcompat.operations import crater
-
+    """--bisect: each broken group to its commit (before the reports, which show it)."""
     if args.bisect and not interrupted:
         _bisect(results, plan, matrix, dependents, args, out_dir)
-    if args.aa:
-        where = "--flaky-file" if args.flaky_file else "flaky.json in the state folder"
-        print(f"learned (--aa): {crater.learn(results, plan, Path(args.state))} test(s) flip by themselves in the "
-              f"baselines, kept in {where} for later runs")
+
+
+def _learn(results, plan, args) -> None:
+    """--aa: what flipped by itself, kept in the flaky file, and said; or the note that it could not
+    be kept (the reports are written already, and stand)."""
+    from jaxcompat.knowledge.flaky import FlakyFileError
+    from jaxcompat.operations import crater
+
+    if not args.aa:
+        return
+    where = "--flaky-file" if args.flaky_file else "flaky.json in the state folder"
+    try:
+        n = crater.learn(results, plan, Path(args.state))
+    except FlakyFileError as e:
+        print(f"note: --aa: what flipped by itself was not kept: {e} (the reports are written)",
+              file=sys.stderr)
+        return
+    print(f"learned (--aa): {n} test(s) flip by themselves in the baselines, kept in {where} for later runs")
+
+
+def _ready(args, reqs: list[str], dependents) -> None:
+    """What the run needs, said before any index is asked (a CandidateError, a FlakyFileError or a
+    ToolMissing: exit 2 with the fix): a candidate; the flaky file readable, and writable where this
+    run learns (--aa); uv, which builds every side; and git where a dependent the candidate runs
+    comes from git, a requirement is a git URL, or --bisect walks commits."""
+    from jaxcompat._util.uvbin import git_bin, uv_bin
+    from jaxcompat.env.candidate import CandidateError, package_of
+    from jaxcompat.knowledge import flaky
+    from jaxcompat.operations import crater
+
+    if not reqs:
+        raise CandidateError("no candidate given: e.g. crater jax==0.4.33 equinox==0.11.6 "
+                             "--baseline jax==0.4.31 --baseline equinox==0.11.6")
+    flaky.load(args.flaky_file, Path(args.state), learning=args.aa)
+    uv_bin()
+    chosen = crater.select(dependents, {package_of(r) for r in reqs}, args.dependent)
+    if args.bisect or any(d.source.git for d in chosen) or any("git+" in r for r in reqs + args.baseline):
+        git_bin()
 
 
 def _confirmed(args, chosen: list) -> list:
     """The dependents to run: with --rerun-failures REPORT, only those that broke in it, each with
-    only its tests that broke; the flaky file readable (both checked before anything is downloaded)."""
-    from jaxcompat.knowledge import flaky
+    only its tests that broke (checked before anything is downloaded)."""
     from jaxcompat.operations import confirm
 
-    flaky.load(args.flaky_file, Path(args.state), learning=args.aa)
     if not args.rerun_failures:
         return chosen
     broke = confirm.failures_of(args.rerun_failures)

@@ -7,11 +7,12 @@ is ``report/candidate.py``'s.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
+from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 
 from jaxcompat._util.layout import command
 from jaxcompat._util.text import first_line
@@ -88,6 +89,21 @@ def parse_requirement(text: str) -> Requirement:
     if req.marker is not None:
         raise CandidateError(f"environment markers are not allowed in a candidate: {text!r}")
     return req
+
+
+def package_of(text: str) -> str:
+    """The package (its canonical name) a candidate's requirement names, whatever its form —
+    ``jax==0.4.33``, ``equinox @ git+https://…``, a plain path to a wheel, an sdist or a project
+    folder — the one way to it wherever a requirement string was assumed; a wheel or an sdist no
+    longer there is named by its file name; "" where nothing names a package."""
+    try:
+        return canonicalize_name(parse_requirement(text).name)
+    except CandidateError:
+        name = Path(text.strip()).name
+        for parse in (parse_wheel_filename, parse_sdist_filename):
+            with contextlib.suppress(ValueError):  # not that kind of file name
+                return canonicalize_name(parse(name)[0])
+        return ""
 
 
 def candidate_cell(requirements: list[str], *, python: str, cell_id: str | None = None,

@@ -24,6 +24,7 @@ import subprocess
 from pathlib import Path
 
 from jaxcompat._util.redact import redact_text
+from jaxcompat._util.uvbin import git_bin
 from jaxcompat.model.dependents import bad_ref
 
 TIMEOUT_S = 600
@@ -32,22 +33,31 @@ _SHA = re.compile(r"[0-9a-f]{40}")
 
 
 class GitError(Exception):
-    """git could not give the source (the message is git's last line, credentials redacted)."""
+    """git could not give the source (the message is git's cause, ``_cause``, credentials redacted)."""
+
+
+def _cause(said: str, code: int = 0) -> str:
+    """Why git failed, in its own words: its last ``fatal:`` line (else its last ``error:`` line,
+    else its last line) — not the advice it prints after it ("Please make sure you have the
+    correct access rights / and the repository exists.")."""
+    lines = [ln.strip() for ln in said.splitlines() if ln.strip()]
+    for prefix in ("fatal:", "error:"):
+        marked = [ln for ln in lines if ln.lower().startswith(prefix)]
+        if marked:
+            return marked[-1]
+    return lines[-1] if lines else f"git exited with {code}"
 
 
 def _git(*args: str, cwd: Path | None = None, what: str = "") -> str:
-    git = shutil.which("git")
-    if git is None:
-        raise GitError("git is not installed on this machine")
+    git = git_bin()  # none on this machine: ToolMissing, the user's setup, with the fix
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C"}
     try:
         proc = subprocess.run([git, *args], capture_output=True, text=True, timeout=TIMEOUT_S, cwd=cwd, env=env)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise GitError(redact_text(f"{what}: {e}")) from None
     if proc.returncode != 0:
-        said = [ln for ln in (proc.stderr or proc.stdout).strip().splitlines() if ln.strip()]
-        last = said[-1] if said else f"git exited with {proc.returncode}"
-        raise GitError(redact_text(f"{what}: {last}" if what else last))
+        why = _cause(proc.stderr or proc.stdout, proc.returncode)
+        raise GitError(redact_text(f"{what}: {why}" if what else why))
     return proc.stdout.strip()
 
 
@@ -159,18 +169,18 @@ def _checkout_present(into: Path, commit: str, absent: set[str]) -> list[str]:
             continue
         meta, path = entry.split("\t", 1)
         (missing if meta.split()[2] in absent else present).append(path)
-    git = shutil.which("git") or "git"
+    git = git_bin()
     env = {**os.environ, "GIT_LITERAL_PATHSPECS": "1", "GIT_TERMINAL_PROMPT": "0"}
     proc = subprocess.run([git, "checkout", "--quiet", commit, "--pathspec-from-file=-", "--pathspec-file-nul"],
                           input="\0".join(present), capture_output=True, text=True, cwd=into, env=env,
                           timeout=TIMEOUT_S)
     if proc.returncode != 0:
-        raise GitError(redact_text((proc.stderr.strip().splitlines() or ["checkout failed"])[-1]))
+        raise GitError(redact_text(_cause(proc.stderr) if proc.stderr.strip() else "checkout failed"))
     return sorted(missing)
 
 
 def run_git(*args: str, what: str = "") -> str:
-    """git with an argument list (never a shell), its last line as the error (for other walkers of
+    """git with an argument list (never a shell), its cause as the error (for other walkers of
     the cached repositories: ``env/commits.py``)."""
     return _git(*args, what=what)
 

@@ -49,7 +49,13 @@ class Flaky:
             tests[test] = {"seen": seen, "learned": day, "times": times}
 
     def save(self) -> None:
-        write_text(self.path, json.dumps({"kind": KIND, "projects": self.projects}, indent=1, sort_keys=True) + "\n")
+        """Written atomically; a file that cannot be written is a FlakyFileError naming it."""
+        try:
+            write_text(self.path, json.dumps({"kind": KIND, "projects": self.projects}, indent=1, sort_keys=True)
+                       + "\n")
+        except OSError as e:
+            raise FlakyFileError(f"{self.path}: cannot write it ({e.strerror or e}); give --flaky-file a file "
+                                 "in a folder you can write") from None
 
 
 def path_of(given: str | None, state_dir: Path) -> Path:
@@ -59,8 +65,15 @@ def path_of(given: str | None, state_dir: Path) -> Path:
 def load(given: str | None, state_dir: Path, learning: bool = False) -> Flaky:
     """The flaky file: ``--flaky-file`` (``given``) or the state folder's. A named file that does
     not exist is an error unless this run learns it (``learning``: --aa); the state folder's may be
-    absent (nothing learned yet). A file that is not one is an error naming it and the fix."""
+    absent (nothing learned yet). A file that is not one is an error naming it and the fix, and so,
+    when this run learns, is one it could not write (a folder, a folder it cannot write in): said
+    now, before anything runs, not after the whole run."""
     path = path_of(given, state_dir)
+    said = f"--flaky-file {given}" if given else str(path)
+    if path.exists() and not path.is_file():
+        raise FlakyFileError(f"{said}: a folder, not a file (name a file, e.g. {path / FILE})")
+    if learning:
+        _writable(path, said)
     if not path.is_file():
         if given and not learning:
             raise FlakyFileError(f"--flaky-file {given}: no such file (learn one first: run with --aa, which "
@@ -76,3 +89,18 @@ def load(given: str | None, state_dir: Path, learning: bool = False) -> Flaky:
         if not isinstance(tests, dict) or not all(isinstance(r, dict) for r in tests.values()):
             raise FlakyFileError(f"{path}: projects.{name}: a table of test -> {{seen, learned, times}}; {fix}")
     return Flaky(path, projects)
+
+
+def _writable(path: Path, said: str) -> None:
+    """The file can be written where it is (its folder, or the nearest one that exists, is a folder
+    this user can write in), or a FlakyFileError naming it and the fix."""
+    import os
+
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise FlakyFileError(f"{said}: {folder} is a file, not a folder (give --flaky-file a path in a folder)")
+    if not os.access(folder, os.W_OK | os.X_OK):  # the file is replaced whole: its folder is what is written
+        raise FlakyFileError(f"{said}: cannot write in {folder} (give --flaky-file a file in a folder you can "
+                             "write)")

@@ -163,16 +163,16 @@ def past_day(cmp: Comparison, plan: Plan, name: str, cache: Path) -> dict[str, l
     own pins (with the jaxlib and plugins a jax pin brings) and the dependent itself. What its
     requirements needed newer than the day is taken past the cutoff: the replay is then not the
     day's as it was, and the report says so."""
-    from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name as canon
 
+    from jaxcompat.env.candidate import package_of
     from jaxcompat.env.releases import released_since
     from jaxcompat.env.sides import FORCED
 
     out = {}
     for side, reqs, installed in (("candidate", plan.candidate, cmp.candidate_versions),
                                   ("baseline", plan.baseline, cmp.baseline_versions)):
-        pinned = {canon(Requirement(r).name) for r in reqs}
+        pinned = {package_of(r) for r in reqs} - {""}  # a wheel, a folder, a git URL: its package too
         pinned |= {f for d in pinned for f in FORCED.get(d, ())} | {canon(name)}  # and what a pin brings
         later = released_since({d: v for d, v in installed.items() if canon(d) not in pinned}, plan.as_of, cache)
         undated = [f"{d} {v}" for d, v, date in later if not date]
@@ -414,21 +414,40 @@ def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "",
     """Where a judged result may be re-used from: only when nothing in it moves (every requirement
     of both sides an exact release, no other index, the dependent resolved to ``version``: a
     release, or a git source's commit); the key holds the plan, the Python asked for, the
-    dependent's record and what it resolved to, and the rules' file (they explain the failures)."""
+    dependent's record and what it resolved to, the matrix file and the rules as loaded (every
+    ``--rules`` file merged, less each ``--without-rule``: they explain the failures)."""
     import hashlib
 
-    from packaging.requirements import Requirement
+    from jaxcompat.env.candidate import CandidateError, parse_requirement
 
     if plan.index or not version or plan.aa:  # --aa learns: it runs
         return None
     for text in plan.candidate + plan.baseline:
-        req = Requirement(text)
+        try:
+            req = parse_requirement(text)  # a wheel, a folder or a URL: a direct reference (it moves)
+        except CandidateError:
+            return None
         if req.url or len(req.specifier) != 1 or next(iter(req.specifier)).operator != "==":
             return None
     rules = matrix.path.read_bytes() if matrix.path.is_file() else b""
     known = _confirm(dep, plan, Path(state_dir)).known if state_dir is not None else ()
-    said = f"{plan.key}|{plan.python}|{dep!r}|{version}|{plan.reruns}|{known!r}|held"
+    said = f"{plan.key}|{plan.python}|{dep!r}|{version}|{plan.reruns}|{known!r}|held|{_rules_digest(matrix)}"
     return hashlib.sha256(said.encode() + rules).hexdigest()[:20]
+
+
+def _rules_digest(matrix: Matrix) -> str:
+    """The rules a run judges with, as loaded: a rule added by ``--rules``, left out by
+    ``--without-rule`` or edited in its file gives another digest (every field, a pattern whole:
+    its repr is cut at 200 characters)."""
+    import dataclasses
+    import hashlib
+    import re
+
+    def plain(value) -> object:
+        return [value.pattern, value.flags] if isinstance(value, re.Pattern) else str(value)
+
+    said = json.dumps([dataclasses.asdict(f) for f in matrix.failures], default=plain, sort_keys=True)
+    return hashlib.sha256(said.encode()).hexdigest()
 
 
 def boundary(plan: Plan, deps, state_dir: Path | None = None):
@@ -631,12 +650,12 @@ def moved(plan: Plan, results: list[DependentResult]) -> set[str]:
     """The packages the candidate moves: those it names otherwise than the baseline does (a pin both
     sides share is not moved), and those a dependent's candidate side installed at another version
     than its baseline."""
-    from packaging.requirements import InvalidRequirement, Requirement
+    from jaxcompat.env.candidate import package_of
 
     out = set()
     for text in set(plan.candidate) - set(plan.baseline):
-        with contextlib.suppress(InvalidRequirement):
-            out.add(Requirement(text).name)
+        out.add(package_of(text))  # a wheel or a folder moves its package too
+    out.discard("")
     for r in results:
         before, after = r.versions.get("baseline", {}), r.versions.get("candidate", {})
         out |= {d for d, v in after.items() if before and before.get(d) != v}

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 from jaxcompat._util.text import quiet
+from jaxcompat._util.uvbin import ToolMissing
 from jaxcompat.knowledge.outcomes import CellResult, cell_label
 from jaxcompat.model.matrix import Cell, Matrix
 from jaxcompat.model.vocab import CellOutcome, CellStatus
@@ -59,6 +60,8 @@ def run_cells(matrix: Matrix, cells: list[Cell], *, jobs: int, state_dir: Path, 
                 cell = futures[fut]
                 try:
                     res = fut.result()
+                except ToolMissing:  # uv or git: every cell's, the user's setup; said once (exit 2)
+                    raise
                 except Exception as e:  # noqa: BLE001 - a harness bug in one cell must not lose the rest
                     res = CellResult(id=cell.id, python=cell.python, backend=cell.backend,
                                      status=CellStatus.HARNESS_ERROR, outcome=CellOutcome.CELL_ERROR,
