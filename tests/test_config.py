@@ -141,3 +141,9 @@ def test_missing_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError) as info:
         load(tmp_path / "nope.toml")
     assert "cannot read" in str(info.value)
+
+
+@pytest.mark.parametrize("day", ["2024-02-30", "2024-13-45", "2023-02-29"])
+def test_a_cell_date_that_is_not_a_day_of_the_calendar_is_refused(tmp_path, day):
+    e = _error(tmp_path, MINIMAL.replace('id = "a"\n', f'id = "a"\ndate = "{day}"\n'))
+    assert "cell" in str(e) and "date" in str(e) and day in str(e) and "calendar" in str(e)

@@ -8,6 +8,7 @@ specifiers, requirement strings, duplicate ids and case paths.  Every problem is
 from __future__ import annotations
 
 import ast
+import datetime
 import difflib
 import itertools
 import re
@@ -279,6 +280,11 @@ def _date(path: Path, key: str, value: object) -> str | None:
         value = value.isoformat()
     if not isinstance(value, str) or not DATE_RE.match(value):
         raise ConfigError(path, key, f"invalid date {value!r}", 'write date = "YYYY-MM-DD"')
+    try:  # the pattern lets 2024-02-30 and 2024-13-45 by; uv refuses them only after the downloads
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        raise ConfigError(path, key, f"{value!r} is not a day of the calendar",
+                          'write a real day, "YYYY-MM-DD"') from None
     return value
 
 
