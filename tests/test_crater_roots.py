@@ -306,3 +306,22 @@ def test_a_group_has_one_root_the_rules_package_even_in_that_packages_own_suite(
     groups = crater.group([res], (), moved)
     for g in groups:
         assert len({where.root for _, where in g.attributions}) == 1, g.signature.key
+
+
+def test_two_dependents_own_failing_asserts_in_one_group_are_each_their_own_not_one_through_the_other():
+    """Red team: flowjax's 5 and evermore's 2 tests fail on their own `assert jnp.allclose(...)` with
+    the same message, so one group (a test file's frame names no package); laying the group's one
+    root over every test said "flowjax broke: 2 tests of 1 dependent fail through it (evermore 2)" —
+    flowjax is not even installed beside evermore. Only a rule's group has one root laid over it."""
+    message = "AssertionError: assert Array(False, dtype=bool)"
+
+    def dep(name: str, n: int) -> DependentResult:
+        return _result(name, *[(f"tests/test_x.py::test_{i}", message,
+                                _tb(*PYTEST_TOP, ("tests/test_x.py", 10, f"test_{i}"))) for i in range(n)])
+
+    moved = {"jax", "jaxlib"}
+    [g] = crater.group([dep("flowjax", 5), dep("evermore", 2)], (), moved)
+    assert sorted((d, w.root, w.through) for d, w in set(g.attributions)) == [
+        ("evermore", "evermore", ()), ("flowjax", "flowjax", ())]
+    causes = crater.root_causes([g], moved)
+    assert sorted((c.package, c.own_tests, c.dependents) for c in causes) == [("evermore", 2, {}), ("flowjax", 5, {})]

@@ -642,7 +642,9 @@ def group(results: list[DependentResult], failures=(), candidate: set[str] = fro
             counts[where] = counts.get(where, 0) + 1
         top = min(counts, key=lambda a: (-counts[a], a))
         g.root, g.through = top.root, list(top.through)
-        g.attributions = [(dep, roots.with_rule(where, dep, g.root)) for dep, where in g.attributions]  # one root
+        if g.explained_by:  # one rule, one root; unexplained, each test keeps its own frames' root (two
+            # dependents' own failing asserts share a signature: neither fails through the other)
+            g.attributions = [(dep, roots.with_rule(where, dep, g.root)) for dep, where in g.attributions]
     return sorted(groups.values(), key=lambda g: (-len(g.tests), -sum(len(v) for v in g.tests.values())))
 
 
