@@ -369,12 +369,15 @@ def test_shards_merged_by_report_only_give_the_whole_run(tmp_path):
 
     assert essence("merged") == essence("whole")
     assert (tmp / "merged" / "crater" / "draft-rules.toml").is_file()  # "something else" has no rule
-    # results of another candidate are not mixed in
+    # a result of another candidate is not mixed in: left out and named, its dependent not judged
     other = json.loads((merged / "gamma.json").read_text())
     other["plan"] = json.dumps([["jax==0.5.0"], ["jax"], ""])
     (merged / "gamma.json").write_text(json.dumps(other))
     mixed = _crater(tmp, "--report-only", reports="merged")
-    assert mixed.returncode == 2 and "different crater runs" in mixed.stderr
+    assert mixed.returncode == 1 and "gamma.json (of another run" in mixed.stdout, mixed.stdout + mixed.stderr
+    gamma = next(d for d in json.loads((tmp / "merged" / "crater" / "crater.json").read_text())["dependents"]
+                 if d["name"] == "gamma")
+    assert gamma["verdict"] == "not-run" and "no result stored" in gamma["cause"]
 
 
 @pytest.mark.integration

@@ -210,13 +210,16 @@ def _ready(args, reqs: list[str], dependents) -> None:
 
 def _confirmed(args, chosen: list) -> list:
     """The dependents to run: with --rerun-failures REPORT, only those that broke in it, each with
-    only its tests that broke (checked before anything is downloaded)."""
+    only its tests that broke (a split one in no more parts than those), checked before anything is
+    downloaded."""
     from jaxcompat.operations import confirm
 
     if not args.rerun_failures:
         return chosen
     broke = confirm.failures_of(args.rerun_failures)
-    out = [replace(d, tests=tuple(broke[d.name])) for d in chosen if d.name in broke]
+    # a split one in no more parts than it has tests to re-run: no part is left without a test
+    out = [replace(d, tests=tuple(broke[d.name]), split=min(d.split, len(broke[d.name]))) for d in chosen
+           if d.name in broke]
     if not out:
         raise confirm.ReportError(f"--rerun-failures {args.rerun_failures}: none of the chosen dependents broke in "
                                   f"it (it names: {', '.join(sorted(broke))})")
@@ -269,37 +272,38 @@ def _not_released(texts: list[str], cache: Path) -> str:
 def _plan_text(key: str) -> dict:
     import json
 
-    candidate, baseline, as_of = json.loads(key)
+    candidate, baseline, as_of = json.loads(key)[:3]
     return {"candidate": candidate, "baseline": baseline, "as_of": as_of}
 
 
 def _report_only(out_dir: Path, dependents, failures=()) -> int:
     """Merge the shards' stored results against what they planned: a dependent planned and not
-    reported, or a result that does not read, is named and the merge exits 2 (never "breaks none")."""
+    reported, or a result that does not read, is named and the merge exits 2 (never "breaks none");
+    a stored result no stored plan names (left from another or an earlier run) is named and left out."""
     from jaxcompat.operations import crater, craterparts
 
-    results, unreadable = crater.read_stored(out_dir)
+    stored, unreadable = crater.read_stored(out_dir)
     plans, bad_plans = crater.planned(out_dir)
     unreadable += bad_plans
-    keys = sorted({r.plan for r in results} | set(plans))
-    if not keys:
+    if not stored and not plans:
         print(f"error: no dependent's result and no plan under {out_dir / crater.RESULTS}: run the shards first "
               "(crater CANDIDATE --shard i/n), or download their artifacts there", file=sys.stderr)
         return EXIT_CONFIG
-    if len(keys) > 1:
-        print(f"error: the stored results come from {len(keys)} different crater runs (candidates or baselines); "
-              f"remove the others from {out_dir / crater.RESULTS}: " + " | ".join(keys), file=sys.stderr)
+    if len(plans) > 1:
+        print(f"error: the stored plans come from {len(plans)} different crater runs (candidates, baselines, days, "
+              f"Pythons or indexes); remove the others from {out_dir / crater.RESULTS}: " + " | ".join(sorted(plans)),
+              file=sys.stderr)
         return EXIT_CONFIG
-    key = keys[0]
+    key = next(iter(plans)) if plans else min(r.plan for r in stored)  # without a plan, only its words are shown
+    results, ignored = crater.named_by(stored, plans)
     missing = sorted(plans.get(key, set()) - {r.name for r in results})
     results = craterparts.merge(results + [crater.missing_result(n, key) for n in missing])
     craterparts.store_weights(out_dir, results)  # the parts' tests: what the next run deals them by
     gaps = _gaps(unreadable, bool(plans))
     with run_lock(out_dir):
-        said = _plan_text(key)
-        plan = crater.Plan(tuple(said["candidate"]), tuple(said["baseline"]), as_of=said["as_of"] or None)
-        text, code = crater.write(out_dir, results, said, sum(r.seconds for r in results), SHARDS, plan,
-                                  dependents.dependents, gaps=gaps, failures=failures)
+        text, code = crater.write(out_dir, results, _plan_text(key), sum(r.seconds for r in results), SHARDS,
+                                  crater.Plan.from_key(key), dependents.dependents, gaps=gaps, failures=failures,
+                                  ignored=tuple(ignored))
     print(text)
     if missing:
         print(f"✗ {len(missing)} planned dependent(s) have no stored result (a shard did not finish or its "

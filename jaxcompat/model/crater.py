@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from jaxcompat._util.text import last_line
 from jaxcompat.model import verdicts
 from jaxcompat.model.health import Health
-from jaxcompat.model.usertests import UserTest
+from jaxcompat.model.usertests import Comparison, UserTest
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
 
 
@@ -46,6 +47,8 @@ class DependentResult:
     # its own source's uses of names the candidate's jax deprecates or removed (jax-compat scan at that
     # jax, as check --tests reads the user's project): Finding.to_dict, its path relative to the source
     scan: list[dict] = field(default_factory=list)
+    compared: bool = False  # its tests ran on both sides to a comparison (a judged verdict says so too)
+    timeout_s: float = 0.0  # one test's time limit they ran under
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -63,6 +66,21 @@ class DependentResult:
 
     def broken(self) -> list[UserTest]:
         return [t for t in self.tests if t.cls == UserTestStatus.BROKEN]
+
+
+def verdict_of(cmp: Comparison) -> tuple[DependentVerdict, str]:
+    """A dependent's verdict (and its cause) on its tests, whole or its parts' merged: none ran in
+    the baseline (or every one that ran was stopped at the time limit on both sides, none broken) is
+    not judged; run in the baseline and none in the candidate (all skipped, not collected) is not
+    safe, as ``check --tests`` says; then broken, or safe."""
+    if cmp.unjudged:
+        return DependentVerdict.NOT_RUN, cmp.unjudged
+    if not cmp.ran.get("candidate"):
+        return DependentVerdict.NONE_RAN, ("none of its tests ran in the candidate (" + (
+            cmp.candidate_cause or last_line(cmp.error) or "all skipped or not collected") + ")")
+    if any(t.cls == UserTestStatus.BROKEN for t in cmp.tests):
+        return DependentVerdict.BROKEN, ""
+    return DependentVerdict.SAFE, ""
 
 
 def item(r: DependentResult) -> verdicts.Item:

@@ -25,6 +25,14 @@ class Confounder:
     # "cause" (they pass then), "not the cause" (still broken), "cannot hold" (does not resolve)
     held_run: str = ""
     detail: str = ""  # counts, or why it could not be held
+    tried: int = 0  # broken tests re-run with it held
+    passed: int = 0  # of them, passing then
+
+    def held(self, tried: int, passed: int) -> None:
+        """What re-running ``tried`` broken tests with it held said: ``passed`` of them passed."""
+        self.tried, self.passed = tried, passed
+        self.held_run = "the cause" if passed == tried else "not the cause" if not passed else "a cause"
+        self.detail = f"{passed} of {tried} broken test(s) pass with {self.dist} {self.baseline}"
 
 
 @dataclass
@@ -40,7 +48,29 @@ class Sides:
         return asdict(self)
 
     @classmethod
+    def merged(cls, parts: list[Sides]) -> Sides:
+        """The sides of a suite run in parts (a split dependent): every part's confounders, each with
+        what holding it said over every part's broken tests (the whole suite's answer)."""
+        out = cls(named=sorted({n for p in parts for n in p.named}), held=max((p.held for p in parts), default=0),
+                  dropped=sorted({d for p in parts for d in p.dropped}))
+        by: dict[tuple[str, str, str], list[Confounder]] = {}
+        for p in parts:
+            for c in p.confounders:
+                by.setdefault((c.dist, c.baseline, c.candidate), []).append(c)
+        for (dist, baseline, candidate), seen in sorted(by.items()):
+            c = Confounder(dist, baseline, candidate)
+            tried, passed = sum(x.tried for x in seen), sum(x.passed for x in seen)
+            if tried:
+                c.held(tried, passed)
+            else:  # tried in no part (none had a broken test), or it could not be held
+                said = next((x for x in seen if x.held_run), c)
+                c.held_run, c.detail = said.held_run, said.detail
+            out.confounders.append(c)
+        return out
+
+    @classmethod
     def from_dict(cls, d: dict) -> Sides:
         return cls(named=list(d.get("named", [])), held=int(d.get("held", 0)),
                    dropped=list(d.get("dropped", [])),
                    confounders=[Confounder(**x) for x in d.get("confounders", [])])
+

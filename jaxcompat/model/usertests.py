@@ -132,6 +132,17 @@ def test_class(before: UserTestSide | None, after: UserTestSide) -> UserTestStat
     return cls.FIXED if before.fails and before != side.TIMEOUT else cls.PASS
 
 
+def changed(first: UserTestSide, again: UserTestSide) -> bool:
+    """Whether a re-run on one side changed a test's outcome: it passed in one of the two runs and
+    failed in the other. Failing is failing whatever the way (failed, error, timeout, any mix), and a
+    test the first run did not collect did not pass there; a skip, or a test the re-run did not
+    collect, says nothing either way. So a test that fails on every run of a side never changed."""
+    failed_first = first.fails or first == UserTestSide.ABSENT
+    if again == UserTestSide.PASSED:
+        return failed_first
+    return again.fails and first == UserTestSide.PASSED
+
+
 def stopped_both(tests: list[UserTest]) -> list[UserTest]:
     """The tests stopped at the time limit on both sides: fails-both, but not judged (plain pytest,
     with no limit, would have seen them end)."""
@@ -180,8 +191,9 @@ class Comparison:
             )
         if not self.with_baseline and not self.ran.get("candidate"):
             return f"your tests did not run in the candidate: {self.candidate_cause or last_line(self.error)}"
-        stopped = stopped_both(self.tests)
-        if self.with_baseline and stopped and len(stopped) >= self.ran.get("candidate", 0):
+        stopped = stopped_both(self.tests)  # (a test broken beside them is judged: it passed before)
+        if self.with_baseline and stopped and len(stopped) >= self.ran.get("candidate", 0) and not failing(
+                self.tests, True):
             return (f"every test that ran was stopped at the time limit ({self.timeout_s:g} s) on both sides: none "
                     "ended, none was judged; give them longer (--test-timeout, or test_timeout_s for the crater)")
         return ""

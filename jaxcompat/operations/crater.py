@@ -35,7 +35,7 @@ from jaxcompat.env.resolution import AUTO
 from jaxcompat.knowledge import drafts, flaky, roots
 from jaxcompat.knowledge.cratergroups import Group
 from jaxcompat.knowledge.signature import Signature, frame, normalise
-from jaxcompat.model.crater import DependentResult, exit_status
+from jaxcompat.model.crater import DependentResult, exit_status, verdict_of
 from jaxcompat.model.dependents import Dependent, Dependents
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import Matrix
@@ -65,9 +65,19 @@ class Plan:
 
     @property
     def key(self) -> str:
-        """Which run a stored result belongs to (a merge refuses to mix two); credentials redacted."""
+        """Which run a stored result belongs to (a merge takes no other's): the candidate, the baseline,
+        the day, the Python and where releases come from; credentials redacted."""
         return json.dumps([[redact_text(t) for t in self.candidate], [redact_text(t) for t in self.baseline],
-                           self.as_of or ""])
+                           self.as_of or "", self.python, self.index.to_dict()])
+
+    @classmethod
+    def from_key(cls, key: str) -> Plan:
+        """The plan a key names, as far as it says (credentials stay redacted): what a merge reports."""
+        said = json.loads(key)
+        index = said[4] if len(said) > 4 else {}
+        return cls(tuple(said[0]), tuple(said[1]), as_of=said[2] or None, python=said[3] if len(said) > 3 else AUTO,
+                   index=IndexOptions(index.get("index_url", ""), tuple(index.get("extra_index_urls", ())),
+                                      tuple(index.get("find_links", ())), bool(index.get("pre", False))))
 
 
 # ---------------------------------------------------------------- choosing
@@ -192,18 +202,10 @@ def replayed(cell, plan: Plan):
 
 
 def _judged(res: DependentResult, cmp: Comparison) -> None:
-    """The verdict on tests that ran: none in the baseline is not judged; run in the baseline and
-    none in the candidate (all skipped, not collected) is not safe, as ``check --tests`` says."""
-    if cmp.unjudged:
-        res.verdict, res.cause = DependentVerdict.NOT_RUN, cmp.unjudged
-    elif not res.ran.get("candidate"):
-        res.verdict = DependentVerdict.NONE_RAN
-        res.cause = ("none of its tests ran in the candidate (" + (cmp.candidate_cause or last_line(cmp.error)
-                                                                    or "all skipped or not collected") + ")")
-    elif res.broken():
-        res.verdict = DependentVerdict.BROKEN
-    else:
-        res.verdict = DependentVerdict.SAFE
+    """The verdict on tests that ran (``model/crater.verdict_of``: the one decision, which a split
+    dependent's merged parts get too)."""
+    res.verdict, res.cause = verdict_of(cmp)
+    res.compared, res.timeout_s = True, cmp.timeout_s
 
 
 def _part(dep: Dependent, root: Path, res: DependentResult) -> tuple[Dependent, str]:
@@ -599,6 +601,21 @@ def planned(out_dir: Path) -> tuple[dict[str, set[str]], list[str]]:
     return plans, unreadable
 
 
+def named_by(results: list[DependentResult], plans: dict[str, set[str]]) -> tuple[list[DependentResult], list[str]]:
+    """(the stored results a stored plan names: of its run, a unit it planned; the others, each its
+    file and why it is left out). A result no plan names never enters a verdict."""
+    kept, ignored = [], []
+    for r in results:
+        if r.name in plans.get(r.plan, ()):
+            kept.append(r)
+        elif r.plan in plans:
+            ignored.append(f"{r.name}.json (its run planned no such dependent: left from an earlier run)")
+        else:
+            ignored.append(f"{r.name}.json (" + ("of another run: another candidate, baseline, day, Python or index"
+                                                  if plans else "no shard stored its plan") + ")")
+    return kept, ignored
+
+
 def missing_result(name: str, key: str) -> DependentResult:
     """A dependent planned and never reported: not judged."""
     return DependentResult(name, DependentVerdict.NOT_RUN, plan=key,
@@ -729,10 +746,12 @@ def _bisections(out_dir: Path) -> dict[str, dict]:
 
 
 def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s: float, shards: int,
-          plan: Plan, deps=(), gaps: tuple[str, ...] = (), failures=()) -> tuple[str, int]:
+          plan: Plan, deps=(), gaps: tuple[str, ...] = (), failures=(),
+          ignored: tuple[str, ...] = ()) -> tuple[str, int]:
     """crater.json, crater.md, crater.html, crater.xml and draft-rules.toml, atomically; every
     record and every text in them crosses ``boundary`` (``deps``: the dependents whose credentials
-    it knows). Returns the verdict's text (as shown) and exit status."""
+    it knows; ``ignored``: stored results left out, said). Returns the verdict's text (as shown) and
+    exit status."""
     scrub = boundary(plan, deps)
     results = [shown(r, scrub, plan) for r in results]
     plan_text = scrub.tree(plan_text)
@@ -745,9 +764,9 @@ def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s
     warned = newwarnings.groups({r.name: r.tests for r in results if r.verdict.judged}, failures,
                                 {r.name: r.versions.get("candidate", {}) for r in results})
     causes = root_causes(groups, moved(plan, results))
-    text = scrub(verdict_text(results, groups, plan_text, c, warned, gaps, causes))
-    write_text(out_dir / "crater.json",
-               scrub(json.dumps(summary(results, plan_text, groups, c, warned, gaps, causes), indent=1)) + "\n")
+    text = scrub(verdict_text(results, groups, plan_text, c, warned, gaps, causes, ignored))
+    said = summary(results, plan_text, groups, c, warned, gaps, causes, ignored)
+    write_text(out_dir / "crater.json", scrub(json.dumps(said, indent=1)) + "\n")
     write_text(out_dir / "crater.md", scrub(markdown(text, results, warned)))
     write_text(out_dir / "crater.html", scrub(html(text, results, warned)))
     write_text(out_dir / "crater.xml", scrub(junit(results)))

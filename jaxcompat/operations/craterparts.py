@@ -7,7 +7,9 @@ every machine), sorted, dealt largest first to the lightest part (ties: the lowe
 their durations when every file has one, else by their size in bytes. Each part runs both sides
 on its files only. Its result says which part it is and every file of the deal, so a merge can
 check the parts cover the suite exactly once; a part missing, unreadable, not judged or dealt
-differently keeps the merged dependent from "safe" (``model/verdicts.decide``).
+differently keeps the merged dependent from "safe" (``model/verdicts.decide``). The merged
+dependent is judged as the whole suite would be (``model/crater.verdict_of`` on every part's tests):
+splitting a suite never changes its verdict.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from jaxcompat.model import verdicts
-from jaxcompat.model.crater import DependentResult, item
+from jaxcompat.model.crater import DependentResult, verdict_of
 from jaxcompat.model.dependents import Dependent, part_name, part_of
+from jaxcompat.model.sides import Sides
+from jaxcompat.model.usertests import Comparison
 from jaxcompat.model.vocab import DependentVerdict
+from jaxcompat.operations import confirm
 
 SKIP_DIRS = {"build", "dist", "site-packages", "node_modules", "__pycache__"}
 
@@ -140,28 +144,41 @@ def merge(results: list[DependentResult]) -> list[DependentResult]:
 
 
 def merged(name: str, parts: list) -> DependentResult:
-    """One dependent of its parts ((k, n, result), sorted): tests concatenated, counts and
-    seconds summed, the verdict the one invariant gives the parts, or why it cannot be judged."""
+    """One dependent of its parts ((k, n, result), sorted): tests concatenated, counts and seconds
+    summed, health, sides and what came from after the day of every part. Its verdict is the one the
+    whole suite gets (``model/crater.verdict_of`` on the merged tests: a part whose tests all skip in
+    the candidate, or on both sides, is no verdict of the whole); a part not run to a comparison
+    (missing, crashed, capped…) keeps it from "safe", a broken test of any part makes it broken."""
     results = [r for _, _, r in parts]
     first = results[0]
-    out = replace(first, name=name, tests=[t for r in results for t in r.tests], part=[],
+    tests = [t for r in results for t in r.tests]
+    compared = [r for r in results if _compared(r)]
+    lost = [r for r in results if not _compared(r)]
+    gap = coverage(parts)
+    out = replace(first, name=name, tests=tests, part=[],
                   part_seconds=[r.seconds for r in results], seconds=round(sum(r.seconds for r in results), 1),
                   ran=_summed(r.ran for r in results), classes=_summed(r.classes for r in results),
                   only=sorted({f for r in results for f in r.only}), environments=sum(r.environments for r in results),
                   caps=[c for r in results for c in r.caps], absent=sorted({a for r in results for a in r.absent}),
-                  learned={k: v for r in results for k, v in r.learned.items()}, cached=all(r.cached for r in results))
-    gap = coverage(parts)
-    decided = verdicts.decide([item(r) for r in results])
+                  learned={k: v for r in results for k, v in r.learned.items()}, cached=all(r.cached for r in results),
+                  health=confirm.health(tests) if any(r.health for r in results) else None,
+                  sides=Sides.merged([Sides.from_dict(r.sides) for r in results if r.sides]).to_dict()
+                  if any(r.sides for r in results) else {},
+                  past_day={side: sorted({x for r in results for x in r.past_day.get(side, [])})
+                            for side in sorted({s for r in results for s in r.past_day})},
+                  compared=not gap and not lost, timeout_s=max(r.timeout_s for r in results))
+    causes = "; ".join(f"{r.name}: {r.cause}" for r in compared if r.cause)
+    verdict, cause = verdict_of(Comparison(tests, with_baseline=True, ran=_summed(r.ran for r in compared),
+                                           candidate_cause=causes, baseline_cause=causes, timeout_s=out.timeout_s))
+    not_judged = "; ".join(f"{r.name}: {r.verdict}: {r.cause}" for r in lost)
     if gap:
         out.verdict, out.cause = DependentVerdict.NOT_RUN, gap
-    elif decided.failing:
-        out.verdict = DependentVerdict.BROKEN if out.broken() else DependentVerdict.NONE_RAN
-        out.cause = "; ".join(f"{i.name}: {i.why}" for i in decided.failing if not out.broken())
-    elif decided.code:
-        bad = next(r for r in results if r.name in {i.name for i in decided.unjudged})
-        out.verdict, out.cause = bad.verdict, f"{bad.name}: {bad.cause}"
+    elif lost and verdict == DependentVerdict.BROKEN:  # what the other parts hold cannot mend a break
+        out.verdict, out.cause = verdict, f"and not judged: {not_judged}"
+    elif lost:
+        out.verdict, out.cause = lost[0].verdict, f"{lost[0].name}: {lost[0].cause}"
     else:
-        out.verdict, out.cause = DependentVerdict.SAFE, ""
+        out.verdict, out.cause = verdict, cause
     return out
 
 
@@ -180,7 +197,7 @@ def coverage(parts: list) -> str:
     if len({(r.version, r.commit) for r in results if r.version}) > 1:  # a part never resolved has none
         return "its parts ran different releases or commits of it: " + ", ".join(f"{r.name} {r.version}"
                                                                                for r in results)
-    judged = [r for r in results if r.verdict.judged]
+    judged = [r for r in results if _compared(r)]
     if len(judged) == len(results):
         deals = {tuple(r.split_files) for r in judged}
         got = sorted(f for r in judged for f in r.only)
@@ -188,6 +205,11 @@ def coverage(parts: list) -> str:
             return ("its parts were dealt differently (the machines saw different test files or weights): the "
                     "parts do not cover its suite exactly once")
     return ""
+
+
+def _compared(r: DependentResult) -> bool:
+    """Whether a part's tests ran on both sides to a comparison (its verdict is one of its tests)."""
+    return r.compared or r.verdict.judged
 
 
 def _summed(dicts) -> dict[str, int]:

@@ -31,7 +31,7 @@ from jaxcompat.knowledge.warnings import RAN
 from jaxcompat.knowledge.warnings import new as new_warnings
 from jaxcompat.model.matrix import ANY, Cell, Matrix
 from jaxcompat.model.sides import Sides
-from jaxcompat.model.usertests import TEST_CLASSES, Comparison, UserTest, failing, test_class
+from jaxcompat.model.usertests import TEST_CLASSES, Comparison, UserTest, changed, failing, test_class
 from jaxcompat.model.vocab import CellStatus, FlakyOrigin, Phase, TestStatus, UserTestSide, UserTestStatus
 from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run.cell import lock_versions
@@ -469,7 +469,8 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
 
 def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Target, times: int) -> dict[str, str]:
     """``names`` run up to ``times`` more times on each side (``sides``: (side, first run, cell));
-    test -> what changed, for those whose outcome changed on a side (the rest are confirmed)."""
+    test -> what changed, for those whose outcome changed on a side (``model/usertests.changed``:
+    passed in one run, failed in the other); the rest are confirmed."""
     notes: dict[str, dict[str, str]] = {}
     for side, first, cell in sides:
         for _ in range(times):
@@ -479,9 +480,9 @@ def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Targ
             again = observe(cell, matrix, state_dir, target, nodeids=pending)
             if again.error:
                 continue
-            for name in pending:
+            for name in pending:  # failed, then timeout or error: still failing, not flaky
                 s1, s2 = status(first.results.get(name)), status(again.results.get(name))
-                if s1 != s2:
+                if changed(s1, s2):
                     notes.setdefault(name, {})[side] = f"{side}: {s1}, then {s2}"
     return {name: "; ".join(by.values()) for name, by in notes.items()}
 
@@ -528,6 +529,4 @@ def attribute(found: Sides, candidate: Cell, broken: list[str], target: Target, 
             c.held_run, c.detail = "cannot hold", last_line(seen.error)
             continue
         still = [n for n in broken if _fails(status(seen.results.get(n)))]
-        c.held_run = ("the cause" if not still else "not the cause" if len(still) == len(broken)
-                      else "a cause")
-        c.detail = f"{len(broken) - len(still)} of {len(broken)} broken test(s) pass with {c.dist} {c.baseline}"
+        c.held(len(broken), len(broken) - len(still))

@@ -32,23 +32,26 @@ def cost_line(c: dict) -> str:
 
 
 def summary(results: list[DependentResult], plan_text: dict, groups: list[Group], cost_: dict,
-            warned: list[NewWarning] = (), gaps: tuple[str, ...] = (), causes: list[RootCause] = ()) -> dict:
+            warned: list[NewWarning] = (), gaps: tuple[str, ...] = (), causes: list[RootCause] = (),
+            ignored: tuple[str, ...] = ()) -> dict:
     counts: dict[str, int] = {}
     for r in results:
         counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
     confounded = {r.name: [c["dist"] for c in r.sides["confounders"]] for r in results if r.sides.get("confounders")}
     return {"kind": "crater", **plan_text, "verdicts": counts, "exit": exit_status(results, gaps),
             "confounded": confounded, **({"not_seen": list(gaps)} if gaps else {}),
+            **({"ignored": list(ignored)} if ignored else {}),
             "new_warnings": [w.to_dict() for w in warned],
             "dependents": [r.to_dict() for r in sorted(results, key=lambda r: r.name)],
             "root_causes": [c.to_dict() for c in causes], "groups": [g.to_dict() for g in groups], "cost": cost_}
 
 
 def verdict_text(results: list[DependentResult], groups: list[Group], plan_text: dict, cost_: dict,
-                 warned: list[NewWarning] = (), gaps: tuple[str, ...] = (), causes: list[RootCause] = ()) -> str:
+                 warned: list[NewWarning] = (), gaps: tuple[str, ...] = (), causes: list[RootCause] = (),
+                 ignored: tuple[str, ...] = ()) -> str:
     """One screen: what the candidate breaks and why (a candidate that breaks nothing: what it
     announces, its new warnings, first), the packages that broke (``causes``), then the groups and
-    every dependent's line."""
+    every dependent's line (``ignored``: stored results no plan names, left out of the verdict)."""
     lines = [f"crater: {' '.join(plan_text['candidate'])} against {' '.join(plan_text['baseline'])}"
              + (f" (dependents as of {plan_text['as_of']})" if plan_text.get("as_of") else "")]
     decided = decision(results, gaps)
@@ -65,6 +68,8 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
         lines.append(f"✓ the candidate breaks none of the {len(results)} dependents' tests")
     lines += shown_warnings.lines(list(warned))
     lines += [f"  ✗ {g}" for g in gaps]
+    if ignored:
+        lines.append(f"  ! left out, no stored plan names them ({len(ignored)}): " + ", ".join(ignored))
     lines += shown_roots.lines(list(causes))
     for g in groups:
         n = sum(len(v) for v in g.tests.values())
