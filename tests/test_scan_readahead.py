@@ -6,7 +6,11 @@ a file's tree does not outlive its reading (scan runs with the garbage collector
 from __future__ import annotations
 
 import gc
+import json
+import subprocess
+import sys
 import weakref
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +23,8 @@ from jaxcompat.apihistory.scanscope import may_rebind
 from jaxcompat.model.scan import Target
 
 HEADS = ["import jax", "import jax.numpy as jnp", "from jax import tree_map", "from jax import numpy as np",
-         "from jax import lax as jax_lax", "import jax as J"]
+         "from jax import lax as jax_lax", "import jax as J", "if X: import jax.numpy as jnp",
+         "y = 0; from jax import tree_map"]
 USES = ["jax.tree_map(f, x)", "jnp.round_(x)", "tree_map(f, x)", "np.round_(x)", "jax . tree_map", "J.tree_map",
         "jax.tree_util.tree_map(f, x)", "myjax.tree_map(f)", "x.jax.tree_map(f)", "'jax.tree_map'",
         "jax_lax.tree_map", "jax.numpy.round_(x)", "jax.lib.xla_bridge.get_backend()"]
@@ -69,6 +74,22 @@ def test_reading_ahead_finds_what_reading_everything_finds(source, tmp_path_fact
         slow = scan([str(path)], Target(release), timeline, exhaustive=True)
         assert fast.parse_errors == slow.parse_errors
         assert [f.to_dict() for f in fast.findings] == [f.to_dict() for f in slow.findings], source
+
+
+@pytest.mark.parametrize("src", ["X = 1\nif X: from jax import tree_map\n", "x = 1; from jax import tree_map\n",
+                                 "try: import jax\nexcept ImportError: pass\ny = jax.tree_map(f, x)\n",
+                                 "if X:  from jax import (\n    tree_map)\n"])
+def test_an_import_that_does_not_start_its_line_is_read(tmp_path, src):
+    # 758816f: 0 findings, exit 0; the read-ahead looked for imports at the start of a line only
+    (tmp_path / "m.py").write_text(src)
+    run = subprocess.run([sys.executable, "-m", "jaxcompat", "scan", str(tmp_path), "--jax", "0.6.2", "--format",
+                          "json"], capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
+    assert run.returncode == 1 and [f["name"] for f in json.loads(run.stdout)["findings"]] == ["jax.tree_map"]
+
+
+def test_a_comment_or_a_string_that_reads_like_an_import_is_none():
+    src = 'import jax\n# note: import jax.numpy as jnp first\ns = "a; import jax ("\nt = "b: from jax import x"\n'
+    assert scan_module.import_starts(src, "jax") == [0]
 
 
 @pytest.mark.parametrize("text, lines", [

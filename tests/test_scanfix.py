@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from jaxcompat.apihistory import apitimeline
 from jaxcompat.apihistory.apitimeline import Timeline
 from jaxcompat.apihistory.scan import scan
 from jaxcompat.model.scan import Target
@@ -164,3 +165,92 @@ def test_a_file_this_python_cannot_parse_is_bad_input(tmp_path):
     assert run.returncode == 2, run.stdout  # 084bcdf: a warning, exit 0
     if sys.version_info < (3, 12):
         assert "needs Python 3.12 or later" in run.stdout
+
+
+def _cli_fix(tmp_path: Path, src: str, *args: str) -> tuple[str, subprocess.CompletedProcess]:
+    f = tmp_path / "m.py"
+    f.write_text(src)
+    run = _cli(str(f), "--fix", *args)
+    return f.read_text(), run
+
+
+def test_a_fix_imports_the_submodule_its_new_chain_needs(tmp_path):
+    # 758816f wrote `jax.extend.core.Primitive`, "1 fixed", exit 0: in jax 0.4.38 `import jax` does
+    # not import jax.extend, and the fixed file raised AttributeError where the original ran
+    got, run = _cli_fix(tmp_path, 'import jax\np = jax.core.Primitive("p")\n', "--jax", "0.4.38")
+    assert got == 'import jax.extend.core\nimport jax\np = jax.extend.core.Primitive("p")\n', run.stdout
+    assert run.returncode == 0 and "1 fixed" in run.stdout
+    # on one line, the import stays on it: `import jax; import ...` would not be under the same statement otherwise
+    got, _ = _cli_fix(tmp_path, 'if X: import jax; p = jax.core.Primitive("p")\n', "--jax", "0.4.38")
+    assert got == 'if X: import jax.extend.core; import jax; p = jax.extend.core.Primitive("p")\n'
+    # beside the import it hangs from, in its branch: it runs exactly when that one does
+    got, _ = _cli_fix(tmp_path, "try:\n    import jax\nexcept ImportError:\n    jax = None\nP = jax.core.Primitive\n",
+                      "--jax", "0.4.38")
+    assert got == ("try:\n    import jax.extend.core\n    import jax\nexcept ImportError:\n    jax = None\n"
+                   "P = jax.extend.core.Primitive\n")
+
+
+@pytest.mark.parametrize("src, release, fixed", [
+    # `import jax` imports jax.tree: nothing to add
+    ("import jax\nx = jax.tree_map(f, y)\n", "0.4.38", "import jax\nx = jax.tree.map(f, y)\n"),
+    # the file imports jax.extend already, and jax.extend imports jax.extend.core
+    ("import jax\nimport jax.extend\nP = jax.core.Primitive\n", "0.4.38",
+     "import jax\nimport jax.extend\nP = jax.extend.core.Primitive\n"),
+    # jax.extend.core.primitives is imported by jax.extend.core only: import the deepest module
+    ("import jax\np = jax.core.call_p\n", "0.4.38", "import jax.extend.core.primitives\nimport jax\n"
+     "p = jax.extend.core.primitives.call_p\n"),
+    # an import below the use comes too late for it
+    ("import jax\nP = jax.core.Primitive\nimport jax.extend.core\n", "0.4.38",
+     "import jax.extend.core\nimport jax\nP = jax.extend.core.Primitive\nimport jax.extend.core\n"),
+])
+def test_the_import_a_fix_needs_follows_what_the_file_and_jax_import(tmp_path, tl, src, release, fixed):
+    got, report = _fix_at(tmp_path, tl, src, Target(release))
+    assert got == fixed and len(report.fixed) == 1
+
+
+def test_a_fix_that_needs_an_import_with_no_module_level_import_to_go_beside_is_withheld(tmp_path, tl):
+    src = "def f():\n    import jax\n    return jax.core.Primitive\n"
+    got, report = _fix_at(tmp_path, tl, src, Target("0.4.38"))
+    assert got == src and not report.fixed
+    (f,) = report.findings
+    assert not f.fixable and "(not fixed: jax.extend.core.Primitive needs `import jax.extend.core`" in f.message
+
+
+def test_which_submodules_importing_a_package_imports(tl):
+    assert tl.loaded_with_parent("jax.tree", "0.4.26") and tl.loaded_with_parent("jax.numpy", "0.12.0.1")
+    assert not any(tl.loaded_with_parent("jax.extend", r) for r in tl.releases)
+    assert tl.loaded_with_parent("jax.extend.core", "0.4.38")
+    assert not tl.loaded_with_parent("jax.ffi", "0.4.38") and tl.loaded_with_parent("jax.ffi", "0.6.2")
+    assert not tl.loaded_with_parent("jax.export", "0.6.2") and tl.loaded_with_parent("jax.export", "0.12.0.1")
+
+
+def test_only_imports_that_always_run_count_as_importing_a_submodule():
+    sources = {"pkg": "import pkg.a as _a\nfrom pkg import b as b\nfrom . import c\nfrom .d import x\n"
+                      "if X:\n    import pkg.e\ntry:\n    import pkg.f\nexcept ImportError:\n    import pkg.g\n"
+                      "with ctx():\n    import pkg.h\nimport pkg._private\nfrom pkg import not_a_module\n",
+               **{f"pkg.{m}": "" for m in ("a", "b", "c", "d", "e", "f", "g", "h", "_private")}}
+    assert apitimeline._Reader(sources, pkg="pkg").api("pkg").loads == ["_private", "a", "b", "c", "d", "h"]
+
+
+def _fix_at(tmp_path: Path, tl: Timeline, src: str, target: Target) -> tuple[str, object]:
+    f = tmp_path / "m.py"
+    f.write_text(src)
+    report = scan([str(f)], target, tl, fix=True)
+    return f.read_text(), report
+
+
+def test_a_name_moved_out_of_a_one_line_branch_stays_in_it(tmp_path, tl):
+    # 758816f put `from jax.tree import map as tree_map` on a line of its own at the `if`'s indent: unconditional
+    src = ("import jax.numpy as jnp\ndef f(u):\n    if u: x = jnp.zeros(3); from jax import tree_map, jit\n"
+           "    return 1\n")
+    got, report = _fix_at(tmp_path, tl, src, Target("0.6.2"))
+    assert got == src.replace("from jax import tree_map, jit",
+                              "from jax import jit; from jax.tree import map as tree_map")
+    assert len(report.fixed) == 1
+    # a statement that starts its line keeps the moved name on a line of its own below it
+    src = "if u:\n    from jax import tree_map, jit\n"
+    got, _ = _fix_at(tmp_path, tl, src, Target("0.6.2"))
+    assert got == "if u:\n    from jax import jit\n    from jax.tree import map as tree_map\n"
+    src = "if u: \\\n    from jax import tree_map, jit\n"  # the `if`'s body on the next line, by a backslash
+    got, _ = _fix_at(tmp_path, tl, src, Target("0.6.2"))
+    assert got == "if u: \\\n    from jax import jit; from jax.tree import map as tree_map\n"

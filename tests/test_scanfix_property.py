@@ -27,7 +27,10 @@ PIECES = [  # (a statement as written, as --fix must leave it); line breaks are 
     ("u = jnp.array(a,\n  # kept\n  None, False)", "u = jnp.array(a,\n  # kept\n  None, copy=False)"),
     ("s = 'jax.tree_map \u00e9\u4e2d'  # jax.tree_map", "s = 'jax.tree_map \u00e9\u4e2d'  # jax.tree_map"),
     ("t = jax.tree_map(f, '\u2028')", "t = jax.tree.map(f, '\u2028')"),
+    # `import jax` does not import jax.extend: the fix imports it, just before `import jax`
+    ("p = jax.core.Primitive", "p = jax.extend.core.Primitive"),
 ]
+ADDED = {"p = jax.core.Primitive": "import jax.extend.core"}  # the import a piece's fix adds above HEAD
 ODD = st.sampled_from(["\x0c", "\u2028", "\u2029", "\x1c", "\x1d", "\x1e", "\x85", "\x0b", "\t", "\u00e9",
                        "\U0001f600"])
 COMMENT = st.lists(st.one_of(ODD, st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"))), max_size=8).map(
@@ -47,6 +50,8 @@ def modules(draw) -> tuple[str, str]:
             src, fixed = "\x0c" + src, "\x0c" + fixed
         before.append(src)
         after.append(fixed)
+        if src.lstrip("\x0c") in ADDED and ADDED[src.lstrip("\x0c")] not in after:
+            after.insert(0, ADDED[src.lstrip("\x0c")])
     return "\n".join(before) + "\n", "\n".join(after) + "\n"
 
 

@@ -8,8 +8,12 @@ release from 0.4.13 on with ``ast`` (nothing is imported; the wheels are pure Py
 the timeline ``jaxcompat/data/jax_api_timeline.json``:
 
 - ``modules``: every public module (no ``_``-prefixed part) with its events, e.g.
-  ``[["0.4.13", "+"], ["0.9.0", "-"]]`` (``+`` present, ``-`` gone), and a module-level
-  deprecation message where the module warns on import;
+  ``[["0.4.13", "+"], ["0.9.0", "-"]]`` (``+`` present, ``-`` gone), a module-level
+  deprecation message where the module warns on import, and ``loaded``: the releases where
+  importing its package imports it too (``+``; ``-`` not: ``import jax`` never imports
+  ``jax.extend``), read from the package's own top-level imports that always run (``from jax
+  import tree as tree``, ``import jax.core as _core``); what other modules import on the way
+  is not counted, so ``+`` is sure and ``-`` may be too cautious;
 - ``names``: per module, every public name whose state ever changed: ``events`` (``+`` present,
   ``D`` deprecated: reachable with a warning, ``R`` removed with a message in the table, ``-``
   gone), the deprecation and removal messages, and the ``replacement`` parsed from them.
@@ -54,7 +58,7 @@ from jaxcompat.env import resolution
 from jaxcompat.env.releases import versions as released_versions
 from jaxcompat.model.vocab import TimelineState
 
-FORMAT = 8  # the per-release columns' format too: bump it when what is read changes
+FORMAT = 9  # the per-release columns' format too: bump it when what is read changes
 FIRST = Version("0.4.13")
 DATA = Path(__file__).resolve().parents[1] / "data" / "jax_api_timeline.json"
 # The packages whose API history is kept: (first release read, the timeline file).
@@ -80,15 +84,16 @@ class ModuleApi:
     warns: str = ""  # the module warns (DeprecationWarning) on import: the message
     signatures: dict[str, str] = field(default_factory=dict)  # name or Class.method -> Params text
     private: list[str] = field(default_factory=list)  # names no API promises: ``_x`` here, or all of ``jax._src``
+    loads: list[str] = field(default_factory=list)  # a package's submodules its top-level imports surely import
 
     def to_dict(self) -> dict:
         return {"names": self.names, "messages": self.messages, "opaque": self.opaque, "warns": self.warns,
-                "signatures": self.signatures, "private": self.private}
+                "signatures": self.signatures, "private": self.private, "loads": self.loads}
 
     @classmethod
     def from_dict(cls, d: dict) -> ModuleApi:
         return cls(dict(d["names"]), dict(d["messages"]), bool(d["opaque"]), d.get("warns", ""),
-                   dict(d.get("signatures", {})), list(d.get("private", [])))
+                   dict(d.get("signatures", {})), list(d.get("private", [])), list(d.get("loads", [])))
 
 
 def read_sources(archive: Path, pkg: str = "jax") -> dict[str, str]:
@@ -177,6 +182,7 @@ class _Reader:
         if seen.all_names is not None:
             self.all_names[mod] = set(seen.all_names)
         seen.finish()
+        out.loads = sorted(seen.loads)
         return out
 
 
@@ -193,25 +199,47 @@ class _ModuleVisit:
         self.strings: dict[str, str] = {}
         self.all_names: list[str] | None = None
         self.is_pkg = any(k.startswith(mod + ".") for k in reader.sources)
+        self.loads: set[str] = set()  # the submodules imported by statements that always run
 
-    def visit(self, body: list[ast.stmt]) -> None:
+    def visit(self, body: list[ast.stmt], sure: bool = True) -> None:
+        """``sure``: the statements always run when the module is imported (not under an ``if``,
+        nor in a ``try`` whose handler may have skipped them)."""
         for st in body:
             if isinstance(st, ast.If):
                 if _is_main(st.test):
                     continue  # runs only as a script
                 if not _is_type_checking(st.test):  # only type checkers see that branch
-                    self.visit(st.body)
-                self.visit(st.orelse)
+                    self.visit(st.body, False)
+                self.visit(st.orelse, False)
             elif isinstance(st, ast.Try) or type(st).__name__ == "TryStar":
-                self.visit(st.body)
+                self.visit(st.body, False)
                 for h in st.handlers:
-                    self.visit(h.body)
-                self.visit(st.orelse)
-                self.visit(st.finalbody)
+                    self.visit(h.body, False)
+                self.visit(st.orelse, False)
+                self.visit(st.finalbody, sure)
             elif isinstance(st, ast.With):
-                self.visit(st.body)
+                self.visit(st.body, sure)
             else:
+                if sure and isinstance(st, (ast.Import, ast.ImportFrom)):
+                    self.loaded(st)
                 self.statement(st)
+
+    def loaded(self, st: ast.Import | ast.ImportFrom) -> None:
+        """The submodules of this package an import statement imports (``import jax.core as _core``,
+        ``from jax import tree as tree``, ``from . import primitives``, ``from .core import x``):
+        after the package is imported, each is its attribute."""
+        if not self.is_pkg:
+            return
+        if isinstance(st, ast.Import):
+            found = [a.name for a in st.names]
+        else:
+            src = absolute_module(self.mod, self.is_pkg, st.module, st.level)
+            found = [src, *(f"{src}.{a.name}" for a in st.names if a.name != "*")]
+        prefix = self.mod + "."
+        for m in found:
+            child = m[len(prefix):].split(".")[0] if m.startswith(prefix) else ""
+            if child and prefix + child in self.reader.sources:
+                self.loads.add(child)
 
     def statement(self, st: ast.stmt) -> None:
         out = self.out
@@ -421,6 +449,11 @@ def build(columns: dict[str, dict[str, ModuleApi]], pkg: str = "jax") -> dict:
         warns = [(r, columns[r][mod].warns) for r in releases if mod in columns[r] and columns[r][mod].warns]
         if warns:
             rec["deprecated"] = [warns[0][0], warns[-1][1]]
+        parent, _, leaf = mod.rpartition(".")
+        loaded = [(r, PRESENT if leaf in columns[r][parent].loads else GONE) for r in releases
+                  if mod in columns[r] and parent in columns[r]]
+        if any(s == PRESENT for _, s in loaded):
+            rec["loaded"] = _compress(loaded)
         modules[mod] = rec
         every = sorted({n for r in releases if mod in columns[r] for n in columns[r][mod].names})
         for n in every:
@@ -668,12 +701,20 @@ class Timeline:
     def is_module(self, dotted: str) -> bool:
         return dotted in self.modules
 
-    def split(self, dotted: str) -> tuple[str, list[str]]:
-        """The longest known module prefix of a dotted name, and the rest."""
+    def loaded_with_parent(self, mod: str, release: str) -> bool:
+        """Does importing ``mod``'s package surely import ``mod`` at ``release`` (``import jax``:
+        ``jax.tree``, not ``jax.extend``)?"""
+        state, _ = self._at(self.modules.get(mod, {}).get("loaded", []), release)
+        return state == PRESENT
+
+    def split(self, dotted: str, release: str = "") -> tuple[str, list[str]]:
+        """The longest known module prefix of a dotted name (with ``release``: of the modules there
+        at that release: ``jax.config`` went in 0.4.29, an attribute of ``jax`` from then on), and
+        the rest."""
         parts = dotted.split(".")
         for i in range(len(parts), 0, -1):
             mod = ".".join(parts[:i])
-            if mod in self.modules:
+            if mod in self.modules and not (release and self.module(mod, release).state == GONE):
                 return mod, parts[i:]
         return "", parts
 

@@ -55,7 +55,6 @@ class _File:
         self.findings: list[Finding] = []
         self.aliases: dict[str, str] = {}  # local name -> the jax dotted name it is bound to
         self.reported_aliases: set[str] = set()  # bound to something already reported at its import
-        self.imported: set[str] = set()  # modules imported by `import X` anywhere in the file
         self.star_names: set[str] = set()  # bound by `from jax.X import *`
         self.guards = Guards(self.pkg, version_of(target.release), self.dotted)
         self.fallbacks: list[tuple[int, int]] = []  # the lines of every `except` handler
@@ -108,15 +107,16 @@ class _File:
     def is_guarded(self, node, name: str, raises: frozenset[str] = frozenset()) -> bool:
         return self.guards.covers(node.lineno, name, raises)
 
-    def add(self, node, hit: Hit, edit: Edit | None = None) -> None:
+    def add(self, node, hit: Hit, edit: Edit | None = None, unfixed: str = "") -> None:
+        """``unfixed``: why a rename the history gives cannot be made there (said in the finding)."""
         if self.quiet:
             return
         if self.is_guarded(node, hit.name, _raises(node)):
             self.guarded += 1  # the code already handles the name's absence (try/except, hasattr, version check)
             return
         rule = jxc001 if jxc001.applies(hit) else jxc002
-        self.emit(node, rule.RULE.code, hit.name, rule.message(hit, self.target, self.timeline),
-                  hit.state.replacement, edit)
+        text = rule.message(hit, self.target, self.timeline) + (f" (not fixed: {unfixed})" if unfixed else "")
+        self.emit(node, rule.RULE.code, hit.name, text, hit.state.replacement, edit)
 
     def emit(self, node, code: str, name: str, text: str, replacement: str = "", edit: Edit | None = None) -> None:
         if jxc008.applies(code in ERROR_CODES, _raises(node) is IMPORT, self.guards.under_type_checking(node.lineno)):
@@ -244,7 +244,6 @@ class _File:
             for a in node.names:
                 if a.name != self.pkg and not a.name.startswith(self.pkg + "."):
                     continue
-                self.imported.add(a.name)
                 local = a.asname or self.pkg
                 bound = a.name if a.asname else self.pkg
                 self.bind(local, bound, a)
@@ -253,7 +252,7 @@ class _File:
                     continue
                 hit = resolve(self.timeline, a.name, release, modules=a.name.count(".") + 1)
                 if hit:
-                    self.add(a, hit)
+                    self.add(a, hit, unfixed=jxc001.MODULE_MOVED if hit.is_module and hit.state.replacement else "")
                     if a.asname:
                         self.reported_aliases.add(local)
             return
@@ -268,7 +267,7 @@ class _File:
             return
         mod_hit = resolve(self.timeline, node.module, release, modules=node.module.count(".") + 1)
         if mod_hit:
-            self.add(node, mod_hit)
+            self.add(node, mod_hit, unfixed=jxc001.MODULE_MOVED if mod_hit.state.replacement else "")
         for a in node.names:
             if a.name == "*":
                 self.bind_star(node.module)
@@ -284,7 +283,7 @@ class _File:
                 continue
             hit = resolve(self.timeline, full, release)
             if hit:
-                self.add(a, hit, jxc001.import_edit(self, node, a, hit))
+                self.add(a, hit, *jxc001.import_edit(self, node, a, hit))
                 self.reported_aliases.add(local)
 
     def bind_star(self, module: str) -> None:
@@ -337,7 +336,7 @@ class _File:
         if hit is None or (cur.id in self.reported_aliases and len(hit.name) <= len(root)):
             return  # nothing, or what its import already reported
         sub = _ending_at(node, len(parts), root, hit.name)  # its span is what a rename rewrites
-        self.add(sub, hit, jxc001.chain_edit(self, sub, cur, root, hit))
+        self.add(sub, hit, *jxc001.chain_edit(self, sub, cur, root, hit))
 
 
 def _ending_at(node: ast.Attribute, n_parts: int, root: str, name: str):
@@ -376,6 +375,8 @@ _NEWLINE = re.compile("\n")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _IMPORT_LINES = {pkg: re.compile(rf"^[ \t]*(?:from[ \t]+{pkg}\b|import[ \t][^#\n]*\b{pkg}\b)", re.M)
                  for pkg in PACKAGES}
+_IMPORT_AFTER = {pkg: re.compile(rf"[;:][ \t]*(?=from[ \t]+{pkg}\b|import[ \t][^#\n;]*\b{pkg}\b)")
+                 for pkg in PACKAGES}  # `x = 1; from jax import a`, `if X: from jax import a`
 
 
 def candidate_lines(source: str, words: frozenset[str], timeline: Timeline, release: str,
@@ -445,8 +446,23 @@ def _uses(source: str, names, tail: re.Pattern):
 
 @functools.lru_cache(maxsize=2)
 def import_starts(source: str, pkg: str) -> list[int]:
-    """Where each line that imports ``pkg`` begins (asked for twice for a file: read once)."""
-    return [m.start() for m in _IMPORT_LINES[pkg].finditer(source)]
+    """Where each import of ``pkg`` begins (asked for twice for a file: read once): at the start of
+    a line, or after a ``;`` or a compound statement's ``:`` on it where what follows reads as an
+    import (not a comment's "note: import jax")."""
+    starts = [m.start() for m in _IMPORT_LINES[pkg].finditer(source)]
+    after = [m.end() for m in _IMPORT_AFTER[pkg].finditer(source) if _reads_as_import(source, m.end())]
+    return sorted(starts + after) if after else starts
+
+
+def _reads_as_import(source: str, start: int) -> bool:
+    text = _statement(source, start)
+    for t in (text, text.split(";", 1)[0]):
+        try:
+            body = ast.parse(t).body
+        except (SyntaxError, ValueError):
+            continue
+        return bool(body) and type(body[0]) in (ast.Import, ast.ImportFrom)
+    return False
 
 
 def _read_imports(source: str, imports: list[int], timeline: Timeline, release: str):

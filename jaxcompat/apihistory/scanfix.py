@@ -206,16 +206,38 @@ def _merge_splits(text: str, edits: list[Edit]) -> tuple[list[Edit], list[int]]:
 
 
 def _merged(text: str, group: list[SplitImport]) -> Replace:
+    """One statement's moved names: on lines of their own below it where it starts its line, else
+    after ``;`` on its line (``if x: from jax import a, b``: a line of its own would leave the ``if``)."""
     node = group[0].node
     moved = {a.alias.asname or a.alias.name for a in group}
     keep = [a for a in node.names if (a.asname or a.name) not in moved]
     lines = [f"from {node.module} import " + ", ".join(
         a.name + (f" as {a.asname}" if a.asname else "") for a in keep)] if keep else []
-    line = ast_lines(text)[node.lineno - 1]
-    indent = line[: len(line) - len(line.lstrip(" \t"))]
+    split = ast_lines(text)
+    indent = starts_line(split, node)
+    sep = "; " if indent is None else line_break(split[node.lineno - 1]) + indent
     return Replace(node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0,
-                   (line_break(line) + indent).join([*lines, *(g.text for g in group)]),
-                   segment(ast_lines(text), node))
+                   sep.join([*lines, *(g.text for g in group)]), segment(split, node))
+
+
+def starts_line(lines: list[str], node) -> str | None:
+    """The indent of statement ``node`` when it starts its logical line (nothing but indent before
+    it, not continuing the line above with a backslash); None when it follows ``;`` or a compound
+    statement's ``:`` there, and a line of its own would move it out of that statement."""
+    head = lines[node.lineno - 1].encode("utf-8")[:node.col_offset].decode("utf-8", "replace")
+    if head.strip(" \t\x0c") or node.lineno > 1 and lines[node.lineno - 2].rstrip("\r\n").endswith("\\"):
+        return None
+    return head.rpartition("\x0c")[2]  # a form feed resets the indent
+
+
+def insert_before(lines: list[str], node, text: str) -> Replace:
+    """Insert the statement ``text`` just before statement ``node``, under the same statement and
+    branch: a line of its own where ``node`` starts its line, else ``text; `` before it."""
+    indent = starts_line(lines, node)
+    where = (node.lineno, node.col_offset, node.lineno, node.col_offset)
+    if indent is None:
+        return Replace(*where, f"{text}; ")
+    return Replace(*where, text + line_break(lines[node.lineno - 1]) + indent)
 
 
 # ---------------------------------------------------------------- the check

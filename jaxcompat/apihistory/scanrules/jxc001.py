@@ -5,16 +5,18 @@ module gone; said with the release that removed it, the one that deprecated it a
 instead (and when that replacement was removed in turn). Its fix, shared with JXC002: a plain
 rename (the same object under a new name that exists at the target: ``jax.tree_map`` →
 ``jax.tree.map``, ``from jax import tree_map`` → ``from jax.tree import map as tree_map``),
-adding ``import jax`` at the module's top where the new name needs it.
+adding the import the new chain needs at the target (``import jax``, or a submodule its package
+does not import: ``import jax.extend.core`` for ``jax.extend.core.Primitive``) just before the
+module-level import it hangs from, so that it runs exactly when that one does; withheld, and said
+why, where there is none.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 
 from jaxcompat.apihistory.apitimeline import GONE, State, Timeline
-from jaxcompat.apihistory.scanfix import Edit, Replace, Several, SplitImport, line_break, segment
+from jaxcompat.apihistory.scanfix import Edit, Replace, Several, SplitImport, insert_before, segment
 from jaxcompat.apihistory.scanlookup import Hit, is_rename, resolve
 from jaxcompat.apihistory.scanrules.rule import Rule
 from jaxcompat.model.scan import Target
@@ -22,7 +24,6 @@ from jaxcompat.model.vocab import FindingLevel
 
 RULE = Rule("JXC001", "jax-api-removed", FindingLevel.ERROR, "A jax name in use is removed at the target jax release.",
             fix="a plain rename to a name present at the target")
-_MUST_IMPORT = re.compile(r"import (jax(?:\.\w+)+)` explicitly")
 
 
 def applies(hit: Hit) -> bool:
@@ -76,61 +77,123 @@ def _clip(s: str, n: int = 160) -> str:
 # ---------------------------------------------------------------- the fix: a plain rename
 
 
-def usable(f, hit: Hit) -> str:
+def usable(f, hit: Hit) -> tuple[str, str]:
+    """The replacement a rename writes, or "" and why not (when there is a rename to speak of)."""
     new = hit.state.replacement
     if not new or not is_rename(hit.name, new) or resolve(f.timeline, new, f.target.release):
-        return ""
-    must = _MUST_IMPORT.search(hit.state.message)
-    if must and must.group(1) not in f.imported:
-        return ""  # jax says the new home must be imported explicitly: left to the user
-    new_mod, _ = f.timeline.split(new)
-    if not new_mod or f.timeline.module(new_mod, f.target.release).broken:
-        return ""
-    return new
+        return "", ""
+    new_mod, _ = f.timeline.split(new, f.target.release)
+    was, _ = f.timeline.split(new)
+    if was != new_mod:  # `jax.config`: a module once, now an attribute of jax (an object, not that module)
+        return "", (f"{was} is no module in {f.pkg} {f.target.release} (an attribute of {f.pkg} there): "
+                    f"{new} may not be what {hit.name} was")
+    return (new, "") if new_mod else ("", "")
 
 
-def chain_edit(f, node, root_name: ast.Name, root: str, hit: Hit) -> Edit | None:
-    new = usable(f, hit)
+def chain_edit(f, node, root_name: ast.Name, root: str, hit: Hit) -> tuple[Edit | None, str]:
+    """The rename of the chain ``node`` (``root_name`` bound to ``root``), with the import the new
+    chain needs at the target (``import jax`` where the module has none at its top level; a
+    submodule its package does not import: ``import jax.extend.core``); or None, and why when the
+    rename exists but cannot be made to run."""
+    new, why = usable(f, hit)
     old = segment(f.lines, node)
     if not new or old != root_name.id + hit.name[len(root):]:
-        return None  # nothing to rename to, or a chain spelled over comments or lines: left as it is
+        return None, why  # nothing to rename to, or a chain spelled over comments or lines: left as it is
+    binds = False  # the import added must bind `jax` too
     if new.startswith(root + "."):
-        return Replace(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
-                       root_name.id + new[len(root):], old)
-    local = next((k for k, v in f.aliases.items() if v == f.pkg and f.scopes.module_jax.get(k)
-                  and f.scopes.lookup(root_name, k)), None)
-    if local is not None:
-        return Replace(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
-                       local + new[len(f.pkg):], old)
-    added = import_added(f)  # no `import jax` at module level: the fix adds one
-    if added is None or not f.scopes.lookup(root_name, f.pkg):
-        return None
-    return Several((added, Replace(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
-                                   new, old)))
+        written, need = root_name.id + new[len(root):], missing(f, root, new, node.lineno)
+    else:
+        local = next((k for k, v in f.aliases.items() if v == f.pkg and f.scopes.module_jax.get(k)
+                      and f.scopes.lookup(root_name, k)), None)
+        if local is not None:
+            written, need = local + new[len(f.pkg):], missing(f, f.pkg, new, node.lineno)
+        elif f.pkg not in f.scopes.module_jax and f.scopes.lookup(root_name, f.pkg):
+            written, need, binds = new, missing(f, f.pkg, new, node.lineno) or f.pkg, True  # no `import jax` there
+        else:
+            return None, ""
+    rename = Replace(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, written, old)
+    if not need:
+        return rename, ""
+    sites = import_sites(f, root_name.id)
+    if not sites or f.scopes.module_jax.get(f.pkg) is False:  # the import would bind `jax` over something else
+        return None, (f"{new} needs `import {need}`, which the fix adds only beside a module-level import of "
+                      f"{root_name.id}: add it by hand")
+    if not binds:  # an import there that imports it already needs none beside it
+        sites = [s for s in sites if not any(n == need or n.startswith(need + ".") for n in _imported(s))]
+    return Several((*(insert_before(f.lines, s, f"import {need}") for s in sites), rename)), ""
 
 
-def import_added(f) -> Replace | None:
-    """``import jax`` on a line of its own above the module's first import (after
-    ``from __future__``), or None when the module has no import at its top level."""
-    first = next((n for n in (f.tree.body if f.tree else ()) if type(n) in (ast.Import, ast.ImportFrom)
-                  and getattr(n, "module", None) != "__future__"), None)
-    if first is None or first.col_offset:
-        return None
-    brk = line_break(f.lines[first.lineno - 1])
-    return Replace(first.lineno, 0, first.lineno, 0, f"import {f.pkg}{brk}")
+def missing(f, base: str, new: str, line: int) -> str:
+    """The module to import so that ``new``, reached from the module ``base`` that a name is bound
+    to, resolves at the target; "" when every module on the way is imported already: by its
+    package's own import (the timeline says so), or by an import at the module's top level above
+    ``line``."""
+    new_mod, _ = f.timeline.split(new, f.target.release)
+    if not new_mod.startswith(base + "."):
+        return ""
+    mod = base
+    for part in new_mod[len(base) + 1:].split("."):
+        mod = f"{mod}.{part}"
+        if not (f.timeline.loaded_with_parent(mod, f.target.release) or _imports_above(f, mod, line)):
+            return new_mod
+    return ""
 
 
-def import_edit(f, node: ast.ImportFrom, a: ast.alias, hit: Hit) -> Edit | None:
-    new = usable(f, hit)
+def _imports_above(f, mod: str, line: int) -> bool:
+    """Does a statement at the module's top level, ending above ``line``, import ``mod``?"""
+    for st in f.tree.body if f.tree else ():
+        if (st.end_lineno or st.lineno) >= line:
+            break
+        if any(n == mod or n.startswith(mod + ".") for n in _imported(st)):
+            return True
+    return False
+
+
+def _imported(st: ast.stmt) -> list[str]:
+    """The modules an import statement may import (``from M import x``: ``M`` and ``M.x``)."""
+    if type(st) is ast.Import:
+        return [a.name for a in st.names]
+    if type(st) is ast.ImportFrom and not st.level and st.module:
+        return [st.module, *(f"{st.module}.{a.name}" for a in st.names)]
+    return []
+
+
+def import_sites(f, name: str) -> list[ast.stmt]:
+    """The jax imports that bind ``name`` at the module's level (in its ``if``/``try``/``with``
+    blocks too, not in functions or classes, nor only for type checkers): where an import the
+    fix needs goes, so that it runs exactly when they do."""
+    out, todo = [], list(f.tree.body if f.tree else ())
+    while todo:
+        st = todo.pop()
+        if type(st) in (ast.Import, ast.ImportFrom):
+            if f.is_jax_import(st) and any((a.asname or a.name.split(".")[0]) == name for a in st.names) \
+                    and not f.guards.under_type_checking(st.lineno):
+                out.append(st)
+        elif not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            todo += [c for c in ast.iter_child_nodes(st) if isinstance(c, ast.stmt)]
+            todo += [c for h in getattr(st, "handlers", ()) for c in h.body]
+            todo += [c for case in getattr(st, "cases", ()) for c in case.body]
+    return sorted(out, key=lambda st: st.lineno)
+
+
+MODULE_MOVED = "imports of a moved module are left to you: not every name it is used for may have moved"
+
+
+def import_edit(f, node: ast.ImportFrom, a: ast.alias, hit: Hit) -> tuple[Edit | None, str]:
+    """The rename of one name a ``from`` import binds; or None, and why when the rename cannot be made."""
+    new, why = usable(f, hit)
     if not new or node.lineno != node.end_lineno:
-        return None
-    new_mod, rest = f.timeline.split(new)
+        return None, why
+    new_mod, rest = f.timeline.split(new, f.target.release)
+    if not rest:  # a module: `from jax.lib import xla_client`
+        new_mod, _, leaf = new.rpartition(".")
+        rest = [leaf]
     if len(rest) != 1 or new_mod == "jax" and rest[0] in ("numpy",):
-        return None
+        return None, ""
     local = a.asname or a.name
     clause = rest[0] if local == rest[0] else f"{rest[0]} as {local}"
     if len(node.names) == 1:
         return Replace(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
-                       f"from {new_mod} import {clause}", segment(f.lines, node))
-    # several names on one line: this one moves to a line of its own below
-    return SplitImport(node, a, f"from {new_mod} import {clause}")
+                       f"from {new_mod} import {clause}", segment(f.lines, node)), ""
+    # several names in one statement: this one moves to a statement of its own after it
+    return SplitImport(node, a, f"from {new_mod} import {clause}"), ""
