@@ -9,9 +9,10 @@ install.
 - **The commits** from the good tag to the bad one, first parents only (``git bisect
   --first-parent``): index 0 is the good tag's commit, the last is the bad tag's.
 - **A commit as a source.** Its tree checked out under the state folder, once per commit; for jax,
-  the jaxlib release it accepts: the newest release between the commit's
+  the jaxlib releases it may run over (``jaxlib_choices``): the newest between the commit's
   ``_minimum_jaxlib_version`` and its own ``_version`` (jax's ``setup.py`` pins
-  ``jaxlib >=minimum, <=version`` and its import checks the minimum).
+  ``jaxlib >=minimum, <=version`` and its import checks the minimum), then the one before it, then
+  the newest released by the commit's day.
 """
 
 from __future__ import annotations
@@ -222,8 +223,16 @@ def jax_versions(url: str, sha: str, cache_dir: Path) -> tuple[str, str]:
     return version.group(1), minimum.group(1)
 
 
-def jaxlib_for(version: str, minimum: str, cache_dir: Path) -> str:
-    """The newest jaxlib release a jax commit accepts (``>= minimum, <= version``), "" if none."""
+def jaxlib_choices(version: str, minimum: str, day: str, cache_dir: Path) -> list[str]:
+    """The jaxlib releases to install a jax commit over, in the order to try them: the newest it
+    accepts (``>= minimum, <= version``), then the accepted one before it, then the newest released
+    on or before the commit's ``day`` (YYYY-MM-DD); each once, [] when none. The newest accepted is
+    not always the one the commit was written against: jax 0.4.34's commits of September 2024 call
+    ``jaxlib.lapack.getrf_hlo``, which jaxlib 0.4.34 no longer has and 0.4.33 does."""
+    listed = releases.versions("jaxlib", cache_dir)  # final releases, not yanked (refreshed when old)
+    info = releases.release_info("jaxlib", cache_dir)
+    final = [v for v in listed if v in info]
     lo, hi = Version(minimum), Version(version)
-    fits = [v for v in releases.versions("jaxlib", cache_dir) if lo <= Version(v) <= hi]
-    return fits[-1] if fits else ""
+    fits = [v for v in final if lo <= Version(v) <= hi]
+    before = [v for v in final if info[v]["date"] <= day[:10]]
+    return list(dict.fromkeys(fits[::-1][:2] + before[-1:]))

@@ -4,9 +4,11 @@ Between a good release and a bad one, the package's first-parent commits are wal
 ``git bisect --first-parent`` would: each step installs the package from that commit's source
 (jax over the jaxlib release the commit accepts; equinox, diffrax, optimistix and lineax are pure
 Python), runs only the target's cases and judges them as a release step is judged
-(``bisect.judge``: present, absent, cannot say). A commit that cannot be built, installed or
-imported cannot say and is skipped; where skipped commits surround the change the answer is the
-range. ``fixed=True`` looks for the first commit at which the failure stops instead.
+(``bisect.judge``: present, absent, cannot say). A jax commit that cannot say over the newest
+jaxlib it accepts is tried over the one before, then over the newest released by its day (the
+newest it accepts is not always the one it was written against). A commit that cannot be built,
+installed or imported cannot say and is skipped; where skipped commits surround the change the
+answer is the range. ``fixed=True`` looks for the first commit at which the failure stops instead.
 Every step's environment is a cell of its own, cached by commit; the other packages are resolved
 as of the bad release's date, so the steps differ in the package alone.
 """
@@ -23,6 +25,7 @@ from jaxcompat._util.text import quiet
 from jaxcompat.env import commits as history
 from jaxcompat.env import releases
 from jaxcompat.env.candidate import candidate_cell, parse_requirement
+from jaxcompat.env.gitsource import GitError
 from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.commits import CommitBisect, CommitStep
 from jaxcompat.model.matrix import Matrix
@@ -64,6 +67,7 @@ def _judged_near(mid: int, lo: int, hi: int, state_of: StateOf, skipped: list[in
 
 
 Install = Callable[[str], tuple[list[str], str]]  # commit -> (requirements for the package, note)
+Others = Callable[[str], list[tuple[list[str], str]]]  # commit -> the other ways to install it, in order
 Observe = Callable[[list[str], str], CellResult]  # (requirements, step id) -> the cell as run
 
 
@@ -71,9 +75,9 @@ class Walker:
     """One step per commit, memoised; the record of each."""
 
     def __init__(self, shas: list[str], target: Target, pins: list[str], install: Install, observe: Observe,
-                 package: str, progress=quiet):
+                 package: str, progress=quiet, others: Others | None = None):
         self.shas, self.target, self.pins, self.install, self.observe = shas, target, pins, install, observe
-        self.package, self.progress = package, progress
+        self.package, self.progress, self.others = package, progress, others
         self.memo: dict[int, CommitStep] = {}
 
     def __call__(self, k: int) -> BisectState:
@@ -88,14 +92,39 @@ class Walker:
         except (history.HistoryError, OSError, ValueError) as e:
             step = CommitStep(sha, UNKNOWN, "cannot build", str(e)[:300], time.monotonic() - t0)
         else:
-            others = [p for p in self.pins if parse_requirement(p).name.lower() not in _names(reqs)]
-            result = self.observe(reqs + others, f"bisect-{self.package}-{sha[:12]}")
-            state, sig, detail = judge(result, self.target)
-            step = CommitStep(sha, state, sig, detail, time.monotonic() - t0, note)
+            step = self._judged(sha, reqs, note)
+            step.seconds = time.monotonic() - t0
         self.progress(f"  {sha[:12]}: {step.state} ({step.signature}) {step.seconds:.0f} s"
                       + (f" [jaxlib {step.jaxlib}]" if step.jaxlib else "")
                       + (f": {step.detail}" if step.state == UNKNOWN and step.detail else ""))
         return step
+
+
+    def _judged(self, sha: str, reqs: list[str], note: str) -> CommitStep:
+        """The commit over its first way to install; while it cannot say, over each other way
+        (``others``: a jax commit over an older jaxlib), what the earlier ways said kept."""
+        ways, tried = [(reqs, note)], []
+        while True:
+            reqs, note = ways[len(tried)]
+            others = [p for p in self.pins if parse_requirement(p).name.lower() not in _names(reqs)]
+            step_id = f"bisect-{self.package}-{sha[:12]}" + (f"-jaxlib-{note}" if tried else "")
+            state, sig, detail = judge(self.observe(reqs + others, step_id), self.target)
+            if state != UNKNOWN or self.others is None:
+                break
+            if not tried:
+                ways += [w for w in self._other_ways(sha) if w not in ways]
+            if len(tried) + 1 >= len(ways):
+                break
+            tried.append(f"{note}: {detail or sig}")
+            self.progress(f"  {sha[:12]}: cannot say over jaxlib {note} ({detail or sig}); "
+                          f"over jaxlib {ways[len(tried)][1]}…")
+        return CommitStep(sha, state, sig, detail, 0.0, note, tried)
+
+    def _other_ways(self, sha: str) -> list[tuple[list[str], str]]:
+        try:
+            return self.others(sha) if self.others else []
+        except (history.HistoryError, GitError, OSError, ValueError):
+            return []
 
 
 def _names(reqs: list[str]) -> set[str]:
@@ -130,10 +159,11 @@ def bisect_commits(matrix: Matrix, target: Target, package: str, *, good: str, b
     result = CommitBisect(package, target.id, url, good, bad, fixed, commits=len(shas) - 1)
     progress(f"{len(shas) - 1} first-parent commits from {package} {good} to {bad}: "
              f"about {max(1, (len(shas) - 1).bit_length())} steps")
+    others = other_jaxlibs(url, state_dir) if install is None and package == "jax" else None
     install = install or source_installer(package, url, state_dir)
     date = date or _day_after(releases.release_date(package, bad, cache))
     observe = observe or step_observer(matrix, python, state_dir, date, use_cache, target.cases)
-    walker = Walker(shas, target, pins, install, observe, package, progress)
+    walker = Walker(shas, target, pins, install, observe, package, progress, others)
     lo, hi, skipped, problem = walk(shas, walker, fixed)
     result.steps = [walker.memo[k] for k in sorted(walker.memo)]
     result.wall_s = round(time.monotonic() - t0, 1)
@@ -166,21 +196,34 @@ def _day_after(date: str) -> str:
 
 
 def source_installer(package: str, url: str, state_dir: Path) -> Install:
-    """A commit as requirements: the package from its checked-out tree (and for jax, the jaxlib
-    release that commit accepts)."""
+    """A commit as requirements: the package from its checked-out tree (and for jax, the newest
+    jaxlib release that commit accepts)."""
+    ways = _ways(package, url, state_dir)
+    return lambda sha: ways(sha)[0]
+
+
+def other_jaxlibs(url: str, state_dir: Path) -> Others:
+    """A jax commit over the other jaxlib releases it may run over, in the order to try them
+    (``history.jaxlib_choices``: the accepted one before the newest, then the newest by its day)."""
+    ways = _ways("jax", url, state_dir)
+    return lambda sha: ways(sha)[1:]
+
+
+def _ways(package: str, url: str, state_dir: Path) -> Callable[[str], list[tuple[list[str], str]]]:
     cache, src = state_dir / "cache", state_dir / "commits" / package
 
-    def install(sha: str) -> tuple[list[str], str]:
+    def ways(sha: str) -> list[tuple[list[str], str]]:
         tree, _absent = history.checkout(url, sha, cache, src)
         reqs = [f"{package} @ {tree.resolve().as_uri()}"]
         if package != "jax":
-            return reqs, ""
+            return [(reqs, "")]
         version, minimum = history.jax_versions(url, sha, cache)
-        jaxlib = history.jaxlib_for(version, minimum, cache)
-        if not jaxlib:
-            raise history.HistoryError(f"no jaxlib release between {minimum} and {version}")
-        return reqs + [f"jaxlib=={jaxlib}"], jaxlib
-    return install
+        day = history.describe(url, sha, cache, files=False).date
+        jaxlibs = history.jaxlib_choices(version, minimum, day, cache)
+        if not jaxlibs:
+            raise history.HistoryError(f"no jaxlib release between {minimum} and {version}, nor by {day[:10]}")
+        return [(reqs + [f"jaxlib=={j}"], j) for j in jaxlibs]
+    return ways
 
 
 def step_observer(matrix: Matrix, python: str, state_dir: Path, date: str, use_cache: bool,
