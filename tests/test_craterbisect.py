@@ -198,3 +198,30 @@ def test_crater_bisect_runs_a_rule_s_cases_in_the_git_dependent_s_own_environmen
     assert ran and all(any(e.startswith(str(state_dir / "crater" / "src")) for e in c.editable) for c in ran)
     assert all(set(c.held) == {"numpy==2.1.1", "scipy==1.14.1"} and c.date == "2024-09-11" for c in ran)
     assert all(set(c.pins) == {"jax"} for c in ran)  # the moved package only (the fake install gives no jaxlib)
+
+
+def test_bisect_from_a_crater_report_walks_explained_groups_with_all_groups(tmp_path, monkeypatch, capsys):
+    """``bisect --from crater.json --commits`` walks the groups no rule explains, as ``crater
+    --bisect`` does; ``--all-groups`` walks those a rule explains too (``crater --bisect all``)."""
+    from jaxcompat.commands import main
+    from jaxcompat.model.commits import CommitBisect
+
+    out = tmp_path / "crater"
+    results = [_result("gamma", "tests/test_c.py::test_1", "TypeError: other", rule="known-rule")]
+    crater.write(out, results, {"candidate": list(PLAN.candidate), "baseline": list(PLAN.baseline)}, 1.0, 1, PLAN)
+    walked = []
+
+    def bisector(matrix, target, package, **kw):
+        walked.append(target.id)
+        return CommitBisect(package, target.id, URL, kw["good"], kw["bad"], False, message="walked")
+    real = craterbisect.run
+    monkeypatch.setattr(craterbisect, "run", lambda *a, **k: real(
+        *a, **k, bisector=bisector, targeter=lambda g, *x: (TARGET, None, [])))
+    dependents = tmp_path / "dependents.toml"
+    dependents.write_text('[[dependent]]\nname = "gamma"\nversion = "1.0"\n')
+    argv = ["bisect", "--from", str(out / "crater.json"), "--commits", "--dependents", str(dependents),
+            "--reports", str(tmp_path / "r"), "--state", str(tmp_path / "state")]
+    assert main(argv) == 0 and walked == []
+    assert "--all-groups walks those too" in capsys.readouterr().out
+    main([*argv, "--all-groups"])
+    assert walked == [TARGET.id]

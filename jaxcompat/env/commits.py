@@ -12,7 +12,7 @@ install.
   the jaxlib releases it may run over (``jaxlib_choices``): the newest between the commit's
   ``_minimum_jaxlib_version`` and its own ``_version`` (jax's ``setup.py`` pins
   ``jaxlib >=minimum, <=version`` and its import checks the minimum), then the one before it, then
-  the newest released by the commit's day.
+  the newest released by the commit's day, then a yanked one.
 """
 
 from __future__ import annotations
@@ -225,14 +225,16 @@ def jax_versions(url: str, sha: str, cache_dir: Path) -> tuple[str, str]:
 
 def jaxlib_choices(version: str, minimum: str, day: str, cache_dir: Path) -> list[str]:
     """The jaxlib releases to install a jax commit over, in the order to try them: the newest it
-    accepts (``>= minimum, <= version``), then the accepted one before it, then the newest released
-    on or before the commit's ``day`` (YYYY-MM-DD); each once, [] when none. The newest accepted is
-    not always the one the commit was written against: jax 0.4.34's commits of September 2024 call
-    ``jaxlib.lapack.getrf_hlo``, which jaxlib 0.4.34 no longer has and 0.4.33 does."""
-    listed = releases.versions("jaxlib", cache_dir)  # final releases, not yanked (refreshed when old)
+    accepts (``>= minimum, <= version``), then the accepted one before it, then the newest accepted
+    released on or before the commit's ``day`` (YYYY-MM-DD), then the newest accepted that was
+    yanked (jax 0.4.32's release commit accepts jaxlib 0.4.32 alone); each once, [] when none. The
+    newest accepted is not always the one the commit was written against: jax 0.4.34's commits of
+    September 2024 call ``jaxlib.lapack.getrf_hlo``, which jaxlib 0.4.34 no longer has and 0.4.33 does."""
+    listed = releases.versions("jaxlib", cache_dir, include_yanked=True)  # refreshed when old
     info = releases.release_info("jaxlib", cache_dir)
-    final = [v for v in listed if v in info]
     lo, hi = Version(minimum), Version(version)
-    fits = [v for v in final if lo <= Version(v) <= hi]
-    before = [v for v in final if info[v]["date"] <= day[:10]]
-    return list(dict.fromkeys(fits[::-1][:2] + before[-1:]))
+    fits = [v for v in listed if v in info and lo <= Version(v) <= hi]
+    kept = [v for v in fits if not info[v]["yanked"]]
+    by_day = [v for v in kept if info[v]["date"] <= day[:10]]
+    yanked = [v for v in fits if info[v]["yanked"]]
+    return list(dict.fromkeys(kept[::-1][:2] + by_day[-1:] + yanked[-1:]))

@@ -5,8 +5,8 @@ Between a good release and a bad one, the package's first-parent commits are wal
 (jax over the jaxlib release the commit accepts; equinox, diffrax, optimistix and lineax are pure
 Python), runs only the target's cases and judges them as a release step is judged
 (``bisect.judge``: present, absent, cannot say). A jax commit that cannot say over the newest
-jaxlib it accepts is tried over the one before, then over the newest released by its day (the
-newest it accepts is not always the one it was written against). A commit that cannot be built,
+jaxlib it accepts is tried over the others ``history.jaxlib_choices`` gives (the newest it accepts
+is not always the one it was written against). A commit that cannot be built,
 installed or imported cannot say and is skipped; where skipped commits surround the change the
 answer is the range. ``fixed=True`` looks for the first commit at which the failure stops instead.
 Every step's environment is a cell of its own, cached by commit; the other packages are resolved
@@ -82,7 +82,8 @@ class Walker:
 
     def __call__(self, k: int) -> BisectState:
         if k not in self.memo:
-            self.memo[k] = self._step(self.shas[k])
+            step = self._step(self.shas[k])
+            self.memo[k] = self._over_others(step) if step.state == UNKNOWN and self.others else step
         return self.memo[k].state
 
     def _step(self, sha: str) -> CommitStep:
@@ -92,33 +93,33 @@ class Walker:
         except (history.HistoryError, OSError, ValueError) as e:
             step = CommitStep(sha, UNKNOWN, "cannot build", str(e)[:300], time.monotonic() - t0)
         else:
-            step = self._judged(sha, reqs, note)
-            step.seconds = time.monotonic() - t0
+            others = [p for p in self.pins if parse_requirement(p).name.lower() not in _names(reqs)]
+            result = self.observe(reqs + others, f"bisect-{self.package}-{sha[:12]}")
+            state, sig, detail = judge(result, self.target)
+            step = CommitStep(sha, state, sig, detail, time.monotonic() - t0, note)
         self.progress(f"  {sha[:12]}: {step.state} ({step.signature}) {step.seconds:.0f} s"
                       + (f" [jaxlib {step.jaxlib}]" if step.jaxlib else "")
                       + (f": {step.detail}" if step.state == UNKNOWN and step.detail else ""))
         return step
 
-
-    def _judged(self, sha: str, reqs: list[str], note: str) -> CommitStep:
-        """The commit over its first way to install; while it cannot say, over each other way
-        (``others``: a jax commit over an older jaxlib), what the earlier ways said kept."""
-        ways, tried = [(reqs, note)], []
-        while True:
-            reqs, note = ways[len(tried)]
-            others = [p for p in self.pins if parse_requirement(p).name.lower() not in _names(reqs)]
-            step_id = f"bisect-{self.package}-{sha[:12]}" + (f"-jaxlib-{note}" if tried else "")
-            state, sig, detail = judge(self.observe(reqs + others, step_id), self.target)
-            if state != UNKNOWN or self.others is None:
+    def _over_others(self, first: CommitStep) -> CommitStep:
+        """A commit that could not say over its first way to install, over each other way in turn
+        (``others``: a jax commit over an older jaxlib) until one can say; what each said kept."""
+        t0, step, tried = time.monotonic(), first, []
+        sha = first.commit
+        for reqs, note in self._other_ways(sha):
+            if note == first.jaxlib:
+                continue
+            tried.append(f"{step.jaxlib}: {step.detail or step.signature}")
+            pins = [p for p in self.pins if parse_requirement(p).name.lower() not in _names(reqs)]
+            state, sig, detail = judge(self.observe(reqs + pins, f"bisect-{self.package}-{sha[:12]}-jaxlib-{note}"),
+                                       self.target)
+            step = CommitStep(sha, state, sig, detail, first.seconds + time.monotonic() - t0, note, list(tried))
+            self.progress(f"  {sha[:12]}: {state} ({sig}) over jaxlib {note}, after {tried[-1]}"
+                          + (f": {detail}" if state == UNKNOWN and detail else ""))
+            if state != UNKNOWN:
                 break
-            if not tried:
-                ways += [w for w in self._other_ways(sha) if w not in ways]
-            if len(tried) + 1 >= len(ways):
-                break
-            tried.append(f"{note}: {detail or sig}")
-            self.progress(f"  {sha[:12]}: cannot say over jaxlib {note} ({detail or sig}); "
-                          f"over jaxlib {ways[len(tried)][1]}…")
-        return CommitStep(sha, state, sig, detail, 0.0, note, tried)
+        return step
 
     def _other_ways(self, sha: str) -> list[tuple[list[str], str]]:
         try:
