@@ -64,15 +64,6 @@ def test_bisect_from_a_crater_report_with_commits(tmp_path, mirror_env, monkeypa
     assert f"first bad commit: pkg {shas[9][:12]}" in text
 
 
-def test_bisect_from_a_cell_report_with_commits_is_a_clear_error(tmp_path, capsys):
-    from jaxcompat.commands import main
-
-    bad = tmp_path / "check.json"
-    bad.write_text('{"id": "c", "results": []}')
-    assert main(["bisect", "--from", str(bad), "--commits", "--reports", str(tmp_path)]) == 2
-    assert "takes a crater.json" in capsys.readouterr().err
-
-
 # ------------------------------------------------------------------- a git dependent's steps
 
 DEP_URL = "https://example.invalid/fake/depx"
@@ -225,3 +216,13 @@ def test_bisect_from_a_crater_report_walks_explained_groups_with_all_groups(tmp_
     assert "--all-groups walks those too" in capsys.readouterr().out
     main([*argv, "--all-groups"])
     assert walked == [TARGET.id]
+
+
+def test_bisect_from_a_cell_report_with_commits_is_a_clear_error(tmp_path, capsys):
+    from jaxcompat.commands import main
+
+    bad = tmp_path / "check.json"
+    bad.write_text('{"id": "c", "results": []}')
+    assert main(["bisect", "--from", str(bad), "--commits", "--reports", str(tmp_path)]) == 2
+    assert "takes a crater.json" in capsys.readouterr().err
+

@@ -4,13 +4,15 @@ Between a good release and a bad one, the package's first-parent commits are wal
 ``git bisect --first-parent`` would: each step installs the package from that commit's source
 (jax over the jaxlib release the commit accepts; equinox, diffrax, optimistix and lineax are pure
 Python), runs only the target's cases and judges them as a release step is judged
-(``bisect.judge``: present, absent, cannot say). A jax commit that cannot say over the newest
-jaxlib it accepts is tried over the others ``history.jaxlib_choices`` gives (the newest it accepts
-is not always the one it was written against). A commit that cannot be built,
-installed or imported cannot say and is skipped; where skipped commits surround the change the
-answer is the range. ``fixed=True`` looks for the first commit at which the failure stops instead.
+(``bisect.judge``: present, absent, cannot say). A commit that cannot be built, installed or
+imported cannot say and is skipped; where skipped commits surround the change the answer is the
+range. ``fixed=True`` looks for the first commit at which the failure stops instead.
 Every step's environment is a cell of its own, cached by commit; the other packages are resolved
 as of the bad release's date, so the steps differ in the package alone.
+
+A jax commit that cannot say over the newest jaxlib it accepts is tried over the others
+``history.jaxlib_choices`` gives before it is skipped: the newest it accepts is not always the one
+it was written against.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from jaxcompat._util.atomic import write_text
-from jaxcompat._util.text import last_line, quiet
+from jaxcompat._util.text import quiet
 from jaxcompat.env.candidate import candidate_cell, parse_requirement
 from jaxcompat.env.commits import HistoryError
 from jaxcompat.env.gitsource import GitError
@@ -31,7 +31,7 @@ from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
 from jaxcompat.model.commits import CommitBisect
 from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.dependents import Dependents
-from jaxcompat.model.matrix import Cell, Matrix
+from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.vocab import CellStatus, TestStatus
 from jaxcompat.operations import commitbisect, crater, usertests
 from jaxcompat.operations.bisect import BisectError, Target, rule_target
@@ -150,8 +150,8 @@ class Steps:
     state_dir: Path
     held: dict[str, str] | None = None  # the baseline's lock less the moved package, once resolved
 
-    def baseline(self) -> Cell:
-        """The dependent's baseline side, as ``crater.judge`` builds it."""
+    def baseline(self):
+        """The dependent's baseline side (a cell), as ``crater.judge`` builds it."""
         cell = candidate_cell(list(self.plan.baseline), python=self.python, companions=False)
         return crater.replayed(self.target.cell(cell), self.plan)
 
@@ -165,13 +165,13 @@ class Steps:
                 _done, _python, text = cells.resolved(base, self.matrix, scratch, self.state_dir, cells.Options())
             except cells.Stop:
                 raise BaselineMissing(f"the baseline of {self.target.root.name} could not be resolved: "
-                                      f"{scratch.status}: {last_line(scratch.message)}") from None
+                                      f"{scratch.status}: {scratch.message}") from None
             aside = {self.package, *FORCED.get(self.package, ())}
             self.held = {d: v for d, v in cells.lock_versions(text).items() if d not in aside}
         return self.held
 
-    def cell(self, reqs: list[str], step_id: str) -> Cell:
-        """A step: the commit's requirements in the dependent's environment, held at the baseline."""
+    def cell(self, reqs: list[str], step_id: str):
+        """A step's cell: the commit's requirements in the dependent's environment, held at the baseline."""
         cell = candidate_cell(reqs, python=self.python, cell_id=step_id, companions=False)
         return hold(crater.replayed(self.target.cell(cell), self.plan), self.lock())
 
