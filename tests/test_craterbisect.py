@@ -225,4 +225,3 @@ def test_bisect_from_a_cell_report_with_commits_is_a_clear_error(tmp_path, capsy
     bad.write_text('{"id": "c", "results": []}')
     assert main(["bisect", "--from", str(bad), "--commits", "--reports", str(tmp_path)]) == 2
     assert "takes a crater.json" in capsys.readouterr().err
-

@@ -115,11 +115,11 @@ def _target(g: Group, plan: crater.Plan, matrix: Matrix, dependents: Dependents,
     steps = Steps(utarget, plan, package, res.python or plan.python, matrix, state_dir)
     if g.explained_by and matrix.failure(g.explained_by) is not None:
         target = rule_target(g.explained_by, matrix)
-        return target, steps.rule_observer(target.cases), pins
+        return target, rule_observer(steps, target.cases), pins
     tests = tests[:MAX_TESTS]
     sig = g.signature
     target = Target(sig.key, tuple(tests), lambda raw: _same_failure(raw, sig), signature=sig)
-    return target, steps.dependent_observer(tests), pins
+    return target, dependent_observer(steps, tests), pins
 
 
 def _same_failure(raw: RawResult, sig: signatures.Signature) -> bool:
@@ -175,33 +175,35 @@ class Steps:
         cell = candidate_cell(reqs, python=self.python, cell_id=step_id, companions=False)
         return hold(crater.replayed(self.target.cell(cell), self.plan), self.lock())
 
-    def rule_observer(self, cases: tuple[str, ...]) -> commitbisect.Observe:
-        """A step as the rule's cases, run in the dependent's environment."""
-        def observe(reqs: list[str], step_id: str) -> CellResult:
-            try:
-                cell = self.cell(reqs, step_id)
-            except BaselineMissing as e:
-                return _not_built(step_id, self.python, str(e))
-            return cells.run_cell(cell, self.matrix, state_dir=self.state_dir, reports_dir=None,
-                                  case_args=list(cases), compile_bytecode=False)
-        return observe
 
-    def dependent_observer(self, tests: list[str]) -> commitbisect.Observe:
-        """A step as the dependent's own tests (only ``tests``), in its environment."""
-        def observe(reqs: list[str], step_id: str) -> CellResult:
-            try:
-                cell = self.cell(reqs, step_id)
-            except BaselineMissing as e:
-                return _not_built(step_id, self.python, str(e))
-            seen = usertests.observe(cell, self.matrix, self.state_dir, replace(self.target, only=tuple(tests)),
-                                     nodeids=tests)
-            if seen.error:
-                return _not_built(step_id, self.python, seen.error)
-            out = CellResult(id=step_id, python=self.python, backend="cpu", status=CellStatus.OK,
-                             versions=dict(seen.versions))
-            out.results = [classify(r, (), out.versions, "cpu") for r in seen.results.values()]
-            return out
-        return observe
+def rule_observer(steps: Steps, cases: tuple[str, ...]) -> commitbisect.Observe:
+    """A step as the rule's cases, run in the dependent's environment."""
+    def observe(reqs: list[str], step_id: str) -> CellResult:
+        try:
+            cell = steps.cell(reqs, step_id)
+        except BaselineMissing as e:
+            return _not_built(step_id, steps.python, str(e))
+        return cells.run_cell(cell, steps.matrix, state_dir=steps.state_dir, reports_dir=None,
+                              case_args=list(cases), compile_bytecode=False)
+    return observe
+
+
+def dependent_observer(steps: Steps, tests: list[str]) -> commitbisect.Observe:
+    """A step as the dependent's own tests (only ``tests``), in its environment."""
+    def observe(reqs: list[str], step_id: str) -> CellResult:
+        try:
+            cell = steps.cell(reqs, step_id)
+        except BaselineMissing as e:
+            return _not_built(step_id, steps.python, str(e))
+        seen = usertests.observe(cell, steps.matrix, steps.state_dir, replace(steps.target, only=tuple(tests)),
+                                 nodeids=tests)
+        if seen.error:
+            return _not_built(step_id, steps.python, seen.error)
+        out = CellResult(id=step_id, python=steps.python, backend="cpu", status=CellStatus.OK,
+                         versions=dict(seen.versions))
+        out.results = [classify(r, (), out.versions, "cpu") for r in seen.results.values()]
+        return out
+    return observe
 
 
 def _not_built(step_id: str, python: str, message: str) -> CellResult:
