@@ -153,24 +153,30 @@ def jaxlib_index(monkeypatch):
     """The index's answer for jaxlib, faked."""
     info = {v: {"date": d, "yanked": y} for v, (d, y) in JAXLIBS.items()}
     monkeypatch.setattr(history.releases, "release_info", lambda dist, cache, need=None: info)
-    monkeypatch.setattr(history.releases, "versions", lambda dist, cache, include_yanked=False, refresh=False: [
-        v for v, (_, y) in JAXLIBS.items() if include_yanked or not y])
+    monkeypatch.setattr(history.releases, "versions", lambda dist, cache: [v for v, (_, y) in JAXLIBS.items() if not y])
 
 
-def test_jaxlib_choices_for_a_commit(jaxlib_index):
+def test_jaxlib_for_a_commit(monkeypatch):
+    monkeypatch.setattr(history.releases, "versions", lambda dist, cache: ["0.4.30", "0.4.31", "0.4.33", "0.4.34"])
+    assert history.jaxlib_for("0.4.32", "0.4.31", Path("/nowhere")) == "0.4.31"  # 0.4.32 yanked: not listed
+    assert history.jaxlib_for("0.4.33", "0.4.31", Path("/nowhere")) == "0.4.33"
+    assert history.jaxlib_for("0.4.29", "0.4.28", Path("/nowhere")) == ""
+
+
+def test_jaxlib_fallbacks_for_a_commit(jaxlib_index):
     """Was: only the newest jaxlib a commit accepts was tried (``jaxlib_for``); jax 0.4.34's commits
     of September 2024 all "cannot say: AttributeError: module 'jaxlib.lapack' has no attribute
-    'getrf_hlo'" over jaxlib 0.4.34. Now: the newest accepted, the accepted one before it, then the
-    newest it accepts released by the commit's day, then a yanked one it accepts."""
+    'getrf_hlo'" over jaxlib 0.4.34. Now, after it: the accepted one before it, then the newest it
+    accepts released by the commit's day, then a yanked one it accepts."""
     nowhere = Path("/nowhere")
-    assert history.jaxlib_choices("0.4.34", "0.4.33", "2024-09-23T11:09:16-07:00", nowhere) == ["0.4.34", "0.4.33"]
-    assert history.jaxlib_choices("0.4.34", "0.4.30", "2024-09-12", nowhere) == ["0.4.34", "0.4.33", "0.4.31",
-                                                                                 "0.4.32"]
-    assert history.jaxlib_choices("0.4.34", "0.4.30", "2024-07-01", nowhere) == ["0.4.34", "0.4.33", "0.4.30",
-                                                                                 "0.4.32"]
-    assert history.jaxlib_choices("0.4.32", "0.4.31", "2024-08-29", nowhere) == ["0.4.31", "0.4.32"]  # yanked last
-    assert history.jaxlib_choices("0.4.32", "0.4.32", "2024-09-11", nowhere) == ["0.4.32"]  # jax 0.4.32's own
-    assert history.jaxlib_choices("0.4.29", "0.4.28", "2024-06-01", nowhere) == []
+    assert history.jaxlib_for("0.4.34", "0.4.33", nowhere) == "0.4.34"
+    assert history.jaxlib_fallbacks("0.4.34", "0.4.33", "2024-09-23T11:09:16-07:00", nowhere) == ["0.4.33"]
+    assert history.jaxlib_fallbacks("0.4.34", "0.4.30", "2024-09-12", nowhere) == ["0.4.33", "0.4.31", "0.4.32"]
+    assert history.jaxlib_fallbacks("0.4.34", "0.4.30", "2024-07-01", nowhere) == ["0.4.33", "0.4.30", "0.4.32"]
+    assert history.jaxlib_fallbacks("0.4.32", "0.4.31", "2024-08-29", nowhere) == ["0.4.32"]  # yanked, last
+    assert history.jaxlib_for("0.4.32", "0.4.32", nowhere) == ""  # jax 0.4.32's own release commit
+    assert history.jaxlib_fallbacks("0.4.32", "0.4.32", "2024-09-11", nowhere) == ["0.4.32"]
+    assert history.jaxlib_fallbacks("0.4.29", "0.4.28", "2024-06-01", nowhere) == []
 
 
 def _jax_repo(tmp: Path, states: list[str]) -> Path:

@@ -125,10 +125,10 @@ def test_bisect_from_a_crater_report_fetches_a_git_dependent_the_state_folder_la
                             message="walked")
     real = craterbisect.run
     monkeypatch.setattr(craterbisect, "run", lambda *a, **k: real(*a, **k, bisector=bisector))
-    code = main(["bisect", "--from", str(out / "crater.json"), "--commits", "--dependents", str(deps),
-                 "--reports", str(tmp_path / "r"), "--state", str(fresh)])
+    main(["bisect", "--from", str(out / "crater.json"), "--commits", "--dependents", str(deps),
+          "--reports", str(tmp_path / "r"), "--state", str(fresh)])
     said = capsys.readouterr()
-    assert "a bug of jax-compat" not in said.err and code != 2, said
+    assert "a bug of jax-compat" not in said.err and "SourceMissing" not in said.err, said
     assert seen == [("jax", ("tests/test_a.py::test_1",), True)]
     assert list((fresh / "crater" / "src").glob(f"depx-{sha}/src/depx/tests/test_a.py"))
 

@@ -9,10 +9,10 @@ install.
 - **The commits** from the good tag to the bad one, first parents only (``git bisect
   --first-parent``): index 0 is the good tag's commit, the last is the bad tag's.
 - **A commit as a source.** Its tree checked out under the state folder, once per commit; for jax,
-  the jaxlib releases it may run over (``jaxlib_choices``): the newest between the commit's
+  the jaxlib release it accepts: the newest release between the commit's
   ``_minimum_jaxlib_version`` and its own ``_version`` (jax's ``setup.py`` pins
-  ``jaxlib >=minimum, <=version`` and its import checks the minimum), then the one before it, then
-  the newest released by the commit's day, then a yanked one.
+  ``jaxlib >=minimum, <=version`` and its import checks the minimum); where it cannot say over
+  that one, the others in turn (``jaxlib_fallbacks``).
 """
 
 from __future__ import annotations
@@ -223,18 +223,32 @@ def jax_versions(url: str, sha: str, cache_dir: Path) -> tuple[str, str]:
     return version.group(1), minimum.group(1)
 
 
-def jaxlib_choices(version: str, minimum: str, day: str, cache_dir: Path) -> list[str]:
-    """The jaxlib releases to install a jax commit over, in the order to try them: the newest it
-    accepts (``>= minimum, <= version``), then the accepted one before it, then the newest accepted
-    released on or before the commit's ``day`` (YYYY-MM-DD), then the newest accepted that was
-    yanked (jax 0.4.32's release commit accepts jaxlib 0.4.32 alone); each once, [] when none. The
-    newest accepted is not always the one the commit was written against: jax 0.4.34's commits of
-    September 2024 call ``jaxlib.lapack.getrf_hlo``, which jaxlib 0.4.34 no longer has and 0.4.33 does."""
-    listed = releases.versions("jaxlib", cache_dir, include_yanked=True)  # refreshed when old
-    info = releases.release_info("jaxlib", cache_dir)
+def jaxlib_for(version: str, minimum: str, cache_dir: Path) -> str:
+    """The newest jaxlib release a jax commit accepts (``>= minimum, <= version``), "" if none."""
     lo, hi = Version(minimum), Version(version)
-    fits = [v for v in listed if v in info and lo <= Version(v) <= hi]
-    kept = [v for v in fits if not info[v]["yanked"]]
-    by_day = [v for v in kept if info[v]["date"] <= day[:10]]
-    yanked = [v for v in fits if info[v]["yanked"]]
-    return list(dict.fromkeys(kept[::-1][:2] + by_day[-1:] + yanked[-1:]))
+    fits = [v for v in releases.versions("jaxlib", cache_dir) if lo <= Version(v) <= hi]
+    return fits[-1] if fits else ""
+
+
+def jaxlib_fallbacks(version: str, minimum: str, day: str, cache_dir: Path) -> list[str]:
+    """The other jaxlib releases to try a jax commit over, in order, where it cannot say over
+    ``jaxlib_for``'s: the accepted one before that, the newest accepted released on or before the
+    commit's ``day`` (YYYY-MM-DD), then the newest accepted that was yanked (jax 0.4.32's release
+    commit accepts jaxlib 0.4.32 alone); each once. The newest accepted is not always the one the
+    commit was written against: jax 0.4.34's commits of September 2024 call
+    ``jaxlib.lapack.getrf_hlo``, which jaxlib 0.4.34 no longer has and 0.4.33 does."""
+    lo, hi = Version(minimum), Version(version)
+    kept = [v for v in releases.versions("jaxlib", cache_dir) if lo <= Version(v) <= hi]  # not yanked
+    info = releases.release_info("jaxlib", cache_dir)
+    by_day = [v for v in kept if v in info and info[v]["date"] <= day[:10]]
+    yanked = sorted((v for v, meta in info.items() if meta["yanked"] and _final(v) and lo <= Version(v) <= hi),
+                    key=Version)
+    return [v for v in dict.fromkeys(kept[::-1][1:2] + by_day[-1:] + yanked[-1:]) if v not in kept[-1:]]
+
+
+def _final(version: str) -> bool:
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        return False
+    return not (v.is_prerelease or v.is_devrelease)

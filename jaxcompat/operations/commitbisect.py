@@ -11,8 +11,8 @@ Every step's environment is a cell of its own, cached by commit; the other packa
 as of the bad release's date, so the steps differ in the package alone.
 
 A jax commit that cannot say over the newest jaxlib it accepts is tried over the others
-``history.jaxlib_choices`` gives before it is skipped: the newest it accepts is not always the one
-it was written against.
+``history.jaxlib_fallbacks`` gives before it is skipped: the newest it accepts is not always the
+one it was written against.
 """
 
 from __future__ import annotations
@@ -199,34 +199,37 @@ def _day_after(date: str) -> str:
 
 
 def source_installer(package: str, url: str, state_dir: Path) -> Install:
-    """A commit as requirements: the package from its checked-out tree (and for jax, the newest
-    jaxlib release that commit accepts)."""
-    ways = _ways(package, url, state_dir)
-    return lambda sha: ways(sha)[0]
+    """A commit as requirements: the package from its checked-out tree (and for jax, the jaxlib
+    release that commit accepts; where none is on the index unyanked, the first fallback)."""
+    cache, src = state_dir / "cache", state_dir / "commits" / package
+
+    def install(sha: str) -> tuple[list[str], str]:
+        tree, _absent = history.checkout(url, sha, cache, src)
+        reqs = [f"{package} @ {tree.resolve().as_uri()}"]
+        if package != "jax":
+            return reqs, ""
+        version, minimum = history.jax_versions(url, sha, cache)
+        jaxlib = history.jaxlib_for(version, minimum, cache) or next(iter(_fallbacks(url, sha, cache)), "")
+        if not jaxlib:
+            raise history.HistoryError(f"no jaxlib release between {minimum} and {version}")
+        return reqs + [f"jaxlib=={jaxlib}"], jaxlib
+    return install
 
 
 def other_jaxlibs(url: str, state_dir: Path) -> Others:
     """A jax commit over the other jaxlib releases it may run over, in the order to try them
-    (``history.jaxlib_choices``: the accepted one before the newest, then the newest by its day)."""
-    ways = _ways("jax", url, state_dir)
-    return lambda sha: ways(sha)[1:]
+    (``history.jaxlib_fallbacks``)."""
+    cache, src = state_dir / "cache", state_dir / "commits" / "jax"
 
-
-def _ways(package: str, url: str, state_dir: Path) -> Callable[[str], list[tuple[list[str], str]]]:
-    cache, src = state_dir / "cache", state_dir / "commits" / package
-
-    def ways(sha: str) -> list[tuple[list[str], str]]:
+    def others(sha: str) -> list[tuple[list[str], str]]:
         tree, _absent = history.checkout(url, sha, cache, src)
-        reqs = [f"{package} @ {tree.resolve().as_uri()}"]
-        if package != "jax":
-            return [(reqs, "")]
-        version, minimum = history.jax_versions(url, sha, cache)
-        day = history.describe(url, sha, cache, files=False).date
-        jaxlibs = history.jaxlib_choices(version, minimum, day, cache)
-        if not jaxlibs:
-            raise history.HistoryError(f"no jaxlib release between {minimum} and {version}, nor by {day[:10]}")
-        return [(reqs + [f"jaxlib=={j}"], j) for j in jaxlibs]
-    return ways
+        return [([f"jax @ {tree.resolve().as_uri()}", f"jaxlib=={j}"], j) for j in _fallbacks(url, sha, cache)]
+    return others
+
+
+def _fallbacks(url: str, sha: str, cache: Path) -> list[str]:
+    version, minimum = history.jax_versions(url, sha, cache)
+    return history.jaxlib_fallbacks(version, minimum, history.describe(url, sha, cache, files=False).date, cache)
 
 
 def step_observer(matrix: Matrix, python: str, state_dir: Path, date: str, use_cache: bool,
