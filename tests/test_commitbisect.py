@@ -144,11 +144,90 @@ def test_a_release_without_a_tag_says_the_fix(tmp_path, mirror_env):
         history.tag_of("pkg", "3.0", URL, cache)
 
 
+JAXLIBS = {"0.4.30": ("2024-06-18", False), "0.4.31": ("2024-07-29", False), "0.4.32": ("2024-09-11", True),
+           "0.4.33": ("2024-09-16", False), "0.4.34": ("2024-10-04", False)}  # (upload day, yanked), as PyPI says
+
+
+@pytest.fixture
+def jaxlib_index(monkeypatch):
+    """The index's answer for jaxlib, faked."""
+    info = {v: {"date": d, "yanked": y} for v, (d, y) in JAXLIBS.items()}
+    monkeypatch.setattr(history.releases, "release_info", lambda dist, cache, need=None: info)
+    monkeypatch.setattr(history.releases, "versions", lambda dist, cache: [v for v, (_, y) in JAXLIBS.items() if not y])
+
+
 def test_jaxlib_for_a_commit(monkeypatch):
     monkeypatch.setattr(history.releases, "versions", lambda dist, cache: ["0.4.30", "0.4.31", "0.4.33", "0.4.34"])
     assert history.jaxlib_for("0.4.32", "0.4.31", Path("/nowhere")) == "0.4.31"  # 0.4.32 yanked: not listed
     assert history.jaxlib_for("0.4.33", "0.4.31", Path("/nowhere")) == "0.4.33"
     assert history.jaxlib_for("0.4.29", "0.4.28", Path("/nowhere")) == ""
+
+
+def test_jaxlib_fallbacks_for_a_commit(jaxlib_index):
+    """Was: only the newest jaxlib a commit accepts was tried (``jaxlib_for``); jax 0.4.34's commits
+    of September 2024 all "cannot say: AttributeError: module 'jaxlib.lapack' has no attribute
+    'getrf_hlo'" over jaxlib 0.4.34. Now, after it: the accepted one before it, then the newest it
+    accepts released by the commit's day, then a yanked one it accepts."""
+    nowhere = Path("/nowhere")
+    assert history.jaxlib_for("0.4.34", "0.4.33", nowhere) == "0.4.34"
+    assert history.jaxlib_fallbacks("0.4.34", "0.4.33", "2024-09-23T11:09:16-07:00", nowhere) == ["0.4.33"]
+    assert history.jaxlib_fallbacks("0.4.34", "0.4.30", "2024-09-12", nowhere) == ["0.4.33", "0.4.31", "0.4.32"]
+    assert history.jaxlib_fallbacks("0.4.34", "0.4.30", "2024-07-01", nowhere) == ["0.4.33", "0.4.30", "0.4.32"]
+    assert history.jaxlib_fallbacks("0.4.32", "0.4.31", "2024-08-29", nowhere) == ["0.4.32"]  # yanked, last
+    assert history.jaxlib_for("0.4.32", "0.4.32", nowhere) == ""  # jax 0.4.32's own release commit
+    assert history.jaxlib_fallbacks("0.4.32", "0.4.32", "2024-09-11", nowhere) == ["0.4.32"]
+    assert history.jaxlib_fallbacks("0.4.29", "0.4.28", "2024-06-01", nowhere) == []
+
+
+def _jax_repo(tmp: Path, states: list[str]) -> Path:
+    """A fake jax: commits 0..len-1 each writing ``state.txt`` and a jax/version.py that says 0.4.34,
+    accepting jaxlib >= 0.4.33; v1.0 tags commit 0 and v2.0 the last."""
+    repo = tmp / "origin"
+    (repo / "jax").mkdir(parents=True)
+    (repo / "jax" / "version.py").write_text('_version: str = "0.4.34"\n_minimum_jaxlib_version: str = "0.4.33"\n')
+    _git(repo, "init", "-q", "-b", "main")
+    for i, state in enumerate(states):
+        (repo / "state.txt").write_text(state + "\n")
+        (repo / f"f{i}.py").write_text(f"# {i}\n")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", f"change {i}")
+        if i == 0:
+            _git(repo, "tag", "v1.0")
+    _git(repo, "tag", "v2.0")
+    return repo
+
+
+def test_a_jax_commit_that_cannot_say_over_its_newest_jaxlib_is_tried_over_the_older(tmp_path, mirror_env,
+                                                                                    jaxlib_index):
+    """Was: every middle commit "cannot say" over jaxlib 0.4.34 and was skipped: the window between
+    the ends was skipped whole (a range, never a commit). Now a step that cannot say over the newest
+    jaxlib is tried over the older accepted one, which can, and the first bad commit is named."""
+    repo = _jax_repo(tmp_path, ["ok"] * 6 + ["bad"] * 5)
+    shas = _git(repo, "rev-list", "--reverse", "HEAD").split()
+    mirror_env(repo)
+    state_dir = tmp_path / "state"
+    seen = []
+
+    def observe(reqs, step_id):  # the commit's tree, over the jaxlib it was given
+        tree = Path(reqs[0].split(" @ file://", 1)[1])
+        jaxlib = next(r.split("==")[1] for r in reqs if r.startswith("jaxlib=="))
+        state = (tree / "state.txt").read_text().strip()
+        seen.append((tree.name, jaxlib))
+        middle = tree.name not in (shas[0], shas[-1])
+        status, errors, message = (
+            ("failed", ["AttributeError"], "module 'jaxlib.lapack' has no attribute 'getrf_hlo'")
+            if middle and jaxlib == "0.4.34" else ("failed", ["TypeError"], "boom") if state == "bad"
+            else ("passed", [], ""))
+        return observed_cell({"id": step_id, "python": "3.11", "backend": "cpu", "status": "ok", "versions": {},
+                              "results": [{"case": "cases/test_x.py::test_y", "status": status,
+                                           "error_types": errors, "message": message}]})
+    result = commitbisect.bisect_commits(None, TARGET, "jax", good="1.0", bad="2.0", pins=[], python="3.11",
+                                         state_dir=state_dir, repo=URL, observe=observe, date="2024-10-05")
+    assert result.first is not None and result.first.sha == shas[6] and result.range == [], result.message
+    middle = [s for s in result.steps if s.commit not in (shas[0], shas[-1])]
+    assert middle and all(s.jaxlib == "0.4.33" and s.tried and "getrf_hlo" in s.tried[0] for s in middle)
+    assert ("0.4.33" in commitbisect_report.render(result) and "cannot say over jaxlib 0.4.34: "
+            in commitbisect_report.render(result))
 
 
 def test_transition_with_every_middle_commit_unknown():

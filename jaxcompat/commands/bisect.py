@@ -67,6 +67,9 @@ def add_parser(sub) -> None:
                         "mirror through git's url.<mirror>.insteadOf)")
     b.add_argument("--dependents", metavar="FILE", default=str(layout().root / "dependents.toml"),
                    help="with --from crater.json --commits: the dependents file the crater ran")
+    b.add_argument("--all-groups", action="store_true",
+                   help="with --from crater.json --commits: every broken group, those a rule explains too (on "
+                        "the rule's cases), as crater --bisect all")
     b.add_argument("pins", nargs="*", help="other pins, e.g. jax==0.4.33")
     b.set_defaults(func=run)
 
@@ -130,8 +133,8 @@ def _commits(args, matrix: Matrix) -> int:
 
 def _commits_from_crater(args, matrix: Matrix) -> int:
     """``--from crater.json --commits``: a stored crater report's broken groups, as ``crater
-    --bisect`` walks them (those no rule explains), answered in ``bisect.json`` beside it, which
-    the report shows from its next ``crater --report-only`` on."""
+    --bisect`` walks them (those no rule explains; ``--all-groups``: every one), answered in
+    ``bisect.json`` beside it, which the report shows from its next ``crater --report-only`` on."""
     from jaxcompat._util.jsonfile import read_json
     from jaxcompat.knowledge.dependents import load as load_dependents
     from jaxcompat.operations import crater, craterbisect
@@ -148,9 +151,11 @@ def _commits_from_crater(args, matrix: Matrix) -> int:
     dependents = load_dependents(args.dependents)
     shown = crater.boundary(plan, dependents.dependents, Path(args.state))
     found = craterbisect.run(path.parent, results, plan, matrix, dependents, Path(args.state),
+                             mode="all" if args.all_groups else "unexplained",
                              progress=lambda s: print(shown(s), flush=True))
     if not found:
-        print(f"nothing to bisect: every broken group in {path} is explained by a rule (or none is broken)")
+        print(f"nothing to bisect: every broken group in {path} is explained by a rule (or none is broken)"
+              + ("" if args.all_groups else "; --all-groups walks those too"))
         return EXIT_OK
     for g in crater.group(results):
         if g.signature.key in found:

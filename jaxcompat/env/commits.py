@@ -13,7 +13,8 @@ install.
 - **A commit as a source.** Its tree checked out under the state folder, once per commit; for jax,
   the jaxlib release it accepts: the newest release between the commit's
   ``_minimum_jaxlib_version`` and its own ``_version`` (jax's ``setup.py`` pins
-  ``jaxlib >=minimum, <=version`` and its import checks the minimum).
+  ``jaxlib >=minimum, <=version`` and its import checks the minimum); where it cannot say over
+  that one, the others in turn (``jaxlib_fallbacks``).
 """
 
 from __future__ import annotations
@@ -268,3 +269,27 @@ def jaxlib_for(version: str, minimum: str, cache_dir: Path) -> str:
     lo, hi = Version(minimum), Version(version)
     fits = [v for v in releases.versions("jaxlib", cache_dir) if lo <= Version(v) <= hi]
     return fits[-1] if fits else ""
+
+
+def jaxlib_fallbacks(version: str, minimum: str, day: str, cache_dir: Path) -> list[str]:
+    """The other jaxlib releases to try a jax commit over, in order, where it cannot say over
+    ``jaxlib_for``'s: the accepted one before that, the newest accepted released on or before the
+    commit's ``day`` (YYYY-MM-DD), then the newest accepted that was yanked (jax 0.4.32's release
+    commit accepts jaxlib 0.4.32 alone); each once. The newest accepted is not always the one the
+    commit was written against: jax 0.4.34's commits of September 2024 call
+    ``jaxlib.lapack.getrf_hlo``, which jaxlib 0.4.34 no longer has and 0.4.33 does."""
+    lo, hi = Version(minimum), Version(version)
+    kept = [v for v in releases.versions("jaxlib", cache_dir) if lo <= Version(v) <= hi]  # not yanked
+    info = releases.release_info("jaxlib", cache_dir)
+    by_day = [v for v in kept if v in info and info[v]["date"] <= day[:10]]
+    yanked = sorted((v for v, meta in info.items() if meta["yanked"] and _final(v) and lo <= Version(v) <= hi),
+                    key=Version)
+    return [v for v in dict.fromkeys(kept[::-1][1:2] + by_day[-1:] + yanked[-1:]) if v not in kept[-1:]]
+
+
+def _final(version: str) -> bool:
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        return False
+    return not (v.is_prerelease or v.is_devrelease)

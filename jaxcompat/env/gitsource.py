@@ -125,8 +125,12 @@ def checkout(url: str, commit: str, cache_dir: Path, into: Path) -> list[str]:
     clone lacks are fetched as git checks out). Returns the files whose contents the repository
     does not have (left out of the checkout, named), [] as a rule. A blob once found absent (the
     remote lacks it too) is remembered, so later checkouts do not ask the remote again (with a
-    local mirror, each such ask walked the whole history: 24 s of CPU for jax)."""
+    local mirror, each such ask walked the whole history: 24 s of CPU for jax). A commit the cached
+    repository lacks (a state folder that never fetched ``url``: ``bisect --from crater.json`` on
+    another machine) is fetched first."""
     bare = mirror(url, cache_dir)
+    if not _commit(bare, commit):
+        resolve(url, commit, cache_dir)
     _git("--git-dir", str(bare), "worktree", "prune", what=f"{url}: worktree prune")
     into.parent.mkdir(parents=True, exist_ok=True)
     _git("--git-dir", str(bare), "worktree", "add", "--quiet", "--force", "--no-checkout", "--detach", "--",

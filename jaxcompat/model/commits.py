@@ -28,6 +28,7 @@ class CommitStep:
     detail: str = ""
     seconds: float = 0.0
     jaxlib: str = ""  # for a jax commit: the jaxlib release it was installed over
+    tried: list[str] = field(default_factory=list)  # jaxlib releases it could not say over first, each with why
 
 
 @dataclass

@@ -10,6 +10,10 @@ commits surround the change the answer is the range; where an end cannot say, no
 ``fixed=True`` looks for the first commit at which the failure stops instead.
 Every step's environment is a cell of its own, cached by commit; the other packages are resolved
 as of the bad release's date, so the steps differ in the package alone.
+
+A jax commit that cannot say over the newest jaxlib it accepts is tried over the others
+``history.jaxlib_fallbacks`` gives before it is skipped: the newest it accepts is not always the
+one it was written against.
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ def _judged_near(mid: int, lo: int, hi: int, state_of: StateOf, skipped: list[in
 
 
 Install = Callable[[str], tuple[list[str], str]]  # commit -> (requirements for the package, note)
+Others = Callable[[str], list[tuple[list[str], str]]]  # commit -> the other ways to install it, in order
 Observe = Callable[[list[str], str], CellResult]  # (requirements, step id) -> the cell as run
 
 
@@ -73,14 +78,15 @@ class Walker:
     """One step per commit, memoised; the record of each."""
 
     def __init__(self, shas: list[str], target: Target, pins: list[str], install: Install, observe: Observe,
-                 package: str, progress=quiet):
+                 package: str, progress=quiet, others: Others | None = None):
         self.shas, self.target, self.pins, self.install, self.observe = shas, target, pins, install, observe
-        self.package, self.progress = package, progress
+        self.package, self.progress, self.others = package, progress, others
         self.memo: dict[int, CommitStep] = {}
 
     def __call__(self, k: int) -> BisectState:
         if k not in self.memo:
-            self.memo[k] = self._step(self.shas[k])
+            step = self._step(self.shas[k])
+            self.memo[k] = self._over_others(step) if step.state == UNKNOWN and self.others else step
         return self.memo[k].state
 
     def _step(self, sha: str) -> CommitStep:
@@ -99,6 +105,31 @@ class Walker:
                       + (f" [jaxlib {step.jaxlib}]" if step.jaxlib else "")
                       + (f": {step.detail}" if step.state == UNKNOWN and step.detail else ""))
         return step
+
+    def _over_others(self, first: CommitStep) -> CommitStep:
+        """A commit that could not say over its first way to install, over each other way in turn
+        (``others``: a jax commit over an older jaxlib) until one can say; what each said kept."""
+        t0, step, tried = time.monotonic(), first, []
+        sha = first.commit
+        for reqs, note in self._other_ways(sha):
+            if note == first.jaxlib:
+                continue
+            tried.append(f"{step.jaxlib}: {step.detail or step.signature}")
+            pins = [p for p in self.pins if parse_requirement(p).name.lower() not in _names(reqs)]
+            state, sig, detail = judge(self.observe(reqs + pins, f"bisect-{self.package}-{sha[:12]}-jaxlib-{note}"),
+                                       self.target)
+            step = CommitStep(sha, state, sig, detail, first.seconds + time.monotonic() - t0, note, list(tried))
+            self.progress(f"  {sha[:12]}: {state} ({sig}) over jaxlib {note}, after {tried[-1]}"
+                          + (f": {detail}" if state == UNKNOWN and detail else ""))
+            if state != UNKNOWN:
+                break
+        return step
+
+    def _other_ways(self, sha: str) -> list[tuple[list[str], str]]:
+        try:
+            return self.others(sha) if self.others else []
+        except (history.HistoryError, GitError, OSError, ValueError):
+            return []
 
 
 def _names(reqs: list[str]) -> set[str]:
@@ -138,10 +169,11 @@ def bisect_commits(matrix: Matrix, target: Target, package: str, *, good: str, b
     result = CommitBisect(package, target.id, url, good, bad, fixed, commits=len(shas) - 1)
     progress(f"{len(shas) - 1} first-parent commits from {package} {good} to {bad}: "
              f"about {max(1, (len(shas) - 1).bit_length())} steps")
+    others = other_jaxlibs(url, state_dir) if install is None and package == "jax" else None
     install = install or source_installer(package, url, state_dir)
     date = date or _day_after(releases.release_date(package, bad, cache))
     observe = observe or step_observer(matrix, python, state_dir, date, use_cache, target.cases)
-    walker = Walker(shas, target, pins, install, observe, package, progress)
+    walker = Walker(shas, target, pins, install, observe, package, progress, others)
     lo, hi, skipped, problem = walk(shas, walker, fixed)
     result.steps = [walker.memo[k] for k in sorted(walker.memo)]
     result.judged = UNKNOWN not in (walker.memo[0].state, walker.memo[len(shas) - 1].state)
@@ -176,7 +208,7 @@ def _day_after(date: str) -> str:
 
 def source_installer(package: str, url: str, state_dir: Path) -> Install:
     """A commit as requirements: the package from its checked-out tree (and for jax, the jaxlib
-    release that commit accepts)."""
+    release that commit accepts; where none is on the index unyanked, the first fallback)."""
     cache, src = state_dir / "cache", state_dir / "commits" / package
 
     def install(sha: str) -> tuple[list[str], str]:
@@ -185,11 +217,27 @@ def source_installer(package: str, url: str, state_dir: Path) -> Install:
         if package != "jax":
             return reqs, ""
         version, minimum = history.jax_versions(url, sha, cache)
-        jaxlib = history.jaxlib_for(version, minimum, cache)
+        jaxlib = history.jaxlib_for(version, minimum, cache) or next(iter(_fallbacks(url, sha, cache)), "")
         if not jaxlib:
             raise history.HistoryError(f"no jaxlib release between {minimum} and {version}")
         return reqs + [f"jaxlib=={jaxlib}"], jaxlib
     return install
+
+
+def other_jaxlibs(url: str, state_dir: Path) -> Others:
+    """A jax commit over the other jaxlib releases it may run over, in the order to try them
+    (``history.jaxlib_fallbacks``)."""
+    cache, src = state_dir / "cache", state_dir / "commits" / "jax"
+
+    def others(sha: str) -> list[tuple[list[str], str]]:
+        tree, _absent = history.checkout(url, sha, cache, src)
+        return [([f"jax @ {tree.resolve().as_uri()}", f"jaxlib=={j}"], j) for j in _fallbacks(url, sha, cache)]
+    return others
+
+
+def _fallbacks(url: str, sha: str, cache: Path) -> list[str]:
+    version, minimum = history.jax_versions(url, sha, cache)
+    return history.jaxlib_fallbacks(version, minimum, history.describe(url, sha, cache, files=False).date, cache)
 
 
 def step_observer(matrix: Matrix, python: str, state_dir: Path, date: str, use_cache: bool,

@@ -3,15 +3,17 @@
 The candidate moves one package of the ecosystem from the baseline's release to its own (jax
 0.4.31 -> 0.4.33): its commits between the two releases' tags are bisected (``commitbisect``).
 A group a rule explains is bisected on the rule's own cases (the matrix's minimal reproduction);
-a group no rule explains, on the broken tests themselves, in the dependent that broke most, its
-source as the crater took it. The answers go to ``bisect.json`` beside the crater's results, and
+a group no rule explains, on the broken tests themselves. Either way the steps run in the own
+environment of the dependent that broke most (``Steps``): its source as the crater took it
+(fetched where this state folder lacks it), its test requirements, its baseline's lock held, and
+only the moved package changed. The answers go to ``bisect.json`` beside the crater's results, and
 ``crater.write`` puts each beside its group.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -21,6 +23,8 @@ from jaxcompat._util.text import first_line, quiet
 from jaxcompat.env.candidate import candidate_cell, parse_requirement
 from jaxcompat.env.commits import HistoryError
 from jaxcompat.env.gitsource import GitError
+from jaxcompat.env.projects import SourceMissing
+from jaxcompat.env.sides import FORCED, hold
 from jaxcompat.knowledge import signature as signatures
 from jaxcompat.knowledge.cratergroups import Group
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
@@ -33,6 +37,7 @@ from jaxcompat.model.vocab import CellStatus, TestStatus, UserTestStatus
 from jaxcompat.operations import commitbisect, crater, usertests
 from jaxcompat.operations.bisect import BisectError, Target, rule_target
 from jaxcompat.plugin.packages import ECOSYSTEM
+from jaxcompat.run import cell as cells
 
 MAX_TESTS = 20  # a group's tests run at each step (its dependent's first ones)
 
@@ -79,7 +84,7 @@ def run(out_dir: Path, results: list[DependentResult], plan: crater.Plan, matrix
             target, observe, pins = targeter(g, plan, matrix, dependents, results, state_dir, package)
             res = bisector(matrix, target, package, good=good, bad=bad, pins=pins, python=plan.python,
                            state_dir=state_dir, progress=progress, **({"observe": observe} if observe else {}))
-        except (BisectError, HistoryError, GitError, ValueError) as e:
+        except (BisectError, HistoryError, GitError, SourceMissing, ValueError) as e:
             found[g.signature.key] = {"message": f"not bisected: {e}"}
             continue
         found[g.signature.key] = record(res)
@@ -99,21 +104,23 @@ def record(res: CommitBisect) -> dict:
 
 def _target(g: Group, plan: crater.Plan, matrix: Matrix, dependents: Dependents,
             results: list[DependentResult], state_dir: Path, package: str):
-    """(target, observe or None, other pins): a rule's cases where a rule explains the group, else
-    the broken tests of the dependent that broke most."""
+    """(target, observe, other pins): the steps in the environment of the dependent that broke most
+    (``Steps``), on the rule's cases where a rule explains the group, else on its broken tests."""
     pins = [p for p in plan.candidate
             if canonicalize_name(parse_requirement(p).name) not in (package, "jaxlib")]
-    if g.explained_by and matrix.failure(g.explained_by) is not None:
-        return rule_target(g.explained_by, matrix), None, pins
     name, tests = max(g.tests.items(), key=lambda kv: len(kv[1]))
     dep, res = dependents.get(name), next(r for r in results if r.name == name)
     if dep is None:
         raise BisectError(f"{name} is not in the dependents file")
     root, utarget = crater.source_of(dep, plan, state_dir, res.commit or res.version or None)
+    steps = Steps(utarget, plan, package, res.python or plan.python, matrix, state_dir)
+    if g.explained_by and matrix.failure(g.explained_by) is not None:
+        target = rule_target(g.explained_by, matrix)
+        return target, rule_observer(steps, target.cases), pins
     tests = tests[:MAX_TESTS]
     sig = g.signature
     target = Target(sig.key, tuple(tests), lambda raw: _same_failure(raw, sig), signature=sig)
-    return target, dependent_observer(utarget, tests, matrix, state_dir, res.python or plan.python), pins
+    return target, dependent_observer(steps, tests), pins
 
 
 def _same_failure(raw: RawResult, sig: signatures.Signature) -> bool:
@@ -127,16 +134,82 @@ def _same_failure(raw: RawResult, sig: signatures.Signature) -> bool:
     return (seen.error, seen.message) == (sig.error, sig.message)
 
 
-def dependent_observer(target: usertests.Target, tests: list[str], matrix: Matrix, state_dir: Path,
-                       python: str) -> commitbisect.Observe:
-    """A step as the dependent's own tests (only ``tests``) in an environment with the commit."""
+class BaselineMissing(Exception):
+    """The dependent's baseline could not be resolved again: its steps have no environment."""
+
+
+@dataclass
+class Steps:
+    """Where a crater group's steps run: the dependent's own environment as the crater built its
+    baseline — its source as the crater took it, installed with its test requirements, on the same
+    Python, as of the same day — held at the baseline's lock (uv constraints, as the crater holds
+    its candidate) for every package but the moved one and what it brings (jax's jaxlib), which
+    each step installs from its commit. A git dependent brings no pins: without its own
+    environment the steps had the moved package, jaxlib and pytest only."""
+
+    target: usertests.Target
+    plan: crater.Plan
+    package: str
+    python: str
+    matrix: Matrix
+    state_dir: Path
+    held: dict[str, str] | None = None  # the baseline's lock less the moved package, once resolved
+
+    def baseline(self):
+        """The dependent's baseline side (a cell), as ``crater.judge`` builds it."""
+        cell = candidate_cell(list(self.plan.baseline), python=self.python, companions=False)
+        return crater.replayed(self.target.cell(cell), self.plan)
+
+    def lock(self) -> dict[str, str]:
+        """The baseline's locked versions (the crater's lock, from the lock cache; resolved as of
+        the same day in a state folder that lacks it), the moved package aside."""
+        if self.held is None:
+            base = self.baseline()
+            scratch = CellResult(id=base.id, python=base.python, backend=base.backend, status=CellStatus.OK)
+            try:
+                _done, _python, text = cells.resolved(base, self.matrix, scratch, self.state_dir, cells.Options())
+            except cells.Stop:
+                raise BaselineMissing(f"the baseline of {self.target.root.name} could not be resolved: "
+                                      f"{scratch.status}: {scratch.message}") from None
+            aside = {self.package, *FORCED.get(self.package, ())}
+            self.held = {d: v for d, v in cells.lock_versions(text).items() if d not in aside}
+        return self.held
+
+    def cell(self, reqs: list[str], step_id: str):
+        """A step's cell: the commit's requirements in the dependent's environment, held at the baseline."""
+        cell = candidate_cell(reqs, python=self.python, cell_id=step_id, companions=False)
+        return hold(crater.replayed(self.target.cell(cell), self.plan), self.lock())
+
+
+def rule_observer(steps: Steps, cases: tuple[str, ...]) -> commitbisect.Observe:
+    """A step as the rule's cases, run in the dependent's environment."""
     def observe(reqs: list[str], step_id: str) -> CellResult:
-        cell = target.cell(replace(candidate_cell(reqs, python=python, cell_id=step_id, companions=False)))
-        seen = usertests.observe(cell, matrix, state_dir, replace(target, only=tuple(tests)), nodeids=tests)
+        try:
+            cell = steps.cell(reqs, step_id)
+        except BaselineMissing as e:
+            return _not_built(step_id, steps.python, str(e))
+        return cells.run_cell(cell, steps.matrix, state_dir=steps.state_dir, reports_dir=None,
+                              case_args=list(cases), compile_bytecode=False)
+    return observe
+
+
+def dependent_observer(steps: Steps, tests: list[str]) -> commitbisect.Observe:
+    """A step as the dependent's own tests (only ``tests``), in its environment."""
+    def observe(reqs: list[str], step_id: str) -> CellResult:
+        try:
+            cell = steps.cell(reqs, step_id)
+        except BaselineMissing as e:
+            return _not_built(step_id, steps.python, str(e))
+        seen = usertests.observe(cell, steps.matrix, steps.state_dir, replace(steps.target, only=tuple(tests)),
+                                 nodeids=tests)
         if seen.error:
-            return CellResult(id=step_id, python=python, backend="cpu", status=CellStatus.INSTALL_ERROR,
-                              message=seen.error)
-        out = CellResult(id=step_id, python=python, backend="cpu", status=CellStatus.OK, versions=dict(seen.versions))
+            return _not_built(step_id, steps.python, seen.error)
+        out = CellResult(id=step_id, python=steps.python, backend="cpu", status=CellStatus.OK,
+                         versions=dict(seen.versions))
         out.results = [classify(r, (), out.versions, "cpu") for r in seen.results.values()]
         return out
     return observe
+
+
+def _not_built(step_id: str, python: str, message: str) -> CellResult:
+    return CellResult(id=step_id, python=python, backend="cpu", status=CellStatus.INSTALL_ERROR, message=message)

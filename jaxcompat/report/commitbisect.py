@@ -16,6 +16,7 @@ def render(result: CommitBisect) -> str:
     for s in result.steps:
         lines.append(f"  {s.commit[:12]}  {s.state:<10} {s.signature:<36} {s.seconds:6.0f} s"
                      + (f"  jaxlib {s.jaxlib}" if s.jaxlib else "")
+                     + (f" (cannot say over jaxlib {'; '.join(s.tried)})" if s.tried else "")
                      + (f"  skipped: {s.detail}" if s.state == UNKNOWN and s.detail else ""))
     lines.append(result.message)
     if result.first:
