@@ -128,3 +128,15 @@ def test_the_unpacked_wheel_run_elsewhere_uses_its_bundle_the_cwd_and_the_user_c
     assert sorted(p.name for p in cwd.iterdir()) == ["reports", "rules.toml"]  # no .jaxcompat here
     bad = jax_compat("cells", "--rules", str(rules.with_name("missing.toml")))
     assert bad.returncode == 2 and bad.stderr.startswith(f"error: {cwd / 'missing.toml'}: (file): cannot read")
+
+
+def test_a_relative_state_folder_is_taken_from_where_the_command_starts(tmp_path, monkeypatch):
+    """A relative --state was used as given from the folders the environments run in ("crater --state
+    .jaxcompat/e2e": FileNotFoundError …/bin/python): every command reads it as absolute."""
+    from jaxcompat.commands import build_parser
+
+    monkeypatch.chdir(tmp_path)
+    for argv in (["crater", "jax==0.4.33", "--state", "rel/state"], ["check", "--state", "rel/state"],
+                 ["bisect", "weak-type-closure", "--package", "jax", "--state", "rel/state"]):
+        args = build_parser().parse_args(argv)
+        assert Path(args.state) == tmp_path / "rel" / "state", argv

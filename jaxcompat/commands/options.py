@@ -42,6 +42,12 @@ def previous_cells(reports_dir: Path):
     return out
 
 
+def _absolute(text: str) -> str:
+    """A folder given relative to where the command was started: absolute, since environments are
+    run from other folders (a relative --state was a missing ``bin/python`` inside a test run)."""
+    return str(Path(text).expanduser().absolute())
+
+
 def common() -> argparse.ArgumentParser:
     where = layout()
     common = argparse.ArgumentParser(add_help=False)
@@ -55,7 +61,7 @@ def common() -> argparse.ArgumentParser:
     common.add_argument("--without-rule", action="append", default=[], metavar="ID",
                         help="leave this [[failure]] rule out (repeatable): what would the tool find without it?")
     common.add_argument("--reports", default=str(where.reports), help=f"reports folder (default: {where.reports})")
-    common.add_argument("--state", default=str(where.state),
+    common.add_argument("--state", default=str(where.state), type=_absolute,
                         help=f"environments, locks and caches (default: {where.state}; ${STATE_ENV} overrides)")
     common.add_argument("--no-cache", action="store_true",
                         help="run every case, re-using no earlier result (results are still stored)")
