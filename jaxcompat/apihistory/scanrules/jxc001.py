@@ -8,7 +8,9 @@ rename (the same object under a new name that exists at the target: ``jax.tree_m
 adding the import the new chain needs at the target (``import jax``, or a submodule its package
 does not import: ``import jax.extend.core`` for ``jax.extend.core.Primitive``) just before the
 module-level import it hangs from, so that it runs exactly when that one does; withheld, and said
-why, where there is none.
+why, where there is none. The import of a module that moved whole and is gone at the target is
+rewritten to the new module (``import jax.extend.ffi`` → ``import jax.ffi``) when the file needs
+nothing more of it.
 """
 
 from __future__ import annotations
