@@ -254,3 +254,41 @@ def test_a_name_moved_out_of_a_one_line_branch_stays_in_it(tmp_path, tl):
     src = "if u: \\\n    from jax import tree_map, jit\n"  # the `if`'s body on the next line, by a backslash
     got, _ = _fix_at(tmp_path, tl, src, Target("0.6.2"))
     assert got == "if u: \\\n    from jax import jit; from jax.tree import map as tree_map\n"
+
+
+@pytest.mark.parametrize("src, fixed", [
+    # 5bd6efe renamed the chain and left the import of jax.extend.ffi (gone in 0.8.0): the fixed
+    # file still failed at that import. A module that moved whole is imported under its new name
+    ("import jax.extend.ffi; _ = jax.extend.ffi.ffi_call\n", "import jax.ffi; _ = jax.ffi.ffi_call\n"),
+    ("import numpy, jax.extend.ffi\n_ = jax.extend.ffi.pycapsule\n", "import numpy, jax.ffi\n_ = jax.ffi.pycapsule\n"),
+    ("import jax.extend.ffi as m; _ = m.ffi_call\n", "import jax.ffi as m; _ = m.ffi_call\n"),
+    ("if u:\n    from jax.extend.ffi import ffi_call, include_dir as d\n",
+     "if u:\n    from jax.ffi import ffi_call, include_dir as d\n"),
+])
+def test_the_import_of_a_module_that_moved_whole_is_rewritten(tmp_path, tl, src, fixed):
+    got, report = _fix_at(tmp_path, tl, src, Target("0.12.0.1", "0.6.2"))
+    assert got == fixed and not report.findings
+
+
+@pytest.mark.parametrize("src, why", [
+    # the old import imported jax.extend on the way, the new one does not
+    ("import jax.extend.ffi\n_ = jax.extend.ffi.ffi_call\nP = jax.extend.core.Primitive\n",
+     "the file uses jax.extend.core.Primitive, which `import jax.extend.ffi` imports on the way"),
+    ("import jax.extend.ffi as m\nf(m)\n", "m is used as the module jax.extend.ffi itself (line 2)"),
+    ("import jax.extend.ffi as m\n_ = m.no_such_name\n", "jax.extend.ffi.no_such_name did not move to jax.ffi"),
+    ("from jax.extend.ffi import ffi_call, no_such_name\n", "jax.extend.ffi.no_such_name did not move to jax.ffi"),
+])
+def test_the_import_of_a_moved_module_is_withheld_when_the_file_needs_more(tmp_path, tl, src, why):
+    got, report = _fix_at(tmp_path, tl, src, Target("0.12.0.1", "0.6.2"))
+    (f,) = [f for f in report.findings if f.name == "jax.extend.ffi" and f.line == 1]
+    assert not f.fixable and f"(not fixed: the import of jax.extend.ffi is left to you: {why}" in f.message
+    assert got == src  # nor is a chain through it renamed: the file would still fail at the import
+    for chain in (f for f in report.findings if f.name.startswith("jax.extend.ffi") and f.line == 2):
+        assert not chain.fixable and "the file would still fail at its import of jax.extend.ffi" in chain.message
+
+
+def test_the_import_of_a_moved_module_the_target_has_no_new_home_for_is_left_alone(tmp_path, tl):
+    src = "import jax.extend.ffi\n"  # jax 0.4.26 has neither jax.extend.ffi (0.4.29) nor jax.ffi (0.5.0)
+    got, report = _fix_at(tmp_path, tl, src, Target("0.4.26"))
+    (f,) = report.findings
+    assert got == src and not f.fixable and "(not fixed: " in f.message

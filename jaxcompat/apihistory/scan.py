@@ -60,6 +60,7 @@ class _File:
         self.fallbacks: list[tuple[int, int]] = []  # the lines of every `except` handler
         self.guarded = 0  # hits left out there
         self.quiet = False
+        self.kept_gone: set[str] = set()  # gone modules whose import stays: a chain through one is not renamed
 
     def close(self) -> None:
         """Let go of the tree: the guards and the scopes call back into this reader, a cycle that
@@ -252,7 +253,7 @@ class _File:
                     continue
                 hit = resolve(self.timeline, a.name, release, modules=a.name.count(".") + 1)
                 if hit:
-                    self.add(a, hit, unfixed=jxc001.MODULE_MOVED if hit.is_module and hit.state.replacement else "")
+                    self.add(a, hit, *self.moved(node, a, hit, first))
                     if a.asname:
                         self.reported_aliases.add(local)
             return
@@ -267,7 +268,7 @@ class _File:
             return
         mod_hit = resolve(self.timeline, node.module, release, modules=node.module.count(".") + 1)
         if mod_hit:
-            self.add(node, mod_hit, unfixed=jxc001.MODULE_MOVED if mod_hit.state.replacement else "")
+            self.add(node, mod_hit, *self.moved(node, None, mod_hit, first))
         for a in node.names:
             if a.name == "*":
                 self.bind_star(node.module)
@@ -285,6 +286,16 @@ class _File:
             if hit:
                 self.add(a, hit, *jxc001.import_edit(self, node, a, hit))
                 self.reported_aliases.add(local)
+
+    def moved(self, node, a: ast.alias | None, hit: Hit, first: bool) -> tuple[Edit | None, str]:
+        """The rewrite of an import of a module that is removed or deprecated (JXC001's), noting a
+        gone module whose import stays as it is."""
+        if first:
+            return None, ""
+        edit, why = jxc001.moved_import_edit(self, node, a, hit)
+        if edit is None and hit.is_module and hit.state.broken:
+            self.kept_gone.add(hit.name)
+        return edit, why
 
     def bind_star(self, module: str) -> None:
         """``from jax.numpy import *``: every public name the history knows of the module."""

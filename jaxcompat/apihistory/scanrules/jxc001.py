@@ -8,14 +8,16 @@ rename (the same object under a new name that exists at the target: ``jax.tree_m
 adding the import the new chain needs at the target (``import jax``, or a submodule its package
 does not import: ``import jax.extend.core`` for ``jax.extend.core.Primitive``) just before the
 module-level import it hangs from, so that it runs exactly when that one does; withheld, and said
-why, where there is none.
+why, where there is none. The import of a module that moved whole and is gone at the target is
+rewritten to the new module (``import jax.extend.ffi`` → ``import jax.ffi``) when the file needs
+nothing more of it.
 """
 
 from __future__ import annotations
 
 import ast
 
-from jaxcompat.apihistory.apitimeline import GONE, State, Timeline
+from jaxcompat.apihistory.apitimeline import GONE, PRESENT, State, Timeline
 from jaxcompat.apihistory.scanfix import Edit, Replace, Several, SplitImport, insert_before, segment
 from jaxcompat.apihistory.scanlookup import Hit, is_rename, resolve
 from jaxcompat.apihistory.scanrules.rule import Rule
@@ -96,6 +98,9 @@ def chain_edit(f, node, root_name: ast.Name, root: str, hit: Hit) -> tuple[Edit 
     submodule its package does not import: ``import jax.extend.core``); or None, and why when the
     rename exists but cannot be made to run."""
     new, why = usable(f, hit)
+    kept = next((m for m in f.kept_gone if hit.name == m or hit.name.startswith(m + ".")), "")
+    if new and kept:  # the file would still fail at that import: the rename alone would not make it run
+        return None, f"the file would still fail at its import of {kept}, which is left as it is (see its finding)"
     old = segment(f.lines, node)
     if not new or old != root_name.id + hit.name[len(root):]:
         return None, why  # nothing to rename to, or a chain spelled over comments or lines: left as it is
@@ -177,6 +182,73 @@ def import_sites(f, name: str) -> list[ast.stmt]:
 
 
 MODULE_MOVED = "imports of a moved module are left to you: not every name it is used for may have moved"
+
+
+def moved_import_edit(f, node: ast.Import | ast.ImportFrom, a: ast.alias | None, hit: Hit) -> tuple[Edit | None, str]:
+    """An import of a module gone at the target that moved whole (a plain rename to a module there:
+    ``jax.extend.ffi`` → ``jax.ffi``), rewritten in its place: ``import OLD [as m]`` (``a``, one
+    name of the statement) → ``import NEW [as m]``, ``from OLD import x, y as z`` → ``from NEW
+    import x, y as z``; only when nothing in the file needs more than the new import gives (see
+    :func:`unmoved_use`). Else None and why (the old import fails at the target either way)."""
+    if not (hit.is_module and hit.state.replacement):
+        return None, ""
+    new, why = usable(f, hit) if hit.state.broken and f.tree is not None else ("", "")
+    if not new or f.timeline.module(new, f.target.release).state != PRESENT:
+        return None, why or MODULE_MOVED
+    if a is not None:
+        span, old = a, a.name + (f" as {a.asname}" if a.asname else "")
+        text = new + old[len(a.name):]
+        why = unmoved_use(f, hit.name, new, a.asname, [])
+    else:
+        span, clause = node, ", ".join(x.name + (f" as {x.asname}" if x.asname else "") for x in node.names)
+        old, text = f"from {hit.name} import {clause}", f"from {new} import {clause}"
+        why = unmoved_use(f, hit.name, new, None, [x.name for x in node.names])
+    if span.lineno != span.end_lineno or segment(f.lines, span) != old:
+        return None, MODULE_MOVED  # spelled over lines or with comments: left as it is
+    if why:
+        return None, f"the import of {hit.name} is left to you: {why}"
+    return Replace(span.lineno, span.col_offset, span.end_lineno, span.end_col_offset, text, old), ""
+
+
+def unmoved_use(f, old: str, new: str, local: str | None, imported: list[str]) -> str:
+    """What in the file would fail once the import of module ``old`` imports ``new`` instead
+    ("" when nothing): a name of ``old`` (``imported`` from it, or used through a chain) that did
+    not move to ``new``; the module ``old`` itself bound to ``local`` and used bare; a package the
+    old import imported on the way (``jax.extend``, which ``import jax`` does not import) used
+    anywhere in the file."""
+    release, tl = f.target.release, f.timeline
+    parts = old.split(".")
+    way = [".".join(parts[:i]) for i in range(2, len(parts))]
+    way = [p for p in way if not new.startswith(p + ".")
+           and not all(tl.loaded_with_parent(".".join(parts[:j]), release) for j in range(2, p.count(".") + 2))]
+
+    def moved(name: str) -> bool:
+        st = tl.name(old, name, release)
+        return st.replacement == f"{new}.{name}" and resolve(tl, st.replacement, release) is None
+
+    lost = [n for n in imported if not moved(n)]
+    if lost:
+        return f"{old}.{lost[0]} did not move to {new}"
+    chains = [n for n in ast.walk(f.tree) if type(n) is ast.Attribute]
+    inner, roots = {id(n.value) for n in chains}, set()
+    for node in chains:
+        names, cur = [], node
+        while type(cur) is ast.Attribute:
+            names.append(cur.attr)
+            cur = cur.value
+        if id(node) in inner or type(cur) is not ast.Name or cur.id not in f.aliases:
+            continue
+        roots.add(id(cur))
+        dotted = ".".join([f.aliases[cur.id], *names[::-1]])
+        if dotted.startswith(old + "."):
+            name = dotted[len(old) + 1:].split(".")[0]
+            if not moved(name):
+                return f"{old}.{name} did not move to {new}"
+        elif next((p for p in way if dotted == p or dotted.startswith(p + ".")), None):
+            return f"the file uses {dotted}, which `import {old}` imports on the way and `import {new}` does not"
+    bare = next((n for n in ast.walk(f.tree) if type(n) is ast.Name and local and n.id == local
+                 and id(n) not in roots and type(n.ctx) is ast.Load), None)
+    return f"{local} is used as the module {old} itself (line {bare.lineno})" if bare else ""
 
 
 def import_edit(f, node: ast.ImportFrom, a: ast.alias, hit: Hit) -> tuple[Edit | None, str]:
