@@ -179,14 +179,17 @@ def test_jaxlib_fallbacks_for_a_commit(jaxlib_index):
     assert history.jaxlib_fallbacks("0.4.29", "0.4.28", "2024-06-01", nowhere) == []
 
 
-def _jax_repo(tmp: Path, states: list[str]) -> Path:
+def _jax_repo(tmp: Path, states: list[str], needs_034_from: int | None = None) -> Path:
     """A fake jax: commits 0..len-1 each writing ``state.txt`` and a jax/version.py that says 0.4.34,
-    accepting jaxlib >= 0.4.33; v1.0 tags commit 0 and v2.0 the last."""
+    accepting jaxlib >= 0.4.33 (>= 0.4.34 from commit ``needs_034_from`` on); v1.0 tags commit 0 and
+    v2.0 the last."""
     repo = tmp / "origin"
     (repo / "jax").mkdir(parents=True)
-    (repo / "jax" / "version.py").write_text('_version: str = "0.4.34"\n_minimum_jaxlib_version: str = "0.4.33"\n')
     _git(repo, "init", "-q", "-b", "main")
     for i, state in enumerate(states):
+        minimum = "0.4.34" if needs_034_from is not None and i >= needs_034_from else "0.4.33"
+        (repo / "jax" / "version.py").write_text(f'_version: str = "0.4.34"\n'
+                                                 f'_minimum_jaxlib_version: str = "{minimum}"\n')
         (repo / "state.txt").write_text(state + "\n")
         (repo / f"f{i}.py").write_text(f"# {i}\n")
         _git(repo, "add", "-A")
@@ -484,3 +487,87 @@ def test_every_commit_skipped_is_not_judged(tmp_path, mirror_env, monkeypatch, c
     mirror_env(make_repo(judged_alike, ["ok"] * 5))
     assert _cli(judged_alike, monkeypatch, argv) == 1
     assert "do not disagree" in capsys.readouterr().out
+
+
+def _jaxlib_observer(shas: list[str], jaxlib_bug: bool, case: str = "cases/test_x.py::test_y", message: str = "boom"):
+    """A step of a fake jax: commits 0..5 cannot import over jaxlib 0.4.34 (they call ``getrf_hlo``);
+    over 0.4.34 the others fail with the target's error where ``jaxlib_bug`` (jaxlib's own failure);
+    a commit whose state.txt says bad fails with it over any jaxlib."""
+    old, seen = set(shas[:6]), []
+
+    def observe(reqs, step_id):
+        tree = Path(reqs[0].split(" @ file://", 1)[1])
+        jaxlib = next(r.split("==")[1] for r in reqs if r.startswith("jaxlib=="))
+        seen.append((shas.index(tree.name), jaxlib))
+        bad = (tree / "state.txt").read_text().strip() == "bad"
+        status, errors, msg = (
+            ("failed", ["AttributeError"], "module 'jaxlib.lapack' has no attribute 'getrf_hlo'")
+            if jaxlib == "0.4.34" and tree.name in old
+            else ("failed", ["ValueError"], message) if bad or (jaxlib == "0.4.34" and jaxlib_bug)
+            else ("passed", [], ""))
+        return observed_cell({"id": step_id, "python": "3.11", "backend": "cpu", "status": "ok", "versions": {},
+                              "results": [{"case": case, "status": status, "error_types": errors, "message": msg}]})
+    return observe, seen
+
+
+def _jaxlib_walk(tmp_path, mirror_env, states, jaxlib_bug, needs_034_from=None):
+    repo = _jax_repo(tmp_path, states, needs_034_from)
+    shas = _git(repo, "rev-list", "--reverse", "HEAD").split()
+    mirror_env(repo)
+    observe, seen = _jaxlib_observer(shas, jaxlib_bug)
+    result = commitbisect.bisect_commits(None, TARGET, "jax", good="1.0", bad="2.0", pins=[], python="3.11",
+                                         state_dir=tmp_path / "state", repo=URL, observe=observe, date="2024-10-05")
+    return result, shas, seen
+
+
+def test_a_failure_that_comes_with_jaxlib_is_not_blamed_on_a_commit(tmp_path, mirror_env, jaxlib_index):
+    """Was (red team): no jax commit changes anything; commits 0..5 cannot import over jaxlib 0.4.34
+    and fell back to 0.4.33 (absent), 6..10 ran over 0.4.34 and showed jaxlib 0.4.34's own failure:
+    "fake-rule starts at <commit 6>: change 6", with confidence, from a boundary judged over two
+    jaxlibs. Now the ends ran over different jaxlibs, so the bad end is run again over the good
+    end's: absent there; no commit is named, the failure follows jaxlib (judged alike: exit 1)."""
+    result, shas, seen = _jaxlib_walk(tmp_path, mirror_env, ["ok"] * 11, jaxlib_bug=True)
+    assert result.first is None and not result.range, result.message
+    assert "follows jaxlib" in result.message and "0.4.33" in result.message and "0.4.34" in result.message
+    assert result.judged
+    bad_end = next(s for s in result.steps if s.commit == shas[-1])
+    assert bad_end.jaxlib == "0.4.33" and bad_end.state == BisectState.ABSENT
+    assert bad_end.also == ["0.4.34: present (fail: ValueError)"]
+    assert "over jaxlib 0.4.34: present" in commitbisect_report.render(result)
+
+
+def test_a_boundary_at_a_change_of_jaxlib_is_not_a_commit(tmp_path, mirror_env, jaxlib_index, monkeypatch, capsys):
+    """As above, but commits 6..10 accept jaxlib 0.4.34 alone: neither side of the boundary can run
+    over the other's jaxlib. No commit is named; the answer says the boundary coincides with the
+    change of jaxlib 0.4.33 -> 0.4.34 between commits 5 and 6, and the command exits 2 (not judged),
+    not 0."""
+    result, shas, _ = _jaxlib_walk(tmp_path, mirror_env, ["ok"] * 11, jaxlib_bug=True, needs_034_from=6)
+    assert result.first is None and not result.judged, result.message
+    assert "coincides with a change of jaxlib, 0.4.33 -> 0.4.34" in result.message
+    assert shas[5][:12] in result.message and shas[6][:12] in result.message  # the boundary's two sides
+
+    from jaxcompat.commands import main
+    cli = tmp_path / "cli"
+    cli.mkdir()
+    mirror_env(_jax_repo(cli, ["ok"] * 11, needs_034_from=6))
+    cli_shas = _git(cli / "origin", "rev-list", "--reverse", "HEAD").split()
+    observe, _ = _jaxlib_observer(cli_shas, True, "cases/test_weak_type_closure.py::test_filter_closure_"
+                                                  "convert_weak_example", CLOSURE)
+    monkeypatch.setattr(commitbisect, "step_observer", lambda *a, **k: observe)
+    monkeypatch.setattr(commitbisect.releases, "release_date", lambda *a: "2024-10-04")
+    code = main(["bisect", "weak-type-closure", "--commits", "--package", "jax", "--good", "1.0", "--bad", "2.0",
+                 "--repo", URL, "--reports", str(cli / "r"), "--state", str(cli / "state"), "jaxlib==0.4.33"])
+    out = capsys.readouterr().out
+    assert code == 2, out
+    assert "coincides with a change of jaxlib" in out and " starts at " not in out
+
+
+def test_a_commit_is_named_over_one_jaxlib_when_the_ends_ran_over_two(tmp_path, mirror_env, jaxlib_index):
+    """A real change at commit 6, the ends over different jaxlibs (commit 0 over 0.4.33 after
+    ``getrf_hlo``, commit 10 over 0.4.34): the bad end is run again over 0.4.33, still present, and
+    the walk goes on over 0.4.33: commit 6 is named, both sides of it judged over jaxlib 0.4.33."""
+    result, shas, seen = _jaxlib_walk(tmp_path, mirror_env, ["ok"] * 6 + ["bad"] * 5, jaxlib_bug=False)
+    assert result.first is not None and result.first.sha == shas[6] and not result.range, result.message
+    by_sha = {s.commit: s for s in result.steps}
+    assert by_sha[shas[5]].jaxlib == by_sha[shas[6]].jaxlib == "0.4.33"
+    assert all(j == "0.4.33" for k, j in seen if 0 < k < 10)  # the middle over the good end's jaxlib alone

@@ -271,6 +271,14 @@ def jaxlib_for(version: str, minimum: str, cache_dir: Path) -> str:
     return fits[-1] if fits else ""
 
 
+def accepts(version: str, minimum: str, jaxlib: str) -> bool:
+    """Whether a jax commit (its ``_version`` and ``_minimum_jaxlib_version``) accepts that jaxlib."""
+    try:
+        return Version(minimum) <= Version(jaxlib) <= Version(version)
+    except InvalidVersion:
+        return False
+
+
 def jaxlib_fallbacks(version: str, minimum: str, day: str, cache_dir: Path) -> list[str]:
     """The other jaxlib releases to try a jax commit over, in order, where it cannot say over
     ``jaxlib_for``'s: the accepted one before that, the newest accepted released on or before the

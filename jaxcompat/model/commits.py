@@ -29,6 +29,9 @@ class CommitStep:
     seconds: float = 0.0
     jaxlib: str = ""  # for a jax commit: the jaxlib release it was installed over
     tried: list[str] = field(default_factory=list)  # jaxlib releases it could not say over first, each with why
+    # what it said over another jaxlib before it was run again over its neighbour's ("0.4.34: present (TypeError)"):
+    # a boundary is judged only between steps over the same jaxlib
+    also: list[str] = field(default_factory=list)
 
 
 @dataclass

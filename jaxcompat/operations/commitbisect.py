@@ -13,7 +13,9 @@ as of the bad release's date, so the steps differ in the package alone.
 
 A jax commit that cannot say over the newest jaxlib it accepts is tried over the others
 ``history.jaxlib_fallbacks`` gives before it is skipped: the newest it accepts is not always the
-one it was written against.
+one it was written against. A boundary is a commit only where both its sides ran over the same
+jaxlib (``Walker.align``): else no commit is named (the failure follows jaxlib, or the boundary
+coincides with a change of jaxlib: not judged).
 """
 
 from __future__ import annotations
@@ -72,22 +74,64 @@ def _judged_near(mid: int, lo: int, hi: int, state_of: StateOf, skipped: list[in
 Install = Callable[[str], tuple[list[str], str]]  # commit -> (requirements for the package, note)
 Others = Callable[[str], list[tuple[list[str], str]]]  # commit -> the other ways to install it, in order
 Observe = Callable[[list[str], str], CellResult]  # (requirements, step id) -> the cell as run
+Over = Callable[[str, str], list[str] | None]  # (commit, jaxlib) -> requirements; None: it does not accept it
 
 
 class Walker:
     """One step per commit, memoised; the record of each."""
 
     def __init__(self, shas: list[str], target: Target, pins: list[str], install: Install, observe: Observe,
-                 package: str, progress=quiet, others: Others | None = None):
+                 package: str, progress=quiet, others: Others | None = None, over: Over | None = None):
         self.shas, self.target, self.pins, self.install, self.observe = shas, target, pins, install, observe
-        self.package, self.progress, self.others = package, progress, others
+        self.package, self.progress, self.others, self.over = package, progress, others, over
         self.memo: dict[int, CommitStep] = {}
+        self.ran: set[tuple[str, str]] = set()  # (commit, jaxlib) of every step run
+        self.prefer = ""  # the jaxlib both sides of a boundary were aligned over: tried first from then on
+        self.unaligned: tuple[int, int] | None = None  # a boundary whose sides' jaxlibs could not be made one
 
     def __call__(self, k: int) -> BisectState:
         if k not in self.memo:
-            step = self._step(self.shas[k])
-            self.memo[k] = self._over_others(step) if step.state == UNKNOWN and self.others else step
+            first = self._over_jaxlib(self.shas[k], self.prefer) if self.prefer else None
+            if first is None or first.state == UNKNOWN:
+                step = self._step(self.shas[k])
+                step = self._over_others(step) if step.state == UNKNOWN and self.others else step
+                if first is not None:
+                    step.tried.insert(0, f"{first.jaxlib}: {first.detail or first.signature}")
+                first = step
+            self.memo[k] = first
         return self.memo[k].state
+
+    def align(self, a: int, b: int) -> bool:
+        """Steps a and b ran over different jaxlibs: b over a's if b accepts it and was not run
+        over it yet, else a over b's; the new step replaces the old where it can say (the old one
+        kept in its ``also``). False where neither could be run and say."""
+        for k, other in ((b, a), (a, b)):
+            jaxlib, old = self.memo[other].jaxlib, self.memo[k]
+            if (old.commit, jaxlib) in self.ran:
+                continue
+            step = self._over_jaxlib(old.commit, jaxlib)
+            if step is not None and step.state != UNKNOWN:
+                step.also = [*old.also, f"{old.jaxlib}: {old.state}" + (f" ({old.signature})" if old.signature else "")]
+                step.tried = old.tried
+                self.memo[k], self.prefer = step, jaxlib
+                return True
+        return False
+
+    def _over_jaxlib(self, sha: str, jaxlib: str) -> CommitStep | None:
+        """The commit over that jaxlib; None where it does not accept it (or git cannot give it)."""
+        try:
+            reqs = self.over(sha, jaxlib) if self.over else None
+        except (history.HistoryError, GitError, OSError, ValueError):
+            reqs = None
+        if reqs is None:
+            return None
+        t0 = time.monotonic()
+        self.ran.add((sha, jaxlib))
+        pins = [p for p in self.pins if parse_requirement(p).name.lower() not in _names(reqs)]
+        state, sig, detail = judge(self.observe(reqs + pins, f"bisect-{self.package}-{sha[:12]}-jaxlib-{jaxlib}"),
+                                   self.target)
+        self.progress(f"  {sha[:12]}: {state} ({sig}) over jaxlib {jaxlib}, to match a neighbour's")
+        return CommitStep(sha, state, sig, detail, time.monotonic() - t0, jaxlib)
 
     def _step(self, sha: str) -> CommitStep:
         t0 = time.monotonic()
@@ -101,6 +145,7 @@ class Walker:
             result = self.observe(reqs + others, f"bisect-{self.package}-{sha[:12]}")
             state, sig, detail = judge(result, self.target)
             step = CommitStep(sha, state, sig, detail, time.monotonic() - t0, note)
+            self.ran.add((sha, note))
         self.progress(f"  {sha[:12]}: {step.state} ({step.signature}) {step.seconds:.0f} s"
                       + (f" [jaxlib {step.jaxlib}]" if step.jaxlib else "")
                       + (f": {step.detail}" if step.state == UNKNOWN and step.detail else ""))
@@ -112,10 +157,11 @@ class Walker:
         t0, step, tried = time.monotonic(), first, []
         sha = first.commit
         for reqs, note in self._other_ways(sha):
-            if note == first.jaxlib:
+            if (sha, note) in self.ran:
                 continue
             tried.append(f"{step.jaxlib}: {step.detail or step.signature}")
             pins = [p for p in self.pins if parse_requirement(p).name.lower() not in _names(reqs)]
+            self.ran.add((sha, note))
             state, sig, detail = judge(self.observe(reqs + pins, f"bisect-{self.package}-{sha[:12]}-jaxlib-{note}"),
                                        self.target)
             step = CommitStep(sha, state, sig, detail, first.seconds + time.monotonic() - t0, note, list(tried))
@@ -150,8 +196,32 @@ def walk(shas: list[str], walker: Walker, fixed: bool) -> tuple[int, int, list[i
     if start != want_start or end != want_end:
         return 0, n - 1, [], (f"the ends do not disagree as asked: {want_start} expected at the good end, "
                               f"{want_end} at the bad one; judged {start} and {end}")
+    wants = (want_start, want_end)
+    while walker.memo[0].jaxlib != walker.memo[n - 1].jaxlib and walker.align(0, n - 1):  # the ends, where they can
+        if (walker.memo[0].state, walker.memo[n - 1].state) != wants:
+            return 0, n - 1, [], _jaxlib_cause(walker.package, walker.memo[0], walker.memo[n - 1])
     lo, hi, skipped = transition(n, walker, want_end)
+    while walker.memo[lo].jaxlib != walker.memo[hi].jaxlib:  # a boundary is a commit only over one jaxlib
+        if not walker.align(lo, hi):
+            walker.unaligned = (lo, hi)
+            return lo, hi, skipped, _jaxlib_change(walker.memo[lo], walker.memo[hi])
+        if (walker.memo[0].state, walker.memo[n - 1].state) != wants:
+            return 0, n - 1, [], _jaxlib_cause(walker.package, walker.memo[0], walker.memo[n - 1])
+        lo, hi, skipped = transition(n, walker, want_end)
     return lo, hi, skipped, ""
+
+
+def _jaxlib_change(a: CommitStep, b: CommitStep) -> str:
+    return (f"no commit named: the boundary {a.commit[:12]} ({a.state} over jaxlib {a.jaxlib}) -> {b.commit[:12]} "
+            f"({b.state} over jaxlib {b.jaxlib}) coincides with a change of jaxlib, {a.jaxlib} -> {b.jaxlib}, "
+            "and neither commit could be judged over the other's: the change may be jaxlib's, not a commit's")
+
+
+def _jaxlib_cause(package: str, good: CommitStep, bad: CommitStep) -> str:
+    ends = "; ".join(f"the {end} end {s.commit[:12]} is {s.state} over jaxlib {s.jaxlib}"
+                     + (f" (over jaxlib {', '.join(s.also)})" if s.also else "")
+                     for end, s in (("good", good), ("bad", bad)))
+    return f"no commit of {package}: over one jaxlib the ends agree, the failure follows jaxlib, not a commit: {ends}"
 
 
 def bisect_commits(matrix: Matrix, target: Target, package: str, *, good: str, bad: str, pins: list[str],
@@ -169,14 +239,15 @@ def bisect_commits(matrix: Matrix, target: Target, package: str, *, good: str, b
     result = CommitBisect(package, target.id, url, good, bad, fixed, commits=len(shas) - 1)
     progress(f"{len(shas) - 1} first-parent commits from {package} {good} to {bad}: "
              f"about {max(1, (len(shas) - 1).bit_length())} steps")
-    others = other_jaxlibs(url, state_dir) if install is None and package == "jax" else None
+    others, over = ((other_jaxlibs(url, state_dir), jaxlib_over(url, state_dir)) if install is None and package == "jax"
+                    else (None, None))
     install = install or source_installer(package, url, state_dir)
     date = date or _day_after(releases.release_date(package, bad, cache))
     observe = observe or step_observer(matrix, python, state_dir, date, use_cache, target.cases)
-    walker = Walker(shas, target, pins, install, observe, package, progress, others)
+    walker = Walker(shas, target, pins, install, observe, package, progress, others, over)
     lo, hi, skipped, problem = walk(shas, walker, fixed)
     result.steps = [walker.memo[k] for k in sorted(walker.memo)]
-    result.judged = UNKNOWN not in (walker.memo[0].state, walker.memo[len(shas) - 1].state)
+    result.judged = UNKNOWN not in (walker.memo[0].state, walker.memo[len(shas) - 1].state) and not walker.unaligned
     result.wall_s = round(time.monotonic() - t0, 1)
     if problem:
         result.message = problem
@@ -233,6 +304,18 @@ def other_jaxlibs(url: str, state_dir: Path) -> Others:
         tree, _absent = history.checkout(url, sha, cache, src)
         return [([f"jax @ {tree.resolve().as_uri()}", f"jaxlib=={j}"], j) for j in _fallbacks(url, sha, cache)]
     return others
+
+
+def jaxlib_over(url: str, state_dir: Path) -> Over:
+    """A jax commit over a given jaxlib release, where it accepts it (``history.accepts``)."""
+    cache, src = state_dir / "cache", state_dir / "commits" / "jax"
+
+    def over(sha: str, jaxlib: str) -> list[str] | None:
+        if not history.accepts(*history.jax_versions(url, sha, cache), jaxlib):
+            return None
+        tree, _absent = history.checkout(url, sha, cache, src)
+        return [f"jax @ {tree.resolve().as_uri()}", f"jaxlib=={jaxlib}"]
+    return over
 
 
 def _fallbacks(url: str, sha: str, cache: Path) -> list[str]:

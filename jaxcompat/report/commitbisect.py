@@ -17,6 +17,7 @@ def render(result: CommitBisect) -> str:
         lines.append(f"  {s.commit[:12]}  {s.state:<10} {s.signature:<36} {s.seconds:6.0f} s"
                      + (f"  jaxlib {s.jaxlib}" if s.jaxlib else "")
                      + (f" (cannot say over jaxlib {'; '.join(s.tried)})" if s.tried else "")
+                     + (f" (over jaxlib {'; '.join(s.also)})" if s.also else "")
                      + (f"  skipped: {s.detail}" if s.state == UNKNOWN and s.detail else ""))
     lines.append(result.message)
     if result.first:
