@@ -519,7 +519,7 @@ def _stored_run(tmp_path, names_run, planned_names, shards=("1/2", "2/2")):
     for s in shards:
         crater.store_plan(out, plan, deps, s)
     for n in names_run:
-        res = DependentResult(n, DependentVerdict.SAFE, version="1.0", plan=plan.key,
+        res = DependentResult(n, DependentVerdict.SAFE, version="1.0", plan=plan.key, run_id=plan.run_id,
                                      ran={"candidate": 4, "baseline": 4})
         (out / crater.RESULTS / f"{n}.json").write_text(json.dumps(res.to_dict()))
     (tmp_path / "dependents.toml").write_text("".join(f'[[dependent]]\nname = "{n}"\nversion = "latest"\n'

@@ -162,8 +162,9 @@ def _stored(tmp_path: Path, parts: list[int]) -> Path:
     for s in ("1/2", "2/2"):
         crater.store_plan(out, plan, units, s)
     for k in parts:
-        (out / crater.RESULTS / f"diffrax.part{k}-of-2.json").write_text(json.dumps(_part(k, 2, FILES).to_dict()))
-    whole = DependentResult("lineax", DependentVerdict.SAFE, version="0.0.5", plan=plan.key,
+        (out / crater.RESULTS / f"diffrax.part{k}-of-2.json").write_text(
+            json.dumps(replace(_part(k, 2, FILES), run_id=plan.run_id).to_dict()))
+    whole = DependentResult("lineax", DependentVerdict.SAFE, version="0.0.5", plan=plan.key, run_id=plan.run_id,
                                    ran={"candidate": 4, "baseline": 4})
     (out / crater.RESULTS / "lineax.json").write_text(json.dumps(whole.to_dict()))
     (tmp_path / "dependents.toml").write_text('[[dependent]]\nname = "diffrax"\nversion = "latest"\nsplit = 2\n'

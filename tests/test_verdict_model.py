@@ -5,10 +5,11 @@ skips, time limits, tests not collected, the flaky file, --aa's second baseline 
 and what holding it does — and run through the real code: ``check --tests``'s comparison
 (``usertests.compare`` with the runs of the tests scripted) and the crater (``crater.run`` of every
 unit, a split dependent's parts on shards, then ``crater --report-only``), with shards missing,
-lost or stale. Each test's class, each dependent's verdict, health and confounder, and the exit
+lost or stale (an earlier run of the same plan too), a side not installed for a unit, parts of
+different releases. Each test's class, each dependent's verdict, health and confounder, and the exit
 must be the model's: so splitting a suite never changes its verdict, a re-run never turns a test
 that fails on every candidate run into anything but broken, and a result no plan names never
-enters a verdict. The four defects the model found have their own tests below.
+enters a verdict. The defects the model found, and those a red team found, have their own tests below.
 
 The examples are a fixed budget, derandomized, in CI (CI=true); locally hypothesis draws anew.
 """
@@ -36,7 +37,7 @@ from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.dependents import Dependent, DependentSource
 from jaxcompat.model.matrix import Cell
 from jaxcompat.model.usertests import UserTest
-from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
+from jaxcompat.model.vocab import CellStatus, DependentVerdict, UserTestStatus
 from jaxcompat.operations import crater, craterparts, usertests
 from tests import verdict_model as model
 from tests.helpers import make_tree
@@ -85,8 +86,9 @@ class Script:
     """``observe`` as the facts say: a project's tests (by its folder's name), each side's whole runs
     (the first, then --aa's second of the baseline) and re-runs of named tests in turn."""
 
-    def __init__(self, suites: dict[str, list[Facts]], confounded: set[str] = frozenset()):
+    def __init__(self, suites: dict[str, list[Facts]], confounded: set[str] = frozenset(), down: tuple = ()):
         self.suites, self.confounded = suites, confounded
+        self.down = down  # (project, its unit's files or None for all, side): that side cannot be installed there
         self.seen: dict[tuple, int] = {}
 
     def _next(self, *key) -> int:
@@ -95,6 +97,10 @@ class Script:
 
     def observe(self, cell, matrix, state_dir, target, nodeids=None):
         project, side = target.root.name, _side(cell)
+        if self.down and (project, side) == (self.down[0], self.down[2]) and self.down[1] in (None, set(target.only)):
+            said = ("error: Failed to fetch: `https://pypi.org/simple/jax/`\n  Caused by: Request failed after 3 "
+                    "retries\n  Caused by: operation timed out")
+            return usertests.Observed(error=said, status=CellStatus.INSTALL_ERROR, cause=said.splitlines()[-1])
         facts = self.suites[project]
         chosen = ([f for f in facts if f.name in nodeids] if nodeids
                   else [f for f in facts if not target.only or f.file in target.only])
@@ -153,7 +159,11 @@ def world(tmp_path_factory):
 
 # A file's tests share a mode now and then: all passing, every one skipped in the candidate, skipped
 # on both sides (a GPU-only file, deselected), stopped at the time limit on both sides, failing before.
-MODES = ["mixed", "mixed", "mixed", "passing", "passing", "skipped-after", "skipped-both", "stopped", "failing-before"]
+MODES = ["mixed", "mixed", "mixed", "passing", "passing", "skipped-after", "skipped-both", "stopped", "failing-before",
+         "new"]
+# now and then every file in one of a few modes: every test that ran before skipped in the candidate
+# beside tests the candidate alone runs, or every test stopped at the time limit on both sides beside them
+NARROW = [["skipped-after", "new"], ["stopped", "new"], ["stopped", "skipped-after", "new", "skipped-both"]]
 status = st.sampled_from([PASSED, PASSED, PASSED, *STATUSES])
 
 
@@ -167,13 +177,14 @@ def side_runs(draw, first: str) -> tuple[str, ...]:
 @st.composite
 def suites(draw, with_baseline: bool = True) -> list[Facts]:
     out = []
+    modes = draw(st.sampled_from([MODES] * 4 + NARROW))
     for file in FILES:
-        mode = draw(st.sampled_from(MODES))
+        mode = draw(st.sampled_from(modes))
         for i in range(draw(st.integers(0, 3))):
             after = {"passing": PASSED, "skipped-after": SKIPPED, "skipped-both": SKIPPED,
                      "stopped": TIMEOUT}.get(mode) or draw(status)
-            before = {"passing": PASSED, "skipped-both": SKIPPED, "stopped": TIMEOUT,
-                      "failing-before": FAILED}.get(mode) or draw(status)
+            before = {"passing": PASSED, "skipped-both": SKIPPED, "stopped": TIMEOUT, "failing-before": FAILED,
+                      "new": draw(st.sampled_from([SKIPPED, ABSENT]))}.get(mode) or draw(status)
             out.append(Facts(f"{file}::t{i}", draw(side_runs(after)),
                              draw(side_runs(before)) if with_baseline else None,
                              aa=draw(st.sampled_from([before, before, before, PASSED, FAILED, ERROR, TIMEOUT])),
@@ -216,7 +227,8 @@ def test_check_tests_answers_as_the_model(world, data, reruns, aa, with_baseline
 
 # -------------------------------------------------------------------- the crater, split and sharded
 
-MISHAPS = ["none", "missing", "lost-shard", "stale-unplanned", "stale-other-run", "other-python-shard"]
+MISHAPS = ["none", "missing", "lost-shard", "stale-unplanned", "stale-other-run", "other-python-shard",
+           "stale-same-plan", "not-installed", "other-release"]
 
 
 @st.composite
@@ -240,7 +252,11 @@ def _crater(world, run: dict, folder: Path) -> tuple[int, dict | None, set[str]]
     store.save()
     n, odd = run["shards"], run["which"] % run["shards"] + 1
     by_shard = {i: crater.shard(units, f"{i}/{n}") for i in range(1, n + 1)}
-    script = Script({name: suite for name, suite, _, _ in run["deps"]}, {name for name, *_, c in run["deps"] if c})
+    victim = units[run["which"] % len(units)]
+    down = ((victim.name, set(world["deal"][victim.split][victim.part - 1]) if victim.part else None,
+             ("candidate", "baseline")[run["which"] // len(units) % 2]) if run["mishap"] == "not-installed" else ())
+    script = Script({name: suite for name, suite, _, _ in run["deps"]}, {name for name, *_, c in run["deps"] if c},
+                    down)
     with pytest.MonkeyPatch.context() as mp:
         _patch(mp, script, world["roots"])
         for i, mine in by_shard.items():
@@ -249,8 +265,20 @@ def _crater(world, run: dict, folder: Path) -> tuple[int, dict | None, set[str]]
             crater.run(mine, p, world["matrix"], state, out, isolate=False, use_cache=False)
     run["said"] = [(r.name, str(r.verdict)) for r in crater.stored(out)]  # each unit on its own (statistics)
     lost: set[str] = set()
-    victim = units[run["which"] % len(units)].unit
-    if run["mishap"] == "missing":
+    victim = victim.unit
+    if run["mishap"] == "not-installed":  # that side of that unit was never installed: not judged
+        lost = {victim}
+    elif run["mishap"] == "other-release" and "." in victim:  # a part ran another release of its dependent
+        moved = json.loads((out / crater.RESULTS / f"{victim}.json").read_text())
+        moved["version"] = "1.1"
+        (out / crater.RESULTS / f"{victim}.json").write_text(json.dumps(moved))
+        lost = {victim}
+    elif run["mishap"] == "stale-same-plan":  # an earlier run of the same plan wrote it; tonight's shard did not
+        earlier = json.loads((out / crater.RESULTS / f"{victim}.json").read_text())
+        earlier["run_id"] = "an-earlier-run"
+        (out / crater.RESULTS / f"{victim}.json").write_text(json.dumps(earlier))
+        lost = {victim}
+    elif run["mishap"] == "missing":
         (out / crater.RESULTS / f"{victim}.json").unlink()
         lost = {victim}
     elif run["mishap"] == "lost-shard":
@@ -285,8 +313,11 @@ def _expected(world, run: dict, lost: set[str]) -> tuple[int, dict[str, str]]:
     said = {}
     for name, suite, split, _ in run["deps"]:
         parts = [k for k in range(1, split + 1) if (f"{name}.part{k}-of-{split}" if split > 1 else name) in lost]
-        gone = {f for k in parts for f in world["deal"][split][k - 1]}
+        # a part of another release was compared all the same: its tests count, the gap keeps it from safe
+        gone = {f for k in parts for f in world["deal"][split][k - 1]} if run["mishap"] != "other-release" else set()
         said[name] = model.split_verdict(suite, run["reruns"], run["aa"], gone, bool(parts))
+        if run["mishap"] == "not-installed" and parts and said[name] == model.NOT_RUN:
+            said[name] = "index-unreachable"  # the installer's words: the index did not answer (not judged)
     return model.run_exit(list(said.values())), said
 
 
@@ -310,6 +341,8 @@ def test_the_crater_answers_as_the_model(world, tmp_path_factory, capsys, mishap
     assert {n: d["verdict"] for n, d in by.items()} == verdicts_  # optax, no plan names it: not among them
     if run["mishap"] == "stale-unplanned":
         assert any(x.startswith("optax.json") for x in report["ignored"])
+    if run["mishap"] == "stale-same-plan":
+        assert [x for x in report["ignored"] if x.startswith(f"{next(iter(lost))}.json (written by no shard")]
     for name, suite, _, confounded in run["deps"]:
         if any(u == name or u.startswith(name + ".") for u in lost):
             continue
@@ -399,7 +432,7 @@ def _report_only(tmp_path: Path, capsys) -> tuple[int, str]:
 
 
 def _safe(name: str, plan: crater.Plan) -> DependentResult:
-    return DependentResult(name, DependentVerdict.SAFE, version="1.0", plan=plan.key,
+    return DependentResult(name, DependentVerdict.SAFE, version="1.0", plan=plan.key, run_id=plan.run_id,
                            ran={"candidate": 2, "baseline": 2})
 
 
@@ -453,3 +486,118 @@ def test_rerun_failures_of_a_split_dependent_runs_what_broke_and_can_clear_it(tm
     assert proc.returncode == 0 and "no test file falls" not in out, out
     [alpha] = json.loads((tmp / "reports" / "crater" / "crater.json").read_text())["dependents"]
     assert alpha["verdict"] == "safe" and alpha["ran"] == {"candidate": 1, "baseline": 1}
+
+
+# -------------------------------------------------------------------- the defects the red team found
+
+
+@pytest.mark.parametrize("new", [PASSED, FAILED])
+def test_tests_the_candidate_alone_ran_never_make_a_suite_skipped_there_safe(world, tmp_path, capsys, new):
+    """636eb1d: every test that ran in the baseline skipped in the candidate, beside one test the
+    baseline skipped that runs (passing, or even failing) in the candidate: `safe`, exit 0, split or
+    not, and so said check --tests. None of the tests that ran in the baseline ran in the candidate:
+    none-ran, exit 1."""
+    f0, f1 = FILES[0], FILES[1]
+    suite = [_t(f"{f0}::a{i}", (SKIPPED,), (PASSED,)) for i in range(5)] + [_t(f"{f1}::new", (new,), (SKIPPED,))]
+    code, by, out = _merged(world, tmp_path, [("alpha", suite, 2), ("beta", suite, 1)], capsys)
+    assert code == 1 and by["alpha"]["verdict"] == by["beta"]["verdict"] == "none-ran", out
+    cmp = _compare(world, suite, 1, False, True)
+    assert verdicts.decide([user_tests_item(cmp, "yours")]).code == 1
+    assert model.suite_verdict(suite, 1, False) == model.NONE_RAN
+
+
+def test_tests_the_candidate_alone_ran_never_make_a_suite_stopped_at_the_time_limit_judged(world, tmp_path, capsys):
+    """636eb1d: every test stopped at the time limit on both sides beside one test only the
+    candidate ran (passing): `safe`, exit 0. No test that ran on both sides ended: not-run, exit 2."""
+    f0, f1 = FILES[0], FILES[1]
+    suite = [_t(f"{f0}::slow{i}", (TIMEOUT,), (TIMEOUT,)) for i in range(5)] + [_t(f"{f1}::new", (PASSED,), (ABSENT,))]
+    code, by, out = _merged(world, tmp_path, [("alpha", suite, 2), ("beta", suite, 1)], capsys)
+    assert code == 2 and by["alpha"]["verdict"] == by["beta"]["verdict"] == "not-run", out
+    assert "time limit" in by["alpha"]["cause"] and "breaks none" not in out
+    assert verdicts.decide([user_tests_item(_compare(world, suite, 1, False, True), "yours")]).code == 2
+
+
+@pytest.mark.parametrize("split", [1, 2])
+def test_a_part_whose_side_was_not_installed_holds_no_broken_test(world, tmp_path, capsys, split):
+    """636eb1d: the candidate could not be installed on part 2's shard (the index did not answer):
+    the merge kept that part's records, every test that passed in the baseline reading broken beside
+    a candidate never installed: `broken`, exit 1, where the whole dependent said index-unreachable,
+    exit 2. A part not installed holds no test; a real break in a part that was compared stays one."""
+    f0, f1 = FILES[0], FILES[1]
+    suite = [_t(f"{f0}::a{i}", (PASSED,), (PASSED,)) for i in range(3)] + [
+        _t(f"{f1}::b{i}", (PASSED,), (PASSED,)) for i in range(3)]
+    run = {"deps": [("alpha", suite, split, False)], "reruns": 1, "aa": False, "shards": 2,
+           "mishap": "not-installed", "which": split - 1}  # part 2 of 2 (or the whole), its candidate
+    code, report, _ = _crater(world, run, tmp_path / "fine")
+    [alpha] = report["dependents"]
+    assert code == 2 and alpha["verdict"] == "index-unreachable", alpha["cause"]
+    assert not [t for t in alpha["tests"] if t["class"] == "broken"] and "broken" not in alpha["classes"]
+    broke = [_t(f"{f0}::a0", (FAILED, FAILED), (PASSED, PASSED))] + suite[1:]
+    code, report, _ = _crater(world, dict(run, deps=[("alpha", broke, 2, False)], which=1), tmp_path / "broke")
+    [alpha] = report["dependents"]
+    assert code == 1 and alpha["verdict"] == "broken" and "index-unreachable" in alpha["cause"]
+    assert [t["test"] for t in alpha["tests"] if t["class"] == "broken"] == [f"{f0}::a0"]
+
+
+@pytest.mark.parametrize("baseline, want, code", [((TIMEOUT, FAILED), "fails-both", 0),
+                                                  ((TIMEOUT, ERROR), "fails-both", 0),
+                                                  ((PASSED, TIMEOUT), "broken", 1)])
+def test_a_stop_at_the_time_limit_on_a_rerun_is_no_evidence(world, tmp_path, capsys, baseline, want, code):
+    """636eb1d, --reruns 1, the candidate failing twice: a baseline stopped at the time limit, then
+    failing outright on its re-run, read `broken` (it never passed there: fails-both); a baseline
+    that passed, then was stopped on its re-run, read `flaky` and the suite safe (a stop is how it
+    would have ended not known, no flip: broken)."""
+    suite = [_t(f"{FILES[0]}::ok", (PASSED,), (PASSED,)), _t(f"{FILES[0]}::x", (FAILED, FAILED), baseline)]
+    got, by, out = _merged(world, tmp_path, [("alpha", suite, 1)], capsys)
+    assert got == code and {t["test"]: t["class"] for t in by["alpha"]["tests"]}[f"{FILES[0]}::x"] == want, out
+    cmp = _compare(world, suite, 1, False, True)
+    assert {t.test: str(t.cls) for t in cmp.tests}[f"{FILES[0]}::x"] == want
+    assert model.classes(suite, 1, False)[f"{FILES[0]}::x"] == want
+
+
+def test_a_break_beside_a_part_of_another_release_is_broken(world, tmp_path, capsys):
+    """636eb1d: part 1 holds a test that passed in the baseline and fails on every candidate run;
+    part 2 ran another release of the dependent: `not-run`, exit 2. A break is a break (exit 1),
+    the gap named in its cause."""
+    f0, f1 = FILES[0], FILES[1]
+    suite = [_t(f"{f0}::a", (FAILED, FAILED), (PASSED, PASSED)), _t(f"{f1}::b", (PASSED,), (PASSED,))]
+    run = {"deps": [("alpha", suite, 2, False)], "reruns": 1, "aa": False, "shards": 2,
+           "mishap": "other-release", "which": 1}  # part 2 ran alpha 1.1
+    code, report, _ = _crater(world, run, tmp_path)
+    [alpha] = report["dependents"]
+    assert code == 1 and alpha["verdict"] == "broken" and "different releases" in alpha["cause"], alpha["cause"]
+    assert [t["test"] for t in alpha["tests"] if t["class"] == "broken"] == [f"{f0}::a"]
+
+
+def test_report_only_leaves_out_an_earlier_runs_result_of_the_same_plan(world, tmp_path, capsys):
+    """636eb1d: night 1's shards both finished (safe); night 2, into the same reports folder with the
+    same plan, shard 2 stored its plan and was killed before its result: night 1's part 2 merged as
+    night 2's, `safe`, exit 0. A result carries the run_id of the shard that wrote it, and a merge
+    takes only results of a stored plan's run_id: part 2 has none tonight, exit 2."""
+    state, out = tmp_path / "state", tmp_path / "reports" / "crater"
+    units = craterparts.units([Dependent("alpha", DependentSource(version="1.0"), split=2)])
+    (tmp_path / "dependents.toml").write_text('[[dependent]]\nname = "alpha"\nversion = "latest"\nsplit = 2\n')
+
+    def night(suite: list[Facts], finished: set[int]) -> tuple[int, dict]:
+        with pytest.MonkeyPatch.context() as mp:
+            _patch(mp, Script({"alpha": suite}), world["roots"])
+            for i in (1, 2):
+                plan = crater.Plan(CANDIDATE, BASELINE)  # each shard is an invocation of its own
+                crater.store_plan(out, plan, units, f"{i}/2")
+                if i in finished:
+                    crater.run(crater.shard(units, f"{i}/2"), plan, world["matrix"], state, out, isolate=False,
+                               use_cache=False)
+        code = main(["crater", "--report-only", "--matrix", str(world["matrix_path"]), "--reports",
+                     str(tmp_path / "reports"), "--state", str(state),
+                     "--dependents", str(tmp_path / "dependents.toml")])
+        capsys.readouterr()
+        return code, json.loads((out / "crater.json").read_text())
+
+    f0, f1 = FILES[0], FILES[1]
+    code, _ = night([_t(f"{f0}::a", (PASSED,), (PASSED,)), _t(f"{f1}::b", (PASSED,), (PASSED,))], {1, 2})
+    assert code == 0
+    code, report = night([_t(f"{f0}::a", (PASSED,), (PASSED,)), _t(f"{f1}::b", (FAILED, FAILED), (PASSED, PASSED))],
+                         {1})
+    [alpha] = report["dependents"]
+    assert code == 2 and alpha["verdict"] == "not-run" and "part2-of-2: no result stored" in alpha["cause"]
+    assert [x for x in report["ignored"] if x.startswith("alpha.part2-of-2.json (written by no shard")]

@@ -53,13 +53,13 @@ def _result_text(name: str, what) -> str:
     if what == "wrong-schema":  # JSON that reads, but not a result as the crater writes one
         return json.dumps({"name": name, "verdict": "safe", "plan": PLAN.key, "ran": {"candidate": "3"}})
     if what == "wrong-name":  # another dependent's result under this one's name
-        return json.dumps(DependentResult("zeta", DependentVerdict.SAFE, plan=PLAN.key,
+        return json.dumps(DependentResult("zeta", DependentVerdict.SAFE, plan=PLAN.key, run_id=PLAN.run_id,
                                                  ran={"candidate": 3, "baseline": 3}).to_dict())
     if what == "other-run":
         return json.dumps(DependentResult(name, DependentVerdict.SAFE, plan=OTHER.key,
                                                  ran={"candidate": 3, "baseline": 3}).to_dict())
     verdict, ran_c, ran_b = what
-    return json.dumps(DependentResult(name, verdict, version="1.0", plan=PLAN.key,
+    return json.dumps(DependentResult(name, verdict, version="1.0", plan=PLAN.key, run_id=PLAN.run_id,
                                              ran={"candidate": ran_c, "baseline": ran_b}).to_dict())
 
 
@@ -151,6 +151,8 @@ def test_your_tests_are_safe_only_when_they_ran_on_both_sides(ran_c, ran_b, brok
     one) and none broke; ran before and none after is 1, as it always was; the index is never 1."""
     cls = "broken" if ran_b is not None else "fails"  # a test that passed before (or, alone, fails)
     tests = [UserTest("t.py::a", "failed", "passed" if ran_b is not None else None, cls)] if broken else []
+    both = ran_c if ran_b is None else min(ran_c, ran_b)  # the records of the tests that ran (on both sides)
+    tests += [UserTest(f"t.py::ok{i}", "passed", "passed" if ran_b is not None else None, "pass") for i in range(both)]
     cmp = Comparison(tests, with_baseline=ran_b is not None, error=error,
                                ran={"candidate": ran_c, **({"baseline": ran_b} if ran_b is not None else {})})
     code = verdicts.decide([user_tests_item(cmp, "yours")]).code

@@ -15,18 +15,24 @@ What follows from them:
 - A test's first class, from its two first runs (``first_class``).
 - Re-runs and flaky knowledge: a test of a class that is re-run before blame (broken, fails,
   fixed) is flaky when the flaky file names it, when --aa saw it pass in one of the baseline's two
-  runs and fail in the other, or when a re-run on either side passed where that side's first run
-  failed (or was not collected) or failed where it passed. Failing is failing whatever the way:
-  failed, error and timeout are one outcome; a skip, or a re-run that did not collect it, is no
-  evidence. So a test that passed in the baseline and fails on every candidate run is broken.
-- A suite's verdict (``suite_verdict``): not run when none of its tests ran in the baseline, or
-  when every test that ran was stopped at the time limit on both sides and none is broken; none
-  ran (not safe) when tests ran in the baseline and none in the candidate; broken when one is;
-  else safe. It is the whole suite's: splitting it in parts never changes it.
-- A split dependent with a part that did not come back: broken when a part that came back holds a
-  broken test (nothing else can mend a break), else not run.
-- A result no plan names (left from another or an earlier run) never enters a verdict; plans of
-  two runs (another candidate, baseline, day, Python or index) are refused: exit 2.
+  runs and fail in the other, or when one side's runs (its first and its re-runs) hold a pass and an
+  outright failure (failed, error; the first run not collecting it). A stop at the time limit is
+  no evidence (how it would have ended is not known), nor is a skip or a re-run that did not
+  collect it. Else its class is the first class of what each side's runs settle on: passed when
+  one passed, failed outright when one did, else its first run. So a test that passed in the
+  baseline and fails on every candidate run is broken; a baseline stopped, then failing outright,
+  never passed (fails-both); one that passed, then was stopped, still passed.
+- A suite's verdict (``suite_verdict``), on the tests that ran on both sides (a test the candidate
+  alone ran compares with nothing): not run when none ran in the baseline; none ran (not safe)
+  when none of those ran in the candidate; broken when one is; not run when every test that ran on
+  both sides was stopped at the time limit on both; else safe. It is the whole suite's: splitting
+  it in parts never changes it.
+- A split dependent with a part that did not come to a comparison (missing, a side not installed,
+  left from an earlier run) or with parts of different releases: broken when a part compared holds
+  a broken test (nothing else can mend a break), else not run.
+- A result no plan names (left from another or an earlier run, or written by no shard whose plan
+  is stored) never enters a verdict; plans of two runs (another candidate, baseline, day, Python or
+  index) are refused: exit 2.
 - The exit: 1 when a suite is broken or none of its tests ran in the candidate; 0 when every one
   is safe; else 2 (nothing at all is 2 too).
 - Health: unhealthy when more than half of the tests that ran in the baseline (passed, failed or
@@ -87,20 +93,31 @@ def first_class(before: str | None, after: str) -> str:
     return "fixed" if before in (FAILED, ERROR) else "pass"  # a test stopped before and passing now: a pass
 
 
-def _passes(status: str, first: bool) -> bool | None:
-    """A run's outcome: True passed, False failed, None no evidence. A test the first run did not
-    collect did not pass there; one a re-run did not collect says nothing."""
-    if status == PASSED:
-        return True
-    if status in FAILING or (first and status == ABSENT):
-        return False
-    return None
+OUTRIGHT = (FAILED, ERROR)  # it failed, and how it ended is known (a time-limit stop is not: no evidence)
+
+
+def evidence(runs: tuple[str, ...]) -> tuple[bool, bool]:
+    """(it passed in one of a side's runs, it failed outright in one). A test the first run did not
+    collect did not pass there (a failure); a skip, a re-run that did not collect it, or a stop at
+    the time limit (how it would have ended is not known) is no evidence either way."""
+    return PASSED in runs, runs[0] == ABSENT or any(s in OUTRIGHT for s in runs)
 
 
 def rerun_changed(runs: tuple[str, ...], reruns: int) -> bool:
-    """Whether one of a side's first ``reruns`` re-runs passed where its first run failed, or the other way."""
-    first = _passes(runs[0], True)
-    return first is not None and any(_passes(again, False) not in (None, first) for again in runs[1:1 + reruns])
+    """Whether a side's first run and its first ``reruns`` re-runs hold a pass and an outright failure."""
+    passed, failed = evidence(runs[:1 + reruns])
+    return passed and failed
+
+
+def settled(runs: tuple[str, ...], reruns: int) -> str:
+    """What a side's runs say (when they agree): passed when one passed, failed outright when one
+    did (its first run's way when that is one), else its first run (a time-limit stop, a skip)."""
+    seen = runs[:1 + reruns]
+    if PASSED in seen:
+        return PASSED
+    if seen[0] in (FAILED, ERROR, ABSENT):
+        return seen[0]
+    return next((s for s in seen[1:] if s in OUTRIGHT), seen[0])
 
 
 def aa_flipped(f: Facts) -> bool:
@@ -117,7 +134,12 @@ def final_class(f: Facts, reruns: int, aa: bool) -> str:
     if f.known or (aa and f.baseline is not None and aa_flipped(f)):
         return "flaky"
     sides = [f.candidate] + ([f.baseline] if f.baseline is not None else [])
-    return "flaky" if any(rerun_changed(runs, reruns) for runs in sides) else cls
+    if any(rerun_changed(runs, reruns) for runs in sides):
+        return "flaky"
+    # what every run of each side settles on: broken needs the baseline to have passed (or, stopped in
+    # every run there, to have failed outright in none) and the candidate to have failed in every run
+    # that ended; a baseline that failed outright on a re-run never passed there (fails-both)
+    return first_class(settled(f.baseline, reruns) if f.baseline is not None else None, settled(f.candidate, reruns))
 
 
 def classes(suite: list[Facts], reruns: int, aa: bool) -> dict[str, str]:
@@ -129,19 +151,18 @@ def ran(suite: list[Facts], side: str) -> int:
 
 
 def suite_verdict(suite: list[Facts], reruns: int, aa: bool) -> str:
-    """The verdict on a suite with a baseline (the crater's dependent, ``check --tests --baseline``)."""
+    """The verdict on a suite with a baseline (the crater's dependent, ``check --tests --baseline``),
+    decided on the tests that ran on both sides (a test the candidate alone ran compares with nothing)."""
     got = classes(suite, reruns, aa)
-    ran_b, ran_c = ran(suite, "baseline"), ran(suite, "candidate")
-    broken = any(c == "broken" for c in got.values())
-    stopped = sum(1 for f in suite if f.seen and f.candidate[0] == TIMEOUT and f.baseline[0] == TIMEOUT)
-    if ran_b == 0:
+    both = [f for f in suite if f.seen and f.baseline[0] in RAN and f.candidate[0] in RAN]
+    if ran(suite, "baseline") == 0:
         return NOT_RUN
-    if ran_c == 0:
+    if not both:  # none of the tests that ran in the baseline ran in the candidate
         return NONE_RAN
-    if broken:
+    if any(c == "broken" for c in got.values()):
         return BROKEN
-    if stopped and stopped >= ran_c:
-        return NOT_RUN
+    if all(f.candidate[0] == TIMEOUT and f.baseline[0] == TIMEOUT for f in both):
+        return NOT_RUN  # every test that ran on both sides was stopped at the time limit on both: none ended
     return SAFE
 
 

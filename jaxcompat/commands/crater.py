@@ -283,7 +283,8 @@ def _report_only(out_dir: Path, dependents, failures=()) -> int:
     from jaxcompat.operations import crater, craterparts
 
     stored, unreadable = crater.read_stored(out_dir)
-    plans, bad_plans = crater.planned(out_dir)
+    runs: set[str] = set()
+    plans, bad_plans = crater.planned(out_dir, runs)
     unreadable += bad_plans
     if not stored and not plans:
         print(f"error: no dependent's result and no plan under {out_dir / crater.RESULTS}: run the shards first "
@@ -295,7 +296,7 @@ def _report_only(out_dir: Path, dependents, failures=()) -> int:
               file=sys.stderr)
         return EXIT_CONFIG
     key = next(iter(plans)) if plans else min(r.plan for r in stored)  # without a plan, only its words are shown
-    results, ignored = crater.named_by(stored, plans)
+    results, ignored = crater.named_by(stored, plans, runs)
     missing = sorted(plans.get(key, set()) - {r.name for r in results})
     results = craterparts.merge(results + [crater.missing_result(n, key) for n in missing])
     craterparts.store_weights(out_dir, results)  # the parts' tests: what the next run deals them by

@@ -49,6 +49,7 @@ class DependentResult:
     scan: list[dict] = field(default_factory=list)
     compared: bool = False  # its tests ran on both sides to a comparison (a judged verdict says so too)
     timeout_s: float = 0.0  # one test's time limit they ran under
+    run_id: str = ""  # the invocation (shard) that wrote it: its stored plan's (operations/crater.Plan.run_id)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -70,16 +71,23 @@ class DependentResult:
 
 def verdict_of(cmp: Comparison) -> tuple[DependentVerdict, str]:
     """A dependent's verdict (and its cause) on its tests, whole or its parts' merged: none ran in
-    the baseline (or every one that ran was stopped at the time limit on both sides, none broken) is
-    not judged; run in the baseline and none in the candidate (all skipped, not collected) is not
-    safe, as ``check --tests`` says; then broken, or safe."""
-    if cmp.unjudged:
+    the baseline is not judged; run in the baseline and none of those in the candidate (all skipped,
+    not collected: a test the candidate alone ran compares with nothing) is not safe, as ``check
+    --tests`` says; then broken; then every test that ran on both sides stopped at the time limit
+    on both is not judged; else safe."""
+    if cmp.with_baseline and not cmp.ran.get("baseline"):
         return DependentVerdict.NOT_RUN, cmp.unjudged
-    if not cmp.ran.get("candidate"):
+    if cmp.none_ran:
+        if cmp.ran.get("candidate"):  # only tests the baseline did not run ran there: nothing compared
+            return DependentVerdict.NONE_RAN, (
+                "none of the tests that ran in the baseline ran in the candidate (all skipped or not collected; "
+                f"{cmp.ran['candidate']} that did not run in the baseline ran there, compared with nothing)")
         return DependentVerdict.NONE_RAN, ("none of its tests ran in the candidate (" + (
             cmp.candidate_cause or last_line(cmp.error) or "all skipped or not collected") + ")")
     if any(t.cls == UserTestStatus.BROKEN for t in cmp.tests):
         return DependentVerdict.BROKEN, ""
+    if cmp.unjudged:
+        return DependentVerdict.NOT_RUN, cmp.unjudged
     return DependentVerdict.SAFE, ""
 
 

@@ -132,21 +132,48 @@ def test_class(before: UserTestSide | None, after: UserTestSide) -> UserTestStat
     return cls.FIXED if before.fails and before != side.TIMEOUT else cls.PASS
 
 
-def changed(first: UserTestSide, again: UserTestSide) -> bool:
-    """Whether a re-run on one side changed a test's outcome: it passed in one of the two runs and
-    failed in the other. Failing is failing whatever the way (failed, error, timeout, any mix), and a
-    test the first run did not collect did not pass there; a skip, or a test the re-run did not
-    collect, says nothing either way. So a test that fails on every run of a side never changed."""
-    failed_first = first.fails or first == UserTestSide.ABSENT
-    if again == UserTestSide.PASSED:
-        return failed_first
-    return again.fails and first == UserTestSide.PASSED
+def changed(runs: list[UserTestSide]) -> bool:
+    """Whether a side's runs of a test (its first, then its re-runs) disagree: it passed in one and
+    failed outright in another (failed, error; a test the first run did not collect did not pass
+    there). A time-limit stop is how it would have ended not known: no evidence either way, as a
+    skip or a re-run that did not collect it. So a test that fails on every run of a side, whatever
+    the way, never changed."""
+    passed, failed = _evidence(runs)
+    return passed and failed
+
+
+def settled(runs: list[UserTestSide]) -> UserTestSide:
+    """What a side's runs of a test say it does (when they agree, ``changed``): passed when a run
+    passed, failed outright when one did, else as its first run (stopped at the time limit, skipped)."""
+    passed, _ = _evidence(runs)
+    if passed:
+        return UserTestSide.PASSED
+    if runs[0] in (UserTestSide.FAILED, UserTestSide.ERROR, UserTestSide.ABSENT):
+        return runs[0]
+    return next((s for s in runs[1:] if s in (UserTestSide.FAILED, UserTestSide.ERROR)), runs[0])
+
+
+def _evidence(runs: list[UserTestSide]) -> tuple[bool, bool]:
+    """(it passed in a run, it failed outright in one)."""
+    outright = (UserTestSide.FAILED, UserTestSide.ERROR)
+    return (UserTestSide.PASSED in runs,
+            runs[0] == UserTestSide.ABSENT or any(s in outright for s in runs))
 
 
 def stopped_both(tests: list[UserTest]) -> list[UserTest]:
     """The tests stopped at the time limit on both sides: fails-both, but not judged (plain pytest,
     with no limit, would have seen them end)."""
     return [t for t in tests if t.candidate == UserTestSide.TIMEOUT and t.baseline == UserTestSide.TIMEOUT]
+
+
+RAN_SIDES = (UserTestSide.PASSED, UserTestSide.FAILED, UserTestSide.ERROR, UserTestSide.TIMEOUT)  # it started
+
+
+def ran_both(tests: list[UserTest]) -> list[UserTest]:
+    """The tests that started on both sides (a skip, a test not collected, or one standing for its
+    module that could not be collected, did not start there)."""
+    return [t for t in tests if t.baseline is not None and t.baseline in RAN_SIDES and t.candidate in RAN_SIDES
+            and not (t.phase == Phase.COLLECT and t.candidate.fails)]
 
 
 def counts(tests: list[UserTest]) -> dict[str, int]:
@@ -191,16 +218,25 @@ class Comparison:
             )
         if not self.with_baseline and not self.ran.get("candidate"):
             return f"your tests did not run in the candidate: {self.candidate_cause or last_line(self.error)}"
-        stopped = stopped_both(self.tests)  # (a test broken beside them is judged: it passed before)
-        if self.with_baseline and stopped and len(stopped) >= self.ran.get("candidate", 0) and not failing(
-                self.tests, True):
-            return (f"every test that ran was stopped at the time limit ({self.timeout_s:g} s) on both sides: none "
-                    "ended, none was judged; give them longer (--test-timeout, or test_timeout_s for the crater)")
+        both = ran_both(self.tests)  # a test broken beside tests stopped on both sides is judged: it passed before
+        if self.with_baseline and both and len(stopped_both(both)) == len(both) and not failing(self.tests, True):
+            return (f"every test that ran was stopped at the time limit ({self.timeout_s:g} s) on both sides (a test "
+                    "only the candidate ran compares with nothing): none ended, none was judged; give them longer "
+                    "(--test-timeout, or test_timeout_s for the crater)")
         return ""
 
     @property
+    def none_ran(self) -> bool:
+        """Its tests ran in the baseline and none of those ran in the candidate (all skipped, not
+        collected there): a test that ran in the candidate alone compares with nothing. Without a
+        baseline: none ran in the candidate."""
+        if not self.ran.get("candidate"):
+            return True
+        return self.with_baseline and not ran_both(self.tests)
+
+    @property
     def failed(self) -> bool:
-        return bool(self.error) or bool(failing(self.tests, self.with_baseline)) or not self.ran.get("candidate")
+        return bool(self.error) or bool(failing(self.tests, self.with_baseline)) or self.none_ran
 
     def to_dict(self) -> list[dict]:
         return [t.to_dict() for t in self.tests]

@@ -20,11 +20,12 @@ import contextlib
 import json
 import multiprocessing
 import os
+import secrets
 import signal
 import threading
 import time
 import traceback
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
@@ -62,6 +63,9 @@ class Plan:
     reruns: int = 1  # what broke is run this many more times on both sides before blame
     aa: bool = False  # the baseline run twice: the tests that flip by themselves are learned
     flaky_file: str = ""  # where learned flakiness is kept ("": <state>/flaky.json)
+    # this invocation (one shard) of the run: written with its stored plan and into each result it
+    # writes, so a merge takes no result an earlier run of the same key left under the same name
+    run_id: str = field(default_factory=lambda: secrets.token_hex(8), compare=False)
 
     @property
     def key(self) -> str:
@@ -257,6 +261,9 @@ def _not_installed(res: DependentResult, side: str, error: str, status: CellStat
     from jaxcompat.env.releases import unreachable
 
     res.cause = f"{side}: {last_line(error)}"
+    # nothing was installed there: its tests were compared with nothing (every test that passed in
+    # the baseline would read broken beside a candidate never installed); none is a record of the upgrade
+    res.tests, res.classes, res.health, res.learned = [], {}, None, {}
     if unreachable(error):
         res.verdict = DependentVerdict.UNREACHABLE
     elif status == CellStatus.UNRESOLVABLE:
@@ -527,9 +534,11 @@ def run(deps: list[Dependent], plan: Plan, matrix: Matrix, state_dir: Path, out_
         except KeyboardInterrupt:
             for d in deps[i - 1:]:
                 gone = DependentResult(d.unit, DependentVerdict.NOT_RUN, source=d.source.describe(), plan=plan.key,
-                                       cause="the crater was interrupted before it finished this dependent")
+                                       cause="the crater was interrupted before it finished this dependent",
+                                       run_id=plan.run_id)
                 write_text(result_path(out_dir, d.unit), json.dumps(shown(gone, scrub, plan).to_dict(), indent=1))
             raise
+        res.run_id = plan.run_id
         write_text(result_path(out_dir, dep.unit), json.dumps(res.to_dict(), indent=1) + "\n")
         say(f"    {dep.unit} {res.version}: {res.verdict}" + (f" ({res.cause})" if res.cause else "")
             + (f"; {len(res.absent)} file(s) absent from its repository: {', '.join(res.absent[:5])}"
@@ -581,11 +590,13 @@ def store_plan(out_dir: Path, plan: Plan, chosen: list[Dependent], shard: str | 
     a merge knows what is missing."""
     name = f"shard-{shard.replace('/', '-of-')}" if shard else "all"
     write_text(out_dir / RESULTS / PLANS / f"{name}.json",
-               json.dumps({"plan": plan.key, "dependents": sorted(d.unit for d in chosen)}, indent=1) + "\n")
+               json.dumps({"plan": plan.key, "dependents": sorted(d.unit for d in chosen), "run": plan.run_id},
+                          indent=1) + "\n")
 
 
-def planned(out_dir: Path) -> tuple[dict[str, set[str]], list[str]]:
-    """({run key: the dependents planned}, unreadable plan files) as the shards stored them."""
+def planned(out_dir: Path, runs: set[str] | None = None) -> tuple[dict[str, set[str]], list[str]]:
+    """({run key: the dependents planned}, unreadable plan files) as the shards stored them; into
+    ``runs``, each stored plan's ``run_id`` (the shard that wrote it)."""
     plans: dict[str, set[str]] = {}
     unreadable = []
     for path in sorted((out_dir / RESULTS / PLANS).glob("*.json")):
@@ -593,21 +604,28 @@ def planned(out_dir: Path) -> tuple[dict[str, set[str]], list[str]]:
             data = json.loads(path.read_text(encoding="utf-8"))
             names = data["dependents"]
             if not isinstance(data["plan"], str) or not isinstance(names, list) or not all(
-                    isinstance(n, str) for n in names):
+                    isinstance(n, str) for n in names) or not isinstance(data.get("run", ""), str):
                 raise ValueError("another schema")
             plans.setdefault(data["plan"], set()).update(names)
+            if runs is not None:
+                runs.add(data.get("run", ""))
         except (OSError, ValueError, KeyError, TypeError):
             unreadable.append(f"{PLANS}/{path.name}")
     return plans, unreadable
 
 
-def named_by(results: list[DependentResult], plans: dict[str, set[str]]) -> tuple[list[DependentResult], list[str]]:
-    """(the stored results a stored plan names: of its run, a unit it planned; the others, each its
+def named_by(results: list[DependentResult], plans: dict[str, set[str]],
+             runs: set[str] | None = None) -> tuple[list[DependentResult], list[str]]:
+    """(the stored results a stored plan names: of its run, a unit it planned, written by the shard
+    that stored one of the plans (``runs``: their ``run_id``s; None: not asked); the others, each its
     file and why it is left out). A result no plan names never enters a verdict."""
     kept, ignored = [], []
     for r in results:
-        if r.name in plans.get(r.plan, ()):
+        if r.name in plans.get(r.plan, ()) and (runs is None or r.run_id in runs):
             kept.append(r)
+        elif r.name in plans.get(r.plan, ()):
+            ignored.append(f"{r.name}.json (written by no shard whose plan is stored: left from an earlier run of the "
+                           "same plan, or by an earlier version of jax-compat)")
         elif r.plan in plans:
             ignored.append(f"{r.name}.json (its run planned no such dependent: left from an earlier run)")
         else:

@@ -21,7 +21,7 @@ from jaxcompat.model.crater import DependentResult, verdict_of
 from jaxcompat.model.dependents import Dependent, part_name, part_of
 from jaxcompat.model.sides import Sides
 from jaxcompat.model.usertests import Comparison
-from jaxcompat.model.vocab import DependentVerdict
+from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
 from jaxcompat.operations import confirm
 
 SKIP_DIRS = {"build", "dist", "site-packages", "node_modules", "__pycache__"}
@@ -146,18 +146,20 @@ def merge(results: list[DependentResult]) -> list[DependentResult]:
 def merged(name: str, parts: list) -> DependentResult:
     """One dependent of its parts ((k, n, result), sorted): tests concatenated, counts and seconds
     summed, health, sides and what came from after the day of every part. Its verdict is the one the
-    whole suite gets (``model/crater.verdict_of`` on the merged tests: a part whose tests all skip in
-    the candidate, or on both sides, is no verdict of the whole); a part not run to a comparison
-    (missing, crashed, capped…) keeps it from "safe", a broken test of any part makes it broken."""
+    whole suite gets (``model/crater.verdict_of`` on the tests of the parts run to a comparison: a part
+    whose tests all skip in the candidate, or on both sides, is no verdict of the whole); a part not
+    run to a comparison (missing, crashed, capped, a side not installed…) holds no test and keeps it
+    from "safe", as parts that do not make the suite exactly once (``coverage``) do; a broken test of a
+    part that was compared makes it broken beside them (the gap named in its cause)."""
     results = [r for _, _, r in parts]
     first = results[0]
-    tests = [t for r in results for t in r.tests]
     compared = [r for r in results if _compared(r)]
     lost = [r for r in results if not _compared(r)]
+    tests = [t for r in compared for t in r.tests]  # a part not compared (a side not installed…) holds none
     gap = coverage(parts)
     out = replace(first, name=name, tests=tests, part=[],
                   part_seconds=[r.seconds for r in results], seconds=round(sum(r.seconds for r in results), 1),
-                  ran=_summed(r.ran for r in results), classes=_summed(r.classes for r in results),
+                  ran=_summed(r.ran for r in results), classes=_summed(r.classes for r in compared),
                   only=sorted({f for r in results for f in r.only}), environments=sum(r.environments for r in results),
                   caps=[c for r in results for c in r.caps], absent=sorted({a for r in results for a in r.absent}),
                   learned={k: v for r in results for k, v in r.learned.items()}, cached=all(r.cached for r in results),
@@ -170,11 +172,11 @@ def merged(name: str, parts: list) -> DependentResult:
     causes = "; ".join(f"{r.name}: {r.cause}" for r in compared if r.cause)
     verdict, cause = verdict_of(Comparison(tests, with_baseline=True, ran=_summed(r.ran for r in compared),
                                            candidate_cause=causes, baseline_cause=causes, timeout_s=out.timeout_s))
-    not_judged = "; ".join(f"{r.name}: {r.verdict}: {r.cause}" for r in lost)
-    if gap:
+    not_judged = "; ".join([f"{r.name}: {r.verdict}: {r.cause}" for r in lost] + ([gap] if gap else []))
+    if (gap or lost) and any(t.cls == UserTestStatus.BROKEN for t in tests):  # nothing else can mend a break
+        out.verdict, out.cause = DependentVerdict.BROKEN, f"and not judged: {not_judged}"
+    elif gap:
         out.verdict, out.cause = DependentVerdict.NOT_RUN, gap
-    elif lost and verdict == DependentVerdict.BROKEN:  # what the other parts hold cannot mend a break
-        out.verdict, out.cause = verdict, f"and not judged: {not_judged}"
     elif lost:
         out.verdict, out.cause = lost[0].verdict, f"{lost[0].name}: {lost[0].cause}"
     else:

@@ -31,7 +31,7 @@ from jaxcompat.knowledge.warnings import RAN
 from jaxcompat.knowledge.warnings import new as new_warnings
 from jaxcompat.model.matrix import ANY, Cell, Matrix
 from jaxcompat.model.sides import Sides
-from jaxcompat.model.usertests import TEST_CLASSES, Comparison, UserTest, changed, failing, test_class
+from jaxcompat.model.usertests import TEST_CLASSES, Comparison, UserTest, changed, failing, settled, test_class
 from jaxcompat.model.vocab import CellStatus, FlakyOrigin, Phase, TestStatus, UserTestSide, UserTestStatus
 from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run.cell import lock_versions
@@ -335,10 +335,12 @@ def explain(raw: RawResult, matrix: Matrix, versions: dict[str, str], backend: s
 
 
 def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, backend: str,
-             flaky: dict[str, str | tuple[FlakyOrigin, str]] | None = None) -> list[UserTest]:
+             flaky: dict[str, str | tuple[FlakyOrigin, str]] | None = None,
+             settle: dict[str, dict[str, UserTestSide]] | None = None) -> list[UserTest]:
     """One record per test seen in either environment; ``flaky``: tests whose re-run differed (a
     note), or (how it is known to flip, a note); a test so named that would be broken, failing or
-    fixed is ``flaky`` instead."""
+    fixed is ``flaky`` instead. ``settle``: per re-run test, what its runs on each side settle on
+    (``model/usertests.settled``), which its class is of (its record keeps the first runs)."""
     names = list(candidate.results) + [t for t in (baseline.results if baseline else {}) if t not in candidate.results]
     # A module that cannot even be imported in the candidate: its tests take its error, and the
     # module's own record is not counted again beside them.
@@ -357,6 +359,11 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
         before = status(before_raw) if baseline else None
         after = status(raw)
         t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(before, after))
+        if settle and name in settle and TEST_CLASSES[t.cls].rerun:
+            said = settle[name]
+            t.cls = test_class(said.get("baseline", before) if baseline else None, said.get("candidate", after))
+            t.note = "; ".join(f"{side}: {said[side]} on its re-runs" for side, first in
+                               (("candidate", after), ("baseline", before)) if side in said and said[side] != first)
         t.new_warnings = new_warnings(raw.warnings if raw else [], before_raw.warnings if before_raw else None,
                                       before in RAN)
         if raw is not None and _fails(after):
@@ -444,8 +451,9 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
         progress(f"running {len(again)} test(s) " + ("once more" if confirm.reruns == 1 else
                                                       f"up to {confirm.reruns} more times")
                  + " on each side before blaming the upgrade…")
-        flaky.update(rerun(again, sides, matrix, state_dir, target, confirm.reruns))
-        tests = classify(after, before, matrix, candidate.backend, flaky)
+        changed_, settle = rerun(again, sides, matrix, state_dir, target, confirm.reruns)
+        flaky.update(changed_)
+        tests = classify(after, before, matrix, candidate.backend, flaky, settle)
     found = compare_sides(candidate, before.locked or before.versions,
                           after.locked or after.versions) if before else None
     if found and found.confounders and (broken := [t.test for t in failing(tests, True)]):
@@ -467,12 +475,17 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
                       timeout_s=target.timeout_s or matrix.settings.case_timeout_s)
 
 
-def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Target, times: int) -> dict[str, str]:
-    """``names`` run up to ``times`` more times on each side (``sides``: (side, first run, cell));
-    test -> what changed, for those whose outcome changed on a side (``model/usertests.changed``:
-    passed in one run, failed in the other); the rest are confirmed."""
+def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Target,
+          times: int) -> tuple[dict[str, str], dict[str, dict[str, UserTestSide]]]:
+    """``names`` run up to ``times`` more times on each side (``sides``: (side, first run, cell)):
+    (test -> what changed, for those whose outcome changed on a side: passed in one run, failed
+    outright in another, ``model/usertests.changed``; test -> side -> what its runs there settle
+    on, ``model/usertests.settled``, for the others: a time-limit stop is no evidence either way)."""
+    runs: dict[str, dict[str, list[UserTestSide]]] = {}
     notes: dict[str, dict[str, str]] = {}
     for side, first, cell in sides:
+        for name in names:
+            runs.setdefault(name, {})[side] = [status(first.results.get(name))]
         for _ in range(times):
             pending = [n for n in names if side not in notes.get(n, {})]
             if not pending:
@@ -481,10 +494,13 @@ def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Targ
             if again.error:
                 continue
             for name in pending:  # failed, then timeout or error: still failing, not flaky
-                s1, s2 = status(first.results.get(name)), status(again.results.get(name))
-                if changed(s1, s2):
-                    notes.setdefault(name, {})[side] = f"{side}: {s1}, then {s2}"
-    return {name: "; ".join(by.values()) for name, by in notes.items()}
+                seen = runs[name][side]
+                seen.append(status(again.results.get(name)))
+                if changed(seen):
+                    notes.setdefault(name, {})[side] = f"{side}: {seen[0]}, then {seen[-1]}"
+    settle = {name: {side: settled(seen) for side, seen in by.items()}
+              for name, by in runs.items() if name not in notes}
+    return {name: "; ".join(by.values()) for name, by in notes.items()}, settle
 
 
 def flips(first: Observed, second: Observed) -> dict[str, str]:
