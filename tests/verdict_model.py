@@ -157,10 +157,10 @@ def suite_verdict(suite: list[Facts], reruns: int, aa: bool) -> str:
     both = [f for f in suite if f.seen and f.baseline[0] in RAN and f.candidate[0] in RAN]
     if ran(suite, "baseline") == 0:
         return NOT_RUN
+    if any(c == "broken" for c in got.values()):  # a break is a break, whatever else did not run
+        return BROKEN
     if not both:  # none of the tests that ran in the baseline ran in the candidate
         return NONE_RAN
-    if any(c == "broken" for c in got.values()):
-        return BROKEN
     if all(f.candidate[0] == TIMEOUT and f.baseline[0] == TIMEOUT for f in both):
         return NOT_RUN  # every test that ran on both sides was stopped at the time limit on both: none ended
     return SAFE

@@ -71,12 +71,14 @@ class DependentResult:
 
 def verdict_of(cmp: Comparison) -> tuple[DependentVerdict, str]:
     """A dependent's verdict (and its cause) on its tests, whole or its parts' merged: none ran in
-    the baseline is not judged; run in the baseline and none of those in the candidate (all skipped,
-    not collected: a test the candidate alone ran compares with nothing) is not safe, as ``check
-    --tests`` says; then broken; then every test that ran on both sides stopped at the time limit
-    on both is not judged; else safe."""
+    the baseline is not judged; a broken test is broken (a module that no longer imports, beside
+    skips); run in the baseline and none of those in the candidate (all skipped, not collected: a
+    test the candidate alone ran compares with nothing) is not safe, as ``check --tests`` says; then
+    every test that ran on both sides stopped at the time limit on both is not judged; else safe."""
     if cmp.with_baseline and not cmp.ran.get("baseline"):
         return DependentVerdict.NOT_RUN, cmp.unjudged
+    if any(t.cls == UserTestStatus.BROKEN for t in cmp.tests):  # a module broken at import beside skips
+        return DependentVerdict.BROKEN, ""
     if cmp.none_ran:
         if cmp.ran.get("candidate"):  # only tests the baseline did not run ran there: nothing compared
             return DependentVerdict.NONE_RAN, (
@@ -84,8 +86,6 @@ def verdict_of(cmp: Comparison) -> tuple[DependentVerdict, str]:
                 f"{cmp.ran['candidate']} that did not run in the baseline ran there, compared with nothing)")
         return DependentVerdict.NONE_RAN, ("none of its tests ran in the candidate (" + (
             cmp.candidate_cause or last_line(cmp.error) or "all skipped or not collected") + ")")
-    if any(t.cls == UserTestStatus.BROKEN for t in cmp.tests):
-        return DependentVerdict.BROKEN, ""
     if cmp.unjudged:
         return DependentVerdict.NOT_RUN, cmp.unjudged
     return DependentVerdict.SAFE, ""

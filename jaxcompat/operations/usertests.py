@@ -357,6 +357,8 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
         raw = candidate.results.get(name) or _enclosing(name, broken_modules)
         before_raw = (baseline.results.get(name) or _enclosing(name, broken_before)) if baseline else None
         before = status(before_raw) if baseline else None
+        if baseline and name not in baseline.results and before_raw is not None:  # its module did not import
+            before = UserTestSide.ABSENT  # there: it did not run before (never a test that ran on both sides)
         after = status(raw)
         t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(before, after))
         if settle and name in settle and TEST_CLASSES[t.cls].rerun:
