@@ -97,6 +97,7 @@ def test_an_import_that_does_not_start_its_line_is_read(tmp_path, src):
     "if X: \\\n  from jax import tree_map\ny = tree_map(abs, [1])\n",
     "import \uff4aax\ny = jax.tree_map(abs, [1])\n",  # Python reads identifiers NFKC-normalized
     "import jax\ny = jax.\uff54ree_map(abs, [1])\n",
+    "import jax as \u03bc\ny = \xb5.tree_map(abs, [1])  # \xa0\n",  # MICRO SIGN is GREEK SMALL LETTER MU in a name
 ])
 def test_an_import_or_a_use_in_any_layout_python_reads_is_read(tmp_path, src, timeline):
     # d0fc716: no finding, exit 0 (the read-ahead looked for imports where a plain layout puts them)

@@ -648,6 +648,14 @@ def scan(paths: list[str], target: Target, timeline: Timeline | None = None, fix
         gc.enable()
 
 
+def renames_names(source: str) -> bool:
+    """Does a character of ``source`` that can stand in a name change when Python reads the name
+    (NFKC: `ｊ` is `j`, `µ` is `μ`; a combining mark joins the letter before it)? A no-break space
+    or `…` in a string or comment cannot be in a name and changes nothing."""
+    return any(("a" + c).isidentifier() and (unicodedata.combining(c) or unicodedata.normalize("NFKC", c) != c)
+               for c in set(source) if not c.isascii())
+
+
 def _scan(paths: list[str], target: Target, timeline: Timeline | None, fix: bool, diff: bool,
           exhaustive: bool) -> Report:
     timeline = timeline or Timeline.load()
@@ -664,7 +672,7 @@ def _scan(paths: list[str], target: Target, timeline: Timeline | None, fix: bool
             continue
         source = src.text
         # Python reads identifiers NFKC-normalized (`import ｊａｘ` imports jax): such a file is read whole
-        odd = not source.isascii() and unicodedata.normalize("NFKC", source) != source
+        odd = not source.isascii() and renames_names(source)
         if timeline.package not in (unicodedata.normalize("NFKC", source) if odd else source):
             continue
         lines = None if exhaustive or odd else candidate_lines(source, words, timeline, target.release, seen)
