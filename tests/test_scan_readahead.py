@@ -87,6 +87,27 @@ def test_an_import_that_does_not_start_its_line_is_read(tmp_path, src):
     assert run.returncode == 1 and [f["name"] for f in json.loads(run.stdout)["findings"]] == ["jax.tree_map"]
 
 
+@pytest.mark.parametrize("src", [
+    "import jax\ry = jax.tree_map(abs, [1])\r",  # lines that end with a CR alone
+    "from \\\n    jax import tree_map\ny = tree_map(abs, [1])\n",
+    "\x0cimport jax\ny = jax.tree_map(abs, [1])\n",
+    "x = 1;\x0cimport jax\ny = jax.tree_map(abs, [1])\n",
+    "import os, \\\n    jax\ny = jax.tree_map(abs, [1])\n",
+    "import os; import \\\r\n    jax\r\ny = jax.tree_map(abs, [1])\r\n",
+    "if X: \\\n  from jax import tree_map\ny = tree_map(abs, [1])\n",
+    "import \uff4aax\ny = jax.tree_map(abs, [1])\n",  # Python reads identifiers NFKC-normalized
+    "import jax\ny = jax.\uff54ree_map(abs, [1])\n",
+    "import jax as \u03bc\ny = \xb5.tree_map(abs, [1])  # \xa0\n",  # MICRO SIGN is GREEK SMALL LETTER MU in a name
+])
+def test_an_import_or_a_use_in_any_layout_python_reads_is_read(tmp_path, src, timeline):
+    # d0fc716: no finding, exit 0 (the read-ahead looked for imports where a plain layout puts them)
+    (tmp_path / "m.py").write_bytes(src.encode())
+    fast = scan([str(tmp_path)], Target("0.6.2"), timeline)
+    assert [f.name for f in fast.findings] == ["jax.tree_map"], src
+    slow = scan([str(tmp_path)], Target("0.6.2"), timeline, exhaustive=True)
+    assert [f.to_dict() for f in fast.findings] == [f.to_dict() for f in slow.findings]
+
+
 def test_a_comment_or_a_string_that_reads_like_an_import_is_none():
     src = 'import jax\n# note: import jax.numpy as jnp first\ns = "a; import jax ("\nt = "b: from jax import x"\n'
     assert scan_module.import_starts(src, "jax") == [0]

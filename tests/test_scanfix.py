@@ -292,3 +292,45 @@ def test_the_import_of_a_moved_module_the_target_has_no_new_home_for_is_left_alo
     got, report = _fix_at(tmp_path, tl, src, Target("0.4.26"))
     (f,) = report.findings
     assert got == src and not f.fixable and "(not fixed: " in f.message
+
+
+@pytest.mark.parametrize("src, fixed", [
+    # the only `import jax` is for type checkers, or below the use, or in a branch: the fix wrote
+    # `jax.ffi.ffi_call` with no `jax` bound there (NameError at 0.6.2)
+    ("from typing import TYPE_CHECKING\nfrom jax.extend import ffi\nif TYPE_CHECKING:\n    import jax\n"
+     "call = ffi.ffi_call\n",
+     "from typing import TYPE_CHECKING\nimport jax\nfrom jax.extend import ffi\nif TYPE_CHECKING:\n    import jax\n"
+     "call = ffi.ffi_call\n"),
+    ("from jax.extend import ffi\ncall = ffi.ffi_call\nimport jax\n",
+     "import jax\nfrom jax.extend import ffi\ncall = ffi.ffi_call\nimport jax\n"),
+    ("from jax.extend import ffi\nif X:\n    import jax\ncall = ffi.ffi_call\n",
+     "import jax\nfrom jax.extend import ffi\nif X:\n    import jax\ncall = ffi.ffi_call\n"),
+    ("import jax as J\nfrom jax.extend import ffi\nJ = 3\ncall = ffi.ffi_call\n",  # J is no jax there
+     "import jax as J\nimport jax\nfrom jax.extend import ffi\nJ = 3\ncall = ffi.ffi_call\n"),
+    # bound above, surely: used as it is
+    ("import jax\nfrom jax.extend import ffi\ncall = ffi.ffi_call\n",
+     "import jax\nfrom jax.extend import ffi\ncall = jax.ffi.ffi_call\n"),
+])
+def test_a_fix_writes_jax_only_where_an_import_surely_bound_it_above(tmp_path, tl, src, fixed):
+    got, report = _fix_at(tmp_path, tl, src, Target("0.6.2", "0.4.38"))
+    assert len(report.fixed) == 1 and got == fixed.replace("call = ffi.ffi_call", "call = jax.ffi.ffi_call")
+
+
+def test_setting_a_removed_attribute_is_no_use_of_it(tmp_path, tl):
+    # the fix made `jax.core.Primitive = Mine` into `jax.extend.core.Primitive = Mine`: it patched jax's own class
+    src = "import jax\nclass Mine: pass\njax.core.Primitive = Mine\n"
+    got, report = _fix_at(tmp_path, tl, src, Target("0.6.2", "0.4.38"))
+    assert got == src and report.findings == [] and report.fixed == []
+    # `+=` and `del` read it first (AttributeError): said, never renamed; a use below the set is one
+    src = "import jax\njax.core.Primitive += 1\ndel jax.core.Primitive\njax.core.Primitive.x = 1\n"
+    got, report = _fix_at(tmp_path, tl, src, Target("0.6.2", "0.4.38"))
+    assert [(f.line, f.fixable) for f in report.findings] == [(2, False), (3, False)] and len(report.fixed) == 1
+    assert "written to here" in report.findings[0].message
+    assert got.endswith("jax.core.Primitive += 1\ndel jax.core.Primitive\njax.extend.core.Primitive.x = 1\n")
+
+
+def test_an_explicit_re_export_keeps_its_as(tmp_path, tl):
+    src = "from jax.core import Primitive as Primitive\nfrom jax.core import Var as Var, jaxpr_as_fun\n"
+    got, _ = _fix_at(tmp_path, tl, src, Target("0.6.2", "0.4.38"))
+    assert "from jax.extend.core import Primitive as Primitive\n" in got
+    assert "import Var as Var" in got

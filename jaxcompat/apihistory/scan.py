@@ -23,12 +23,13 @@ import gc
 import os
 import re
 import textwrap
+import unicodedata
 from bisect import bisect_left, bisect_right
 from pathlib import Path
 
 from jaxcompat.apihistory import scansyntax
 from jaxcompat.apihistory.apitimeline import DEPRECATED, GONE, PACKAGES, REMOVED, Timeline
-from jaxcompat.apihistory.scanfix import Edit, Source, apply, ast_lines
+from jaxcompat.apihistory.scanfix import Edit, Source, apply, ast_lines, line_starts
 from jaxcompat.apihistory.scanguards import ATTRIBUTE, CALL, IMPORT, Guards, version_of
 from jaxcompat.apihistory.scanlookup import Hit, private_part, resolve
 from jaxcompat.apihistory.scanrules import ERROR_CODES, RULES, jxc001, jxc002, jxc003, jxc004, jxc005, jxc007, jxc008
@@ -58,6 +59,7 @@ class _File:
         self.star_names: set[str] = set()  # bound by `from jax.X import *`
         self.guards = Guards(self.pkg, version_of(target.release), self.dotted)
         self.fallbacks: list[tuple[int, int]] = []  # the lines of every `except` handler
+        self.updated: set[int] = set()  # the targets of augmented assignments (`x.y += 1` reads x.y first)
         self.guarded = 0  # hits left out there
         self.quiet = False
         self.kept_gone: set[str] = set()  # gone modules whose import stays: a chain through one is not renamed
@@ -182,6 +184,8 @@ class _File:
                 calls.append(node)
             elif t is ast.Try or t is ast.If or t is ast.IfExp or t is ast.BoolOp or t.__name__ == "TryStar":
                 branches.append(node)
+            elif t is ast.AugAssign:
+                self.updated.add(id(node.target))
         imports.sort(key=lambda n: (n.lineno, n.col_offset))
         self.fallbacks = [(h.lineno, h.end_lineno or h.lineno) for b in branches if type(b) is ast.Try
                           or type(b).__name__ == "TryStar" for h in b.handlers]
@@ -347,6 +351,11 @@ class _File:
         if hit is None or (cur.id in self.reported_aliases and len(hit.name) <= len(root)):
             return  # nothing, or what its import already reported
         sub = _ending_at(node, len(parts), root, hit.name)  # its span is what a rename rewrites
+        if sub is node and type(node.ctx) is not ast.Load:  # `jax.core.Primitive = Mine`: the name is set, not used
+            if type(node.ctx) is ast.Store and id(node) not in self.updated:
+                return  # setting an attribute never fails (and a rename would set jax's real one)
+            self.add(sub, hit, unfixed="it is written to here (`del`, `+=`): a rename would change jax's own")
+            return
         self.add(sub, hit, *jxc001.chain_edit(self, sub, cur, root, hit))
 
 
@@ -403,8 +412,13 @@ def candidate_lines(source: str, words: frozenset[str], timeline: Timeline, rele
     if "._" not in source and words.isdisjoint(_IDENT.findall(source)):  # the cheap test first
         return None
     imports = import_starts(source, timeline.package)
+    if "\r" in source:  # lines as `ast` counts them (a lone CR ends one too)
+        starts = line_starts(source)
+    else:
+        starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
+    if unread_import(source, timeline.package, imports):
+        return list(range(1, len(starts) + 1))
     aliases, broken = _read_imports(source, imports, timeline, release)
-    starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
     if aliases is None:
         return list(range(1, len(starts) + 1))
     seen = {} if seen is None else seen
@@ -463,6 +477,67 @@ def import_starts(source: str, pkg: str) -> list[int]:
     starts = [m.start() for m in _IMPORT_LINES[pkg].finditer(source)]
     after = [m.end() for m in _IMPORT_AFTER[pkg].finditer(source) if _reads_as_import(source, m.end())]
     return sorted(starts + after) if after else starts
+
+
+_SPACE = " \t\x0c"
+
+
+def unread_import(source: str, pkg: str, imports: list[int]) -> bool:
+    """Can ``pkg`` be imported somewhere that ``imports`` (the statements found) do not span? The
+    name of what an import imports follows ``import``, ``from`` or a ``,`` of the same logical
+    line, and a statement starts its logical line or follows ``;`` or a ``:``: every occurrence
+    of ``pkg`` as a word that reads so (the text around it, strings and comments too) and lies in
+    no statement found is one, and then every line is read (a form feed, a backslash, a lone CR
+    where the search above looks for none)."""
+    spans = [(i, i + len(_statement(source, i))) for i in imports]
+    n = len(pkg)
+    i = source.find(pkg)
+    while i >= 0:
+        end = i + n
+        if (not (i and _WORD.match(source, i - 1)) and not (end < len(source) and _WORD.match(source, end))
+                and _after_import(source, i) and not any(a <= i < b for a, b in spans)):
+            return True
+        i = source.find(pkg, end)
+    return False
+
+
+def _after_import(source: str, i: int) -> bool:
+    """Does the word at ``i`` follow ``import``, ``from`` or an import's ``,`` (in the same logical line)?"""
+    j = _back(source, i)
+    if j > 0 and source[j - 1] == ",":
+        k = _logical_start(source, j)
+        return re.search(r"\bimport\b", source[k:i]) is not None
+    for kw in ("import", "from"):
+        if j >= len(kw) and source.startswith(kw, j - len(kw)) and not (
+                j > len(kw) and _WORD.match(source, j - len(kw) - 1)):
+            k = _back(source, j - len(kw))
+            return k == 0 or source[k - 1] in "\r\n;:"  # where a statement can start
+    return False
+
+
+def _back(source: str, i: int) -> int:
+    """``i`` moved back over spaces, tabs, form feeds and backslash continuations."""
+    while i > 0:
+        c = source[i - 1]
+        if c in _SPACE:
+            i -= 1
+        elif c in "\r\n" and i > 1 and (source[i - 2] == "\\" or c == "\n" and source[i - 2] == "\r"
+                                       and i > 2 and source[i - 3] == "\\"):
+            i -= 3 if source[i - 2] == "\r" else 2
+        else:
+            break
+    return i
+
+
+def _logical_start(source: str, i: int) -> int:
+    """Where the logical line holding ``i`` starts (lines joined by backslashes only)."""
+    while True:
+        k = max(source.rfind("\n", 0, i), source.rfind("\r", 0, i))
+        if k < 0:
+            return 0
+        if not (source[k - 1:k] == "\\" or source[k - 2:k + 1] == "\\\r\n"):
+            return k + 1
+        i = k - 1 if source[k - 1:k] == "\\" else k - 2
 
 
 def _reads_as_import(source: str, start: int) -> bool:
@@ -584,6 +659,14 @@ def scan(paths: list[str], target: Target, timeline: Timeline | None = None, fix
         gc.enable()
 
 
+def renames_names(source: str) -> bool:
+    """Does a character of ``source`` that can stand in a name change when Python reads the name
+    (NFKC: `ｊ` is `j`, `µ` is `μ`; a combining mark joins the letter before it)? A no-break space
+    or `…` in a string or comment cannot be in a name and changes nothing."""
+    return any(("a" + c).isidentifier() and (unicodedata.combining(c) or unicodedata.normalize("NFKC", c) != c)
+               for c in set(source) if not c.isascii())
+
+
 def _scan(paths: list[str], target: Target, timeline: Timeline | None, fix: bool, diff: bool,
           exhaustive: bool) -> Report:
     timeline = timeline or Timeline.load()
@@ -599,10 +682,12 @@ def _scan(paths: list[str], target: Target, timeline: Timeline | None, fix: bool
             report.parse_errors.append(f"{path}: cannot read ({e})")
             continue
         source = src.text
-        if timeline.package not in source:
+        # Python reads identifiers NFKC-normalized (`import ｊａｘ` imports jax): such a file is read whole
+        odd = not source.isascii() and renames_names(source)
+        if timeline.package not in (unicodedata.normalize("NFKC", source) if odd else source):
             continue
-        lines = None if exhaustive else candidate_lines(source, words, timeline, target.release, seen)
-        if lines is None and not exhaustive:
+        lines = None if exhaustive or odd else candidate_lines(source, words, timeline, target.release, seen)
+        if lines is None and not (exhaustive or odd):
             continue
         one = _File(str(path), source, timeline, target)
         try:

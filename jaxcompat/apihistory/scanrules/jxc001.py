@@ -109,11 +109,12 @@ def chain_edit(f, node, root_name: ast.Name, root: str, hit: Hit) -> tuple[Edit 
         written, need = root_name.id + new[len(root):], missing(f, root, new, node.lineno)
     else:
         local = next((k for k, v in f.aliases.items() if v == f.pkg and f.scopes.module_jax.get(k)
-                      and f.scopes.lookup(root_name, k)), None)
+                      and f.scopes.lookup(root_name, k) and bound_above(f, k, node)), None)
         if local is not None:
             written, need = local + new[len(f.pkg):], missing(f, f.pkg, new, node.lineno)
-        elif f.pkg not in f.scopes.module_jax and f.scopes.lookup(root_name, f.pkg):
-            written, need, binds = new, missing(f, f.pkg, new, node.lineno) or f.pkg, True  # no `import jax` there
+        elif f.scopes.module_jax.get(f.pkg) is not False and f.scopes.lookup(root_name, f.pkg):
+            # no `import jax` that surely ran above the use (none, a later one, one under `if TYPE_CHECKING:`)
+            written, need, binds = new, missing(f, f.pkg, new, node.lineno) or f.pkg, True
         else:
             return None, ""
     rename = Replace(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, written, old)
@@ -126,6 +127,29 @@ def chain_edit(f, node, root_name: ast.Name, root: str, hit: Hit) -> tuple[Edit 
     if not binds:  # an import there that imports it already needs none beside it
         sites = [s for s in sites if not any(n == need or n.startswith(need + ".") for n in _imported(s))]
     return Several((*(insert_before(f.lines, s, f"import {need}") for s in sites), rename)), ""
+
+
+def bound_above(f, name: str, node) -> bool:
+    """Is ``name`` bound to the package by an ``import`` at the module's top level (in no ``if``,
+    ``try`` or function) that ends before ``node`` starts, and bound to nothing else between?"""
+    bound = False
+    for st in f.tree.body if f.tree else ():
+        if (st.end_lineno or st.lineno, st.end_col_offset or 0) > (node.lineno, node.col_offset):
+            break
+        if type(st) is ast.Import and any((a.asname or a.name.split(".")[0]) == name for a in st.names):
+            a = [a for a in st.names if (a.asname or a.name.split(".")[0]) == name][-1]
+            bound = a.name == f.pkg if a.asname else a.name.split(".")[0] == f.pkg
+        elif any(_binds(x, name) for x in ast.walk(st)):
+            bound = False  # anything else that may bind it (conservative: a function's own local too)
+    return bound
+
+
+def _binds(x: ast.AST, name: str) -> bool:
+    if type(x) is ast.Name:
+        return x.id == name and type(x.ctx) is not ast.Load
+    if type(x) in (ast.Import, ast.ImportFrom):
+        return any((a.asname or a.name.split(".")[0]) == name for a in x.names)
+    return getattr(x, "name", None) == name or name in getattr(x, "names", ())  # def, class, except, global
 
 
 def missing(f, base: str, new: str, line: int) -> str:
@@ -263,7 +287,7 @@ def import_edit(f, node: ast.ImportFrom, a: ast.alias, hit: Hit) -> tuple[Edit |
     if len(rest) != 1 or new_mod == "jax" and rest[0] in ("numpy",):
         return None, ""
     local = a.asname or a.name
-    clause = rest[0] if local == rest[0] else f"{rest[0]} as {local}"
+    clause = rest[0] if local == rest[0] and not a.asname else f"{rest[0]} as {local}"  # `as X` kept: a re-export
     if len(node.names) == 1:
         return Replace(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
                        f"from {new_mod} import {clause}", segment(f.lines, node)), ""
