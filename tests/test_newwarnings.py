@@ -137,15 +137,20 @@ def test_a_candidate_that_only_adds_warnings_is_safe_and_the_report_leads_with_t
         tmp_path / "crater.html").read_text()
 
 
-@pytest.mark.integration
-def test_check_tests_with_only_new_warnings_is_safe_and_leads_with_them(tmp_path):
+def _user_project(tmp_path) -> str:
+    """A matrix, the plugin and an empty user/ folder for a user's tests; the candidate cell's id."""
     from jaxcompat.env.candidate import candidate_cell
 
-    cand = candidate_cell(["jax==0.4.33"], python="auto").id
     make_tree(tmp_path)
     (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     (tmp_path / "user").mkdir()
+    return candidate_cell(["jax==0.4.33"], python="auto").id
+
+
+@pytest.mark.integration
+def test_check_tests_with_only_new_warnings_is_safe_and_leads_with_them(tmp_path):
+    cand = _user_project(tmp_path)
     (tmp_path / "user" / "test_u.py").write_text(
         "import os, warnings\n\n"
         "def test_tree():\n"
@@ -175,13 +180,7 @@ def test_check_tests_reports_a_warning_its_package_raises_when_imported(tmp_path
     """The shape a new user meets first: a module the tests import reads, at its top, a name the
     candidate deprecates. Plain pytest's summary lists the warning; check --tests now says it as a
     new warning of the tests of the module that imported it (fake cells: no jax, no network)."""
-    from jaxcompat.env.candidate import candidate_cell
-
-    cand = candidate_cell(["jax==0.4.33"], python="auto").id
-    make_tree(tmp_path)
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
-    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
-    (tmp_path / "user").mkdir()
+    cand = _user_project(tmp_path)
     (tmp_path / "user" / "usermod.py").write_text(
         "import os\nimport warnings\n\n"
         f"if '{cand}' in os.environ['JAXCOMPAT_RESULTS']:  # the candidate deprecates what it reads\n"
