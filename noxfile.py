@@ -146,6 +146,13 @@ def scan_bench(session: nox.Session) -> None:
     session.run(sys.executable, str(ROOT / "benchmarks" / "scan_bench.py"), *session.posargs, external=True)
 
 
+@nox.session(python=False)
+def same_reports(session: nox.Session) -> None:
+    """Every report rebuilt from the stored inputs, byte for byte, in two revisions:
+    nox -s same_reports -- --before main --after worktree (exit 1 naming each file that differs)."""
+    session.run(sys.executable, str(ROOT / "benchmarks" / "same_reports.py"), *session.posargs, external=True)
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
     """Ruff over the harness, the cases and the tests."""
