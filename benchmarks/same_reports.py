@@ -101,10 +101,11 @@ class Job:
 
 
 def crater_jobs(tree: Path, out: Path) -> list[Job]:
-    """Every crater run stored with its plans: ``crater --report-only`` over a copy of its
-    ``dependents/`` (and ``bisect.json``), its reports removed first so that each is written anew."""
+    """Every crater run stored with its results: ``crater --report-only`` over a copy of its
+    ``dependents/`` (and ``bisect.json``), its reports left out so that each is written anew. A run
+    recorded before the plans were stored is rendered too, with the gap that says so (exit 2)."""
     jobs = []
-    for run in sorted(p for p in (tree / "reports" / "crater").iterdir() if (p / "dependents" / "plans").is_dir()):
+    for run in sorted(p for p in (tree / "reports" / "crater").iterdir() if (p / "dependents").is_dir()):
         folder = out / "crater" / run.name / "reports" / "crater" / run.name
         inputs = {str(f.relative_to(run)): f for f in sorted(run.rglob("*"))
                   if f.is_file() and (f.parts[len(run.parts)] == "dependents" or f.name == "bisect.json")}
@@ -159,7 +160,7 @@ def check_jobs(tree: Path, out: Path) -> list[Job]:
     runs += sorted((tree / "reports" / "gpu").glob("*.json"))
     return [Job("check", f"compare {a.stem} {b.stem}", ["report", "--compare", str(a), "--against", str(b),
                                                         "--reports", str(out / "check" / "reports")])
-            for a, b in zip(runs, runs[1:] + runs[:1]) if a != b]
+            for a, b in zip(runs, runs[1:] + runs[:1], strict=True) if a != b]
 
 
 def small_jobs(tree: Path, out: Path) -> list[Job]:
@@ -246,13 +247,15 @@ def now_stamp(path: Path) -> bytes:
 
 def first_difference(x: bytes, y: bytes) -> str:
     xs, ys = x.splitlines(keepends=True), y.splitlines(keepends=True)
-    for i, (p, q) in enumerate(zip(xs, ys), 1):
+    for i, (p, q) in enumerate(zip(xs, ys, strict=False), 1):
         if p != q:
-            col = next((k for k, (u, v) in enumerate(zip(p, q)) if u != v), min(len(p), len(q)))
+            col = next((k for k, (u, v) in enumerate(zip(p, q, strict=False)) if u != v), min(len(p), len(q)))
             start = max(0, col - 40)
             return f"line {i} (byte {col + 1}): {_clip(p[start:])} -> {_clip(q[start:])}"
     n = min(len(xs), len(ys)) + 1
-    return f"line {n}: {'ends' if len(xs) < len(ys) else _clip(xs[n - 1])} -> {'ends' if len(ys) < len(xs) else _clip(ys[n - 1])}"
+    a = "(ends)" if len(xs) < n else _clip(xs[n - 1])
+    b = "(ends)" if len(ys) < n else _clip(ys[n - 1])
+    return f"line {n}: {a} -> {b}"
 
 
 def _clip(line: bytes, width: int = 100) -> str:
@@ -269,7 +272,8 @@ def table(rows: list[tuple[str, str, str]], seconds: dict[str, float]) -> str:
         c = counts.setdefault(fam, [0, 0])
         c[res.startswith("DIFFERENT")] += 1
     lines.append("")
-    lines += [f"{fam}: {c[0] + c[1]} files compared, {c[0]} same, {c[1]} DIFFERENT" for fam, c in sorted(counts.items())]
+    lines += [f"{fam}: {c[0] + c[1]} files compared, {c[0]} same, {c[1]} DIFFERENT"
+              for fam, c in sorted(counts.items())]
     same = sum(not r[2].startswith("DIFFERENT") for r in rows)
     lines.append(f"total: {len(rows)} files compared, {same} same, {len(rows) - same} DIFFERENT; "
                  + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items()))
