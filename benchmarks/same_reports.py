@@ -37,6 +37,8 @@ NOWHERE = "http://127.0.0.1:9"  # a proxy that refuses at once: any download fai
 SCAN_FORMATS = ("text", "json", "sarif", "github")
 PINS_EVERY = 5  # pins renders one jax's row: every fifth of compat.json's rows (a command costs a second)
 NOW = b"<now>"
+# a command that did not render (the same crash on both sides is no evidence of the same reports)
+CRASHES = (b"Traceback (most recent call last)", b"a bug of jax-compat", b"No module named")
 
 NOT_COVERED = {
     "survey": "reports/survey.json/.md/.html: its raw observations (reports/survey/) are not committed, "
@@ -98,6 +100,7 @@ class Job:
                  chain: str = ""):
         self.family, self.name, self.argv, self.inputs = family, name, argv, inputs or {}
         self.chain = chain or f"{family}/{name}"  # jobs of one chain run in order (one reads the other's file)
+        self.exit, self.crashed = -1, False
 
 
 def crater_jobs(tree: Path, out: Path) -> list[Job]:
@@ -209,6 +212,8 @@ def run_job(job: Job, tree: Path, out: Path, env: dict, python: str) -> None:
     (term / f"{stem}.stdout").write_bytes(proc.stdout)
     (term / f"{stem}.stderr").write_bytes(proc.stderr)
     (term / f"{stem}.exit").write_text(f"{proc.returncode}\n")
+    job.exit = proc.returncode
+    job.crashed = proc.returncode not in (0, 1, 2) or any(m in proc.stderr for m in CRASHES)
     for rel, src in job.inputs.items():  # an input the run left as it was is not a report
         copy = out / job.family / rel
         if copy.is_file() and copy.read_bytes() == src.read_bytes():
@@ -263,6 +268,17 @@ def _clip(line: bytes, width: int = 100) -> str:
     return text if len(text) <= width else text[:width] + "…"
 
 
+def exits(jobs: list[Job]) -> list[str]:
+    """Per family, how its commands exited, and each command that crashed instead of rendering."""
+    per: dict[str, dict[int, int]] = {}
+    for j in jobs:
+        per.setdefault(j.family, {}).setdefault(j.exit, 0)
+        per[j.family][j.exit] += 1
+    lines = [f"{fam}: {sum(c.values())} commands, " + ", ".join(f"exit {k}: {v}" for k, v in sorted(c.items()))
+             for fam, c in per.items()]
+    return lines + [f"CRASHED: {j.family} {j.name}: python -m jaxcompat {' '.join(j.argv)}" for j in jobs if j.crashed]
+
+
 def table(rows: list[tuple[str, str, str]], seconds: dict[str, float]) -> str:
     width = max([len(r[1]) for r in rows] + [4])
     lines = [f"{'family':<10} {'file':<{width}} result", f"{'-' * 10} {'-' * width} ------"]
@@ -289,20 +305,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="same-reports-"))
-    seconds = {}
+    seconds, said, crashed = {}, [], False
     try:
         for side, rev in (("before", args.before), ("after", args.after)):
             t0 = time.perf_counter()
             tree, out = work / "tree", work / "out"
             extract(rev, tree)
             jobs = render(tree, out)
+            said += [f"{side} ({rev}): {line}" for line in exits(jobs)]
+            crashed = crashed or any(j.crashed for j in jobs)
             out.rename(work / side)
             for scratch in ("tree", "state", "cells", "checks"):
                 shutil.rmtree(work / scratch, ignore_errors=True)
             seconds[f"{side} ({rev}, {len(jobs)} commands)"] = time.perf_counter() - t0
         rows = compare(work / "before", work / "after")
         print(table(rows, seconds))
-        return 0 if rows and not any(r[2].startswith("DIFFERENT") for r in rows) else 1
+        print("\nthe commands and their exits (a crater run recorded before plans were stored exits 2, "
+              "its gap said in its report):")
+        print("\n".join(f"  {line}" for line in said))
+        return 0 if rows and not crashed and not any(r[2].startswith("DIFFERENT") for r in rows) else 1
     finally:
         if args.keep:
             print(f"kept: {work}")
