@@ -16,7 +16,8 @@ NAME = "report"
 
 def add_parser(sub) -> None:
     r = sub.add_parser("report", parents=[options.common()],
-                       help="rebuild matrix.json/md from reports/cells/; 'report site --out DIR': the ecosystem's pages")
+                       help="rebuild matrix.json/md from reports/cells/; "
+                            "'report site --out DIR': the ecosystem's pages")
     r.add_argument("what", nargs="?", choices=("site",),
                    help="site: build a static site (history, survey, matrix, forecast) from the stored reports")
     r.add_argument("--out", metavar="DIR", help="with site: the folder the site is written to (required)")

@@ -15,7 +15,8 @@ td.m a{color:inherit;text-decoration:none;display:block}
 .v-safe{background:#3cb44b;color:#fff}.v-broken{background:#d62728;color:#fff}.v-absent{background:#eee;color:#999}
 .v-other{background:#f0ad4e;color:#000}td.m.new{outline:3px solid #000;outline-offset:-3px}
 td.m.fixed{outline:3px dashed #000;outline-offset:-3px}
-table.breaks td,table.breaks th,table.nights td,table.nights th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
+table.breaks td,table.breaks th,table.nights td,table.nights th{border:1px solid #ccc;padding:3px 6px;
+vertical-align:top}
 table.marks th{padding:2px 6px;text-align:left}table.marks th.night{writing-mode:vertical-rl;transform:rotate(180deg)}
 .sig{font-family:monospace;font-size:12px}"""
 
@@ -115,7 +116,8 @@ def headline(h: History) -> tuple[bool, str]:
     newest: Night = h.nights[-1]
     still = h.open
     if not still:
-        return True, f"Night of {newest.name}: no break open ({len(h.nights)} nights, {len(h.breaks)} breaks, all fixed)."
+        return True, (f"Night of {newest.name}: no break open ({len(h.nights)} nights, {len(h.breaks)} breaks, "
+                      "all fixed).")
     who = ", ".join(sorted({b.dependent for b in still}))
     return False, (f"Night of {newest.name}: {len(still)} break{'s' if len(still) != 1 else ''} open ({who}); "
                    f"the oldest appeared on the night of {min(b.appeared for b in still)}.")

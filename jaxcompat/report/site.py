@@ -25,7 +25,8 @@ from jaxcompat.report import html
 CSS = """body{font:14px system-ui,sans-serif;margin:0 1.5em 2em;max-width:80em}
 nav.bar{background:#222;margin:0 -1.5em 1em;padding:.6em 1.5em}nav.bar a{color:#fff;margin-right:1.2em}
 nav.bar a.here{font-weight:700;text-decoration:none}.verdict{padding:.6em .9em;font-size:1.1em;border-radius:4px}
-.verdict.ok{background:#e3f6e5;border-left:6px solid #3cb44b}.verdict.failing{background:#fbe3e3;border-left:6px solid #d62728}
+.verdict.ok{background:#e3f6e5;border-left:6px solid #3cb44b}
+.verdict.failing{background:#fbe3e3;border-left:6px solid #d62728}
 table{border-collapse:collapse}table.plain td,table.plain th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
 code{font-size:12px}"""
 
@@ -141,8 +142,9 @@ def _survey_rows(rows: list[dict]) -> str:
     out = []
     for r in sorted(rows, key=lambda r: (newest[r["package"]] != r["version"], r["package"])):
         still = newest[r["package"]] == r["version"]
-        out.append(f"<tr><td>{html.esc(r['package'])} {html.esc(r['version'])}{' <b>(newest surveyed)</b>' if still else ''}"
-                   f"</td><td><code>{html.esc(r['what'])}</code> ({html.esc(r['where'])})</td>"
+        mark = " <b>(newest surveyed)</b>" if still else ""
+        out.append(f"<tr><td>{html.esc(r['package'])} {html.esc(r['version'])}{mark}</td>"
+                   f"<td><code>{html.esc(r['what'])}</code> ({html.esc(r['where'])})</td>"
                    f"<td>{html.esc(r['removal'] or 'not announced')}</td><td>{html.esc(r['warned_on'])}</td>"
                    f"<td>{html.esc(r['broke_on'] or '—')}</td></tr>")
     return ("<p>From the survey's stored report: the newest surveyed release of each package first (what the "
