@@ -27,7 +27,7 @@ COMMITTED = ("survey.html", "survey.json", "survey.md", "baseline.json")
 HREF = re.compile(r"""(?:href|src)\s*=\s*["']?([^"'\s>]+)""", re.I)
 
 
-def _site(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def _site(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "jaxcompat", "report", "site", *args], cwd=REPO,
                           capture_output=True, text=True, timeout=300)
 
@@ -43,7 +43,7 @@ def _committed_reports(tmp_path: Path) -> Path:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("site")
-    out = _site(tmp, "--reports", str(_committed_reports(tmp)), "--history", str(REPLAY), "--out", str(tmp / "site"))
+    out = _site("--reports", str(_committed_reports(tmp)), "--history", str(REPLAY), "--out", str(tmp / "site"))
     assert out.returncode == 0, out.stderr
     assert "no break open (3 nights, 4 breaks, all fixed)" in out.stdout
     return tmp / "site"
@@ -140,7 +140,7 @@ def test_a_night_s_texts_reach_the_pages_escaped_and_scrubbed(tmp_path):
         g["fix"] = "pin from https://user:s3cret@example.org/simple"
 
     _night(tmp_path / "nights" / "2026-11-20", "seed-jax-0.4.32-bisect", hostile)
-    out = _site(tmp_path, "--reports", str(tmp_path / "none"), "--history", str(tmp_path / "nights"),
+    out = _site("--reports", str(tmp_path / "none"), "--history", str(tmp_path / "nights"),
                 "--out", str(tmp_path / "site"))
     assert out.returncode == 0, out.stderr
     page = (tmp_path / "site" / "history.html").read_text(encoding="utf-8")
@@ -166,7 +166,7 @@ def test_bad_input_is_refused_with_the_file_and_the_fix(tmp_path, case):
         _night(nights / "night of the 20th", "seed-jax-0.4.32-bisect")
     args = ["--history", str(nights), "--reports", str(tmp_path)] + ([] if case == "no-out" else
                                                                        ["--out", str(tmp_path / "site")])
-    out = _site(tmp_path, *args)
+    out = _site(*args)
     assert out.returncode == 2, out.stdout + out.stderr
     said = out.stderr
     assert said.startswith("error: ") and "Traceback" not in said
@@ -231,3 +231,20 @@ def test_the_nightly_keeps_its_nights_on_a_bounded_branch_and_publishes_the_site
     assert pages["permissions"] == {"pages": "write", "id-token": "write"}
     assert pages["environment"]["name"] == "github-pages" and pages["needs"] == "history"
     assert wf["permissions"] == {"contents": "read"}  # every other job reads only
+
+
+def test_a_break_still_open_on_the_newest_night_leads_the_pages(tmp_path):
+    """The replay's first two nights alone: the four breaks are open, said first on both pages."""
+    nights = tmp_path / "nights"
+    for night in ("2024-06-18", "2024-09-11"):
+        shutil.copytree(REPLAY / night, nights / night)
+    out = _site("--reports", str(tmp_path / "none"), "--history", str(nights),
+                "--out", str(tmp_path / "site"))
+    assert out.returncode == 0, out.stderr
+    said = "Night of 2024-09-11: 4 breaks open (diffrax, equinox, lineax, optimistix); the oldest appeared on the " \
+           "night of 2024-09-11."
+    assert said in out.stdout
+    for page in ("index.html", "history.html"):
+        text = (tmp_path / "site" / page).read_text(encoding="utf-8")
+        assert f'<p class="verdict failing">{html.escape(said)}</p>' in text
+    assert _text(tmp_path / "site" / "history.html").count("still broken (last seen 2024-09-11)") == 4

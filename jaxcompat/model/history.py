@@ -102,6 +102,7 @@ class Mark:
     broken: int = 0
     ran: tuple[int, int] = (0, 0)
     version: str = ""
+    cause: str = ""  # why it was not judged, when it was not
     appeared: tuple[str, ...] = ()  # signatures of the breaks that appeared that night
     fixed: tuple[str, ...] = ()  # signatures of the breaks fixed that night
 
@@ -144,7 +145,7 @@ def fold(nights: list[Night]) -> History:
                 marks[dep].append(Mark(night.name, ABSENT))
                 continue
             appeared, fixed = _step(night, o, open_, breaks)
-            marks[dep].append(Mark(night.name, o.verdict, o.broken, o.ran, o.version, appeared, fixed))
+            marks[dep].append(Mark(night.name, o.verdict, o.broken, o.ran, o.version, o.cause, appeared, fixed))
     return History(nights, marks, breaks)
 
 

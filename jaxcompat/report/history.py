@@ -47,6 +47,7 @@ def _mark(m: Mark, night_link: str) -> str:
     tip = f"{m.night}: {m.verdict}"
     if m.verdict != ABSENT:
         tip += f" ({m.version}; ran {m.ran[0]} before, {m.ran[1]} after; broken {m.broken})"
+        tip += f": {m.cause}" if m.cause and m.verdict not in _LETTER else ""
     tip += f"; a break appeared: {len(m.appeared)}" if m.appeared else ""
     tip += f"; fixed: {len(m.fixed)}" if m.fixed else ""
     text = esc(f"{letter}{m.broken if m.broken else ''}")

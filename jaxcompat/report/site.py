@@ -93,7 +93,8 @@ def index_body(site: Site, have: set[str]) -> str:
     if "matrix.html" in have:
         cells = parse_cells(site.matrix)
         failing = sum(1 for c in cells if c.failing)
-        parts.append(f'<p><a href="matrix.html">The matrix</a> ({html.esc(site.matrix_from)}): {len(cells)} cells, '
+        many = "cell" if len(cells) == 1 else "cells"
+        parts.append(f'<p><a href="matrix.html">The matrix</a> ({html.esc(site.matrix_from)}): {len(cells)} {many}, '
                      f"{failing} failing.</p>")
     parts.append('<p><a href="forecast.html">Warnings before the break</a>: the jax deprecations the ecosystem '
                  "still uses, and the release that removes each.</p>")
