@@ -60,6 +60,14 @@ def report(session: nox.Session) -> None:
 
 
 @nox.session(python=False)
+def site(session: nox.Session) -> None:
+    """The ecosystem's pages into site/ (history, forecast, survey, matrix); -- --history DIR for other nights."""
+    args = [] if "--history" in session.posargs else ["--history", "reports/nightly-replay"]
+    args += [] if "--out" in session.posargs else ["--out", "site"]
+    _jaxcompat(session, "report", "site", *args)
+
+
+@nox.session(python=False)
 def check(session: nox.Session) -> None:
     """Upgrade check of one candidate: nox -s check -- jax==0.4.35 equinox==0.11.6 (or -r FILE, or --env PYTHON)."""
     _jaxcompat(session, "check")

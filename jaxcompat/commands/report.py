@@ -1,4 +1,4 @@
-"""``jax-compat report``: rebuild matrix.json/md from reports/cells/"""
+"""``jax-compat report``: rebuild matrix.json/md from reports/cells/; ``report site``: the ecosystem's pages"""
 
 from __future__ import annotations
 
@@ -15,7 +15,15 @@ NAME = "report"
 
 
 def add_parser(sub) -> None:
-    r = sub.add_parser("report", parents=[options.common()], help="rebuild matrix.json/md from reports/cells/")
+    r = sub.add_parser("report", parents=[options.common()],
+                       help="rebuild matrix.json/md from reports/cells/; "
+                            "'report site --out DIR': the ecosystem's pages")
+    r.add_argument("what", nargs="?", choices=("site",),
+                   help="site: build a static site (history, survey, matrix, forecast) from the stored reports")
+    r.add_argument("--out", metavar="DIR", help="with site: the folder the site is written to (required)")
+    r.add_argument("--history", metavar="NIGHTS",
+                   help="with site: a folder of nights, one subfolder per night with its crater.json "
+                        "(e.g. history/2026-11-20/crater.json); without it, no history page")
     r.add_argument("--compare", metavar="OLD.json", help="print what changed from OLD.json to this run")
     r.add_argument("--against", metavar="NEW.json", help="with --compare: the newer run (default: matrix.json)")
     r.add_argument("--update-baseline", action="store_true",
@@ -30,6 +38,12 @@ def run(args) -> int:
 
     from jaxcompat.report.compare import compare, render
 
+    if args.what == "site":
+        return _site(args)
+    if args.out or args.history:
+        print("error: --out and --history go with 'report site' (e.g. report site --out site "
+              "--history reports/nightly-replay)", file=sys.stderr)
+        return EXIT_CONFIG
     matrix = options.load_matrix(args)
     reports_dir = Path(args.reports)
     if args.compare:
@@ -73,4 +87,29 @@ def run(args) -> int:
         print("\n" + reports.reuse_line(ordered))
     if args.check and any(c.failing for c in ordered):
         return EXIT_FAILING
+    return EXIT_OK
+
+
+def _site(args) -> int:
+    """report site: the pages from the stored reports (--reports) and the nights (--history)."""
+    from jaxcompat.operations.site import SiteError, gather
+    from jaxcompat.report.site import write
+
+    if not args.out:
+        print("error: report site needs --out DIR, the folder to write the site to (e.g. --out site)",
+              file=sys.stderr)
+        return EXIT_CONFIG
+    try:
+        site = gather(Path(args.reports), Path(args.history) if args.history else None)
+    except SiteError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    out = Path(args.out)
+    written = write(site, out)
+    pages = [p for p in written if p.endswith(".html") and "/" not in p]
+    print(f"site: {out} ({len(pages)} pages: {', '.join(pages)}; {len(written)} files)")
+    if site.history:
+        from jaxcompat.report.history import headline
+
+        print(headline(site.history)[1])
     return EXIT_OK

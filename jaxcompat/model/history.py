@@ -1,0 +1,176 @@
+"""The nightly crater's history: one record per night (its crater.json, read), folded into one mark
+per dependent per night and the breaks between nights — the night each appeared, the commit that
+caused it (when a night's bisection found it), the night it was fixed. Pure records, no I/O: the
+nights are read by operations/site.py and the pages rendered by report/history.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from jaxcompat.model.vocab import DependentVerdict
+
+ABSENT = "absent"  # the dependent was not in that night's run: no mark, and it fixes nothing
+
+
+@dataclass(frozen=True)
+class Commit:
+    """The first bad commit of a break, as a bisection answered it (a group's ``first_bad_commit``)."""
+
+    package: str
+    commit: str
+    title: str = ""
+    date: str = ""
+    pull_request: str = ""  # "#23307" ("" when the commit names none)
+    shipped_in: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Commit | None:
+        """The answer of a bisection, or None when it named no single commit."""
+        if not isinstance(d, dict) or not d.get("commit") or d.get("range"):
+            return None
+        return cls(package=str(d.get("package", "")), commit=str(d["commit"]), title=str(d.get("title", "")),
+                   date=str(d.get("date", ""))[:10], pull_request=str(d.get("pull_request") or ""),
+                   shipped_in=str(d.get("shipped_in") or ""))
+
+
+@dataclass(frozen=True)
+class Group:
+    """One broken group of a night: an error signature and the dependents it breaks."""
+
+    signature: str
+    dependents: tuple[str, ...]
+    explained_by: str = ""  # the rule of matrix.toml that explains it
+    draft: str = ""  # the rule drafted for it (no rule explains it)
+    fix: str = ""
+    commit: Commit | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One dependent in one night's run."""
+
+    name: str
+    verdict: str  # a DependentVerdict value
+    version: str = ""
+    ran: tuple[int, int] = (0, 0)  # tests run (baseline, candidate)
+    broken: int = 0
+    cause: str = ""  # why it was not judged, when it was not
+
+    @property
+    def compared(self) -> bool:
+        """Its tests ran on both sides: a night that can show a break, or show it gone."""
+        return self.verdict in (DependentVerdict.BROKEN, DependentVerdict.SAFE)
+
+
+@dataclass(frozen=True)
+class Night:
+    """One night's crater run, as its crater.json (and bisect.json beside it) said."""
+
+    name: str  # the night's folder name, a day ("2026-11-20")
+    candidate: tuple[str, ...]
+    baseline: tuple[str, ...]
+    exit: int
+    outcomes: tuple[Outcome, ...]
+    groups: tuple[Group, ...]
+    new_warnings: tuple[dict, ...] = ()  # crater.json's new warnings, as stored
+    report: str = ""  # the night's report page in the site ("" when none was kept)
+
+
+@dataclass
+class Break:
+    """A dependent broken by one error signature, from the night it appeared to the night it was fixed."""
+
+    dependent: str
+    signature: str
+    appeared: str  # the night it first showed
+    explained_by: str = ""
+    draft: str = ""
+    fix: str = ""
+    fixed: str = ""  # the first night the dependent ran clear of it ("" while it is still broken)
+    last_seen: str = ""
+    commit: Commit | None = None
+    bisected_on: str = ""  # the night whose bisection named the commit
+    nights: list[str] = field(default_factory=list)  # the nights it showed
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One dependent on one night."""
+
+    night: str
+    verdict: str  # a DependentVerdict value, or ABSENT
+    broken: int = 0
+    ran: tuple[int, int] = (0, 0)
+    version: str = ""
+    cause: str = ""  # why it was not judged, when it was not
+    appeared: tuple[str, ...] = ()  # signatures of the breaks that appeared that night
+    fixed: tuple[str, ...] = ()  # signatures of the breaks fixed that night
+
+
+@dataclass
+class History:
+    """Every night, oldest first; per dependent one mark a night; every break."""
+
+    nights: list[Night]
+    marks: dict[str, list[Mark]]
+    breaks: list[Break]
+
+    @property
+    def open(self) -> list[Break]:
+        return [b for b in self.breaks if not b.fixed]
+
+
+def _signatures(night: Night, outcome: Outcome) -> dict[str, Group | None]:
+    """The signatures that break ``outcome`` on ``night`` ("" with no group when the report named none)."""
+    found = {g.signature: g for g in night.groups if outcome.name in g.dependents}
+    if not found and outcome.verdict == DependentVerdict.BROKEN:
+        return {"": None}
+    return found
+
+
+def fold(nights: list[Night]) -> History:
+    """The history of ``nights`` (any order: sorted by name, a day). A break stays open through a
+    night the dependent was absent or not judged; it is fixed on the first night the dependent's
+    tests ran on both sides without it. A commit found on any night of a break is the break's."""
+    nights = sorted(nights, key=lambda n: n.name)
+    names = sorted({o.name for n in nights for o in n.outcomes})
+    open_: dict[tuple[str, str], Break] = {}
+    breaks: list[Break] = []
+    marks: dict[str, list[Mark]] = {d: [] for d in names}
+    for night in nights:
+        outcomes = {o.name: o for o in night.outcomes}
+        for dep in names:
+            o = outcomes.get(dep)
+            if o is None:
+                marks[dep].append(Mark(night.name, ABSENT))
+                continue
+            appeared, fixed = _step(night, o, open_, breaks)
+            marks[dep].append(Mark(night.name, o.verdict, o.broken, o.ran, o.version, o.cause, appeared, fixed))
+    return History(nights, marks, breaks)
+
+
+def _step(night: Night, o: Outcome, open_: dict, breaks: list[Break]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """One dependent's night: the breaks it opens, carries and closes."""
+    if not o.compared:  # not run, capped, over budget, none ran...: says nothing of its breaks
+        return (), ()
+    now = _signatures(night, o)
+    appeared = []
+    for sig, g in now.items():
+        b = open_.get((o.name, sig))
+        if b is None:
+            b = Break(o.name, sig, night.name, explained_by=(g.explained_by if g else "") or "",
+                      draft=(g.draft if g else "") or "", fix=(g.fix if g else "") or "")
+            open_[(o.name, sig)] = b
+            breaks.append(b)
+            appeared.append(sig)
+        b.nights.append(night.name)
+        b.last_seen = night.name
+        if b.commit is None and g is not None and g.commit is not None:
+            b.commit, b.bisected_on = g.commit, night.name
+    fixed = []
+    for (dep, sig), b in list(open_.items()):
+        if dep == o.name and sig not in now:
+            b.fixed = night.name
+            fixed.append(sig)
+            del open_[(dep, sig)]
+    return tuple(appeared), tuple(fixed)

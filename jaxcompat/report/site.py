@@ -1,0 +1,167 @@
+"""The ecosystem's pages (``report site``): a static site from the stored reports, for GitHub Pages
+or a folder opened in a browser. No server, no script, no external asset; every link between pages
+is relative; every text was scrubbed when it was read (operations/site.py) and is escaped here.
+
+    index.html     the newest night, what is open, and a link to each page
+    history.html   the nightly crater's history (report/history.py)
+    forecast.html  the deprecations the ecosystem still uses and the release that removes each
+    survey.html    the survey's picture of jax × equinox (the stored page, with the site's bar)
+    matrix.html    the matrix (matrix.json, else the committed baseline.json)
+    nights/NIGHT/  what the site keeps of each night (crater.json, and its crater.html when kept)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jaxcompat._util.atomic import write_text
+from jaxcompat.apihistory.apiexplain import histories
+from jaxcompat.knowledge.deprecations import forecast
+from jaxcompat.knowledge.outcomes import parse_cells
+from jaxcompat.model.site import Site
+from jaxcompat.report import history as history_page
+from jaxcompat.report import html
+
+CSS = """body{font:14px system-ui,sans-serif;margin:0 1.5em 2em;max-width:80em}
+nav.bar{background:#222;margin:0 -1.5em 1em;padding:.6em 1.5em}nav.bar a{color:#fff;margin-right:1.2em}
+nav.bar a.here{font-weight:700;text-decoration:none}.verdict{padding:.6em .9em;font-size:1.1em;border-radius:4px}
+.verdict.ok{background:#e3f6e5;border-left:6px solid #3cb44b}
+.verdict.failing{background:#fbe3e3;border-left:6px solid #d62728}
+table{border-collapse:collapse}table.plain td,table.plain th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
+code{font-size:12px}"""
+
+PAGES = (("index.html", "home"), ("history.html", "history"), ("forecast.html", "forecast"),
+         ("survey.html", "survey"), ("matrix.html", "matrix"))
+
+
+def _bar(have: set[str], here: str) -> str:
+    links = [f'<a href="{name}"{" class=here" if name == here else ""}>{label}</a>'
+             for name, label in PAGES if name in have]
+    return f'<nav class="bar">{"".join(links)}</nav>'
+
+
+def _shell(title: str, body: str, have: set[str], here: str, css: str = "") -> str:
+    return html.page(title, _bar(have, here) + body, CSS + css)
+
+
+def pages(site: Site) -> dict[str, str]:
+    """Every file of the site: its path inside the site -> its text."""
+    have = {"index.html", "forecast.html"}
+    have |= {"history.html"} if site.history else set()
+    have |= {"survey.html"} if "survey.html" in site.copies else set()
+    have |= {"matrix.html"} if site.matrix is not None else set()
+    out = dict(site.copies)
+    if "survey.html" in out:  # the stored page as it is, with the site's bar at its top
+        out["survey.html"] = out["survey.html"].replace("<body>", "<body>" + _bar(have, "survey.html"), 1)
+    if site.matrix is not None:
+        out["matrix.html"] = html.render(site.matrix).replace("<body>", "<body>" + _bar(have, "matrix.html"), 1)
+    if site.history:
+        out["history.html"] = _shell("jax-compat: the nightly crater's history",
+                                     history_page.body(site.history, site.nights_from), have, "history.html",
+                                     history_page.CSS)
+    out["forecast.html"] = _shell("jax-compat: warnings before the break", forecast_body(site), have,
+                                  "forecast.html", history_page.CSS)
+    out["index.html"] = _shell("jax-compat: the JAX ecosystem", index_body(site, have), have, "index.html",
+                               history_page.CSS)
+    out[".nojekyll"] = ""  # GitHub Pages serves the files as they are
+    return out
+
+
+def write(site: Site, out_dir: Path) -> list[str]:
+    """Write every file of the site into ``out_dir`` (atomically, each); the paths written."""
+    files = pages(site)
+    for rel, text in files.items():
+        write_text(out_dir / rel, text)
+    return sorted(files)
+
+
+def index_body(site: Site, have: set[str]) -> str:
+    parts = ["<h1>jax-compat: the JAX ecosystem, night by night</h1>"]
+    if site.history:
+        ok, said = history_page.headline(site.history)
+        parts.append(f'<p class="verdict {"ok" if ok else "failing"}">{html.esc(said)}</p>'
+                     f'{history_page.marks_table(site.history)}'
+                     f'<p><a href="history.html">The history</a>: each break, the night it appeared, its first '
+                     "bad commit and pull request, the night it was fixed.</p>")
+    else:
+        parts.append("<p>No nights were given (<code>--history</code>): no history page.</p>")
+    s = site.survey
+    if "survey.html" in have and s:
+        parts.append(f'<p><a href="survey.html">The survey</a>: {html.esc(s.get("combinations", "?"))} combinations '
+                     f"of jax × equinox off the matrix; case verdicts right: "
+                     f"{100 * float(s.get('right_share', 0)):.2f}%.</p>")
+    if "matrix.html" in have:
+        cells = parse_cells(site.matrix)
+        failing = sum(1 for c in cells if c.failing)
+        many = "cell" if len(cells) == 1 else "cells"
+        parts.append(f'<p><a href="matrix.html">The matrix</a> ({html.esc(site.matrix_from)}): {len(cells)} {many}, '
+                     f"{failing} failing.</p>")
+    parts.append('<p><a href="forecast.html">Warnings before the break</a>: the jax deprecations the ecosystem '
+                 "still uses, and the release that removes each.</p>")
+    return "".join(parts)
+
+
+def forecast_body(site: Site) -> str:
+    parts = ["<h1>Warnings before the break</h1><p>What the next releases of jax remove that the ecosystem's "
+             "code still uses: tomorrow's breaks.</p>", "<h2>New warnings in the nightly candidate</h2>",
+             _nightly_warnings(site), "<h2>In the survey</h2>", _survey_rows(site.survey_forecast),
+             f"<h2>In the matrix ({html.esc(site.matrix_from or 'none')})</h2>", _matrix_forecast(site)]
+    return "".join(parts)
+
+
+def _nightly_warnings(site: Site) -> str:
+    if not site.history:
+        return "<p>No nights were given.</p>"
+    seen: dict[str, dict] = {}
+    for night in site.history.nights:
+        for w in night.new_warnings:
+            key = str(w.get("key") or w.get("message") or "")
+            entry = seen.setdefault(key, {"w": w, "nights": []})
+            entry["w"], entry["nights"] = w, entry["nights"] + [night.name]
+    if not seen:
+        return "<p>No night's candidate raised a new warning in a dependent's tests.</p>"
+    newest = site.history.nights[-1].name
+    rows = []
+    for key, e in seen.items():
+        w = e["w"]
+        removed = w.get("removed_in") or w.get("removal_from") or ""
+        rows.append(f"<tr><td>{html.esc(w.get('api') or key)}</td><td>{html.esc(w.get('category', ''))}</td>"
+                    f"<td>{html.esc(removed or 'no removal announced')}</td>"
+                    f"<td>{html.esc(', '.join(w.get('projects') or []))} ({html.esc(w.get('count', 0))} tests)</td>"
+                    f"<td>{html.esc(e['nights'][0])} – {html.esc(e['nights'][-1])}"
+                    f"{' (still, in the newest night)' if e['nights'][-1] == newest else ''}</td></tr>")
+    return ('<table class="plain"><tr><th>what</th><th>category</th><th>jax removes it in</th><th>raised in</th>'
+            f'<th>nights</th></tr>{"".join(rows)}</table>')
+
+
+def _survey_rows(rows: list[dict]) -> str:
+    if not rows:
+        return "<p>No stored survey forecast (reports/survey.md).</p>"
+    newest: dict[str, str] = {}
+    for r in rows:  # survey.md lists each package's releases oldest first
+        newest[r["package"]] = r["version"]
+    out = []
+    for r in sorted(rows, key=lambda r: (newest[r["package"]] != r["version"], r["package"])):
+        still = newest[r["package"]] == r["version"]
+        mark = " <b>(newest surveyed)</b>" if still else ""
+        out.append(f"<tr><td>{html.esc(r['package'])} {html.esc(r['version'])}{mark}</td>"
+                   f"<td><code>{html.esc(r['what'])}</code> ({html.esc(r['where'])})</td>"
+                   f"<td>{html.esc(r['removal'] or 'not announced')}</td><td>{html.esc(r['warned_on'])}</td>"
+                   f"<td>{html.esc(r['broke_on'] or '—')}</td></tr>")
+    return ("<p>From the survey's stored report: the newest surveyed release of each package first (what the "
+            "ecosystem still uses), then older ones.</p><table class=\"plain\"><tr><th>package</th><th>uses</th>"
+            "<th>jax removes it in</th><th>warned on jax</th><th>broke on jax</th></tr>" + "".join(out) + "</table>")
+
+
+def _matrix_forecast(site: Site) -> str:
+    if site.matrix is None:
+        return "<p>No matrix report (run <code>nox -s matrix</code>).</p>"
+    items = []
+    for cell in parse_cells(site.matrix):
+        if cell.deprecations:
+            lines = forecast(cell.deprecations, cell.versions, histories(cell.deprecations))
+            items.append(f"<li><code>{html.esc(cell.id)}</code><ul>"
+                         + "".join(f"<li>{html.esc(x)}</li>" for x in lines) + "</ul></li>")
+    if not items:
+        return "<p>No cell of this report recorded a jax deprecation hit by the ecosystem's code.</p>"
+    return f"<ul>{''.join(items)}</ul>"

@@ -1,0 +1,250 @@
+"""``report site``: the ecosystem's pages, built through the command line from stored reports.
+
+The history is built from the three nights replayed in reports/nightly-replay/ (stored crater runs,
+no network): it names the night each break appeared, its first bad commit and pull request, and the
+night it was fixed; every link between the pages names a file of the site; no machine path, no
+credential, no script; every text escaped. The fold of nights into breaks is held to what a night
+can and cannot say (an absent or unjudged dependent fixes nothing)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jaxcompat.model.history import ABSENT, Commit, Group, Night, Outcome, fold
+
+REPO = Path(__file__).resolve().parents[1]
+REPLAY = REPO / "reports" / "nightly-replay"
+# what a clean clone holds of reports/ (matrix.json is generated, not committed)
+COMMITTED = ("survey.html", "survey.json", "survey.md", "baseline.json")
+HREF = re.compile(r"""(?:href|src)\s*=\s*["']?([^"'\s>]+)""", re.I)
+
+
+def _site(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "jaxcompat", "report", "site", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _committed_reports(tmp_path: Path) -> Path:
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    for name in COMMITTED:
+        shutil.copy(REPO / "reports" / name, reports / name)
+    return reports
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("site")
+    out = _site("--reports", str(_committed_reports(tmp)), "--history", str(REPLAY), "--out", str(tmp / "site"))
+    assert out.returncode == 0, out.stderr
+    assert "no break open (3 nights, 4 breaks, all fixed)" in out.stdout
+    return tmp / "site"
+
+
+def _text(page: Path) -> str:
+    """What a reader sees: tags out, entities read."""
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page.read_text(encoding="utf-8"))))
+
+
+def _rows(page: Path) -> list[str]:
+    return re.findall(r"<tr[^>]*>.*?</tr>", page.read_text(encoding="utf-8"), re.S)
+
+
+def test_the_history_names_the_night_a_break_appeared_its_commit_and_the_night_it_was_fixed(built):
+    page = built / "history.html"
+    (lineax,) = [r for r in _rows(page) if "<td><b>lineax</b></td>" in r]
+    said = html.unescape(re.sub(r"<[^>]+>", " ", lineax))
+    assert "appeared on the night of 2024-09-11" in re.sub(r"\s+", " ", said)
+    assert "dd6f0e2e2ed1" in said and "#23307" in said and "shipped in jax 0.4.32" in said
+    assert "fixed on the night of 2024-09-30" in re.sub(r"\s+", " ", said)
+    assert 'href="https://github.com/jax-ml/jax/commit/dd6f0e2e2ed13869eb7641ebff854ff5e8077e82"' in lineax
+    assert 'href="https://github.com/jax-ml/jax/pull/23307"' in lineax
+    # the three the rule explains broke the same night; their group was not bisected in that run
+    for dep in ("equinox", "optimistix", "diffrax"):
+        (row,) = [r for r in _rows(page) if f"<td><b>{dep}</b></td>" in r]
+        assert "2024-09-11" in row and "not bisected" in row and "weak-type-closure" in row
+    # one mark a night per dependent: safe, broken (with its count), safe
+    (marks,) = [r for r in _rows(page) if "<th>equinox</th>" in r]
+    assert re.findall(r'data-verdict="(\w[\w-]*)"', marks) == ["safe", "broken", "safe"]
+    assert ">✗82<" in marks
+
+
+def test_every_link_of_the_site_is_relative_and_names_a_file_of_the_site(built):
+    pages = sorted(built.rglob("*.html"))
+    assert {p.name for p in pages} >= {"index.html", "history.html", "forecast.html", "survey.html", "matrix.html"}
+    missing, absolute = [], []
+    for page in pages:
+        for target in HREF.findall(page.read_text(encoding="utf-8")):
+            if target.startswith(("https://", "http://", "#", "mailto:")):
+                continue
+            if target.startswith(("/", "file:")) or ":" in target.split("/")[0]:
+                absolute.append(f"{page.name}: {target}")
+                continue
+            if not (page.parent / target.split("#", 1)[0]).resolve().is_file():
+                missing.append(f"{page.relative_to(built)}: {target}")
+    assert not absolute and not missing, (absolute, missing)
+    # each night's mark and header link to that night's report, kept in the site
+    history = (built / "history.html").read_text(encoding="utf-8")
+    for night in ("2024-06-18", "2024-09-11", "2024-09-30"):
+        assert f'href="nights/{night}/crater.html"' in history
+        assert (built / "nights" / night / "crater.json").is_file()
+
+
+def test_no_page_holds_a_machine_path_a_script_or_an_external_asset(built):
+    for f in built.rglob("*"):
+        if not f.is_file():
+            continue
+        text = f.read_text(encoding="utf-8")
+        assert str(REPO) not in text, f
+        assert str(Path.home()) + "/" not in text, f
+        if f.suffix == ".html":
+            assert "<script" not in text.lower() and "<link" not in text.lower(), f
+
+
+def test_the_index_and_the_forecast_say_what_the_stored_reports_hold(built):
+    index = _text(built / "index.html")
+    assert "Night of 2024-09-30: no break open" in index
+    assert "107 combinations" in index  # reports/survey.json's summary
+    assert "(baseline.json)" in index  # no matrix.json in a clean clone: the committed baseline
+    forecast = _text(built / "forecast.html")
+    # the nightly's new warnings (the first night's candidate, jax 0.4.30), with the nights they showed
+    assert "Passing an array as a dtype argument is deprecated" in forecast
+    assert "2024-06-18 – 2024-06-18" in forecast
+    # the survey's warnings before the break (survey.md), the newest surveyed release first
+    assert "jax.core.Primitive" in forecast and "(newest surveyed)" in forecast
+
+
+def _night(folder: Path, source: str, edit=None) -> None:
+    folder.mkdir(parents=True)
+    data = json.loads((REPO / "reports" / "crater" / source / "crater.json").read_text(encoding="utf-8"))
+    if edit:
+        edit(data)
+    (folder / "crater.json").write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_a_night_s_texts_reach_the_pages_escaped_and_scrubbed(tmp_path):
+    """A name, a message and a fix holding markup, the checkout's path and a credential in an URL."""
+    def hostile(d: dict) -> None:
+        d["dependents"][0]["name"] = "<img src=x onerror=alert(1)>"
+        g = d["groups"][0]
+        g["dependents"], g["tests"] = ["<img src=x onerror=alert(1)>"], {"<img src=x onerror=alert(1)>": ["t"]}
+        g["signature"] = f"ValueError: <script>alert(1)</script> in {REPO}/x.py @ {Path.home()}/y.py:f"
+        g["fix"] = "pin from https://user:s3cret@example.org/simple"
+
+    _night(tmp_path / "nights" / "2026-11-20", "seed-jax-0.4.32-bisect", hostile)
+    out = _site("--reports", str(tmp_path / "none"), "--history", str(tmp_path / "nights"),
+                "--out", str(tmp_path / "site"))
+    assert out.returncode == 0, out.stderr
+    page = (tmp_path / "site" / "history.html").read_text(encoding="utf-8")
+    assert "<img src=x" not in page and "<script>alert" not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page and "&lt;script&gt;" in page
+    assert str(REPO) not in page and str(Path.home()) + "/" not in page and "s3cret" not in page
+    assert "&lt;root&gt;/x.py" in page and "~/y.py" in page
+    copied = (tmp_path / "site" / "nights" / "2026-11-20" / "crater.json").read_text(encoding="utf-8")
+    assert str(REPO) not in copied and "s3cret" not in copied
+    assert "dd6f0e2e2ed1" in page  # that run's own bisection, in its crater.json
+
+
+@pytest.mark.parametrize("case", ["no-folder", "damaged", "not-crater", "bad-name", "no-out"])
+def test_bad_input_is_refused_with_the_file_and_the_fix(tmp_path, case):
+    nights = tmp_path / "nights"
+    if case == "damaged":
+        (nights / "2026-11-20").mkdir(parents=True)
+        (nights / "2026-11-20" / "crater.json").write_text("{not json")
+    elif case == "not-crater":
+        (nights / "2026-11-20").mkdir(parents=True)
+        (nights / "2026-11-20" / "crater.json").write_text('{"kind": "check"}')
+    elif case == "bad-name":
+        _night(nights / "night of the 20th", "seed-jax-0.4.32-bisect")
+    args = ["--history", str(nights), "--reports", str(tmp_path)] + ([] if case == "no-out" else
+                                                                       ["--out", str(tmp_path / "site")])
+    out = _site(*args)
+    assert out.returncode == 2, out.stdout + out.stderr
+    said = out.stderr
+    assert said.startswith("error: ") and "Traceback" not in said
+    assert {"no-folder": "no such folder of nights", "damaged": "2026-11-20/crater.json: not JSON",
+            "not-crater": "not a crater report", "bad-name": "night of the 20th",
+            "no-out": "needs --out DIR"}[case] in said
+    assert not (tmp_path / "site").exists()
+
+
+def _o(name: str, verdict: str, broken: int = 0) -> Outcome:
+    return Outcome(name, verdict, "1.0", (10, 10), broken)
+
+
+def test_the_fold_opens_a_break_carries_it_through_nights_that_say_nothing_and_fixes_it_once():
+    sig = "ValueError: boom @ eqx.py:f"
+    found = Commit("jax", "a" * 40, "Change", "2026-11-19", "#1", "")
+    nights = [
+        Night("2026-11-20", ("jax",), ("jax",), 0, (_o("eqx", "safe"), _o("dfx", "safe")), ()),
+        Night("2026-11-21", ("jax",), ("jax",), 1, (_o("eqx", "broken", 3), _o("dfx", "safe")),
+              (Group(sig, ("eqx",)),)),
+        Night("2026-11-22", ("jax",), ("jax",), 1, (_o("eqx", "broken", 3),),  # bisected the night after
+              (Group(sig, ("eqx",), commit=found),)),
+        Night("2026-11-23", ("jax",), ("jax",), 2, (_o("eqx", "over-budget"), _o("dfx", "safe")), ()),
+        Night("2026-11-24", ("jax",), ("jax",), 0, (_o("eqx", "safe"), _o("dfx", "safe")), ()),
+    ]
+    h = fold(list(reversed(nights)))  # any order: by night
+    (b,) = h.breaks
+    assert (b.dependent, b.signature, b.appeared, b.fixed) == ("eqx", sig, "2026-11-21", "2026-11-24")
+    assert b.commit == found and b.bisected_on == "2026-11-22" and b.nights == ["2026-11-21", "2026-11-22"]
+    assert [m.verdict for m in h.marks["dfx"]] == ["safe", "safe", ABSENT, "safe", "safe"]
+    assert [m.appeared for m in h.marks["eqx"]] == [(), (sig,), (), (), ()]
+    assert [m.fixed for m in h.marks["eqx"]] == [(), (), (), (), (sig,)]
+    assert not h.open
+
+
+def test_a_broken_dependent_no_group_names_is_still_a_break():
+    h = fold([Night("n1", (), (), 1, (_o("eqx", "broken", 1),), ())])
+    (b,) = h.open
+    assert (b.dependent, b.signature, b.appeared, b.fixed) == ("eqx", "", "n1", "")
+
+
+def test_the_nightly_keeps_its_nights_on_a_bounded_branch_and_publishes_the_site_with_pages_actions():
+    """crater.yml: nightly only, tonight's crater.json (and bisect.json) onto crater-history holding
+    the last KEEP_NIGHTS nights as one force-pushed commit; the site built by nox -s site from them;
+    published by GitHub Pages' own actions, with the permissions Pages needs and no more."""
+    from ruamel.yaml import YAML  # check-jsonschema's YAML reader (nox -s tests installs it)
+
+    wf = YAML(typ="safe").load((REPO / ".github" / "workflows" / "crater.yml").read_text(encoding="utf-8"))
+    jobs = wf["jobs"]
+    merge_upload = next(s for s in jobs["merge"]["steps"] if "upload-artifact" in s.get("uses", ""))
+    assert "reports/crater/bisect.json" in merge_upload["with"]["path"]
+    history, pages = jobs["history"], jobs["pages"]
+    assert "schedule" in history["if"] and history["needs"] == "merge"
+    assert history["permissions"] == {"contents": "write"} and int(history["env"]["KEEP_NIGHTS"]) > 0
+    runs = "\n".join(s.get("run", "") for s in history["steps"])
+    assert "refs/heads/crater-history" in runs and "--force" in runs and 'head -n -"$KEEP_NIGHTS"' in runs
+    assert "nox -s site -- --history history --out site" in runs
+    uses = [s.get("uses", "").split("@")[0] for s in history["steps"] + pages["steps"]]
+    assert uses.index("actions/configure-pages") < uses.index("actions/upload-pages-artifact") \
+        < uses.index("actions/deploy-pages")
+    assert next(s for s in history["steps"] if "upload-pages-artifact" in s.get("uses", ""))["with"]["path"] == "site"
+    assert pages["permissions"] == {"pages": "write", "id-token": "write"}
+    assert pages["environment"]["name"] == "github-pages" and pages["needs"] == "history"
+    assert wf["permissions"] == {"contents": "read"}  # every other job reads only
+
+
+def test_a_break_still_open_on_the_newest_night_leads_the_pages(tmp_path):
+    """The replay's first two nights alone: the four breaks are open, said first on both pages."""
+    nights = tmp_path / "nights"
+    for night in ("2024-06-18", "2024-09-11"):
+        shutil.copytree(REPLAY / night, nights / night)
+    out = _site("--reports", str(tmp_path / "none"), "--history", str(nights),
+                "--out", str(tmp_path / "site"))
+    assert out.returncode == 0, out.stderr
+    said = "Night of 2024-09-11: 4 breaks open (diffrax, equinox, lineax, optimistix); the oldest appeared on the " \
+           "night of 2024-09-11."
+    assert said in out.stdout
+    for page in ("index.html", "history.html"):
+        text = (tmp_path / "site" / page).read_text(encoding="utf-8")
+        assert f'<p class="verdict failing">{html.escape(said)}</p>' in text
+    assert _text(tmp_path / "site" / "history.html").count("still broken (last seen 2024-09-11)") == 4
