@@ -29,8 +29,8 @@ def fake_fetch(dep, version, cache_dir, src_dir):
     if (root / "HANG").exists():
         time.sleep(3600)
     if not root.is_dir():
-        if dep.source.git:  # as git says it, URL and all
-            raise projects.SourceMissing(f"fatal: repository '{dep.source.git}' not found")
+        if dep.source.get("git"):  # as git says it, URL and all
+            raise projects.SourceMissing(f"fatal: repository '{dep.source.get('git')}' not found")
         raise projects.SourceMissing(f"{dep.name} {version}: not on the (fake) index")
     return projects._standalone(root)  # as the real fetch leaves it: its own pytest configuration, or one
 
