@@ -27,11 +27,11 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from jaxcompat.knowledge.dependentsources import git, sdist
+from jaxcompat.knowledge.dependentsources import folder, git, sdist
 from jaxcompat.model.dependents import DependentSource
 from jaxcompat.model.matrix import ConfigError
 
-KINDS: dict[str, ModuleType] = {kind.KEY: kind for kind in (sdist, git)}
+KINDS: dict[str, ModuleType] = {kind.KEY: kind for kind in (sdist, git, folder)}
 KEYS = {key for kind in KINDS.values() for key in kind.KEYS}
 
 
