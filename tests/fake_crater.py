@@ -1,8 +1,9 @@
 """Run the real ``crater`` command over fake dependents: the fake cells of tests/fake_matrix.py (this
 interpreter, no uv, no network), and each dependent's source a folder under $FAKE_SOURCES instead
-of its sdist. A source folder holding a file named CRASH kills the crater's process for that
-dependent (as a segfault would); one holding HANG never returns (its budget stops it). A git
-dependent without a folder fails as git would, naming its URL.
+of its sdist (a local checkout, ``path = …``, is had as it is: it needs no network). A source
+folder holding a file named CRASH kills the crater's process for that dependent (as a segfault
+would); one holding HANG never returns (its budget stops it). A git dependent without a folder
+fails as git would, naming its URL.
 
 usage: FAKE_SOURCES=DIR python tests/fake_crater.py crater <args...>
 """
@@ -29,14 +30,19 @@ def fake_fetch(dep, version, cache_dir, src_dir):
     if (root / "HANG").exists():
         time.sleep(3600)
     if not root.is_dir():
-        if dep.source.git:  # as git says it, URL and all
-            raise projects.SourceMissing(f"fatal: repository '{dep.source.git}' not found")
+        if dep.source.get("git"):  # as git says it, URL and all
+            raise projects.SourceMissing(f"fatal: repository '{dep.source.get('git')}' not found")
         raise projects.SourceMissing(f"{dep.name} {version}: not on the (fake) index")
     return projects._standalone(root)  # as the real fetch leaves it: its own pytest configuration, or one
 
 
-projects.version_of = lambda dep, cache_dir, as_of=None: "1.0"
-projects.fetch = fake_fetch
+def real_for_a_checkout(fake, real):
+    """A local checkout needs no index and no network: its kind runs as it is."""
+    return lambda dep, *args: real(dep, *args) if dep.source.get("path") else fake(dep, *args)
+
+
+projects.version_of = real_for_a_checkout(lambda dep, cache_dir, as_of=None: "1.0", projects.version_of)
+projects.fetch = real_for_a_checkout(fake_fetch, projects.fetch)
 releases.released_since = lambda installed, day, cache_dir: []  # the fake cells' releases have no index dates
 
 if __name__ == "__main__":

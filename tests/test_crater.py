@@ -91,7 +91,7 @@ def test_the_core_runs_from_git_with_its_test_folders():
     for name, folder in folders.items():
         d = deps.get(name)
         assert d is not None, name
-        assert d.source.git == f"https://github.com/patrick-kidger/{name}" and not d.source.ref, d.source
+        assert d.source.get("git") == f"https://github.com/patrick-kidger/{name}" and not d.source.get("ref"), d.source
         assert d.tests == (folder,) and "jax" in d.depends_on and "insteadOf" in d.note
     assert {"equinox", "lineax", "optimistix", "diffrax", "jaxtyping"} <= {d.name for d in crater.select(deps, {"jax"})}
     assert "equinox" not in deps.get("equinox").depends_on  # a candidate for equinox does not replace its own suite

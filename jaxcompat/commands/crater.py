@@ -195,7 +195,7 @@ def _ready(args, reqs: list[str], dependents) -> None:
     comes from git, a requirement is a git URL, or --bisect walks commits."""
     from jaxcompat._util.uvbin import git_bin, uv_bin
     from jaxcompat.env.candidate import CandidateError, package_of
-    from jaxcompat.knowledge import flaky
+    from jaxcompat.knowledge import dependentsources, flaky
     from jaxcompat.operations import crater
 
     if not reqs:
@@ -204,7 +204,8 @@ def _ready(args, reqs: list[str], dependents) -> None:
     flaky.load(args.flaky_file, Path(args.state), learning=args.aa)
     uv_bin()
     chosen = crater.select(dependents, {package_of(r) for r in reqs}, args.dependent)
-    if args.bisect or any(d.source.git for d in chosen) or any("git+" in r for r in reqs + args.baseline):
+    needs = {need for d in chosen for need in dependentsources.of(d.source).NEEDS}
+    if args.bisect or "git" in needs or any("git+" in r for r in reqs + args.baseline):
         git_bin()
 
 

@@ -1,5 +1,6 @@
-"""A dependent project's source on this machine: its sdist from the index (where its tests usually
-travel) or a git URL at a ref, unpacked once into the state folder; and what it declares it needs
+"""A dependent project's source on this machine, had once into the state folder by its kind
+(``knowledge/dependentsources/``: an sdist, a git URL at a ref, a local checkout), with the index
+and git lent to it; and what it declares it needs
 at run time (so a candidate its own caps exclude is said to be that, not broken)."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import io
 import shutil
 import tarfile
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -17,53 +19,79 @@ from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.toml import tomllib
 from jaxcompat.env import gitsource, releases, resolution, testdeps
-from jaxcompat.model.dependents import LATEST, Dependent
+from jaxcompat.knowledge import dependentsources
+from jaxcompat.model.dependents import Dependent
 
 
 class SourceMissing(Exception):
     """The dependent's code could not be had (the message says why, in the index's or git's words)."""
 
 
-def version_of(dep: Dependent, cache_dir: Path, as_of: str | None = None) -> str:
-    """The release a dependent is run at: its pinned version, else the newest (as of ``as_of``);
-    for a git source, the commit its ref names at the remote now (or the last before ``as_of``)."""
-    if dep.source.git:
+@dataclass(frozen=True)
+class Means:
+    """What a kind of source may use to have a dependent's code (``model.dependents.SourceMeans``),
+    bound to the cache folder: each failure of the index or of git a ``SourceMissing``."""
+
+    cache_dir: Path
+
+    def newest_release(self, name: str, as_of: str | None) -> str:
         try:
-            return gitsource.resolve(dep.source.git, dep.source.ref, cache_dir, as_of)
+            if as_of:
+                return resolution.newest_as_of(name, as_of, self.cache_dir)
+            return str(max(Version(v) for v in releases.versions(name, self.cache_dir)))
+        except (resolution.ResolutionError, releases.IndexError_, ValueError, OSError, InvalidVersion) as e:
+            raise SourceMissing(f"{name}: {e}") from None
+
+    def unpack_sdist(self, name: str, version: str, into: Path) -> None:
+        try:
+            filename, blob = resolution.download_sdist(name, version, self.cache_dir)
+        except (resolution.ResolutionError, OSError) as e:
+            raise SourceMissing(f"{name} {version}: {e}") from None
+        _unpack(filename, blob, into)
+
+    def git_commit(self, url: str, ref: str, as_of: str | None) -> str:
+        return self._git(gitsource.resolve, url, ref, self.cache_dir, as_of)
+
+    def git_checkout(self, url: str, commit: str, into: Path) -> list[str]:
+        return self._git(gitsource.checkout, url, commit, self.cache_dir, into)
+
+    def git_describe(self, url: str, commit: str) -> str:
+        return gitsource.describe(url, commit, self.cache_dir)
+
+    @staticmethod
+    def _git(call, *args):
+        try:
+            return call(*args)
         except gitsource.GitError as e:
             raise SourceMissing(str(e)) from None
-    if dep.source.version != LATEST:
-        return dep.source.version
+
+
+def version_of(dep: Dependent, cache_dir: Path, as_of: str | None = None) -> str:
+    """What a dependent is run at (its kind says: a release, the newest as of ``as_of``; a commit
+    its ref names at the remote now or the last before ``as_of``; a folder's contents)."""
+    kind = dependentsources.of(dep.source)
     try:
-        if as_of:
-            return resolution.newest_as_of(dep.name, as_of, cache_dir)
-        return str(max(Version(v) for v in releases.versions(dep.name, cache_dir)))
-    except (resolution.ResolutionError, releases.IndexError_, ValueError, OSError, InvalidVersion) as e:
+        return kind.resolve(dep, Means(cache_dir), as_of)
+    except kind.MISSING as e:
         raise SourceMissing(f"{dep.name}: {e}") from None
 
 
 def fetch(dep: Dependent, version: str, cache_dir: Path, src_dir: Path) -> Path:
-    """The project's root folder (unpacked once, or checked out once at a commit: ``version`` is
-    the commit for a git source; re-used while it is complete)."""
+    """The project's root folder, had once at ``version`` by its kind (unpacked, checked out,
+    copied; re-used while it is complete)."""
     dest = _dest(dep, version, src_dir)
     done = dest / DONE
     if done.is_file():
         return _standalone(_root(dest))
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
-    absent: list[str] = []
-    if dep.source.git:
-        try:
-            absent = gitsource.checkout(dep.source.git, version, cache_dir, dest / "src" / dep.name)
-        except gitsource.GitError as e:
-            raise SourceMissing(str(e)) from None
+    kind = dependentsources.of(dep.source)
+    try:
+        absent = kind.fetch(dep, version, Means(cache_dir), dest / "src")
+    except kind.MISSING as e:
+        raise SourceMissing(f"{dep.name} {version}: {e}") from None
+    if absent:  # a checkout of a partial mirror lacks their contents
         (dest / ABSENT).write_text("".join(f"{p}\n" for p in absent), encoding="utf-8")
-    else:
-        try:
-            name, blob = resolution.download_sdist(dep.name, version, cache_dir)
-        except (resolution.ResolutionError, OSError) as e:
-            raise SourceMissing(f"{dep.name} {version}: {e}") from None
-        _unpack(name, blob, dest / "src")
     done.write_text(f"{dep.name} {version}\n")
     return _standalone(_root(dest))
 
@@ -79,8 +107,8 @@ def absent_files(dep: Dependent, version: str, src_dir: Path) -> list[str]:
 
 
 def describe(dep: Dependent, version: str, cache_dir: Path) -> str:
-    """How a report names the source: the release, or the commit by its nearest tag (git describe)."""
-    return gitsource.describe(dep.source.git, version, cache_dir) if dep.source.git else version
+    """How a report names what it ran at: the release, the commit by its nearest tag (git describe)."""
+    return dependentsources.of(dep.source).shown(dep, version, Means(cache_dir))
 
 
 DONE, ABSENT = ".jaxcompat-complete", ".jaxcompat-absent"

@@ -34,14 +34,13 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from jaxcompat._util import tree
 from jaxcompat._util.toml import tomllib
 from jaxcompat.model.index import PYPI_SIMPLE, IndexOptions, SourceError, local_path
 
 DIRECT = "@ "  # a pin value that is a direct reference: "@ file:///…", "@ git+https://…@ref"
 VCS_SCHEMES = ("git+https", "git+http", "git+ssh", "git+file")
 ARCHIVE_SCHEMES = ("https", "http", "file")
-_SKIP_DIRS = {".git", ".hg", ".nox", ".tox", ".venv", "venv", "__pycache__", "build", "dist",
-              ".mypy_cache", ".pytest_cache", ".ruff_cache", "node_modules"}
 _LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*(==|@)\s*(\S+)")
 _FROM_LINE = re.compile(r"^\s*#\s*from\s+(\S+)")
 _SDIST_ENDINGS = (".tar.gz", ".zip", ".tar.bz2", ".tgz")
@@ -169,18 +168,7 @@ def content_digest(ref: DirectRef) -> str:
             for chunk in iter(lambda: f.read(1 << 20), b""):
                 h.update(chunk)
         return h.hexdigest()
-    for p in sorted(_tree(path)):
-        h.update(str(p.relative_to(path)).encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
-def _tree(root: Path):
-    for p in root.iterdir():
-        if p.is_dir() and not p.is_symlink():
-            if p.name not in _SKIP_DIRS and not p.name.endswith(".egg-info"):
-                yield from _tree(p)
-        elif p.is_file() and not p.name.endswith((".pyc", ".pyo", ".so")):
-            yield p
+    return tree.digest(path)
 
 
 def direct_refs(pins: dict[str, str]) -> dict[str, DirectRef]:

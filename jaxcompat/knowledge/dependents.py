@@ -25,20 +25,18 @@ from pathlib import Path, PurePosixPath
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
 
-from jaxcompat._util.redact import redact_url
+from jaxcompat.knowledge import dependentsources
 from jaxcompat.knowledge.config import read_toml, similar, str_list, table_list, text_value, unknown_keys
-from jaxcompat.model.dependents import LATEST, Dependent, Dependents, DependentSource, bad_ref
+from jaxcompat.model.dependents import Dependent, Dependents
 from jaxcompat.model.matrix import ConfigError
 from jaxcompat.plugin.packages import ECOSYSTEM
 
-KEYS = {"name", "version", "git", "ref", "tests", "extras", "groups", "with", "cpu_devices", "env", "budget_s",
-        "test_timeout_s", "depends_on", "note", "split"}
+KEYS = {"name", "tests", "extras", "groups", "with", "cpu_devices", "env", "budget_s", "test_timeout_s",
+        "depends_on", "note", "split"} | dependentsources.KEYS
 TOP = {"dependent", "settings"}
 SETTINGS = {"budget_s", "test_timeout_s"}
 MAX_SPLIT = 64
-GIT_SCHEMES = ("https://", "git+https://", "ssh://", "git@", "file://")
 
 
 def load(path: Path | str) -> Dependents:
@@ -83,23 +81,7 @@ def _dependent(path: Path, where: str, t: dict, budget: float, limit: float | No
     if canonicalize_name(name := text_value(path, f"{where}.name", t.get("name"))) != name:
         raise ConfigError(path, f"{where}.name", f"{name!r} is not a normalised distribution name",
                           f'write name = "{canonicalize_name(name)}"')
-    version, git, ref = t.get("version"), t.get("git"), t.get("ref")
-    if (version is None) == (git is None):
-        raise ConfigError(path, where, "give exactly one source: version (its sdist) or git (a URL)",
-                          'write version = "latest" (or "1.2.3"), or git = "https://…" with ref = "TAG"')
-    if version is not None:
-        version = text_value(path, f"{where}.version", version)
-        if version != LATEST:
-            try:
-                Version(version)
-            except InvalidVersion:
-                raise ConfigError(path, f"{where}.version", f"{version!r} is not a version",
-                                  'write a release ("0.11.6") or "latest"') from None
-        if ref is not None:
-            raise ConfigError(path, f"{where}.ref", "a ref needs a git source", "drop ref, or give git = URL")
-        source = DependentSource(version=version)
-    else:
-        source = _git_source(path, where, git, ref)
+    source = dependentsources.read(path, where, t)
     tests = str_list(path, f"{where}.tests", t.get("tests", []))
     for p in tests:
         pp = PurePosixPath(p)
@@ -138,20 +120,6 @@ def _dependent(path: Path, where: str, t: dict, budget: float, limit: float | No
                      budget_s=_seconds(path, f"{where}.budget_s", t.get("budget_s", budget)),
                      test_timeout_s=_limit(path, where, t, limit),
                      depends_on=depends, note=note, split=_split(path, where, t.get("split", 1)))
-
-
-def _git_source(path: Path, where: str, git: object, ref: object) -> DependentSource:
-    """A git URL (credentials never shown back) at a ref git cannot read as an option."""
-    git = text_value(path, f"{where}.git", git)
-    if not git.startswith(GIT_SCHEMES):
-        raise ConfigError(path, f"{where}.git", f"{redact_url(git)!r} is not a git URL",
-                          'write git = "https://github.com/OWNER/REPO" (or ssh://, git@, file://)')
-    ref = text_value(path, f"{where}.ref", ref) if ref is not None else ""
-    if ref and bad_ref(ref):
-        raise ConfigError(path, f"{where}.ref", f"{ref!r} is not a git ref: {bad_ref(ref)}",
-                          'write a branch, a tag or a commit, e.g. ref = "v0.13.1" (or leave ref out: the '
-                          "default branch)")
-    return DependentSource(git=git, ref=ref)
 
 
 def _split(path: Path, where: str, split: object) -> int:

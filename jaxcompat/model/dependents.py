@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 LATEST = "latest"  # version: the newest release (as of --as-of, when given)
 # what git check-ref-format refuses, and anything git could read as an option
@@ -37,17 +38,27 @@ def part_of(unit: str) -> tuple[str, int, int] | None:
     return (m["name"], int(m["k"]), int(m["n"])) if m else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False, repr=False)
 class DependentSource:
-    """Where a dependent's code (and its tests) come from: its sdist on the index at a version,
-    or a git URL at a ref."""
+    """Where a dependent's code (and its tests) come from: the values of its source's keys in
+    ``dependents.toml``. Its kind is the one whose main key it holds (e.g. ``version``: an sdist,
+    ``git``: a URL at a ref), each kind a module of ``knowledge/dependentsources/`` that reads,
+    fetches, dates, keys and names its sources."""
 
-    version: str = ""  # an sdist release, or LATEST
-    git: str = ""
-    ref: str = ""
+    values: tuple[tuple[str, str], ...] = ()  # (key, value), sorted; a key not given is not held
 
-    def describe(self) -> str:
-        return f"git {self.git}@{self.ref or 'HEAD'}" if self.git else f"sdist {self.version}"
+    def __init__(self, **values: str) -> None:
+        object.__setattr__(self, "values", tuple(sorted((k, v) for k, v in values.items() if v)))
+
+    def get(self, key: str) -> str:
+        """The value of ``key``, "" where it was not given."""
+        return dict(self.values).get(key, "")
+
+    def __repr__(self) -> str:
+        # The result cache's key holds this text: the three keys the record held before kinds had
+        # modules come first, always, so a result keyed then is found again.
+        shown = {"version": "", "git": "", "ref": "", **dict(self.values)}
+        return f"DependentSource({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
 
 
 @dataclass(frozen=True)
@@ -89,3 +100,24 @@ class Dependents:
 
     def get(self, name: str) -> Dependent | None:
         return next((d for d in self.dependents if d.name == name), None)
+
+
+class SourceMeans(Protocol):
+    """What a kind of dependent source may use to have its code (``env/projects.py`` lends it, bound
+    to the cache folder): the package index and git. Each failure is a ``SourceMissing`` in the
+    index's or git's words."""
+
+    def newest_release(self, name: str, as_of: str | None) -> str:
+        """The newest release of ``name`` (the last before ``as_of``, when given)."""
+
+    def unpack_sdist(self, name: str, version: str, into: Path) -> None:
+        """``name``'s sdist at ``version`` from the index, unpacked into ``into``."""
+
+    def git_commit(self, url: str, ref: str, as_of: str | None) -> str:
+        """The commit ``ref`` names at ``url`` now (the last on it before ``as_of``, when given)."""
+
+    def git_checkout(self, url: str, commit: str, into: Path) -> list[str]:
+        """The tree of ``commit`` checked out into ``into``; the files whose contents it lacks."""
+
+    def git_describe(self, url: str, commit: str) -> str:
+        """The commit by its nearest tag (``git describe --tags``)."""

@@ -33,8 +33,9 @@ from jaxcompat._util.redact import env_secrets, redact_env, redact_text, url_sec
 from jaxcompat._util.text import last_line, quiet
 from jaxcompat.apihistory import apiexplain
 from jaxcompat.env.resolution import AUTO
-from jaxcompat.knowledge import drafts, flaky, roots
+from jaxcompat.knowledge import dependentsources, drafts, flaky, roots
 from jaxcompat.knowledge.cratergroups import Group
+from jaxcompat.knowledge.dependentsources import describe as source_name
 from jaxcompat.knowledge.signature import Signature, frame, normalise
 from jaxcompat.model.crater import DependentResult, exit_status, verdict_of
 from jaxcompat.model.dependents import Dependent, Dependents
@@ -120,7 +121,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
 
     t0 = time.perf_counter()
     cache = state_dir / "cache"
-    res = DependentResult(dep.unit, DependentVerdict.NO_SOURCE, source=dep.source.describe(), plan=plan.key)
+    res = DependentResult(dep.unit, DependentVerdict.NO_SOURCE, source=source_name(dep.source), plan=plan.key)
     try:
         root, target = _source(dep, plan, state_dir, version, res)
     except (projects.SourceMissing, usertests.TestsError) as e:
@@ -247,7 +248,7 @@ def _source(dep: Dependent, plan: Plan, state_dir: Path, version: str | None, re
     cache, src = state_dir / "cache", state_dir / "crater" / "src"
     version = version or projects.version_of(dep, cache, plan.as_of)
     res.version = projects.describe(dep, version, cache)
-    res.commit = version if dep.source.git else ""
+    res.commit = dependentsources.of(dep.source).commit(version)
     root = projects.fetch(dep, version, cache, src)
     res.absent = projects.absent_files(dep, version, src)
     target = usertests.locate(str(root), list(dep.extras), list(dep.groups), list(dep.with_), env=dep.environment())
@@ -324,7 +325,7 @@ def _child(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, out: Pat
     try:
         res = judge(dep, plan, matrix, state_dir, progress, version)
     except BaseException as e:  # noqa: BLE001 - whatever it was, it is this dependent's result
-        res = DependentResult(dep.unit, DependentVerdict.CRASHED, source=dep.source.describe(), plan=plan.key,
+        res = DependentResult(dep.unit, DependentVerdict.CRASHED, source=source_name(dep.source), plan=plan.key,
                               cause=_scrub(f"{type(e).__name__}: {e}", state_dir)
                               + " (at " + _scrub(traceback.format_exc().strip().splitlines()[-3].strip(), state_dir)
                               + ")")
@@ -361,7 +362,7 @@ def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progre
             pass
         proc.join(5)
     seconds = round(time.perf_counter() - t0, 1)
-    base = DependentResult(dep.unit, DependentVerdict.CRASHED, source=dep.source.describe(), plan=plan.key,
+    base = DependentResult(dep.unit, DependentVerdict.CRASHED, source=source_name(dep.source), plan=plan.key,
                            seconds=seconds)
     if over:
         base.verdict = DependentVerdict.OVER_BUDGET
@@ -466,7 +467,8 @@ def boundary(plan: Plan, deps, state_dir: Path | None = None):
     from jaxcompat.report.scrub import Scrubber
 
     urls = [*plan.candidate, *plan.baseline, plan.index.index_url, *plan.index.extra_index_urls,
-            *plan.index.find_links, *(d.source.git for d in deps)]
+            *plan.index.find_links,
+            *(url for d in deps for url in dependentsources.of(d.source).secrets(d.source))]
     secrets = [x for u in urls for x in url_secrets(u)] + [x for d in deps for x in env_secrets(dict(d.env))]
     paths = {str(Path.home()): "~"}
     if state_dir is not None:
@@ -488,7 +490,7 @@ def _resolved(dep: Dependent, plan: Plan, state_dir: Path) -> tuple[str, Depende
     try:
         return projects.version_of(dep, state_dir / "cache", plan.as_of), None
     except projects.SourceMissing as e:
-        return "", DependentResult(dep.unit, DependentVerdict.NO_SOURCE, source=dep.source.describe(),
+        return "", DependentResult(dep.unit, DependentVerdict.NO_SOURCE, source=source_name(dep.source),
                                    plan=plan.key, cause=str(e))
 
 
@@ -528,12 +530,12 @@ def run(deps: list[Dependent], plan: Plan, matrix: Matrix, state_dir: Path, out_
 
     out: list[DependentResult] = []
     for i, dep in enumerate(deps, 1):
-        say(f"[{i}/{len(deps)}] {dep.unit} ({dep.source.describe()})…")
+        say(f"[{i}/{len(deps)}] {dep.unit} ({source_name(dep.source)})…")
         try:
             res = shown(_one(dep, plan, matrix, state_dir, say, isolate, use_cache), scrub, plan)
         except KeyboardInterrupt:
             for d in deps[i - 1:]:
-                gone = DependentResult(d.unit, DependentVerdict.NOT_RUN, source=d.source.describe(), plan=plan.key,
+                gone = DependentResult(d.unit, DependentVerdict.NOT_RUN, source=source_name(d.source), plan=plan.key,
                                        cause="the crater was interrupted before it finished this dependent",
                                        run_id=plan.run_id)
                 write_text(result_path(out_dir, d.unit), json.dumps(shown(gone, scrub, plan).to_dict(), indent=1))
