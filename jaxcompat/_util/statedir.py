@@ -31,7 +31,8 @@ class StateDir:
 
     @property
     def envs(self) -> Path:
-        """``envs/``: one virtual environment per cell, re-used while its lock is the same."""
+        """``envs/``: one virtual environment per cell, re-used while its lock is the same
+        (``.<cell>.work/``: a resolution's scratch)."""
         return self.root / "envs"
 
     def env(self, cell: str) -> Path:
@@ -49,7 +50,8 @@ class StateDir:
 
     @property
     def results(self) -> Path:
-        """``results/``: the result cache, ``<env>/<module>.json`` by the inputs that decide a case's outcome."""
+        """``results/``: the result cache: ``<env>/env.json`` and ``<env>/<key>.json``, one per module
+        run, by its inputs."""
         return self.root / "results"
 
     @property
@@ -66,12 +68,13 @@ class StateDir:
         return self.root / "crater" / "cache" / f"{unit}-{key}.json"
 
     def commits(self, package: str) -> Path:
-        """``commits/<package>/``: the checkouts a bisection over ``package``'s commits builds."""
+        """``commits/<package>/``: the checkouts of ``package``'s commits a bisection installs from."""
         return self.root / "commits" / package
 
     @property
     def learned(self) -> Path:
-        """``learned.json``: requirements learned from this state's runs (``jax-compat learned --save`` merges them)."""
+        """``learned.json``: requirements this state's runs learned (``learned --save`` merges them
+        into the package's)."""
         return self.root / "learned.json"
 
     @property
@@ -108,7 +111,8 @@ class CacheDir:
 
     @property
     def import_probes(self) -> Path:
-        """``cache/import-probes.json``: what each module imports to in an environment, by its lock."""
+        """``cache/import-probes.json``: whether each module imported in an environment (or its
+        traceback), by its lock."""
         return self.root / "import-probes.json"
 
     @property
