@@ -466,8 +466,8 @@ def boundary(plan: Plan, deps, state_dir: Path | None = None):
     candidate's and the baseline's URLs, the index options, a dependent's git URL, its environment."""
     from jaxcompat.report.scrub import Scrubber
 
-    urls = [*plan.candidate, *plan.baseline, plan.index.index_url, *plan.index.extra_index_urls,
-            *plan.index.find_links, *(d.source.git for d in deps)]
+    index = (plan.index.index_url, *plan.index.extra_index_urls, *plan.index.find_links)
+    urls = [*plan.candidate, *plan.baseline, *(u.reveal() for u in index), *(d.source.git for d in deps)]
     secrets = [x for u in urls for x in url_secrets(u)] + [x for d in deps for x in env_secrets(dict(d.env))]
     paths = {str(Path.home()): "~"}
     if state_dir is not None:
