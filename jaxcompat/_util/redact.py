@@ -3,8 +3,10 @@
 an index's token is often passed as the user name, e.g. ``https://__token__:…@`` or
 ``https://<token>@``).
 
-The options themselves keep the real URL (uv needs it to install); everything that renders a URL,
-an option, a message or a report for a person or a file goes through here first.
+The index options hold each URL as a ``Secret``: its text is the redacted URL, the real one (uv
+needs it to install) is reached only by ``Secret.reveal()``. Every other text that may hold a
+credential (a tool's message, a requirement, a dependent's git URL) is redacted here before a
+person or a file sees it.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ class StateDir:
 
     @property
     def cache(self) -> Path:
-        """``cache/``: the package index's answers and downloads, git mirrors, memos (``CacheDir``)."""
+        """``cache/``: the package index's answers, git mirrors, memos (``CacheDir``, below)."""
         return self.root / "cache"
 
     @property
@@ -36,7 +36,8 @@ class StateDir:
         return self.root / "envs"
 
     def env(self, cell: str) -> Path:
-        """``envs/<cell>/``: the environment of one cell (its spec in ``jaxcompat-spec.json``)."""
+        """``envs/<cell>/``: one cell's environment (its lock in ``jaxcompat-lock.txt``, its spec in
+        ``jaxcompat-spec.json``)."""
         return self.envs / cell
 
     @property
