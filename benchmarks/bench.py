@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from jaxcompat._util.atomic import write_text  # noqa: E402
+from jaxcompat._util.statedir import StateDir  # noqa: E402
 from jaxcompat.knowledge.config import load  # noqa: E402
 
 
@@ -78,7 +79,7 @@ def breakdown(cells: list[dict]) -> dict:
 def floor(state: Path, cell_ids: list[str]) -> dict:
     per = {}
     for cid in cell_ids:
-        py = state / "envs" / cid / "bin" / "python"
+        py = StateDir(state).env(cid) / "bin" / "python"
         if not py.exists():
             continue
         wall, proc = sh([str(py), str(ROOT / "benchmarks" / "floor.py"), str(ROOT / "cases")],
@@ -99,7 +100,7 @@ def naive(matrix, state: Path, cell_ids: list[str], workdir: Path, no_cache: boo
 
     per = {}
     for cid in cell_ids:
-        lock = state / "envs" / cid / "jaxcompat-lock.txt"
+        lock = StateDir(state).env(cid) / "jaxcompat-lock.txt"
         if not lock.is_file():
             continue
         cell = matrix.cell(cid)

@@ -264,3 +264,33 @@ def test_the_words_the_plugin_writes_are_the_models_words():
     assert {k for k, _ in written} == set(types), written  # the test reads what the plugin writes
     wrong = [f"{k}={v!r}" for k, v in written if v not in {w.value for w in types[k]}]
     assert not wrong, f"the plugin writes words its readers do not know: {wrong}"
+
+
+# A name joined onto the state folder: ``state_dir / "cache"``, ``Path(args.state) / "envs"``,
+# ``cache_dir / f"releases-{dist}.json"`` (the state folder's cache). apihistory/apitimeline's
+# ``--cache`` is a folder of its own, not the state folder's.
+STATE_NAMES = {"state_dir", "state", "cache_dir"}
+
+
+def _state_folder(node: ast.expr) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in STATE_NAMES
+    if isinstance(node, ast.Attribute):
+        return node.attr in ("state", "state_dir")
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Path" and node.args:
+        return _state_folder(node.args[0])
+    return False
+
+
+def test_only_statedir_joins_a_name_onto_the_state_folder():
+    """What lives where in the state folder is said in one module, ``_util/statedir.py``: any other
+    module reaches a path in it through ``StateDir``/``CacheDir``, never by joining a name itself."""
+    bad = []
+    for module, path in MODULES.items():
+        if module == "jaxcompat._util.statedir":
+            continue
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) and _state_folder(n.left)
+                    and isinstance(n.right, (ast.Constant, ast.JoinedStr, ast.Name, ast.Attribute))):
+                bad.append(f"{path.relative_to(PACKAGE.parent)}:{n.lineno}: {ast.unparse(n)}")
+    assert not bad, "joined onto the state folder outside _util/statedir.py: " + "; ".join(bad)

@@ -12,6 +12,7 @@ Two layouts, told apart by where this package lives:
   ``$XDG_CACHE_HOME/jax-compat`` or ``~/.cache/jax-compat``.
 
 ``$JAXCOMPAT_STATE`` overrides the state folder in both; ``--reports``/``--state`` override both.
+What lives where inside the state folder is said in ``statedir``.
 """
 
 from __future__ import annotations

@@ -3,8 +3,10 @@
 an index's token is often passed as the user name, e.g. ``https://__token__:…@`` or
 ``https://<token>@``).
 
-The options themselves keep the real URL (uv needs it to install); everything that renders a URL,
-an option, a message or a report for a person or a file goes through here first.
+The index options hold each URL as a ``Secret``: its text is the redacted URL, the real one (uv
+needs it to install) is reached only by ``Secret.reveal()``. Every other text that may hold a
+credential (a tool's message, a requirement, a dependent's git URL) is redacted here before a
+person or a file sees it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,40 @@ def redact_url(url: str) -> str:
     if userinfo in _NO_SECRET:
         return url
     return urlunsplit(parts._replace(netloc=f"{REDACTED}@{host}"))
+
+
+class Secret(str):
+    """A value that holds a credential (an index URL with ``user:token@``), as pip's ``HiddenText``:
+    its text — what ``str``, ``repr``, ``format``, an f-string, ``json.dumps``, a join or any string
+    operation sees — is the redacted form, so no writer has to remember to redact it. The raw value
+    is reached only by :meth:`reveal`, where a command line needs it (``IndexOptions.uv_args``), an
+    environment's identity hashes it, or a scrubber must know what to remove. Equal, and hashed, by
+    the raw value (a secret equals the plain text it holds)."""
+
+    def __new__(cls, raw: str, shown: str | None = None) -> Secret:
+        raw = raw.reveal() if isinstance(raw, Secret) else str(raw)
+        self = super().__new__(cls, redact_url(raw) if shown is None else shown)
+        self._raw = raw
+        return self
+
+    def reveal(self) -> str:
+        """The raw value, credentials and all: only for the command line of uv, a hash, a scrubber."""
+        return self._raw
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, str):
+            return NotImplemented
+        return self._raw == (other.reveal() if isinstance(other, Secret) else str.__str__(other))
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(self._raw)
+
+    def __reduce__(self):
+        return (Secret, (self._raw, str.__str__(self)))
 
 
 def redact_text(text: str) -> str:

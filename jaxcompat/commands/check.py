@@ -8,6 +8,7 @@ from pathlib import Path
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.exits import EXIT_CONFIG
 from jaxcompat._util.lock import run_lock
+from jaxcompat._util.statedir import StateDir
 from jaxcompat._util.uvbin import uv_bin
 from jaxcompat.apihistory import apiexplain
 from jaxcompat.commands import options
@@ -95,7 +96,7 @@ def run(args) -> int:
             cell = target.cell(cell)
             if base_reqs:
                 baseline = target.cell(candidate_cell(base_reqs, python=args.python or AUTO, index=index))
-                cell, baseline, shared = usertests.same_python(cell, baseline, target, Path(args.state) / "cache")
+                cell, baseline, shared = usertests.same_python(cell, baseline, target, StateDir(Path(args.state)).cache)
                 if shared:
                     print(shared, flush=True)
     except (CandidateError, usertests.TestsError, SourceError, FlakyFileError, ReportError) as e:
@@ -119,7 +120,7 @@ def run(args) -> int:
         if target is not None:
             return _check_user_tests(result, cell, baseline, target, matrix, reports_dir, args, confirm)
     text, safe = candidate_verdict(result, matrix)
-    scanned = apiexplain.ecosystem_scan(Path(args.state) / "envs" / cell.id, result.versions.get("jax", ""))
+    scanned = apiexplain.ecosystem_scan(StateDir(Path(args.state)).env(cell.id), result.versions.get("jax", ""))
     eco = apiexplain_report.ecosystem_lines(scanned, result.versions.get("jax", ""), result.results)
     text += "\n" * bool(eco) + eco
     print(text)
@@ -273,7 +274,7 @@ def _verify_escapes(result, matrix, reqs: list[str], args, limit: int = 3) -> No
     from jaxcompat.env.candidate import candidate_cell, escape_pins, parse_requirement
     from jaxcompat.report.candidate import summary, verdict
 
-    extra = escape_pins(result, matrix, reqs, Path(args.state) / "cache")[:limit]
+    extra = escape_pins(result, matrix, reqs, StateDir(Path(args.state)).cache)[:limit]
     if not extra:
         return
     print("\nresolver trap: these known failures come from versions you did not pin; the nearest pins "

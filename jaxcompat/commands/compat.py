@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from jaxcompat._util.exits import EXIT_CONFIG, EXIT_OK
+from jaxcompat._util.statedir import StateDir
 from jaxcompat.commands import options
 from jaxcompat.knowledge import compat
 from jaxcompat.operations import compat_report
@@ -36,7 +37,7 @@ def run(args) -> int:
         for report in args.add:
             print(f"recorded {', '.join(compat.record(Path(report), Path(args.reports)))} in "
                   f"{Path(args.reports) / compat.CHECKS}")
-        rows = compat_report.generate(options.load_matrix(args), Path(args.reports), Path(args.state) / "cache",
+        rows = compat_report.generate(options.load_matrix(args), Path(args.reports), StateDir(Path(args.state)).cache,
                                [Path(p) for p in args.evidence] or None)
     except compat.EvidenceError as e:
         print(f"error: {e}", file=sys.stderr)

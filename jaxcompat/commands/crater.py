@@ -12,6 +12,7 @@ from jaxcompat._util.exits import EXIT_CONFIG, EXIT_INTERRUPTED
 from jaxcompat._util.layout import layout
 from jaxcompat._util.lock import run_lock
 from jaxcompat._util.redact import redact_text
+from jaxcompat._util.statedir import StateDir
 from jaxcompat.commands import options
 from jaxcompat.env.releases import IndexError_
 from jaxcompat.env.resolution import AUTO
@@ -157,7 +158,7 @@ def _sides(args, reqs: list[str], index) -> tuple[list[str], list[str]]:
         parse_requirement(text)
     sides = [("--baseline", base)] + ([("the candidate", reqs)] if index == NO_INDEX else [])
     for side, texts in sides:
-        missing = _not_released(texts, Path(args.state) / "cache")
+        missing = _not_released(texts, StateDir(Path(args.state)).cache)
         if missing:
             raise CandidateError(f"{side} {missing} (fix: name a release, or give the index that holds "
                                  "it: --pre --extra-index-url URL)")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from jaxcompat._util.exits import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_OK
 from jaxcompat._util.lock import run_lock
+from jaxcompat._util.statedir import StateDir
 from jaxcompat.commands import options
 from jaxcompat.model.vocab import CellStatus
 from jaxcompat.operations import compat_report, edges, survey
@@ -49,7 +50,7 @@ def run(args) -> int:
     matrix = options.load_matrix(args)
     reports_dir, state_dir = Path(args.reports), Path(args.state)
     out_dir = reports_dir / "survey"
-    cache = state_dir / "cache"
+    cache = StateDir(state_dir).cache
     rel = compat_report.gather(cache)  # the one walk of the release space
     sp = survey.space(rel, cache)
     if args.edges:

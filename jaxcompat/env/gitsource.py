@@ -16,7 +16,6 @@ repository per URL, the ref resolved to a commit there, and that commit checked 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -24,6 +23,7 @@ import subprocess
 from pathlib import Path
 
 from jaxcompat._util.redact import redact_text
+from jaxcompat._util.statedir import CacheDir
 from jaxcompat._util.uvbin import git_bin
 from jaxcompat.model.dependents import bad_ref
 
@@ -63,7 +63,7 @@ def _git(*args: str, cwd: Path | None = None, what: str = "") -> str:
 
 def mirror(url: str, cache_dir: Path) -> Path:
     """The cached bare repository of ``url`` (blobs fetched as a checkout needs them)."""
-    return cache_dir / "git" / (hashlib.sha256(url.encode()).hexdigest()[:16] + ".git")
+    return CacheDir(cache_dir).git_mirror(url)
 
 
 def _fetch(url: str, bare: Path, *refs: str) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from jaxcompat._util.atomic import write_text
+from jaxcompat._util.statedir import CacheDir, StateDir
 from jaxcompat.env import envs, releases, resolution
 from jaxcompat.knowledge.learned import World
 from jaxcompat.model.matrix import Cell
@@ -57,7 +58,7 @@ class ProbeCache:
     """Import results by lock (an environment installed from the same lock imports the same)."""
 
     def __init__(self, state_dir: Path):
-        self.path = state_dir / "cache" / "import-probes.json"
+        self.path = CacheDir(StateDir(state_dir).cache).import_probes
         try:
             self.data = json.loads(self.path.read_text()) if self.path.is_file() else {}
         except ValueError:
@@ -79,14 +80,14 @@ def real_world(python_exe: str, harness: tuple[str, ...], state_dir: Path, compi
     probes = ProbeCache(state_dir)
 
     def lock(cell: Cell) -> str:
-        return envs.lock(cell, python_exe, cell.date, harness, state_dir / "envs", state_dir / "locks")[0]
+        return envs.lock(cell, python_exe, cell.date, harness, StateDir(state_dir).envs, StateDir(state_dir).locks)[0]
 
     def imports(cell: Cell, lock_text: str, modules: list[str]) -> dict[str, str]:
         key_text = f"{python_exe}\n{lock_text}"
         cached = probes.get(key_text, modules)
         if cached is not None:
             return cached
-        built = envs.install(cell, python_exe, lock_text, state_dir / "envs", compile_bytecode)
+        built = envs.install(cell, python_exe, lock_text, StateDir(state_dir).envs, compile_bytecode)
         got = probe(built.python, modules)
         if not any("probe timed out" in v or "probe died" in v for v in got.values()):
             probes.put(key_text, modules, got)
@@ -94,27 +95,27 @@ def real_world(python_exe: str, harness: tuple[str, ...], state_dir: Path, compi
 
     def dates(dist: str) -> dict[str, str]:
         try:
-            return {v: m["date"] for v, m in releases.release_info(dist, state_dir / "cache").items()}
+            return {v: m["date"] for v, m in releases.release_info(dist, StateDir(state_dir).cache).items()}
         except releases.IndexError_:
             return {}
 
     def declared(dist: str, version: str, on: str) -> str:
         try:
-            return str(resolution.declared(dist, version, on, state_dir / "cache"))
+            return str(resolution.declared(dist, version, on, StateDir(state_dir).cache))
         except Exception:  # noqa: BLE001 - the index could not tell: say nothing rather than guess
             return ""
 
     def defines(dist: str, name: str, after: str) -> str | None:
         """Read the wheels of the releases after ``after`` (oldest first) for a definition of
         ``name`` (``name =``, ``def name``, ``class name``, or an import ``as name``/``name,``)."""
-        memo_path = state_dir / "cache" / "defines.json"
+        memo_path = CacheDir(StateDir(state_dir).cache).defines
         try:
             memo = json.loads(memo_path.read_text()) if memo_path.is_file() else {}
         except ValueError:
             memo = {}
         key = f"{dist}:{name}:{after}"
         if key not in memo:
-            memo[key] = first_defining(dist, name, after, state_dir / "cache")
+            memo[key] = first_defining(dist, name, after, StateDir(state_dir).cache)
             write_text(memo_path, json.dumps(memo, indent=0, sort_keys=True))
         return memo[key]
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.atomic import write_text
+from jaxcompat._util.statedir import CacheDir
 
 PYPI_JSON = os.environ.get("JAXCOMPAT_PYPI_JSON", "https://pypi.org/pypi")
 MAX_LIST_AGE_S = 24 * 3600  # listing releases (bisect) refetches a day-old cache
@@ -80,14 +81,14 @@ def release_info(dist: str, cache_dir: Path, need: str | None = None) -> dict[st
             "date": min(f["upload_time_iso_8601"] for f in files)[:10],
             "yanked": all(f.get("yanked", False) for f in files),
         }
-    write_text(cache_dir / f"releases-{dist}.json", json.dumps(data, indent=0, sort_keys=True))
+    write_text(CacheDir(cache_dir).releases(dist), json.dumps(data, indent=0, sort_keys=True))
     return data
 
 
 def _cached(dist: str, cache_dir: Path) -> dict | None:
     """``dist``'s release list as the cache holds it (None: not cached, or damaged)."""
     try:
-        data = json.loads((cache_dir / f"releases-{dist}.json").read_text())
+        data = json.loads(CacheDir(cache_dir).releases(dist).read_text())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -146,7 +147,7 @@ def resolution_date(exact_pins: dict[str, str], cache_dir: Path) -> str | None:
 def versions(dist: str, cache_dir: Path, include_yanked: bool = False,
              refresh: bool = False) -> list[str]:
     """Final releases of ``dist``, oldest first."""
-    cache = cache_dir / f"releases-{dist}.json"
+    cache = CacheDir(cache_dir).releases(dist)
     if refresh or (cache.is_file() and time.time() - cache.stat().st_mtime > MAX_LIST_AGE_S):
         cache.unlink(missing_ok=True)  # a release list is only as good as its age
     info = release_info(dist, cache_dir)

@@ -25,6 +25,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.atomic import write_text
+from jaxcompat._util.statedir import CacheDir
 from jaxcompat.env import releases, sources
 from jaxcompat.env.pythons import PythonMissing, find_python
 from jaxcompat.model.index import local_path
@@ -43,7 +44,7 @@ class ResolutionError(Exception):
 
 def _project(dist: str, cache_dir: Path) -> dict:
     """The index's project JSON (files per version), cached beside the release dates."""
-    cache = cache_dir / f"project-{dist}.json"
+    cache = CacheDir(cache_dir).project(dist)
     if cache.is_file():
         try:
             return json.loads(cache.read_text())
@@ -63,7 +64,7 @@ def _project(dist: str, cache_dir: Path) -> dict:
 def _files(dist: str, version: str, cache_dir: Path) -> list[dict]:
     project = _project(dist, cache_dir)
     if version not in project["files"]:
-        (cache_dir / f"project-{dist}.json").unlink(missing_ok=True)  # maybe a new release
+        CacheDir(cache_dir).project(dist).unlink(missing_ok=True)  # maybe a new release
         project = _project(dist, cache_dir)
     if version not in project["files"]:
         raise ResolutionError(f"{dist} {version} is not a release on the package index")
@@ -109,7 +110,7 @@ def newest_as_of(dist: str, date: str, cache_dir: Path) -> str:
 
 def requires(dist: str, version: str, cache_dir: Path) -> list[str]:
     """The Requires-Dist lines of a release (read from its wheel; the index serves no metadata)."""
-    cache = cache_dir / f"requires-{dist}-{version}.json"
+    cache = CacheDir(cache_dir).requires(dist, version)
     if cache.is_file():
         return json.loads(cache.read_text())
     name, blob = download(dist, version, cache_dir)
@@ -137,7 +138,7 @@ def declared(dist: str, version: str, on: str, cache_dir: Path) -> SpecifierSet:
 
 def jaxlib_requirement(jax_version: str, cache_dir: Path) -> SpecifierSet:
     """The jaxlib specifier that jax ``jax_version`` declares (for a CPU install)."""
-    cache = cache_dir / f"jax-{jax_version}-jaxlib.txt"
+    cache = CacheDir(cache_dir).jaxlib_requirement(jax_version)
     if cache.is_file():
         return SpecifierSet(cache.read_text().strip())
     name, blob = download("jax", jax_version, cache_dir)

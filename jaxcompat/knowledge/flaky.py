@@ -19,9 +19,10 @@ from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.jsonfile import read_json
+from jaxcompat._util.statedir import StateDir
 
 KIND = "jax-compat flaky tests"
-FILE = "flaky.json"
+FILE = StateDir(Path()).flaky.name  # its name, for messages
 
 
 class FlakyFileError(ValueError):
@@ -59,7 +60,7 @@ class Flaky:
 
 
 def path_of(given: str | None, state_dir: Path) -> Path:
-    return Path(given).expanduser() if given else Path(state_dir) / FILE
+    return Path(given).expanduser() if given else StateDir(Path(state_dir)).flaky
 
 
 def load(given: str | None, state_dir: Path, learning: bool = False) -> Flaky:

@@ -30,6 +30,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.atomic import write_text
+from jaxcompat._util.statedir import StateDir
 from jaxcompat._util.text import frames, last_line
 from jaxcompat.model.learned import Learned
 from jaxcompat.model.matrix import Cell
@@ -155,7 +156,7 @@ def _tighter(a: Learned, b: Learned) -> Learned:
 
 
 def state_file(state_dir: Path) -> Path:
-    return state_dir / "learned.json"
+    return StateDir(state_dir).learned
 
 
 def known(state_dir: Path, committed: Path = DATA, by_hand: tuple = ()) -> list[Learned]:

@@ -2,10 +2,10 @@
 ``--extra-index-url``, ``--find-links``, ``--pre``), as a typed record that travels with the cell.
 
 A record of the model: no I/O beyond checking that a named folder exists when the options are
-validated. An index URL may carry credentials (``https://user:token@host/simple``): they are
-needed to install, so ``uv_args`` and ``identity`` keep them, but every place that *shows* or
-*stores* the options goes through ``to_dict``/``describe``, which redact them
-(``jaxcompat._util.redact``).
+validated. An index URL may carry credentials (``https://user:token@host/simple``): each URL is
+held as a ``Secret`` (``jaxcompat._util.redact``), whose text is the redacted URL wherever it is
+shown, stored, joined or raised; ``uv_args`` (uv needs the credentials to install) and ``identity``
+(a new token is a new environment) alone reveal it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from jaxcompat._util.redact import redact_url
+from jaxcompat._util.redact import Secret, redact_url
 
 PYPI_SIMPLE = "https://pypi.org/simple"
 INDEX_SCHEMES = ("https", "http", "file")
@@ -39,10 +39,15 @@ class SourceError(ValueError):
 class IndexOptions:
     """Where releases come from besides PyPI, and whether pre-releases may be chosen."""
 
-    index_url: str = ""  # replaces PyPI (uv --index-url)
-    extra_index_urls: tuple[str, ...] = ()  # searched too (uv --extra-index-url)
-    find_links: tuple[str, ...] = ()  # folders (absolute) or URLs of wheels (uv --find-links)
+    index_url: Secret = Secret("")  # replaces PyPI (uv --index-url)
+    extra_index_urls: tuple[Secret, ...] = ()  # searched too (uv --extra-index-url)
+    find_links: tuple[Secret, ...] = ()  # folders (absolute) or URLs of wheels (uv --find-links)
     pre: bool = False  # any package may resolve to a pre-release (uv --prerelease allow)
+
+    def __post_init__(self) -> None:  # each URL a Secret, however the options were made
+        object.__setattr__(self, "index_url", Secret(self.index_url))
+        object.__setattr__(self, "extra_index_urls", tuple(Secret(u) for u in self.extra_index_urls))
+        object.__setattr__(self, "find_links", tuple(Secret(u) for u in self.find_links))
 
     def __bool__(self) -> bool:
         return bool(self.index_url or self.extra_index_urls or self.find_links or self.pre)
@@ -56,11 +61,11 @@ class IndexOptions:
         """The uv options (``uv pip compile`` when ``resolving``, else ``uv pip sync``)."""
         argv: list[str] = []
         if self.index_url:
-            argv += ["--index-url", self.index_url]
+            argv += ["--index-url", self.index_url.reveal()]
         for url in self.extra_index_urls:
-            argv += ["--extra-index-url", url]
+            argv += ["--extra-index-url", url.reveal()]
         for link in self.find_links:
-            argv += ["--find-links", link]
+            argv += ["--find-links", link.reveal()]
         if resolving and self.pre:
             argv += ["--prerelease", "allow"]
         if resolving and self.other_index:
@@ -76,24 +81,23 @@ class IndexOptions:
             if path is not None and path.is_dir():
                 files = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns)
                                for p in path.iterdir() if p.is_file())
-                links.append([link, hashlib.sha256(repr(files).encode()).hexdigest()[:16]])
+                links.append([link.reveal(), hashlib.sha256(repr(files).encode()).hexdigest()[:16]])
             else:
-                links.append([link, ""])
-        return {"index_url": self.index_url, "extra_index_urls": list(self.extra_index_urls),
+                links.append([link.reveal(), ""])
+        return {"index_url": self.index_url.reveal(), "extra_index_urls": [u.reveal() for u in self.extra_index_urls],
                 "find_links": links, "pre": self.pre}
 
     def to_dict(self) -> dict:
-        """The options as reports store them: credentials redacted."""
-        return {"index_url": redact_url(self.index_url),
-                "extra_index_urls": [redact_url(u) for u in self.extra_index_urls],
-                "find_links": [redact_url(u) for u in self.find_links], "pre": self.pre}
+        """The options as reports store them: credentials redacted (each URL's text)."""
+        return {"index_url": str(self.index_url), "extra_index_urls": [str(u) for u in self.extra_index_urls],
+                "find_links": [str(u) for u in self.find_links], "pre": self.pre}
 
     def describe(self) -> str:
         """Where releases come from, for a person ("; from PyPI, https://****@host/simple; --pre"),
         or "" for PyPI alone."""
         if not self:
             return ""
-        urls = [redact_url(u) for u in (self.index_url or "PyPI", *self.extra_index_urls, *self.find_links)]
+        urls = [str(u) for u in (self.index_url or "PyPI", *self.extra_index_urls, *self.find_links)]
         return f"; from {', '.join(urls)}" + ("; --pre" if self.pre else "")
 
 

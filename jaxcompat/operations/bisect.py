@@ -21,6 +21,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from jaxcompat._util.statedir import StateDir
 from jaxcompat._util.text import first_line, last_line, quiet
 from jaxcompat.env import releases, resolution
 from jaxcompat.env.candidate import candidate_cell, parse_requirement
@@ -147,7 +148,7 @@ def bisect(matrix: Matrix, target: str | Target, package: str, *, good: str | No
     package = canonicalize_name(package)
     tgt = target if isinstance(target, Target) else rule_target(target, matrix)
     if candidates is None:
-        candidates = _candidates(package, good, bad, pins, state_dir / "cache")
+        candidates = _candidates(package, good, bad, pins, StateDir(state_dir).cache)
     result = BisectResult(package=package, target=tgt.id, cases=list(tgt.cases), candidates=list(candidates))
     observe = observe or observer(matrix, python=python, state_dir=state_dir, use_cache=use_cache)
     run = _Steps(result, candidates, tgt, pins, observe, progress)

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from jaxcompat._util.statedir import StateDir
 from jaxcompat._util.text import quiet
 from jaxcompat.env import commits as history
 from jaxcompat.env import releases
@@ -231,7 +232,7 @@ def bisect_commits(matrix: Matrix, target: Target, package: str, *, good: str, b
     """``date`` (default: the day after the bad release) is the resolution date of every step;
     ``install`` and ``observe`` replace the checkout and the real cells (tests)."""
     t0 = time.monotonic()
-    cache = state_dir / "cache"
+    cache = StateDir(state_dir).cache
     url = history.repository(package, repo)
     history.fetch(url, cache)
     shas = history.first_parents(url, history.tag_of(package, good, url, cache),
@@ -280,7 +281,7 @@ def _day_after(date: str) -> str:
 def source_installer(package: str, url: str, state_dir: Path) -> Install:
     """A commit as requirements: the package from its checked-out tree (and for jax, the jaxlib
     release that commit accepts; where none is on the index unyanked, the first fallback)."""
-    cache, src = state_dir / "cache", state_dir / "commits" / package
+    cache, src = StateDir(state_dir).cache, StateDir(state_dir).commits(package)
 
     def install(sha: str) -> tuple[list[str], str]:
         tree, _absent = history.checkout(url, sha, cache, src)
@@ -298,7 +299,7 @@ def source_installer(package: str, url: str, state_dir: Path) -> Install:
 def other_jaxlibs(url: str, state_dir: Path) -> Others:
     """A jax commit over the other jaxlib releases it may run over, in the order to try them
     (``history.jaxlib_fallbacks``)."""
-    cache, src = state_dir / "cache", state_dir / "commits" / "jax"
+    cache, src = StateDir(state_dir).cache, StateDir(state_dir).commits("jax")
 
     def others(sha: str) -> list[tuple[list[str], str]]:
         tree, _absent = history.checkout(url, sha, cache, src)
@@ -308,7 +309,7 @@ def other_jaxlibs(url: str, state_dir: Path) -> Others:
 
 def jaxlib_over(url: str, state_dir: Path) -> Over:
     """A jax commit over a given jaxlib release, where it accepts it (``history.accepts``)."""
-    cache, src = state_dir / "cache", state_dir / "commits" / "jax"
+    cache, src = StateDir(state_dir).cache, StateDir(state_dir).commits("jax")
 
     def over(sha: str, jaxlib: str) -> list[str] | None:
         if not history.accepts(*history.jax_versions(url, sha, cache), jaxlib):

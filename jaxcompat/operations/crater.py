@@ -30,6 +30,7 @@ from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.redact import env_secrets, redact_env, redact_text, url_secrets
+from jaxcompat._util.statedir import StateDir
 from jaxcompat._util.text import last_line, quiet
 from jaxcompat.apihistory import apiexplain
 from jaxcompat.env.resolution import AUTO
@@ -120,7 +121,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     from jaxcompat.env.releases import unreachable
 
     t0 = time.perf_counter()
-    cache = state_dir / "cache"
+    cache = StateDir(state_dir).cache
     res = DependentResult(dep.unit, DependentVerdict.NO_SOURCE, source=source_name(dep.source), plan=plan.key)
     try:
         root, target = _source(dep, plan, state_dir, version, res)
@@ -245,7 +246,7 @@ def _source(dep: Dependent, plan: Plan, state_dir: Path, version: str | None, re
     """The dependent's root folder and test target, its release or commit said in ``res``."""
     from jaxcompat.env import projects
 
-    cache, src = state_dir / "cache", state_dir / "crater" / "src"
+    cache, src = StateDir(state_dir).cache, StateDir(state_dir).crater_sources
     version = version or projects.version_of(dep, cache, plan.as_of)
     res.version = projects.describe(dep, version, cache)
     res.commit = dependentsources.of(dep.source).commit(version)
@@ -337,7 +338,7 @@ def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progre
              version: str | None = None) -> DependentResult:
     """``judge`` in a forked child, stopped past ``dep.budget_s``; a child that dies is that
     dependent's result (``crashed``), never the crater's end."""
-    out = state_dir / "crater" / "results" / f"{dep.unit}.json"
+    out = StateDir(state_dir).crater_result(dep.unit)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
     t0 = time.perf_counter()
@@ -466,8 +467,8 @@ def boundary(plan: Plan, deps, state_dir: Path | None = None):
     candidate's and the baseline's URLs, the index options, a dependent's git URL, its environment."""
     from jaxcompat.report.scrub import Scrubber
 
-    urls = [*plan.candidate, *plan.baseline, plan.index.index_url, *plan.index.extra_index_urls,
-            *plan.index.find_links,
+    index = (plan.index.index_url, *plan.index.extra_index_urls, *plan.index.find_links)
+    urls = [*plan.candidate, *plan.baseline, *(u.reveal() for u in index),
             *(url for d in deps for url in dependentsources.of(d.source).secrets(d.source))]
     secrets = [x for u in urls for x in url_secrets(u)] + [x for d in deps for x in env_secrets(dict(d.env))]
     paths = {str(Path.home()): "~"}
@@ -488,7 +489,7 @@ def _resolved(dep: Dependent, plan: Plan, state_dir: Path) -> tuple[str, Depende
     from jaxcompat.env import projects
 
     try:
-        return projects.version_of(dep, state_dir / "cache", plan.as_of), None
+        return projects.version_of(dep, StateDir(state_dir).cache, plan.as_of), None
     except projects.SourceMissing as e:
         return "", DependentResult(dep.unit, DependentVerdict.NO_SOURCE, source=source_name(dep.source),
                                    plan=plan.key, cause=str(e))
@@ -500,7 +501,7 @@ def _one(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress, 
     if missing is not None:
         return missing
     key = cache_key(dep, plan, matrix, version, state_dir)
-    cached = state_dir / "crater" / "cache" / f"{dep.unit}-{key}.json" if key else None
+    cached = StateDir(state_dir).crater_cached(dep.unit, key) if key else None
     if use_cache and cached is not None and cached.is_file():
         try:
             res = DependentResult.from_dict(json.loads(cached.read_text()))

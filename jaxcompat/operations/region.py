@@ -15,6 +15,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from jaxcompat._util.statedir import StateDir
 from jaxcompat._util.text import quiet
 from jaxcompat.env import releases
 from jaxcompat.model.bisect import BisectResult
@@ -61,7 +62,7 @@ def bound(matrix: Matrix, target: Target, seen: dict[str, str], *, axes: list[st
 
 def _dates(package: str, state_dir: Path) -> dict[str, str]:
     try:
-        return {v: m["date"][:10] for v, m in releases.release_info(package, state_dir / "cache").items()}
+        return {v: m["date"][:10] for v, m in releases.release_info(package, StateDir(state_dir).cache).items()}
     except Exception:  # noqa: BLE001 - dates are a courtesy; offline, a region still stands
         return {}
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from packaging.specifiers import SpecifierSet
 
+from jaxcompat._util.statedir import StateDir
 from jaxcompat._util.text import first_line, last_line, quiet
 from jaxcompat.env.pythons import PythonMissing
 from jaxcompat.env.sides import compare as compare_sides
@@ -275,17 +276,19 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
     try:
         done, built = cells.prepare(cell, matrix, scratch, state_dir)  # as the matrix and check.json do
     except cells.Stop:
-        message = Scrubber({str(Path.home()): "~"}, envs_dir=state_dir / "envs")(f"{scratch.status}: {scratch.message}")
+        message = Scrubber({str(Path.home()): "~"},
+                           envs_dir=StateDir(state_dir).envs)(f"{scratch.status}: {scratch.message}")
         cause = message.strip().splitlines()[-1] if message.strip() else scratch.status
         return Observed(error=message, status=scratch.status, cause=cause)
-    workdir = state_dir / "runs" / f"{cell.id}-user"
+    workdir = StateDir(state_dir).run(f"{cell.id}-user")
     run = run_cases(built.python, target.root, list(nodeids or target.only), backend=done.backend, imports=[],
                     timeout_s=target.timeout_s or matrix.settings.case_timeout_s, workdir=workdir,
                     project=True, max_restarts=MAX_RESTARTS, extra_env=dict(target.env))
     # the tests' own messages and tracebacks name the environment, the project and the home folder:
     # scrubbed here, before anything is clipped, judged or written (report.scrub)
     scrub = Scrubber({str(target.root) + "/": "", str(target.root): "<project>",
-                      str(matrix.root.resolve()) + "/": "<root>/", str(Path.home()): "~"}, envs_dir=state_dir / "envs")
+                      str(matrix.root.resolve()) + "/": "<root>/", str(Path.home()): "~"},
+                     envs_dir=StateDir(state_dir).envs)
     out = Observed(results={r.case: scrub.raw(r) for r in run.results},
                    versions={k.lower(): v for k, v in run.versions.items()},
                    warning_filter=warning_filter(target.root), locked=lock_versions(built.lock))

@@ -13,6 +13,7 @@ from typing import Callable
 
 from packaging.utils import canonicalize_name
 
+from jaxcompat._util.statedir import StateDir
 from jaxcompat.env import envs, probe, releases, resolution, sources
 from jaxcompat.env.pythons import PythonMissing, find_python
 from jaxcompat.knowledge import learned, rules
@@ -109,10 +110,10 @@ def run_cell(cell: Cell, matrix: Matrix, *, state_dir: Path, reports_dir: Path |
     ``compile_bytecode``: compile the environment at install (worth it for an environment that
     is run again; a one-shot survey combination imports only what it uses)."""
     t0 = time.perf_counter()
-    scrub = Scrubber({str((state_dir / "envs" / cell.id).resolve()): "<env>",
-                      str(state_dir / "envs" / cell.id): "<env>",
+    scrub = Scrubber({str(StateDir(state_dir).env(cell.id).resolve()): "<env>",
+                      str(StateDir(state_dir).env(cell.id)): "<env>",
                       str(matrix.root.resolve()): "<root>", str(Path.home()): "~"},
-                     envs_dir=state_dir / "envs")
+                     envs_dir=StateDir(state_dir).envs)
     opts = Options(case_args, extra_env, repeat, compile_bytecode, use_cache, scrub)
     result = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK,
                         requested=dict(cell.pins), date=cell.date)
@@ -170,7 +171,7 @@ def record_sources(cell: Cell, lock_text: str, run: CellRun, result: CellResult,
     """What was installed that is not a PyPI release (or is a pre-release), exactly: from the
     environment's direct_url.json files where it is the one built from this lock, else the lock."""
     installed = {canonicalize_name(k): v for k, v in run.versions.items()}
-    env = envs.matching_env(cell, lock_text, state_dir / "envs")
+    env = envs.matching_env(cell, lock_text, StateDir(state_dir).envs)
     dists = list(dict.fromkeys([*ECOSYSTEM, *(canonicalize_name(d) for d in cell.pins)]))
     found = sources.sources(dists, installed, lock_text, sources.site_packages(env) if env else None,
                             find_links=cell.index.find_links)
@@ -189,10 +190,10 @@ def complete(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path) ->
     """Fill in what the cell leaves open (jaxlib, Python, date); find the interpreter."""
     t = time.perf_counter()
     try:
-        done = resolution.complete(cell, state_dir / "cache")
-        found = resolution.jaxlib_notes(cell, done, state_dir / "cache")
+        done = resolution.complete(cell, StateDir(state_dir).cache)
+        found = resolution.jaxlib_notes(cell, done, StateDir(state_dir).cache)
         python_exe = find_python(done.python)
-        date, why = (done.date, []) if done.date else resolution.resolution_date(done, state_dir / "cache")
+        date, why = (done.date, []) if done.date else resolution.resolution_date(done, StateDir(state_dir).cache)
     except (resolution.ResolutionError, releases.IndexError_) as e:
         result.status, result.message = CellStatus.UNRESOLVABLE, str(e)
         classify_cell_error(result, "resolve", matrix.failures, cell.exact_pins())
@@ -218,7 +219,7 @@ def avoid_learned(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Pat
     """The releases of added packages that learned records say do not import with these pins."""
     try:
         return learned.prepare(cell, learned.known(state_dir, by_hand=matrix.requirements),
-                               lambda d, v: releases.release_date(d, v, state_dir / "cache"))
+                               lambda d, v: releases.release_date(d, v, StateDir(state_dir).cache))
     except releases.IndexError_:
         return learned.prepare(cell, learned.known(state_dir, by_hand=matrix.requirements))
     except learned.LearnedError as e:
@@ -264,7 +265,7 @@ def locked(cell: Cell, python_exe: str, matrix: Matrix, result: CellResult, stat
     """The cell's lock: what would be installed (resolved once, then read from the lock cache)."""
     try:
         text, notes, resolve_s = envs.lock(cell, python_exe, cell.date, matrix.settings.harness,
-                                           state_dir / "envs", state_dir / "locks",
+                                           StateDir(state_dir).envs, StateDir(state_dir).locks,
                                            reuse_failure=opts.use_cache)
     except envs.BuildError as e:
         result.status, result.message = e.status, e.message
@@ -300,7 +301,8 @@ def observe(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result:
     try:
         run, result.timings["pytest_s"] = run_repeated(
             built.python, root, todo, opts.repeat, backend=cell.backend, imports=imports,
-            timeout_s=matrix.settings.case_timeout_s, workdir=state_dir / "runs" / cell.id, extra_env=opts.extra_env)
+            timeout_s=matrix.settings.case_timeout_s, workdir=StateDir(state_dir).run(cell.id),
+            extra_env=opts.extra_env)
     except Interrupted:
         result.status, result.outcome = CellStatus.NOT_RUN, CellOutcome.INTERRUPTED
         result.message = "the run was interrupted before this cell finished"
@@ -330,7 +332,7 @@ def input_key(cell: Cell, matrix: Matrix, state_dir: Path, case_args: list[str] 
 def install(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result: CellResult,
             state_dir: Path, opts: Options) -> envs.BuiltEnv:
     try:
-        built = envs.install(cell, python_exe, lock_text, state_dir / "envs", opts.compile_bytecode)
+        built = envs.install(cell, python_exe, lock_text, StateDir(state_dir).envs, opts.compile_bytecode)
     except envs.BuildError as e:
         result.status, result.message = e.status, e.message
         classify_cell_error(result, "resolve", matrix.failures, cell.exact_pins())

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from jaxcompat._util.statedir import StateDir
 from jaxcompat._util.uvbin import uv_bin
 from jaxcompat.env import envs
 from jaxcompat.knowledge.outcomes import CellResult
@@ -312,7 +313,7 @@ def _observe(python: str, matrix: Matrix, result: CellResult, run_env: dict[str,
     try:
         run, result.timings["pytest_s"] = run_repeated(
             python, matrix.root, [matrix.settings.cases_dir], repeat, backend=result.backend, imports=imports,
-            timeout_s=matrix.settings.case_timeout_s, workdir=state_dir / "runs" / result.id, extra_env=run_env)
+            timeout_s=matrix.settings.case_timeout_s, workdir=StateDir(state_dir).run(result.id), extra_env=run_env)
     except Interrupted:
         result.status, result.outcome = CellStatus.NOT_RUN, CellOutcome.INTERRUPTED
         result.message = "the run was interrupted before this environment's cases finished"

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.layout import PACKAGE
+from jaxcompat._util.statedir import StateDir
 from jaxcompat._util.toml import tomllib
 from jaxcompat.knowledge.outcomes import RawResult
 from jaxcompat.model.vocab import TestStatus
@@ -135,7 +136,7 @@ class ModuleEntry:
 
 class ResultCache:
     def __init__(self, state_dir: Path):
-        self.root = state_dir / "results"
+        self.root = StateDir(state_dir).results
         self.problems: list[str] = []  # entries found damaged (and dropped) during this run
 
     def _path(self, env: str, name: str) -> Path:
