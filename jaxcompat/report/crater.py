@@ -204,7 +204,7 @@ def _dependent_table(results: list[DependentResult]) -> str:
                     f'<td><span class="chip {esc(r.verdict)}" title="{esc(r.verdict.meaning)}">'
                     f'{esc(r.verdict)}</span></td>'
                     f'<td class="n">{r.ran.get("baseline", "—")}</td><td class="n">{r.ran.get("candidate", "—")}</td>'
-                    f'{nums}<td class="n{" hot" if warned else ""}">{warned}</td>'
+                    f'{nums}<td class="n{" warn" if warned else ""}">{warned}</td>'
                     f'<td class="n">{r.seconds / 60:.1f} min</td><td>{bar(c, r.name)}</td></tr>')
     return ('<table class="rows deps"><thead><tr><th>dependent</th><th>verdict</th><th>ran before</th>'
             "<th>ran after</th><th>broken</th><th>fixed</th><th>flaky</th><th>fails both</th>"
@@ -328,8 +328,9 @@ def _details_html(results: list[DependentResult]) -> str:
                            f"<ul>{scanned}</ul>")
         out.append(f'<section id="d-{_anchor(r.name)}"><h3>{esc(r.name)} {esc(r.version)}: '
                    f'<span class="chip {esc(r.verdict)}">{esc(r.verdict)}</span></h3>'
-                   + "".join(f'<p class="note">{esc(n)}</p>' for n in notes) + (others or '<p class="note">'
-                   "nothing else to say: its broken tests are in the groups above</p>") + "</section>")
+                   + "".join(f'<p class="note">{esc(n)}</p>' for n in notes)
+                   + (others or ('<p class="note">its broken tests are in the <a href="#groups">groups</a> above</p>'
+                                 if r.broken() else "")) + "</section>")
     return "".join(out)
 
 

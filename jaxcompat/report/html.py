@@ -408,6 +408,7 @@ table.rows th,table.rows td{border-bottom:1px solid var(--line);padding:4px 8px;
 table.rows th{font-size:.85em;color:var(--muted);font-weight:600;white-space:nowrap}
 table.rows td.n{text-align:right;font-variant-numeric:tabular-nums}
 td.n.hot{color:var(--unsafe);font-weight:700} td.n.good{color:var(--safe);font-weight:700}
+td.n.warn{color:var(--unjudged);font-weight:700}
 .chip{display:inline-block;padding:0 .5em;border-radius:9px;font-size:.85em;font-weight:600;color:#fff;
  background:var(--unjudged);white-space:nowrap}
 .chip.safe{background:var(--safe)} .chip.broken,.chip.none-ran,.chip.fails{background:var(--unsafe)}

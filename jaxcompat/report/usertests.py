@@ -170,7 +170,7 @@ def _suite_row(title: str, tests: list[UserTest], with_baseline: bool, cmp: Comp
             + ("broken" if with_baseline else "fails") + "</th><th>fixed</th><th>flaky</th><th>fails both</th>"
             "<th>new warnings</th><th>its tests</th></tr></thead><tbody>"
             f'<tr><td><b>{esc(title)}</b></td><td class="n">{ran.get("baseline", "—") if with_baseline else "—"}</td>'
-            f'<td class="n">{ran.get("candidate", "—")}</td>{nums}<td class="n{" hot" * bool(warned)}">{warned}</td>'
+            f'<td class="n">{ran.get("candidate", "—")}</td>{nums}<td class="n{" warn" * bool(warned)}">{warned}</td>'
             f"<td>{bar(c, title)}</td></tr></tbody></table>")
 
 
