@@ -368,3 +368,26 @@ def test_the_checks_see_a_broken_page_and_a_hostile_test_name_stays_text(browser
     assert browser.js("document.querySelectorAll('script').length") == 0
     assert not browser.js("[...document.querySelectorAll('b')].some(e => e.textContent === 'bold')")
     assert hostile in browser.js("document.body.innerText")
+
+
+def test_the_crater_page_says_the_verdict_first_each_group_once_with_its_commit_and_pull_request(tmp_path, capsys):
+    """Without a browser too: the seed replay of jax 0.4.32 merged again (--report-only on a copy)
+    opens with its verdict, not the terminal's text; 114 broken tests are two groups, each once,
+    their tests folded; the first bad commit and its pull request are links; no machine path."""
+    from jaxcompat.commands import main
+
+    run = REPO / "reports" / "crater" / "seed-jax-0.4.32-asof"
+    shutil.copytree(run, tmp_path / "crater" / run.name)
+    code = main(["crater", "--report-only", "--name", run.name, "--reports", str(tmp_path), "--state",
+                 str(tmp_path / "state"), "--dependents", str(REPO / "reports" / "crater" / "seeds" / "core.toml")])
+    capsys.readouterr()
+    page = (tmp_path / "crater" / run.name / "crater.html").read_text()
+    assert code == 1
+    body = page[page.index("<body>"):]
+    assert body.index('id="verdict"') < body.index("<pre>") and "NOT SAFE" in body.upper()[:400]
+    assert body.count('<section class="group') == 2 and 'id="g-1"' in body and 'id="g-2"' in body
+    assert "weak-type-closure" in body and "its 108 tests</summary>" in body
+    assert 'href="https://github.com/jax-ml/jax/commit/dd6f0e2e2ed13869eb7641ebff854ff5e8077e82"' in body
+    assert 'href="https://github.com/jax-ml/jax/pull/23307"' in body
+    assert str(tmp_path) not in page and str(REPO) not in page
+    assert page.count("<tr data-verdict=") == 4

@@ -218,11 +218,30 @@ def _hot(cls: str, n: int) -> str:
 
 
 def _what_to_do(g: Group) -> str:
+    """What a group is and what to do: its rule and fix, or what explains it; its first bad commit."""
     from jaxcompat.report.html import esc
 
     if g.explained_by:
-        return f" ({esc(g.explained_by)}: {esc(g.fix)})" if g.fix else f" ({esc(g.explained_by)})"
-    return f" (jax's API history: {esc(g.api)})" if g.api else f" (no rule explains it; drafted as {esc(g.draft)})"
+        said = f"{esc(g.explained_by)}: {esc(g.fix)}" if g.fix else esc(g.explained_by)
+    else:
+        said = f"jax's API history: {esc(g.api)}" if g.api else f"no rule explains it; drafted as {esc(g.draft)}"
+    first = _commit_link(g.bisect)
+    return f" ({said}{'; first bad commit ' + first if first else ''})"
+
+
+def _commit_link(b: dict) -> str:
+    """A bisected group's first bad commit and its pull request, as links ("" when none was found)."""
+    from jaxcompat.env.commits import REPOSITORIES
+    from jaxcompat.report.html import esc, link
+
+    if not b or not b.get("commit"):
+        return ""
+    repo = REPOSITORIES.get(b.get("package", ""), "")
+    sha, pr = b["commit"], b.get("pull_request", "")
+    commit = link(f"{repo}/commit/{sha}", sha[:12]) if repo else f"<code>{esc(sha[:12])}</code>"
+    pull = (link(f"{repo}/pull/{pr.lstrip('#')}", f"{b.get('package', '')}{pr}") if repo and pr.lstrip("#").isdigit()
+            else esc(pr))
+    return f"{esc(b.get('package', ''))} {commit} {pull}".rstrip()
 
 
 def _anchor(name: str) -> str:
@@ -287,22 +306,17 @@ def _groups_html(groups: list[Group], results: list[DependentResult]) -> str:
 
 def _commit_html(b: dict) -> str:
     """The commit that broke a group (crater --bisect), its pull request and commit as links."""
-    from jaxcompat.env.commits import REPOSITORIES
     from jaxcompat.report.html import esc, link
 
     if not b:
         return ""
     if not b.get("commit"):
         return esc(b.get("message", ""))
-    repo = REPOSITORIES.get(b.get("package", ""), "")
-    sha, pr = b["commit"], b.get("pull_request", "")
-    commit = link(f"{repo}/commit/{sha}", sha[:12]) if repo else f"<code>{esc(sha[:12])}</code>"
+    said = _commit_link(b)
     if b.get("range"):
-        commit = f"one of {len(b['range'])} commits up to {commit}"
-    pull = (link(f"{repo}/pull/{pr.lstrip('#')}", f"{b.get('package', '')}{pr}") if repo and pr.lstrip("#").isdigit()
-            else esc(pr))
+        said = f"one of {len(b['range'])} commits up to {said}"
     refs = " · ".join(link(u) for u in b.get("references", []))
-    return (f"{esc(b.get('package', ''))} {commit} ({esc(b.get('date', '')[:10])}) “{esc(b.get('title', ''))}” {pull}"
+    return (f"{said} ({esc(b.get('date', '')[:10])}) “{esc(b.get('title', ''))}”"
             + (f", shipped in {esc(b['shipped_in'])}" if b.get("shipped_in") else "")
             + f' <span class="note">[{esc(b.get("steps", "?"))} steps over {esc(b.get("commits", "?"))} commits]</span>'
             + (f"<br>cites: {refs}" if refs else ""))
