@@ -356,10 +356,6 @@ class Verdict(Word):
         return {0: cls.SAFE, 1: cls.NOT_SAFE}.get(code, cls.NOT_JUDGED)
 
     @property
-    def code(self) -> int:
-        return {Verdict.SAFE: 0, Verdict.NOT_SAFE: 1}.get(self, 2)
-
-    @property
     def label(self) -> str:
         return self.value.replace("-", " ")
 
