@@ -207,12 +207,14 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     api = apiexplain_report.verdict_lines(cmp.tests, target.root, jax, apiexplain.project_scan(target.root, jax))
     text = check_report.tests_text(result, cmp, target.describe(), warned=warned, health=health, learned=learned,
                                    api=api, ours=ours)
-    files = check_report.tests_files(result, cmp, text, project=target.root.name, warned=warned, health=health)
+    item = user_tests_item(cmp, f"your tests ({target.root.name})")
+    files = check_report.tests_files(result, cmp, text, project=target.root.name, warned=warned, health=health,
+                                     code=verdicts.decide([item]).code)
     for name, body in files.items():
         write_text(reports_dir / name, body)
     print(text)
     print(f"\nreports: {reports_dir / 'check.json'} (user_tests), check-tests.xml, check.md, check.html")
-    return _decided(user_tests_item(cmp, f"your tests ({target.root.name})"))
+    return _decided(item)
 
 
 def _announced(cmp, target, args, failures=()):

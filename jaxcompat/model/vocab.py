@@ -341,3 +341,32 @@ class EnvironmentKind(Word):
 
     BUILT = "built"  # the suite resolved and installed it
     EXISTING = "existing"  # it was pointed at (check --env): its versions were read, not chosen
+
+
+class Verdict(Word):
+    """What a run says as a whole, one word per exit status (``model/verdicts.decide``): the first
+    thing a report's page shows."""
+
+    SAFE = "safe"  # exit 0
+    NOT_SAFE = "not-safe"  # exit 1
+    NOT_JUDGED = "could-not-judge"  # exit 2
+
+    @classmethod
+    def of(cls, code: int) -> Verdict:
+        return {0: cls.SAFE, 1: cls.NOT_SAFE}.get(code, cls.NOT_JUDGED)
+
+    @property
+    def label(self) -> str:
+        return self.value.replace("-", " ")
+
+    @property
+    def meaning(self) -> str:
+        return _VERDICT[self]
+
+
+_VERDICT = {
+    Verdict.SAFE: "every selected suite was judged on both sides, with tests run in the candidate, and none broke",
+    Verdict.NOT_SAFE: "the candidate breaks a test that passed before (or stops every test that ran before)",
+    Verdict.NOT_JUDGED: "something selected was not judged (not run, capped, unreachable, crashed or missing): "
+                        "never read as safe",
+}

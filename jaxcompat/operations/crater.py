@@ -789,7 +789,8 @@ def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s
     said = summary(results, plan_text, groups, c, warned, gaps, causes, ignored)
     write_text(out_dir / "crater.json", scrub(json.dumps(said, indent=1)) + "\n")
     write_text(out_dir / "crater.md", scrub(markdown(text, results, warned)))
-    write_text(out_dir / "crater.html", scrub(html(text, results, warned)))
+    write_text(out_dir / "crater.html", scrub(html(text, results, warned, groups=groups, causes=causes,
+                                                   plan_text=plan_text, cost_=c, gaps=gaps, ignored=ignored)))
     write_text(out_dir / "crater.xml", scrub(junit(results)))
     if rules:
         write_text(out_dir / "draft-rules.toml", scrub(render_drafts(rules)))

@@ -68,12 +68,13 @@ def tests_text(result: CellResult, cmp: Comparison, described: str, *, warned: l
 
 
 def tests_files(result: CellResult, cmp: Comparison, text: str, *, project: str, warned: list[NewWarning],
-                health: Health) -> dict[str, str]:
-    """check --tests' files, name -> text (``text``: what ``tests_text`` said)."""
+                health: Health, code: int | None = None) -> dict[str, str]:
+    """check --tests' files, name -> text (``text``: what ``tests_text`` said; ``code``: the exit
+    status, check.html's verdict)."""
     return {
         "check.json": user_tests_json(result, cmp, project=project, warned=warned, health=health),
         "check-tests.xml": junit(cmp.tests, f"{project} on {result.id}"),
         "check.md": markdown(cmp.tests, text, cmp.with_baseline)
         + ("\n" + shown_warnings.markdown(warned, projects=False) if warned else ""),
-        "check.html": html_page(result.id, text, cmp.tests, cmp.with_baseline),
+        "check.html": html_page(result.id, text, cmp.tests, cmp.with_baseline, cmp=cmp, code=code, warned=warned),
     }

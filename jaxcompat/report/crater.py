@@ -16,7 +16,6 @@ from jaxcompat.report import junit as junit_xml
 from jaxcompat.report import roots as shown_roots
 from jaxcompat.report import warnings as shown_warnings
 from jaxcompat.report.sides import sides_lines
-from jaxcompat.report.usertests import CHECK_CSS
 
 
 def cost_line(c: dict) -> str:
@@ -144,25 +143,224 @@ def markdown(text: str, results: list[DependentResult], warned: list[NewWarning]
             + ("\n" + shown_warnings.markdown(list(warned)) if warned else "") + scan_markdown(results))
 
 
-def html(text: str, results: list[DependentResult], warned: list[NewWarning] = ()) -> str:
-    from jaxcompat.report.html import esc, page
+def html(text: str, results: list[DependentResult], warned: list[NewWarning] = (), *, groups: list[Group] = (),
+         causes: list[RootCause] = (), plan_text: dict | None = None, cost_: dict | None = None,
+         gaps: tuple[str, ...] = (), ignored: tuple[str, ...] = ()) -> str:
+    """crater.html, a page read in ten seconds: the verdict (the exit status's word, big), one row
+    per dependent with a bar, the root causes as a tree, each group once (its explanation, fix,
+    upstream and first bad commit as links, its tests folded), then each dependent's details and
+    the terminal's text, folded. ``text``: what ``verdict_text`` said (the rest: what it was given)."""
+    from jaxcompat.report.html import REPORT_CSS, bar_key, esc, fold, page
 
-    body = [f"<h1>jax-compat crater</h1><pre>{esc(text)}</pre>", shown_warnings.html(list(warned))]
+    index = {g.signature.key: (i, g) for i, g in enumerate(groups, 1)}
+    body = [_crater_banner(results, plan_text or {}, gaps, ignored, warned), "<main>",
+            '<h2 id="dependents">Dependents</h2>', _dependent_table(results), bar_key(),
+            _root_tree(list(causes), index), _groups_html(list(groups), results),
+            shown_warnings.html(list(warned)), _details_html(results),
+            '<h2 id="terminal">As the terminal says it</h2>', fold("the verdict's text", f"<pre>{esc(text)}</pre>"),
+            "</main>", f"<footer>{esc(cost_line(cost_)) if cost_ else ''}<br>other formats: "
+            + " · ".join(f'<a href="{n}">{n}</a>' for n in ("crater.md", "crater.json", "crater.xml")) + "</footer>"]
+    return page("jax-compat crater", "".join(body), REPORT_CSS)
+
+
+def _crater_banner(results: list[DependentResult], plan_text: dict, gaps, ignored, warned) -> str:
+    from jaxcompat.report.html import banner, esc
+
+    decided = decision(results, gaps)
+    failing = {i.name for i in decided.failing}
+    broken = [r for r in results if r.name in failing]
+    candidate = " ".join(plan_text.get("candidate", [])) or "the candidate"
+    if broken:
+        n = sum(len(r.broken()) for r in broken)
+        head = f"{candidate} breaks {len(broken)} of {len(results)} dependents ({n} tests)"
+    elif decided.code == 2:
+        head = (f"could not judge {candidate} on {len(decided.unjudged)} of {len(results)} dependents: "
+                + ", ".join(i.name for i in decided.unjudged[:6]) + (" …" if len(decided.unjudged) > 6 else ""))
+    else:
+        head = f"{candidate} breaks none of the {len(results)} dependents' tests"
+    meta = [f"candidate <code>{esc(candidate)}</code> against <code>{esc(' '.join(plan_text.get('baseline', [])))}"
+            "</code>" + (f" · dependents as of {esc(plan_text['as_of'])}" if plan_text.get("as_of") else "")]
+    meta.append(esc(shown_warnings.headline(list(warned))))
+    meta += [f"✗ {esc(g)}" for g in gaps]
+    if ignored:
+        meta.append(f"! left out, no stored plan names them ({len(ignored)}): {esc(', '.join(ignored))}")
+    return banner(decided.code, head, meta)
+
+
+def _dependent_table(results: list[DependentResult]) -> str:
+    """One row per dependent: its verdict, tests run on each side, the classes that matter, its new
+    warnings, its time and a bar of its tests."""
+    from jaxcompat.report.html import bar, esc
+
+    rows = []
     for r in sorted(results, key=lambda r: r.name):
-        failing = [t for t in r.tests if TEST_CLASSES[t.cls].failed or t.cls == UserTestStatus.FLAKY]
-        rows = "".join(
-            f'<tr class="c-{esc(t.cls)}"><td><b>{esc(t.cls)}</b></td><td><code>{esc(t.test)}</code>'
-            f"<details><summary>{esc(t.shown or 'traceback')}</summary><pre>{esc(t.traceback)}</pre>"
-            f"</details></td><td>{esc(t.baseline)}</td><td>{esc(t.candidate)}</td>"
-            f"<td>{esc(t.explained_by or t.explained_by_api or '')}</td></tr>" for t in failing)
+        c = r.classes
+        warned = sum(1 for t in r.tests if t.new_warnings)
+        nums = "".join(f'<td class="n{_hot(k, c.get(k, 0))}">{c.get(k, 0) if r.ran else "—"}</td>'
+                       for k in (UserTestStatus.BROKEN, UserTestStatus.FIXED, UserTestStatus.FLAKY,
+                                 UserTestStatus.FAILS_BOTH))
+        rows.append(f'<tr data-verdict="{esc(r.verdict)}"><td><a href="#d-{_anchor(r.name)}"><b>{esc(r.name)}</b></a> '
+                    f'<span class="note">{esc(r.version)}</span></td>'
+                    f'<td><span class="chip {esc(r.verdict)}" title="{esc(r.verdict.meaning)}">'
+                    f'{esc(r.verdict)}</span></td>'
+                    f'<td class="n">{r.ran.get("baseline", "—")}</td><td class="n">{r.ran.get("candidate", "—")}</td>'
+                    f'{nums}<td class="n{" warn" if warned else ""}">{warned}</td>'
+                    f'<td class="n">{r.seconds / 60:.1f} min</td><td>{bar(c, r.name)}</td></tr>')
+    return ('<table class="rows deps"><thead><tr><th>dependent</th><th>verdict</th><th>ran before</th>'
+            "<th>ran after</th><th>broken</th><th>fixed</th><th>flaky</th><th>fails both</th>"
+            "<th>new warnings</th><th>time</th><th>its tests</th></tr></thead><tbody>" + "".join(rows)
+            + "</tbody></table>")
+
+
+def _hot(cls: str, n: int) -> str:
+    return (" hot" if cls in (UserTestStatus.BROKEN, UserTestStatus.FLAKY) else
+            " good" if cls == UserTestStatus.FIXED else "") if n else ""
+
+
+def _what_to_do(g: Group) -> str:
+    """What a group is and what to do: its rule and fix, or what explains it; its first bad commit."""
+    from jaxcompat.report.html import esc
+
+    if g.explained_by:
+        said = f"{esc(g.explained_by)}: {esc(g.fix)}" if g.fix else esc(g.explained_by)
+    else:
+        said = f"jax's API history: {esc(g.api)}" if g.api else f"no rule explains it; drafted as {esc(g.draft)}"
+    first = _commit_link(g.bisect)
+    return f" ({said}{'; first bad commit ' + first if first else ''})"
+
+
+def _commit_link(b: dict) -> str:
+    """A bisected group's first bad commit and its pull request, as links ("" when none was found)."""
+    from jaxcompat.env.commits import REPOSITORIES
+    from jaxcompat.report.html import esc, link
+
+    if not b or not b.get("commit"):
+        return ""
+    repo = REPOSITORIES.get(b.get("package", ""), "")
+    sha, pr = b["commit"], b.get("pull_request", "")
+    commit = link(f"{repo}/commit/{sha}", sha[:12]) if repo else f"<code>{esc(sha[:12])}</code>"
+    pull = (link(f"{repo}/pull/{pr.lstrip('#')}", f"{b.get('package', '')}{pr}") if repo and pr.lstrip("#").isdigit()
+            else esc(pr))
+    return f"{esc(b.get('package', ''))} {commit} {pull}".rstrip()
+
+
+def _anchor(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in name)
+
+
+def _root_tree(causes: list[RootCause], index: dict[str, tuple[int, Group]]) -> str:
+    """The packages that broke, each with its groups (what to do about each) and the dependents
+    failing through it, by their paths."""
+    from jaxcompat.report.html import esc
+
+    if not causes:
+        return ""
+    items = []
+    for rc in causes:
+        groups = ", ".join(f'<a href="#g-{index[k][0]}">group {index[k][0]}</a>{_what_to_do(index[k][1])}'
+                           if k in index else esc(k) for k in rc.groups)
+        deps = [f"<li><b>{esc(d)}</b>: {n} test{'s' * (n != 1)}"
+                + (f' <span class="note">through {esc("; ".join(rc.through[d]))}</span>' if rc.through.get(d) else "")
+                + "</li>" for d, n in rc.dependents.items()]
+        if rc.own_tests:
+            deps.append(f"<li><b>{esc(rc.package)}</b>'s own suite: {rc.own_tests} "
+                        f"test{'s' * (rc.own_tests != 1)}</li>")
+        items.append(f"<li><b>{esc(rc.package)}</b>{' (the candidate)' if rc.candidate else ''} broke: "
+                     f"{rc.tests} test{'s' * (rc.tests != 1)} — {groups}<ul>{''.join(deps)}</ul></li>")
+    return (f'<h2 id="roots">Root causes</h2><p class="note">{esc(shown_roots.HEADER)}</p>'
+            f'<ul class="tree">{"".join(items)}</ul>')
+
+
+def _groups_html(groups: list[Group], results: list[DependentResult]) -> str:
+    """Each group once: what explains it, its fix, upstream, first bad commit; its tests folded."""
+    from jaxcompat.report.html import esc, fold, link
+
+    if not groups:
+        return ""
+    tests = {(r.name, t.test): t for r in results for t in r.tests}
+    out = ['<h2 id="groups">Groups: broken tests by error</h2>']
+    for i, g in enumerate(groups, 1):
+        n = sum(len(v) for v in g.tests.values())
+        if g.explained_by:
+            why = f"this is <b>{esc(g.explained_by)}</b> (a known failure)"
+        elif g.api:
+            why = f"jax's API history: {esc(g.api)}"
+        else:
+            why = (f'no rule explains it: drafted as <code>{esc(g.draft)}</code> '
+                   '(<a href="draft-rules.toml">draft-rules.toml</a>)')
+        rows = [("why", why), ("fix", esc(g.fix)), ("upstream", " · ".join(link(u) for u in g.upstream)),
+                ("first bad commit", _commit_html(g.bisect)), ("lies in", esc(" → ".join([*g.through, g.root])))]
+        listed = "".join(f"<li><b>{esc(dep)}</b> ({len(ts)}): " + ", ".join(f"<code>{esc(t)}</code>" for t in ts)
+                         + "</li>" for dep, ts in sorted(g.tests.items()))
+        first = next((tests[(d, t)] for d, ts in sorted(g.tests.items()) for t in ts if (d, t) in tests), None)
+        example = (fold("a traceback (its first test)", f"<pre>{esc(first.traceback)}</pre>")
+                   if first and first.traceback else "")
+        out.append(f'<section class="group{" explained" if g.explained_by else ""}" id="g-{i}">'
+                   f"<h3>group {i}: {n} broken test{'s' * (n != 1)} in {len(g.tests)} dependent"
+                   f"{'s' * (len(g.tests) != 1)} ({esc(', '.join(sorted(g.tests)))})</h3>"
+                   f"<code>{esc(g.signature.key)}</code><dl>"
+                   + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows if v) + "</dl>"
+                   + fold(f"its {n} test{'s' * (n != 1)}", f"<ul>{listed}</ul>{example}") + "</section>")
+    return "".join(out)
+
+
+def _commit_html(b: dict) -> str:
+    """The commit that broke a group (crater --bisect), its pull request and commit as links."""
+    from jaxcompat.report.html import esc, link
+
+    if not b:
+        return ""
+    if not b.get("commit"):
+        return esc(b.get("message", ""))
+    said = _commit_link(b)
+    if b.get("range"):
+        said = f"one of {len(b['range'])} commits up to {said}"
+    refs = " · ".join(link(u) for u in b.get("references", []))
+    return (f"{said} ({esc(b.get('date', '')[:10])}) “{esc(b.get('title', ''))}”"
+            + (f", shipped in {esc(b['shipped_in'])}" if b.get("shipped_in") else "")
+            + f' <span class="note">[{esc(b.get("steps", "?"))} steps over {esc(b.get("commits", "?"))} commits]</span>'
+            + (f"<br>cites: {refs}" if refs else ""))
+
+
+def _details_html(results: list[DependentResult]) -> str:
+    """Each dependent: why it was not judged, what else differed, its other failing tests (by
+    class, each message once, folded), its own code's uses of what jax removes."""
+    from jaxcompat.report.html import esc, fold
+
+    out = ['<h2 id="details">Each dependent</h2>']
+    for r in sorted(results, key=lambda r: r.name):
+        notes = [x for x in (r.cause, shown_warnings.health_line(r.health)) if x]
+        notes += [x.strip() for x in sides_lines(Sides.from_dict(r.sides))] if r.sides.get("confounders") else []
+        notes += [f"not as of the day in the {side}: its requirements took {', '.join(later)}"
+                  for side, later in sorted(r.past_day.items())]
+        others = "".join(_class_fold(r, cls) for cls in (UserTestStatus.FLAKY, UserTestStatus.FAILS_BOTH,
+                                                          UserTestStatus.FIXED))
         scanned = "".join(f"<li><code>{esc(f['path'])}:{f['line']}</code> {esc(f['code'])} {esc(f['message'])}</li>"
                           for f in r.scan)
-        body.append(f"<h2>{esc(r.name)} {esc(r.version)}: {esc(r.verdict)}</h2><p>{esc(r.cause)}</p>"
-                    + (f"<details><summary>its own code against jax's API history (jax-compat scan): "
-                       f"{len(r.scan)} use(s)</summary><ul>{scanned}</ul></details>" if scanned else "")
-                    + (f"<table><tr><th>class</th><th>test</th><th>baseline</th><th>candidate</th>"
-                       f"<th>explained by</th></tr>{rows}</table>" if rows else ""))
-    return page("jax-compat crater", "".join(body), CHECK_CSS)
+        if scanned:
+            others += fold(f"its own code against jax's API history (jax-compat scan): {len(r.scan)} use(s)",
+                           f"<ul>{scanned}</ul>")
+        out.append(f'<section id="d-{_anchor(r.name)}"><h3>{esc(r.name)} {esc(r.version)}: '
+                   f'<span class="chip {esc(r.verdict)}">{esc(r.verdict)}</span></h3>'
+                   + "".join(f'<p class="note">{esc(n)}</p>' for n in notes)
+                   + (others or ('<p class="note">its broken tests are in the <a href="#groups">groups</a> above</p>'
+                                 if r.broken() else "")) + "</section>")
+    return "".join(out)
+
+
+def _class_fold(r: DependentResult, cls: UserTestStatus) -> str:
+    from jaxcompat.report.html import esc, fold
+
+    same: dict[str, list] = {}
+    for t in r.tests:
+        if t.cls == cls:
+            same.setdefault(t.shown, []).append(t)
+    if not same:
+        return ""
+    items = "".join(f"<li>{len(ts)} × <code>{esc(msg or '(no message)')}</code>: "
+                    + ", ".join(f"<code>{esc(t.test)}</code>" for t in ts) + "</li>" for msg, ts in same.items())
+    n = sum(len(ts) for ts in same.values())
+    return fold(f"{n} {esc(cls)} — {esc(TEST_CLASSES[cls].meaning)}", f"<ul>{items}</ul>")
 
 
 def junit(results: list[DependentResult]) -> str:

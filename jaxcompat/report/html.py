@@ -22,7 +22,7 @@ from jaxcompat.knowledge.outcomes import (
     cell_label,
     parse_cells,
 )
-from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Outcome
+from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Outcome, UserTestStatus, Verdict
 from jaxcompat.plugin.backends import describe_device
 from jaxcompat.report.reports import case_ids, overview, summary
 
@@ -381,3 +381,105 @@ def _row_head(case: str | None) -> str:
 def write(data: dict, path: Path | str) -> None:
     """Render ``data`` and write it to ``path`` atomically."""
     write_text(Path(path), render(data))
+
+
+# ------------------------------------------------------------------ the report pages' shell
+# crater.html, check.html (and the site's pages) are written with these: the verdict banner first,
+# then tables with a small bar per row, groups folded in <details>; inline CSS, no script.
+
+REPORT_CSS = """
+:root{--safe:#1a7f37;--unsafe:#c62828;--unjudged:#8a6100;--ink:#1b1b1b;--muted:#5f6368;--line:#d0d7de}
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:var(--ink);background:#fafbfc}
+main{padding:0 1.5em 2em;max-width:1200px}
+h2{font-size:1.15em;margin:1.4em 0 .5em;border-bottom:1px solid var(--line);padding-bottom:.2em}
+code{font:12.5px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
+pre{background:#f3f4f6;padding:.6em;overflow:auto;white-space:pre-wrap;font-size:12px;margin:.4em 0}
+a{color:#0550ae}
+.verdict-banner{padding:1em 1.5em;color:#fff;background:var(--unjudged)}
+.verdict-banner.v-safe{background:var(--safe)}
+.verdict-banner.v-not-safe{background:var(--unsafe)}
+.verdict-banner .word{font-size:2.2em;font-weight:700;letter-spacing:.02em;text-transform:uppercase;line-height:1.1}
+.verdict-banner .head{font-size:1.15em;margin:.2em 0}
+.verdict-banner .meta{opacity:.92;font-size:.92em}
+.verdict-banner code{color:#fff}
+table.rows{border-collapse:collapse;background:#fff;width:100%}
+table.rows th,table.rows td{border-bottom:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:middle}
+table.rows th{font-size:.85em;color:var(--muted);font-weight:600;white-space:nowrap}
+table.rows td.n{text-align:right;font-variant-numeric:tabular-nums}
+td.n.hot{color:var(--unsafe);font-weight:700} td.n.good{color:var(--safe);font-weight:700}
+td.n.warn{color:var(--unjudged);font-weight:700}
+.chip{display:inline-block;padding:0 .5em;border-radius:9px;font-size:.85em;font-weight:600;color:#fff;
+ background:var(--unjudged);white-space:nowrap}
+.chip.safe{background:var(--safe)} .chip.broken,.chip.none-ran,.chip.fails{background:var(--unsafe)}
+.bar{display:flex;width:180px;height:12px;border-radius:3px;overflow:hidden;background:#e6e8eb}
+.bar span{display:block;height:100%}
+.k-broken,.k-fails{background:#d93025} .k-fixed{background:#1e8e3e} .k-flaky{background:#f9ab00}
+.k-fails-both{background:#80868b} .k-pass{background:#a8dab5} .k-skipped{background:#dadce0}
+.key span.sw{display:inline-block;width:.9em;height:.9em;border-radius:2px;vertical-align:-1px;margin:0 .25em 0 .8em}
+.key{font-size:.85em;color:var(--muted);margin:.3em 0}
+.note{color:var(--muted);font-size:.9em}
+ul.tree,ul.tree ul{list-style:none;margin:.2em 0;padding-left:1.2em}
+ul.tree>li{margin:.3em 0} ul.tree ul li:before{content:"└ ";color:var(--muted)}
+.group{background:#fff;border:1px solid var(--line);border-left:5px solid var(--unsafe);border-radius:4px;
+ padding:.6em 1em;margin:.8em 0}
+.group.explained{border-left-color:#0550ae}
+.group h3{margin:0 0 .3em;font-size:1em}
+.group dl{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;margin:.3em 0}
+.group dt{color:var(--muted)} .group dd{margin:0}
+details{margin:.3em 0} details>summary{cursor:pointer;color:#0550ae}
+details ul{margin:.3em 0}
+footer{color:var(--muted);font-size:.85em;padding:1em 1.5em;border-top:1px solid var(--line)}
+"""
+
+# the bar's segments, left first
+BAR_ORDER = tuple(UserTestStatus(k) for k in ("broken", "fails", "flaky", "fails-both", "fixed", "pass", "skipped"))
+
+
+def banner(code: int, headline: str, meta: list[str] = ()) -> str:
+    """The verdict, first on the page: the word (safe / not safe / could not judge) big on its
+    colour, the exit status and what it means, one headline (escaped here) and ``meta`` lines
+    (already HTML)."""
+    v = Verdict.of(code)
+    lines = "".join(f'<div class="meta">{m}</div>' for m in meta if m)
+    return (f'<header class="verdict-banner v-{v.value}" id="verdict">'
+            f'<div class="word">{esc(v.label)}</div><div class="head">{esc(headline)}</div>'
+            f'<div class="meta">exit {code}: {esc(v.meaning)}</div>{lines}</header>')
+
+
+def bar(counts: dict[str, int], label: str = "") -> str:
+    """A small picture of a suite: one segment per class of test (``BAR_ORDER``), as wide as its share."""
+    total = sum(counts.get(k, 0) for k in BAR_ORDER)
+    said = ", ".join(f"{counts[k]} {k}" for k in BAR_ORDER if counts.get(k))
+    parts = "".join(f'<span class="k-{k}" style="width:{100 * counts[k] / total:.2f}%" title="{counts[k]} {k}">'
+                    f"</span>" for k in BAR_ORDER if counts.get(k)) if total else ""
+    said = f"{label + ': ' if label else ''}{said or 'no tests'}"
+    return f'<div class="bar" role="img" aria-label="{esc(said)}">{parts}</div>'
+
+
+def bar_key() -> str:
+    return '<p class="key">' + "".join(f'<span class="sw k-{k}"></span>{esc(k)}' for k in BAR_ORDER) + "</p>"
+
+
+def link(url: str, text: str = "") -> str:
+    """An ``https``/``http`` URL as a link, shown as ``text`` (default: ``short_url``); anything
+    else stays text."""
+    if not str(url).lower().startswith(("https://", "http://")):
+        return _links([url])
+    return f'<a href="{esc(url)}" rel="noopener noreferrer">{esc(text or short_url(url))}</a>'
+
+
+def short_url(url: str) -> str:
+    """``equinox#854``, ``jax#23690``, ``equinox@8f327d9c98ad`` for GitHub's issues, pulls and
+    commits; any other URL as it is."""
+    parts = str(url).rstrip("/").split("/")
+    if len(parts) >= 7 and parts[2] == "github.com" and parts[5] in ("issues", "pull"):
+        return f"{parts[4]}#{parts[6]}"
+    if len(parts) >= 7 and parts[2] == "github.com" and parts[5] == "commit":
+        return f"{parts[4]}@{parts[6][:12]}"
+    return str(url)
+
+
+def fold(summary: str, body: str, open_: bool = False) -> str:
+    """A ``<details>`` (``summary`` and ``body`` already HTML)."""
+    return f"<details{' open' if open_ else ''}><summary>{summary}</summary>{body}</details>"

@@ -4,7 +4,7 @@ check.md and of check.html (the records are model/usertests.py's)."""
 from __future__ import annotations
 
 from jaxcompat._util.text import last_line
-from jaxcompat.model.usertests import TEST_CLASSES, Comparison, UserTest, counts, stopped_both
+from jaxcompat.model.usertests import TEST_CLASSES, Comparison, UserTest, counts, failing, stopped_both
 from jaxcompat.model.vocab import Kind, UserTestStatus
 from jaxcompat.report import junit as junit_xml
 from jaxcompat.report.html import esc, page
@@ -116,15 +116,90 @@ def html_section(tests: list[UserTest], with_baseline: bool) -> str:
             + "".join(rows) + "</tbody></table></section>")
 
 
-CHECK_CSS = ("body{font:14px system-ui,sans-serif;margin:1.5em;color:#1b1b1b} pre{background:#f5f5f5;padding:.6em;"
-             "overflow:auto;white-space:pre-wrap} table{border-collapse:collapse} td,th{border:1px solid #ccc;"
-             "padding:4px 8px;text-align:left;vertical-align:top} .c-broken td:first-child,.c-fails td:first-child"
-             "{background:#f4c7c3} .c-fixed td:first-child{background:#c8e6c9} .c-fails-both td:first-child"
-             "{background:#eee} .c-flaky td:first-child{background:#fff3c4}")
+def html_page(title: str, verdict_text: str, tests: list[UserTest], with_baseline: bool, *,
+              cmp: Comparison | None = None, code: int | None = None, warned=()) -> str:
+    """check.html, a page read in ten seconds: the verdict (``code``, the exit status; not given:
+    never "safe"), the suite's row with its bar, each failure group once (its explanation, fix and
+    upstream links, its tests folded), the new warnings, then every test and the terminal's text,
+    folded. ``warned``: the new warnings (``NewWarning``s)."""
+    from jaxcompat.report import warnings as shown_warnings
+    from jaxcompat.report.html import REPORT_CSS, bar_key, fold
+
+    code = code if code is not None else (1 if failing(tests, with_baseline) else 2)
+    body = [_check_banner(title, tests, with_baseline, cmp, code), "<main>", '<h2 id="suite">Your suite</h2>',
+            _suite_row(title, tests, with_baseline, cmp), bar_key(), _groups(tests, with_baseline),
+            shown_warnings.html(list(warned), projects=False),
+            f'<h2 id="tests">Every test ({len(tests)})</h2>', fold("the table", html_section(tests, with_baseline)),
+            '<h2 id="terminal">As the terminal says it</h2>',
+            fold("the verdict's text", f"<pre>{esc(verdict_text)}</pre>"),
+            '</main><footer>other formats: <a href="check.md">check.md</a> · <a href="check.json">check.json</a> · '
+            '<a href="check-tests.xml">check-tests.xml</a></footer>']
+    return page(f"jax-compat check: {title}", "".join(body), REPORT_CSS)
 
 
-def html_page(title: str, verdict_text: str, tests: list[UserTest], with_baseline: bool) -> str:
-    """check.html: the verdict and the table of the user's tests."""
-    return page(f"jax-compat check: {title}", f"<h1>jax-compat check: {esc(title)}</h1><pre>{esc(verdict_text)}</pre>"
-                + html_section(tests, with_baseline), CHECK_CSS)
+def _check_banner(title: str, tests: list[UserTest], with_baseline: bool, cmp: Comparison | None, code: int) -> str:
+    from jaxcompat.report.html import banner
 
+    bad = failing(tests, with_baseline)
+    if cmp is not None and cmp.unjudged:
+        head = f"cannot judge the upgrade: {cmp.unjudged}"
+    elif bad:
+        head = f"your tests: {len(bad)} of {len(tests)} " + ("broken by the upgrade" if with_baseline else "failing")
+    elif cmp is not None and cmp.none_ran:
+        head = "none of your tests ran in the candidate"
+    else:
+        head = f"your tests: none of {len(tests)} " + ("broken by the upgrade" if with_baseline else "failing")
+    meta = [f"on <code>{esc(title)}</code>"]
+    if cmp is not None:
+        sides = (("candidate", cmp.candidate_versions), ("baseline", cmp.baseline_versions))
+        meta.append(" · ".join(f"{esc(side)}: " + " ".join(f"{esc(k)} {esc(v)}" for k, v in list(vs.items())[:6])
+                               for side, vs in sides if vs))
+    return banner(code, head, meta)
+
+
+def _suite_row(title: str, tests: list[UserTest], with_baseline: bool, cmp: Comparison | None) -> str:
+    from jaxcompat.report.html import bar
+
+    c = counts(tests)
+    ran = cmp.ran if cmp is not None else {}
+    warned = sum(1 for t in tests if t.new_warnings)
+    nums = "".join(f'<td class="n{" hot" * bool(c.get(k) and k != UserTestStatus.FIXED)}">{c.get(k, 0)}</td>'
+                   for k in (UserTestStatus.BROKEN if with_baseline else UserTestStatus.FAILS, UserTestStatus.FIXED,
+                             UserTestStatus.FLAKY, UserTestStatus.FAILS_BOTH))
+    return ('<table class="rows suite"><thead><tr><th>suite</th><th>ran before</th><th>ran after</th><th>'
+            + ("broken" if with_baseline else "fails") + "</th><th>fixed</th><th>flaky</th><th>fails both</th>"
+            "<th>new warnings</th><th>its tests</th></tr></thead><tbody>"
+            f'<tr><td><b>{esc(title)}</b></td><td class="n">{ran.get("baseline", "—") if with_baseline else "—"}</td>'
+            f'<td class="n">{ran.get("candidate", "—")}</td>{nums}<td class="n{" warn" * bool(warned)}">{warned}</td>'
+            f"<td>{bar(c, title)}</td></tr></tbody></table>")
+
+
+def _groups(tests: list[UserTest], with_baseline: bool) -> str:
+    """Each class that says something, each error in it once: what explains it, the fix, upstream
+    links (or where it raised), its tests folded."""
+    from jaxcompat.report.html import fold, link
+
+    out, i = [], 0
+    for cls, kind in TEST_CLASSES.items():
+        group = [t for t in tests if t.cls == cls]
+        if not group or not kind.heading:
+            continue
+        head = "✗ failing" if cls == UserTestStatus.FAILS and not with_baseline else kind.heading
+        out.append(f'<h2 id="c-{esc(cls)}">{esc(head)}: {len(group)}</h2>')
+        for (explained_by, message), same in _by_error(group).items():
+            i, t = i + 1, same[0]
+            if explained_by:
+                why = f"this looks like <b>{esc(explained_by)}</b> (a known failure)"
+            elif t.explained_by_api:
+                why = f"jax's API history: {esc(t.explained_by_api)}"
+            else:
+                why = "no known failure explains it" if kind.failed else ""
+            rows = [("why", why), ("fix", esc(t.fix)), ("upstream", " · ".join(link(u) for u in t.upstream))]
+            where = "\n".join(t.traceback.rstrip().splitlines()[-6:]) if kind.failed and not explained_by else ""
+            listed = "".join(f"<li><code>{esc(x.test)}</code></li>" for x in same)
+            out.append(f'<section class="group{" explained" * bool(explained_by)}" id="g-{i}">'
+                       f"<h3>{len(same)} × <code>{esc(message or '(no message)')}</code></h3><dl>"
+                       + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows if v) + "</dl>"
+                       + (f"<pre>{esc(where)}</pre>" if where else "")
+                       + fold(f"its {len(same)} test{'s' * (len(same) != 1)}", f"<ul>{listed}</ul>") + "</section>")
+    return "".join(out)

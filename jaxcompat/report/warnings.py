@@ -61,7 +61,7 @@ def html(groups: list[NewWarning], projects: bool = True) -> str:
         tests = "".join(f"<li>{esc(p) + ': ' if projects else ''}<code>{esc(', '.join(ts))}</code></li>"
                         for p, ts in sorted(g.tests.items()))
         items.append(f"<li><b>{esc(sentence(g, projects))}</b><br><code>{esc(g.message[:500])}</code>"
-                     f"<ul>{tests}</ul></li>")
+                     f"<details><summary>its {g.count} test(s)</summary><ul>{tests}</ul></details></li>")
     return ('<section class="new-warnings"><h2>New warnings in the candidate (tomorrow\'s breaks)</h2><ul>'
             + "".join(items) + "</ul></section>")
 
