@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
+from jaxcompat.model.records import Record, attr
+
 _REMOVAL = re.compile(r"(?i)(?:removed|will be removed|removal)\s+(?:in|with|from)\s+(?:JAX\s+)?v?(\d+\.\d+(?:\.\d+)*)")
 # the name a message says is deprecated, its subject ("jax.tree_map is deprecated: use jax.tree.map",
 # "Accessing jax.config via ... is deprecated", "jax.random.rbg_key(seed) is deprecated"), never a
@@ -42,17 +44,12 @@ class History:
 
 
 @dataclass(frozen=True)
-class Deprecation:
-    package: str  # the package whose code hit it
-    where: str  # file:line inside that package
-    message: str
-    category: str = "DeprecationWarning"
+class Deprecation(Record):
+    package: str = ""  # the package whose code hit it
+    where: str = ""  # file:line inside that package
+    message: str = ""
+    category: str = attr("DeprecationWarning", load=lambda c: c or "DeprecationWarning")
     case: str | None = None
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Deprecation:
-        return cls(package=d.get("package", ""), where=d.get("where", ""), message=d.get("message", ""),
-                   category=d.get("category") or "DeprecationWarning", case=d.get("case"))
 
     @property
     def api(self) -> str:

@@ -33,6 +33,7 @@ from jaxcompat._util.atomic import write_text
 from jaxcompat._util.text import frames, last_line
 from jaxcompat.model.learned import Learned
 from jaxcompat.model.matrix import Cell
+from jaxcompat.model.records import Record
 from jaxcompat.plugin.packages import IMPORT_FAILED, IMPORTED
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "learned.json"
@@ -245,19 +246,13 @@ def learn(package: str, release: str, tb: str, versions: dict[str, str], dates: 
 
 
 @dataclass
-class Added:
+class Added(Record):
     """What became of one package the suite added (check.json's ``added``)."""
 
     version: str | None = None  # installed (None: left out)
     skipped: list[dict] = field(default_factory=list)  # [{version, reason, error, frame}]
     left_out: str = ""  # why no release is installed
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Added:
-        return cls(version=d.get("version"), skipped=list(d.get("skipped") or []), left_out=d.get("left_out", ""))
 
 
 # --- settling the added packages ---------------------------------------------------------------

@@ -6,12 +6,13 @@ The vocabulary (``Outcome``, ``CellStatus``, ``CellOutcome``) is defined once, i
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 
 from jaxcompat.knowledge.deprecations import Deprecation
 from jaxcompat.knowledge.learned import Added
 from jaxcompat.knowledge.rules import case_failures, cell_failures, collateral_failures
 from jaxcompat.model.matrix import Failure
+from jaxcompat.model.records import Record, attr
 from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Expectation, Outcome, Phase, TestStatus
 from jaxcompat.model.warnings import TestWarning
 
@@ -29,14 +30,14 @@ CLIP_MARK = "\n[…]\n"  # where a stored message was cut (both ends kept)
 
 
 @dataclass
-class RawResult:
+class RawResult(Record):
     """What the pytest plugin saw for one test, before any knowledge is applied."""
 
     case: str  # pytest node id, e.g. cases/test_x.py::test_y
     status: TestStatus  # what pytest saw (or the watchdog: timeout, crash)
     error_types: list[str] = field(default_factory=list)  # the exception's class and its bases
     message: str = ""
-    duration_s: float = 0.0
+    duration_s: float = attr(0.0, load=float)
     traceback: str = ""  # the case's frames and the library frame that raised
     reused_from: str = ""  # when re-used from the result cache: the time it was observed (UTC)
     phase: Phase = Phase.CALL  # where it failed: collecting its module, setup, the test, teardown
@@ -47,33 +48,28 @@ class RawResult:
         self.phase = Phase.parse(self.phase, f"{self.case}: phase")
 
     @classmethod
-    def from_dict(cls, d: dict) -> RawResult:
-        message, phase = _phase_of(d)
-        return cls(case=d["case"], status=d["status"], error_types=list(d.get("error_types", [])),
-                   message=message, duration_s=float(d.get("duration_s", 0.0)),
-                   traceback=d.get("traceback", ""), reused_from=d.get("reused_from", ""), phase=phase,
-                   warnings=[w if isinstance(w, TestWarning) else TestWarning.from_dict(w)
-                             for w in d.get("warnings", [])])
+    def upgrade(cls, d: dict) -> dict:
+        return _phase_of(d)
 
 
-def _phase_of(d: dict) -> tuple[str, Phase]:
-    """The message and the phase of a record; one written before the ``phase`` field marked a
+def _phase_of(d: dict) -> dict:
+    """A record with its message and its phase; one written before the ``phase`` field marked a
     failure outside the test itself by a message prefix (``[collect] …``), read here once."""
     message = d.get("message", "") or ""
     if d.get("phase"):
-        return message, Phase.parse(d["phase"], f"{d.get('case', '?')}: phase")
+        return {**d, "message": message, "phase": Phase.parse(d["phase"], f"{d.get('case', '?')}: phase")}
     phase = Phase.of_message(message)
-    return (message[len(phase.prefix):] if phase is not Phase.CALL else message), phase
+    return {**d, "message": message[len(phase.prefix):] if phase is not Phase.CALL else message, "phase": phase}
 
 
 @dataclass
-class CaseResult:
+class CaseResult(Record):
     case: str
-    failure: str | None  # the known failure that applies (and was matched, if it failed)
-    expected: Expectation  # whether a known failure applies ("" in a record that lacks it)
-    outcome: Outcome
-    duration_s: float
-    message: str
+    failure: str | None = None  # the known failure that applies (and was matched, if it failed)
+    expected: Expectation = ""  # whether a known failure applies ("" in a record that lacks it)
+    outcome: Outcome = ""  # ("" in a record that lacks it)
+    duration_s: float = 0.0
+    message: str = ""
     error_type: str = ""
     fix: str = ""
     upstream: list[str] = field(default_factory=list)
@@ -81,15 +77,11 @@ class CaseResult:
     traceback: str = ""  # short: the case's frames and the library frame that raised
     status: TestStatus | str = ""  # what pytest saw ("" in a record written before it was kept)
     reused_from: str = ""  # re-used from the result cache: when it was observed ("" = run now)
-    phase: Phase = Phase.CALL  # where it failed (stored only when not the test itself)
+    phase: Phase = attr(Phase.CALL, omit=True)  # where it failed (stored only when not the test itself)
 
     @classmethod
-    def from_dict(cls, d: dict) -> CaseResult:
-        """A case record from JSON (a report of any version: what it lacks takes the default)."""
-        known = {f.name for f in fields(cls)}
-        base = {"failure": None, "expected": "", "outcome": "", "duration_s": 0.0, "message": ""}
-        message, phase = _phase_of(d)
-        return cls(**{**base, **{k: v for k, v in d.items() if k in known}, "message": message, "phase": phase})
+    def upgrade(cls, d: dict) -> dict:
+        return _phase_of(d)
 
     def __setattr__(self, name: str, value) -> None:
         if name == "outcome" and value:
@@ -116,11 +108,14 @@ class CaseResult:
 
 
 @dataclass
-class CellResult:
+class CellResult(Record):
+    """One cell's result (a report of any version reads: what it lacks takes the default, and keys
+    it does not know — check.json's user_tests — are left to their readers)."""
+
     id: str
-    python: str
-    backend: str
-    status: CellStatus  # how far it got
+    python: str = ""
+    backend: str = ""
+    status: CellStatus = CELL_OK  # how far it got
     versions: dict[str, str] = field(default_factory=dict)
     results: list[CaseResult] = field(default_factory=list)
     requested: dict[str, str] = field(default_factory=dict)
@@ -142,33 +137,14 @@ class CellResult:
     shadowed: list[dict] = field(default_factory=list)
     # what did not come from PyPI, or is a pre-release: {dist: {version, url, kind, commit?,
     # sha256?, prerelease?}} (sources.py); the index options the cell resolved with
-    sources: dict[str, dict] = field(default_factory=dict)
-    index: dict = field(default_factory=dict)
+    sources: dict[str, dict] = attr(default_factory=dict, omit=True)  # (stored when there are)
+    index: dict = attr(default_factory=dict, omit=True)
     # The packages the suite added (not the user's pins), what became of each: {dist: {version,
     # skipped: [{version, reason, error, frame}], left_out}} (jaxcompat/knowledge/learned.py)
     added: dict[str, Added] = field(default_factory=dict)
     # an import-error: each module that failed to import, with its traceback (the message renders
     # them as "import X failed:" blocks for a person; readers use this)
-    failed_imports: dict[str, str] = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        for key in ("sources", "index", "failed_imports"):  # a cell of PyPI releases reads as it always did
-            if not d[key]:
-                del d[key]
-        for r in d["results"]:  # likewise a result of the test itself
-            if r.get("phase") == Phase.CALL:
-                del r["phase"]
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> CellResult:
-        """A cell record from JSON (parsed once, at the edge: a report of any version loads, and
-        keys it does not know — check.json's user_tests — are left to their readers)."""
-        results = [CaseResult.from_dict(r) for r in d.get("results") or []]
-        known = {f.name for f in fields(cls)}
-        base = {"python": "", "backend": "", "status": CELL_OK}
-        return cls(**{**base, **{k: v for k, v in d.items() if k in known and k != "results"}}, results=results)
+    failed_imports: dict[str, str] = attr(default_factory=dict, omit=True)
 
     def __post_init__(self) -> None:
         if self.status == CellStatus.IMPORT_ERROR and not self.failed_imports:  # a report of before

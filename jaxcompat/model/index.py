@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from jaxcompat._util.redact import redact_url
+from jaxcompat.model.records import Record, attr
 
 PYPI_SIMPLE = "https://pypi.org/simple"
 INDEX_SCHEMES = ("https", "http", "file")
@@ -31,17 +32,22 @@ def local_path(url: str) -> Path | None:
     return None
 
 
+def _redacted(urls: tuple[str, ...]) -> list[str]:
+    return [redact_url(u) for u in urls]
+
+
 class SourceError(ValueError):
     """A direct reference or index option that cannot work; the message says why and what to write."""
 
 
 @dataclass(frozen=True)
-class IndexOptions:
-    """Where releases come from besides PyPI, and whether pre-releases may be chosen."""
+class IndexOptions(Record):
+    """Where releases come from besides PyPI, and whether pre-releases may be chosen. Stored
+    (``to_dict``) with credentials redacted."""
 
-    index_url: str = ""  # replaces PyPI (uv --index-url)
-    extra_index_urls: tuple[str, ...] = ()  # searched too (uv --extra-index-url)
-    find_links: tuple[str, ...] = ()  # folders (absolute) or URLs of wheels (uv --find-links)
+    index_url: str = attr("", dump=redact_url)  # replaces PyPI (uv --index-url)
+    extra_index_urls: tuple[str, ...] = attr((), dump=_redacted)  # searched too (uv --extra-index-url)
+    find_links: tuple[str, ...] = attr((), dump=_redacted)  # folders (absolute) or URLs of wheels (uv --find-links)
     pre: bool = False  # any package may resolve to a pre-release (uv --prerelease allow)
 
     def __bool__(self) -> bool:
@@ -81,12 +87,6 @@ class IndexOptions:
                 links.append([link, ""])
         return {"index_url": self.index_url, "extra_index_urls": list(self.extra_index_urls),
                 "find_links": links, "pre": self.pre}
-
-    def to_dict(self) -> dict:
-        """The options as reports store them: credentials redacted."""
-        return {"index_url": redact_url(self.index_url),
-                "extra_index_urls": [redact_url(u) for u in self.extra_index_urls],
-                "find_links": [redact_url(u) for u in self.find_links], "pre": self.pre}
 
     def describe(self) -> str:
         """Where releases come from, for a person ("; from PyPI, https://****@host/simple; --pre"),

@@ -1,0 +1,187 @@
+"""One converter between the records (dataclasses) and what JSON stores, declared on their fields.
+
+A record that derives from ``Record`` serializes itself: ``to_dict`` writes its fields in order
+(nested records, lists, tuples and dicts of them included, as ``dataclasses.asdict`` does), and
+``from_dict`` reads them back, each value by its field's type: a word of the vocabulary
+(``model/vocab.Word``) parsed with an error naming the key path, a nested record read by the same
+code, ``X | None``, ``list[X]``, ``tuple[X, ...]``, ``dict[str, X]``. What varies is declared,
+not written as a converter:
+
+- ``attr(key="class")``: the name JSON stores it under (``cls`` is a Python word);
+- ``attr(omit=True)``: left out when it holds its default (``omit=PREDICATE``: when the predicate
+  of the record says so), so a report of a record without it reads as it always did;
+- ``attr(store=False)``: never stored (a cache, a handle); ``attr(dump=F)`` / ``attr(load=F)``:
+  how one value is written (a redacted URL, a key) or read (``float``);
+- ``_keys``: the stored keys in order where it is not the fields' (a property's name adds its
+  value), ``_extra``: properties stored after the fields;
+- ``upgrade(d)``: a classmethod that turns a record of an earlier version into today's before it
+  is read (a message prefix that became a field).
+
+Reading is lenient, as a report of any version must load: a key it does not know is left to its
+readers, a key it lacks takes its field's default (None where its type holds None), a null where
+the type holds none takes the default too; a required key that is missing, or a word that is not
+one, raises ``RecordError`` (a ValueError and a KeyError, as the readers catch either) naming the
+key path. Scalars are kept as stored (an int where a float is declared stays an int, so a report
+read and written again is the same bytes) unless ``attr(load=...)`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import types
+import typing
+from collections.abc import Callable
+from enum import Enum
+from typing import Any, ClassVar
+
+OMIT = "omit"  # the field's metadata keys
+KEY = "key"
+STORE = "store"
+DUMP = "dump"
+LOAD = "load"
+
+
+class RecordError(ValueError, KeyError):
+    """A stored record that cannot be read: the message names the key path and what is wrong."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+def attr(default: Any = dataclasses.MISSING, *, default_factory: Any = dataclasses.MISSING, key: str = "",
+         omit: bool | Callable[[Any], bool] = False, store: bool = True, dump: Callable | None = None,
+         load: Callable | None = None, repr: bool = True, compare: bool = True) -> Any:  # noqa: A002
+    """A record's field, with how it is stored (see the module)."""
+    meta = {KEY: key, OMIT: omit, STORE: store, DUMP: dump, LOAD: load}
+    return dataclasses.field(default=default, default_factory=default_factory, repr=repr, compare=compare,
+                             metadata=meta)
+
+
+class Record:
+    """A dataclass that serializes itself (``to_dict``) and reads itself back (``from_dict``)."""
+
+    _keys: ClassVar[tuple[str, ...]] = ()
+    _extra: ClassVar[tuple[str, ...]] = ()
+
+    def to_dict(self) -> dict:
+        return to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict, where: str = ""):
+        return from_dict(cls, d, where)
+
+
+def to_dict(record: Any) -> dict:
+    """What JSON stores of a record (the keys in order, what is omitted left out)."""
+    by_key = {}
+    for f in dataclasses.fields(record):
+        meta = f.metadata
+        if meta.get(STORE) is False:
+            continue
+        value = getattr(record, f.name)
+        omit = meta.get(OMIT)
+        if omit is True and value == _default(f) or callable(omit) and omit(record):
+            continue
+        by_key[meta.get(KEY) or f.name] = meta[DUMP](value) if meta.get(DUMP) else dump(value)
+    cls = type(record)
+    keys = getattr(cls, "_keys", ()) or (*by_key, *getattr(cls, "_extra", ()))
+    if not set(by_key) <= set(keys):  # a field added to the record and not to its _keys
+        raise TypeError(f"{cls.__name__}._keys lacks {sorted(set(by_key) - set(keys))}")
+    return {k: by_key[k] if k in by_key else dump(getattr(record, k)) for k in keys
+            if k in by_key or not _is_field(cls, k)}
+
+
+def dump(value: Any) -> Any:
+    """A value as JSON stores it: records by their ``to_dict``, containers member by member."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return value.to_dict() if isinstance(value, Record) else to_dict(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(dump(v) for v in value)
+    if isinstance(value, dict):
+        return type(value)((k, dump(v)) for k, v in value.items())
+    return value
+
+
+def from_dict(cls: type, d: Any, where: str = "") -> Any:
+    """A record of ``cls`` read from what JSON stored (see the module for what is lenient)."""
+    if isinstance(d, cls):
+        return d
+    if not isinstance(d, dict):
+        raise RecordError(f"{where or cls.__name__}: expected a table of {cls.__name__}, got {type(d).__name__}")
+    upgrade = getattr(cls, "upgrade", None)
+    d = upgrade(d) if upgrade is not None else d
+    hints = _hints(cls)
+    values = {}
+    for f in dataclasses.fields(cls):
+        if not f.init or f.metadata.get(STORE) is False:
+            continue
+        key = f.metadata.get(KEY) or f.name
+        path = f"{where}.{key}" if where else key
+        value = d.get(key)
+        if value is None and not _holds_none(hints[f.name]) or key not in d:
+            if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+                continue  # its default
+            if not _holds_none(hints[f.name]):
+                raise RecordError(f"{path}: null, and it has no default" if key in d else f"{path}: missing")
+        load = f.metadata.get(LOAD)
+        values[f.name] = load(value) if load else _load(hints[f.name], value, path, _default(f))
+    return cls(**values)
+
+
+def _load(tp: Any, value: Any, where: str, default: Any = dataclasses.MISSING) -> Any:
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in args if a is not type(None)]
+        if value is None:
+            return None
+        return _load(options[0], value, where, default) if len(options) == 1 else value
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        if value == default or isinstance(value, tp):
+            return value
+        return tp.parse(value, where) if hasattr(tp, "parse") else tp(value)
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return from_dict(tp, value, where)
+    if origin in (list, tuple) and isinstance(value, (list, tuple)):
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            return tuple(_load(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value, strict=False)))
+        item = args[0] if args else Any
+        return origin(_load(item, v, f"{where}[{i}]") for i, v in enumerate(value))
+    if origin is dict and isinstance(value, dict):
+        item = args[1] if len(args) == 2 else Any
+        return {k: _load(item, v, f"{where}.{k}") for k, v in value.items()}
+    return value
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return dataclasses.MISSING
+
+
+def _holds_none(tp: Any) -> bool:
+    return tp is Any or tp is object or type(None) in typing.get_args(tp)
+
+
+def _is_field(cls: type, key: str) -> bool:
+    """Whether ``key`` is what a field of ``cls`` is stored under."""
+    return key in {f.metadata.get(KEY) or f.name for f in dataclasses.fields(cls)}
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    """Each field's type, its annotation read in its module (a name it cannot resolve: Any)."""
+    if cls not in _HINTS:
+        space = {**vars(sys.modules[cls.__module__]), **{c.__name__: c for c in cls.__mro__}}
+        hints = {}
+        for f in dataclasses.fields(cls):
+            try:
+                hints[f.name] = eval(f.type, space) if isinstance(f.type, str) else f.type  # noqa: S307
+            except Exception:  # noqa: BLE001 (a name imported only for type checkers)
+                hints[f.name] = Any
+        _HINTS[cls] = hints
+    return _HINTS[cls]
