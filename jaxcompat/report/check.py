@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.health import Health
+from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.records import dump
 from jaxcompat.model.usertests import Comparison, UserTest, counts
 from jaxcompat.model.vocab import Outcome
