@@ -28,7 +28,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.redact import redact_url
-from jaxcompat.knowledge.config import read_toml, similar, str_list, table_list, text_value, unknown_keys
+from jaxcompat.knowledge.tables import read_toml, similar, str_list, table_list, text_value, unknown_keys
 from jaxcompat.model.dependents import LATEST, Dependent, Dependents, DependentSource, bad_ref
 from jaxcompat.model.matrix import ConfigError
 from jaxcompat.plugin.packages import ECOSYSTEM
