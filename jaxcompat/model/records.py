@@ -139,7 +139,10 @@ def _load(tp: Any, value: Any, where: str, default: Any = dataclasses.MISSING) -
     if isinstance(tp, type) and issubclass(tp, Enum):
         if value == default or isinstance(value, tp):
             return value
-        return tp.parse(value, where) if hasattr(tp, "parse") else tp(value)
+        try:
+            return tp.parse(value, where) if hasattr(tp, "parse") else tp(value)
+        except ValueError as e:  # the words there are, named after the key path
+            raise RecordError(str(e) if hasattr(tp, "parse") else f"{where}: {e}") from None
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return from_dict(tp, value, where)
     if origin in (list, tuple) and isinstance(value, (list, tuple)):
