@@ -74,22 +74,17 @@ class Record:
 
 def to_dict(record: Any) -> dict:
     """What JSON stores of a record (the keys in order, what is omitted left out)."""
+    fields, keys, derived = _writer(type(record))
     by_key = {}
-    for f in dataclasses.fields(record):
-        meta = f.metadata
-        if meta.get(STORE) is False:
+    for name, key, omit, write in fields:
+        value = getattr(record, name)
+        if omit is not None and omit(record, value):
             continue
-        value = getattr(record, f.name)
-        omit = meta.get(OMIT)
-        if omit is True and value == _default(f) or callable(omit) and omit(record):
-            continue
-        by_key[meta.get(KEY) or f.name] = meta[DUMP](value) if meta.get(DUMP) else dump(value)
-    cls = type(record)
-    keys = getattr(cls, "_keys", ()) or (*by_key, *getattr(cls, "_extra", ()))
-    if not set(by_key) <= set(keys):  # a field added to the record and not to its _keys
-        raise TypeError(f"{cls.__name__}._keys lacks {sorted(set(by_key) - set(keys))}")
+        by_key[key] = write(value)
+    if keys is None:
+        return {**by_key, **{k: dump(getattr(record, k)) for k in derived}}
     return {k: by_key[k] if k in by_key else dump(getattr(record, k)) for k in keys
-            if k in by_key or not _is_field(cls, k)}
+            if k in by_key or k in derived}
 
 
 def dump(value: Any) -> Any:
@@ -111,49 +106,109 @@ def from_dict(cls: type, d: Any, where: str = "") -> Any:
         raise RecordError(f"{where or cls.__name__}: expected a table of {cls.__name__}, got {type(d).__name__}")
     upgrade = getattr(cls, "upgrade", None)
     d = upgrade(d) if upgrade is not None else d
-    hints = _hints(cls)
     values = {}
-    for f in dataclasses.fields(cls):
-        if not f.init or f.metadata.get(STORE) is False:
-            continue
-        key = f.metadata.get(KEY) or f.name
-        path = f"{where}.{key}" if where else key
+    for name, key, has_default, holds_none, read in _reader(cls):
         value = d.get(key)
-        if value is None and not _holds_none(hints[f.name]) or key not in d:
-            if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+        if value is None and (not holds_none or key not in d):
+            if has_default:
                 continue  # its default
-            if not _holds_none(hints[f.name]):
+            if not holds_none:
+                path = f"{where}.{key}" if where else key
                 raise RecordError(f"{path}: null, and it has no default" if key in d else f"{path}: missing")
-        load = f.metadata.get(LOAD)
-        values[f.name] = load(value) if load else _load(hints[f.name], value, path, _default(f))
+        values[name] = read(value, f"{where}.{key}" if where else key)
     return cls(**values)
 
 
-def _load(tp: Any, value: Any, where: str, default: Any = dataclasses.MISSING) -> Any:
+_WRITERS: dict[type, tuple] = {}
+_READERS: dict[type, list] = {}
+
+
+def _writer(cls: type) -> tuple:
+    """How a record class is written, worked out once: (name, key, omitted when, write) per stored field,
+    the keys in order (None: the fields' order, then ``_extra``), the derived keys."""
+    if cls not in _WRITERS:
+        fields = []
+        for f in dataclasses.fields(cls):
+            meta = f.metadata
+            if meta.get(STORE) is False:
+                continue
+            fields.append((f.name, meta.get(KEY) or f.name, _omitted_when(f), meta.get(DUMP) or dump))
+        stored = {key for _, key, _, _ in fields}
+        keys = getattr(cls, "_keys", ()) or None
+        if keys is not None and not stored <= set(keys):  # a field added to the record and not to its _keys
+            raise TypeError(f"{cls.__name__}._keys lacks {sorted(stored - set(keys))}")
+        every = {f.metadata.get(KEY) or f.name for f in dataclasses.fields(cls)}
+        derived = tuple(k for k in keys if k not in every) if keys else tuple(getattr(cls, "_extra", ()))
+        _WRITERS[cls] = (fields, keys, derived)
+    return _WRITERS[cls]
+
+
+def _omitted_when(f: dataclasses.Field) -> Callable[[Any, Any], bool] | None:
+    """When a field is left out of what is stored: holding its default (``omit=True``), or when
+    the record's predicate says so; None: never."""
+    omit = f.metadata.get(OMIT)
+    if omit is True:
+        default = _default(f)
+        return lambda record, value: value == default
+    return (lambda record, value: omit(record)) if omit else None
+
+
+def _reader(cls: type) -> list:
+    """How a record class is read, worked out once: (name, key, has a default, its type holds
+    None, read) per field that is stored and given to the constructor."""
+    if cls not in _READERS:
+        hints, out = _hints(cls), []
+        for f in dataclasses.fields(cls):
+            if not f.init or f.metadata.get(STORE) is False:
+                continue
+            load = f.metadata.get(LOAD)
+            read = (lambda v, w, load=load: load(v)) if load else _loader(hints[f.name], f.default)
+            has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+            out.append((f.name, f.metadata.get(KEY) or f.name, has_default, _holds_none(hints[f.name]), read))
+        _READERS[cls] = out
+    return _READERS[cls]
+
+
+def _same(value: Any, where: str) -> Any:
+    return value
+
+
+def _loader(tp: Any, default: Any = dataclasses.MISSING) -> Callable[[Any, str], Any]:
+    """How one value of type ``tp`` is read (``default``: a word equal to it is taken as it is)."""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
         options = [a for a in args if a is not type(None)]
-        if value is None:
-            return None
-        return _load(options[0], value, where, default) if len(options) == 1 else value
+        if len(options) != 1:
+            return _same
+        inner = _loader(options[0], default)
+        return lambda v, w: None if v is None else inner(v, w)
     if isinstance(tp, type) and issubclass(tp, Enum):
-        if value == default or isinstance(value, tp):
-            return value
-        try:
-            return tp.parse(value, where) if hasattr(tp, "parse") else tp(value)
-        except ValueError as e:  # the words there are, named after the key path
-            raise RecordError(str(e) if hasattr(tp, "parse") else f"{where}: {e}") from None
+        return lambda v, w: v if v == default or isinstance(v, tp) else _word(tp, v, w)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return from_dict(tp, value, where)
-    if origin in (list, tuple) and isinstance(value, (list, tuple)):
-        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-            return tuple(_load(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value, strict=False)))
-        item = args[0] if args else Any
-        return origin(_load(item, v, f"{where}[{i}]") for i, v in enumerate(value))
-    if origin is dict and isinstance(value, dict):
-        item = args[1] if len(args) == 2 else Any
-        return {k: _load(item, v, f"{where}.{k}") for k, v in value.items()}
-    return value
+        return lambda v, w: from_dict(tp, v, w)
+    if origin in (list, tuple) and not (origin is tuple and not (len(args) == 2 and args[1] is Ellipsis)):
+        item = _loader(args[0]) if args else _same
+        if item is _same:
+            return lambda v, w: origin(v) if isinstance(v, (list, tuple)) else v
+        return lambda v, w: origin(item(x, f"{w}[{i}]") for i, x in enumerate(v)) if isinstance(v, (list, tuple)) else v
+    if origin is tuple:  # tuple[A, B]: each place its own type
+        items = [_loader(a) for a in args]
+        return lambda v, w: tuple(r(x, f"{w}[{i}]") for i, (r, x) in enumerate(zip(items, v, strict=False))) \
+            if isinstance(v, (list, tuple)) else v
+    if origin is dict:
+        item = _loader(args[1]) if len(args) == 2 else _same
+        if item is _same:
+            return lambda v, w: dict(v) if isinstance(v, dict) else v
+        return lambda v, w: {k: item(x, f"{w}.{k}") for k, x in v.items()} if isinstance(v, dict) else v
+    return _same
+
+
+def _word(tp: type, value: Any, where: str) -> Any:
+    """A word of the vocabulary; a RecordError naming the key path and the words there are."""
+    try:
+        return tp.parse(value, where) if hasattr(tp, "parse") else tp(value)
+    except ValueError as e:
+        raise RecordError(str(e) if hasattr(tp, "parse") else f"{where}: {e}") from None
 
 
 def _default(f: dataclasses.Field) -> Any:
@@ -166,11 +221,6 @@ def _default(f: dataclasses.Field) -> Any:
 
 def _holds_none(tp: Any) -> bool:
     return tp is Any or tp is object or type(None) in typing.get_args(tp)
-
-
-def _is_field(cls: type, key: str) -> bool:
-    """Whether ``key`` is what a field of ``cls`` is stored under."""
-    return key in {f.metadata.get(KEY) or f.name for f in dataclasses.fields(cls)}
 
 
 _HINTS: dict[type, dict[str, Any]] = {}
