@@ -161,7 +161,7 @@ def test_a_cuda13_cell_needs_a_driver_for_cuda13(monkeypatch, header, backend, m
 
 
 def test_the_reports_name_the_device(tmp_path):
-    from jaxcompat.knowledge.outcomes import CellResult
+    from jaxcompat.model.outcomes import CellResult
     from jaxcompat.report.matrixreport import write_matrix
     from jaxcompat.report.reports import markdown
 

@@ -16,8 +16,8 @@ import pytest
 
 from jaxcompat.commands import main
 from jaxcompat.knowledge.config import load
-from jaxcompat.knowledge.outcomes import CaseResult, CellResult, RawResult
 from jaxcompat.model.index import index_options
+from jaxcompat.model.outcomes import CaseResult, CellResult, RawResult
 from jaxcompat.model.usertests import UserTest
 from jaxcompat.report import reports
 from jaxcompat.report import usertests as user_report

@@ -8,7 +8,7 @@ import pytest
 
 import jaxcompat.commands.check as check_command
 from jaxcompat.commands import main
-from jaxcompat.knowledge.outcomes import CaseResult, CellResult
+from jaxcompat.model.outcomes import CaseResult, CellResult
 
 UNREACHABLE = ("error: Failed to fetch: `https://pypi.org/simple/jax/`\n  Caused by: error sending request for url "
                "(https://pypi.org/simple/jax/): dns error: failed to lookup address information")

@@ -275,8 +275,8 @@ def test_inferred_pins_name_the_rules_that_depend_on_what_is_left_unpinned(matri
 
 
 def test_the_survey_maps_range_ends_ignore_advisory_failures():
-    from jaxcompat.knowledge.outcomes import CaseResult, CellResult
     from jaxcompat.knowledge.survey import Observation
+    from jaxcompat.model.outcomes import CaseResult, CellResult
     from jaxcompat.model.survey import Combo
     from jaxcompat.operations import survey
 

@@ -15,8 +15,8 @@ import pytest
 
 from jaxcompat.knowledge import flaky
 from jaxcompat.knowledge.config import load
-from jaxcompat.knowledge.outcomes import RawResult
 from jaxcompat.model.matrix import Cell
+from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.usertests import Comparison, UserTest
 from jaxcompat.model.vocab import FlakyOrigin, SuiteHealth
 from jaxcompat.operations import confirm, crater, usertests

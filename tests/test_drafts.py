@@ -11,7 +11,8 @@ import pytest
 from packaging.version import Version
 
 from jaxcompat.knowledge import config, drafts, signature
-from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
+from jaxcompat.knowledge.outcomes import classify
+from jaxcompat.model.outcomes import CellResult, RawResult
 from jaxcompat.operations import edges, region
 from jaxcompat.operations.bisect import Target
 from jaxcompat.report import draftrules
@@ -306,7 +307,7 @@ def test_the_cost_of_the_search_adds_up_over_runs_and_projects_the_rest(tmp_path
 
 
 def test_a_result_reused_from_another_environment_names_no_machine_path():
-    from jaxcompat.knowledge.outcomes import CaseResult
+    from jaxcompat.model.outcomes import CaseResult
     from jaxcompat.report.scrub import Scrubber
 
     tb = 'File "/state/envs/survey-jax0.4.22-eqx0.11.4/lib/python3.10/site-packages/x.py", line 1'

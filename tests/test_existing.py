@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from jaxcompat.commands import main
-from jaxcompat.knowledge.outcomes import CellResult
+from jaxcompat.model.outcomes import CellResult
 from jaxcompat.report.matrixreport import write_matrix
 from jaxcompat.report.reports import markdown
 from tests.helpers import MINIMAL, make_tree

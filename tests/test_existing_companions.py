@@ -12,8 +12,9 @@ import textwrap
 from pathlib import Path
 
 from jaxcompat.env import candidate
-from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
+from jaxcompat.knowledge.outcomes import classify
 from jaxcompat.model import verdicts
+from jaxcompat.model.outcomes import CellResult, RawResult
 from jaxcompat.report.existing import not_installed, not_installed_lines
 
 REPO = Path(__file__).resolve().parent.parent

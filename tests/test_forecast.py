@@ -10,8 +10,9 @@ from jaxcompat.apihistory.apiexplain import histories, history
 from jaxcompat.apihistory.apitimeline import DEPRECATED, Timeline
 from jaxcompat.apihistory.scanlookup import resolve
 from jaxcompat.knowledge.config import load
-from jaxcompat.knowledge.deprecations import Deprecation, History, forecast
-from jaxcompat.knowledge.outcomes import CellResult
+from jaxcompat.knowledge.deprecations import forecast
+from jaxcompat.model.deprecations import Deprecation, History
+from jaxcompat.model.outcomes import CellResult
 from jaxcompat.report.candidate import candidate_verdict
 from jaxcompat.report.latest import warnings_section
 from tests.helpers import make_tree

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from html.parser import HTMLParser
 
-from jaxcompat.knowledge.outcomes import CaseResult, CellResult
+from jaxcompat.model.outcomes import CaseResult, CellResult
 from jaxcompat.model.vocab import Outcome
 from jaxcompat.report import html, reports
 

@@ -18,8 +18,8 @@ import pytest
 from jaxcompat.env.candidate import candidate_cell
 from jaxcompat.knowledge import learned
 from jaxcompat.knowledge.config import load
-from jaxcompat.knowledge.outcomes import CaseResult, CellResult
-from jaxcompat.model.learned import Learned
+from jaxcompat.model.learned import Added, Learned
+from jaxcompat.model.outcomes import CaseResult, CellResult
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.report.candidate import verdict
 from jaxcompat.report.learned import markdown, table
@@ -185,7 +185,7 @@ def test_no_release_imports_the_package_is_left_out_never_a_cell_error():
     assert "optimistix" not in lock_versions(s.lock_text)
     assert [x["version"] for x in s.added["optimistix"].skipped] == OPTIMISTIX
     assert s.added["optimistix"].left_out.startswith("no release imports with your pins")
-    text = "\n".join(learned.Added(**{**s.added["optimistix"].to_dict()}).skipped[0].values())
+    text = "\n".join(Added(**{**s.added["optimistix"].to_dict()}).skipped[0].values())
     assert "StrictConfig" in text
 
 

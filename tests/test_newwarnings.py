@@ -16,9 +16,9 @@ import pytest
 
 from jaxcompat.knowledge import warnings as kw
 from jaxcompat.knowledge.config import load
-from jaxcompat.knowledge.deprecations import History
-from jaxcompat.knowledge.outcomes import RawResult
 from jaxcompat.model.crater import DependentResult
+from jaxcompat.model.deprecations import History
+from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import DependentVerdict
 from jaxcompat.model.warnings import TestWarning

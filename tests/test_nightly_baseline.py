@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat.knowledge.outcomes import parse_cells
+from jaxcompat.model.outcomes import parse_cells
 from jaxcompat.operations.latest import refresh_baseline, update_baseline
 from jaxcompat.report.latest import held_section
 

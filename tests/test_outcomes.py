@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from jaxcompat.knowledge.config import load
-from jaxcompat.knowledge.outcomes import CellResult, RawResult, check_import_rules, classify, classify_cell_error
+from jaxcompat.knowledge.outcomes import check_import_rules, classify, classify_cell_error
 from jaxcompat.knowledge.rules import applies, covers
+from jaxcompat.model.outcomes import CellResult, RawResult
 from tests.helpers import MINIMAL, make_tree
 
 BUG = "cases/test_demo.py::test_bug"
@@ -178,7 +179,8 @@ def test_collateral_cases_reproduce_when_they_fail_and_pass_when_they_pass(tmp_p
 
 def test_a_rule_can_document_a_crash(tmp_path):
     from jaxcompat.knowledge.config import load
-    from jaxcompat.knowledge.outcomes import RawResult, classify
+    from jaxcompat.knowledge.outcomes import classify
+    from jaxcompat.model.outcomes import RawResult
     from tests.helpers import CRASH_RULE, make_tree
 
     failures = load(make_tree(tmp_path, CRASH_RULE)).failures

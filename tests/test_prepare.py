@@ -13,7 +13,7 @@ import pytest
 from jaxcompat.env import envs
 from jaxcompat.knowledge import learned
 from jaxcompat.knowledge.config import load
-from jaxcompat.knowledge.outcomes import CellResult
+from jaxcompat.model.outcomes import CellResult
 from jaxcompat.operations import usertests
 from jaxcompat.run import cell as cells
 from tests.helpers import MINIMAL, make_tree

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from jaxcompat.knowledge.outcomes import CaseResult, CellResult
+from jaxcompat.model.outcomes import CaseResult, CellResult
 from jaxcompat.report import reports
 from jaxcompat.report.matrixreport import write_matrix
 

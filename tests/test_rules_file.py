@@ -10,8 +10,9 @@ import pytest
 from jaxcompat._util.exits import EXIT_CONFIG
 from jaxcompat.commands import main
 from jaxcompat.knowledge.config import load
-from jaxcompat.knowledge.outcomes import RawResult, classify
+from jaxcompat.knowledge.outcomes import classify
 from jaxcompat.model.matrix import ConfigError
+from jaxcompat.model.outcomes import RawResult
 from tests.helpers import MINIMAL, failure_toml, make_tree
 
 # A second rule on the tree's case file (make_tree's cases/test_demo.py).

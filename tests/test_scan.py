@@ -22,7 +22,7 @@ from jaxcompat.apihistory import apitimeline
 from jaxcompat.apihistory.apiexplain import explain_removed, where
 from jaxcompat.apihistory.apitimeline import Timeline, regenerate
 from jaxcompat.apihistory.scan import scan
-from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.scan import Target
 from jaxcompat.model.usertests import Comparison
 from jaxcompat.operations import usertests

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from jaxcompat.env import envs, sides
 from jaxcompat.knowledge.config import load
-from jaxcompat.knowledge.outcomes import RawResult
 from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.matrix import Cell
+from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.sides import Confounder, Sides
 from jaxcompat.model.vocab import DependentVerdict
 from jaxcompat.operations import crater, usertests

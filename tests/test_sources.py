@@ -20,9 +20,9 @@ from jaxcompat._util.uvbin import uv_bin
 from jaxcompat.commands import main
 from jaxcompat.env import envs, resolution, sources
 from jaxcompat.env.candidate import CandidateError, candidate_cell, parse_requirement, read_requirements
-from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.index import NO_INDEX, IndexOptions, SourceError, index_options
 from jaxcompat.model.matrix import Cell
+from jaxcompat.model.outcomes import CellResult
 from jaxcompat.report.candidate import verdict
 from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run import resultcache

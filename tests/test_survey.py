@@ -3,9 +3,11 @@
 from packaging.specifiers import SpecifierSet
 
 from jaxcompat.knowledge.config import load
-from jaxcompat.knowledge.deprecations import Deprecation, forecast, names
-from jaxcompat.knowledge.outcomes import CaseResult, CellResult, reclassify
+from jaxcompat.knowledge.deprecations import forecast, names
+from jaxcompat.knowledge.outcomes import reclassify
 from jaxcompat.knowledge.survey import Observation
+from jaxcompat.model.deprecations import Deprecation
+from jaxcompat.model.outcomes import CaseResult, CellResult
 from jaxcompat.model.survey import Combo, Space
 from jaxcompat.operations import survey
 from jaxcompat.report.survey import render_md
@@ -111,7 +113,8 @@ def test_a_partial_run_is_laid_over_the_stored_observation():
 
 
 def test_a_crash_explained_by_a_rule_stays_a_crash_when_judged_again(tmp_path):
-    from jaxcompat.knowledge.outcomes import RawResult, classify
+    from jaxcompat.knowledge.outcomes import classify
+    from jaxcompat.model.outcomes import RawResult
     from tests.helpers import CRASH_RULE
 
     failures = load(make_tree(tmp_path, CRASH_RULE)).failures
@@ -125,7 +128,7 @@ def test_a_crash_explained_by_a_rule_stays_a_crash_when_judged_again(tmp_path):
 def test_a_harness_error_is_not_an_observation_and_runs_again(tmp_path):
     """uv missing (or a bug of ours) stopped the tool before it looked at the releases: the
     survey and the edge search must not count it as what the combination does."""
-    from jaxcompat.knowledge.outcomes import LEGACY_HARNESS_PREFIX as HARNESS_ERROR  # a report of before
+    from jaxcompat.model.outcomes import LEGACY_HARNESS_PREFIX as HARNESS_ERROR
     from jaxcompat.operations import edges
     from jaxcompat.report import reports
 
@@ -154,7 +157,8 @@ def test_a_match_lost_in_the_clipped_middle_of_a_stored_message_stays_reproduced
     """Seen on the edge search (jax 0.4.33 + equinox 0.11.5): the rule's pattern met the full
     message when the case ran, the stored copy keeps only both ends, and judging it again had
     called it unexplained and drafted a rule for it. A different error type still is a mismatch."""
-    from jaxcompat.knowledge.outcomes import CLIP_MARK, MESSAGE_LIMIT, RawResult, classify
+    from jaxcompat.knowledge.outcomes import CLIP_MARK, MESSAGE_LIMIT, classify
+    from jaxcompat.model.outcomes import RawResult
 
     failures = load(make_tree(tmp_path)).failures  # demo-bug: XlaRuntimeError matching "Unfortunately"
     versions = {"jax": "0.4.33", "equinox": "0.11.7"}

@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from jaxcompat.knowledge import config, drafts
-from jaxcompat.knowledge.outcomes import CellResult, reclassify
+from jaxcompat.knowledge.outcomes import reclassify
+from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.vocab import CellStatus
 from jaxcompat.operations import region
 from jaxcompat.operations.bisect import Observe, Target, observed_cell

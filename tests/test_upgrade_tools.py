@@ -8,7 +8,7 @@ import pytest
 
 from jaxcompat.env.candidate import CandidateError, candidate_cell, read_requirements
 from jaxcompat.knowledge.config import load
-from jaxcompat.knowledge.outcomes import CaseResult, CellResult, parse_cells
+from jaxcompat.model.outcomes import CaseResult, CellResult, parse_cells
 from jaxcompat.operations import bisect as bisect_mod
 from jaxcompat.operations.latest import load_baseline, refresh_baseline, report_latest, update_baseline
 from jaxcompat.report import bisect as bisect_report
@@ -242,7 +242,7 @@ def test_latest_report_writes_diff_and_issue_body(tmp_path):
 
 
 def test_every_outcome_that_fails_the_run_reaches_the_nightly_issue_body(tmp_path):
-    from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES
+    from jaxcompat.model.outcomes import FAILING_OUTCOMES
 
     result = CellResult(id="latest", python="3.12", backend="cpu", status="ok", versions={"jax": "0.10.2"})
     result.results = [CaseResult(f"cases/a.py::test_{o}", None, "pass", o, 0.1, f"E: {o} here")

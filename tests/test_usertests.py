@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from jaxcompat.knowledge.config import load
-from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.usertests import TEST_CLASSES
 from jaxcompat.model.usertests import test_class as class_of  # not a test: pytest would collect the bare name
 from jaxcompat.model.vocab import UserTestSide, UserTestStatus

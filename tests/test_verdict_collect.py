@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.vocab import Phase
 from tests import test_verdict_model as tvm
 from tests.test_verdict_model import FILES, _crater, world  # noqa: F401 - world is a fixture

@@ -31,11 +31,11 @@ from jaxcompat.commands.check import user_tests_item
 from jaxcompat.env import projects
 from jaxcompat.knowledge import flaky
 from jaxcompat.knowledge.config import load
-from jaxcompat.knowledge.outcomes import RawResult
 from jaxcompat.model import verdicts
 from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.dependents import Dependent, DependentSource
 from jaxcompat.model.matrix import Cell
+from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import CellStatus, DependentVerdict, UserTestStatus
 from jaxcompat.operations import crater, craterparts, usertests

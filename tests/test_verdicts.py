@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 from jaxcompat.commands import main
 from jaxcompat.commands.check import user_tests_item
 from jaxcompat.env import candidate
-from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
+from jaxcompat.knowledge.outcomes import classify
 from jaxcompat.model import verdicts
 from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.dependents import Dependent, DependentSource
+from jaxcompat.model.outcomes import CellResult, RawResult
 from jaxcompat.model.usertests import Comparison, UserTest
 from jaxcompat.model.vocab import CellStatus, DependentVerdict
 from jaxcompat.operations import crater

@@ -17,7 +17,7 @@ from jaxcompat._util.text import frames
 from jaxcompat.apihistory.apitimeline import Timeline
 from jaxcompat.env.testdeps import warning_filter
 from jaxcompat.knowledge.config import load
-from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.usertests import Comparison
 from jaxcompat.model.vocab import Phase
 from jaxcompat.operations import usertests

@@ -22,7 +22,8 @@ from jaxcompat.apihistory.apitimeline import Timeline, ver
 from jaxcompat.apihistory.scanlookup import Hit, resolve
 from jaxcompat.apihistory.scanrules import CALL_CODE, CALL_DEPRECATED_CODE
 from jaxcompat.apihistory.scanrules.jxc003 import judge_call, renamed_keyword
-from jaxcompat.knowledge.deprecations import History, apis
+from jaxcompat.knowledge.deprecations import apis
+from jaxcompat.model.deprecations import History
 from jaxcompat.model.scan import InstalledScan, Report, Target
 from jaxcompat.model.vocab import FindingLevel, Phase
 from jaxcompat.plugin.packages import DEPENDENTS

@@ -56,6 +56,7 @@ from jaxcompat._util.text import quiet
 from jaxcompat.apihistory.signatures import Callables, Params, absolute_module, parse, top_names, warns_when_called
 from jaxcompat.env import resolution
 from jaxcompat.env.releases import versions as released_versions
+from jaxcompat.model.records import Record
 from jaxcompat.model.vocab import TimelineState
 
 FORMAT = 9  # the per-release columns' format too: bump it when what is read changes
@@ -75,7 +76,7 @@ SKIP_PARTS = {"tests", "examples"}
 
 
 @dataclass
-class ModuleApi:
+class ModuleApi(Record):
     """What one module of one release exports, as far as its source shows."""
 
     names: dict[str, str] = field(default_factory=dict)  # public name -> PRESENT | DEPRECATED | REMOVED
@@ -85,15 +86,6 @@ class ModuleApi:
     signatures: dict[str, str] = field(default_factory=dict)  # name or Class.method -> Params text
     private: list[str] = field(default_factory=list)  # names no API promises: ``_x`` here, or all of ``jax._src``
     loads: list[str] = field(default_factory=list)  # a package's submodules its top-level imports surely import
-
-    def to_dict(self) -> dict:
-        return {"names": self.names, "messages": self.messages, "opaque": self.opaque, "warns": self.warns,
-                "signatures": self.signatures, "private": self.private, "loads": self.loads}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> ModuleApi:
-        return cls(dict(d["names"]), dict(d["messages"]), bool(d["opaque"]), d.get("warns", ""),
-                   dict(d.get("signatures", {})), list(d.get("private", [])), list(d.get("loads", [])))
 
 
 def read_sources(archive: Path, pkg: str = "jax") -> dict[str, str]:

@@ -29,9 +29,10 @@ from jaxcompat.env.commits import HistoryError
 from jaxcompat.env.gitsource import GitError
 from jaxcompat.env.resolution import AUTO
 from jaxcompat.knowledge import drafts, signature
-from jaxcompat.knowledge.outcomes import CellResult, reclassify
+from jaxcompat.knowledge.outcomes import reclassify
 from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.region import Region
 from jaxcompat.operations import commitbisect, region
 from jaxcompat.operations.bisect import BisectError, Target, bisect, observed_cell, observer, rule_target

@@ -79,9 +79,9 @@ def _date(text: str) -> str:
 
 def run(args) -> int:
     from jaxcompat.env.candidate import CandidateError, read_requirements
-    from jaxcompat.knowledge.config import similar
     from jaxcompat.knowledge.dependents import load as load_dependents
     from jaxcompat.knowledge.flaky import FlakyFileError
+    from jaxcompat.knowledge.tables import similar
     from jaxcompat.model.index import SourceError
     from jaxcompat.operations import crater, craterparts
     from jaxcompat.operations.confirm import ReportError

@@ -17,10 +17,10 @@ from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel
 from jaxcompat._util.layout import command
 from jaxcompat._util.text import first_line
 from jaxcompat.env import sources
-from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model import verdicts
 from jaxcompat.model.index import NO_INDEX, IndexOptions, SourceError
 from jaxcompat.model.matrix import ANY, Cell, Matrix
+from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.vocab import CellStatus, EnvironmentKind, Outcome
 from jaxcompat.plugin.backends import JAX_EXTRAS
 from jaxcompat.plugin.packages import COMPANIONS

@@ -21,10 +21,11 @@ from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.jsonfile import read_json
-from jaxcompat.knowledge.outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, parse_cells, reclassify
+from jaxcompat.knowledge.outcomes import reclassify
 from jaxcompat.knowledge.rules import clause_holds
 from jaxcompat.model.compat import Hole, Range, Releases, Row, Run
 from jaxcompat.model.matrix import Failure, Matrix
+from jaxcompat.model.outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, parse_cells
 from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome, TestStatus
 from jaxcompat.plugin.packages import DEPENDENTS, ECOSYSTEM, ON_EQUINOX
 

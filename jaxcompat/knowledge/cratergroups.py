@@ -7,32 +7,37 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jaxcompat.knowledge.signature import Signature
+from jaxcompat.model.records import Record, attr
 from jaxcompat.model.roots import Attribution
 
 
 @dataclass
-class Group:
+class Group(Record):
     """Broken tests with one error signature, across dependents."""
 
-    signature: Signature
+    signature: Signature = attr(dump=lambda s: s.key)  # stored by its key
     explained_by: str | None = None
     fix: str = ""
     upstream: list[str] = field(default_factory=list)
     api: str = ""  # jax's API history explains it (no rule does)
     draft: str = ""  # the id of the rule drafted for it (no rule, no API history)
     tests: dict[str, list[str]] = field(default_factory=dict)  # dependent -> its broken tests
-    bisect: dict = field(default_factory=dict)  # crater --bisect: the commit that broke it (craterbisect)
+    # crater --bisect: the commit that broke it (craterbisect); stored when it was bisected
+    bisect: dict = attr(default_factory=dict, key="first_bad_commit", omit=True)
     root: str = ""  # the package its failures lie in (knowledge/roots: the most of its tests')
     through: list[str] = field(default_factory=list)  # the packages between the dependent and the root
-    attributions: list[tuple[str, Attribution]] = field(default_factory=list, repr=False)  # (dependent, where)
+    # (dependent, where)
+    attributions: list[tuple[str, Attribution]] = attr(default_factory=list, repr=False, store=False)
+    _keys = ("signature", "explained_by", "fix", "upstream", "api", "draft", "root", "through", "dependents", "tests",
+             "count", "first_bad_commit")
 
-    def to_dict(self) -> dict:
-        return {"signature": self.signature.key, "explained_by": self.explained_by, "fix": self.fix,
-                "upstream": self.upstream, "api": self.api, "draft": self.draft,
-                "root": self.root, "through": list(self.through),
-                "dependents": sorted(self.tests), "tests": self.tests,
-                "count": sum(len(v) for v in self.tests.values()),
-                **({"first_bad_commit": self.bisect} if self.bisect else {})}
+    @property
+    def dependents(self) -> list[str]:
+        return sorted(self.tests)
+
+    @property
+    def count(self) -> int:
+        return sum(len(v) for v in self.tests.values())
 
     def bisect_line(self) -> str:
         """The commit that broke it, as one line ("" when it was not bisected)."""

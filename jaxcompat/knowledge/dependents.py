@@ -27,7 +27,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from jaxcompat.knowledge import dependentsources
-from jaxcompat.knowledge.config import read_toml, similar, str_list, table_list, text_value, unknown_keys
+from jaxcompat.knowledge.tables import read_toml, similar, str_list, table_list, text_value, unknown_keys
 from jaxcompat.model.dependents import Dependent, Dependents
 from jaxcompat.model.matrix import ConfigError
 from jaxcompat.plugin.packages import ECOSYSTEM

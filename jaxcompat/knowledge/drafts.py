@@ -23,9 +23,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from jaxcompat.knowledge import config, signature
-from jaxcompat.knowledge.outcomes import UNEXPLAINED_OUTCOMES, CellResult, reclassify
+from jaxcompat.knowledge.outcomes import reclassify
 from jaxcompat.knowledge.signature import Signature
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.outcomes import UNEXPLAINED_OUTCOMES, CellResult
 from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome
 from jaxcompat.plugin.packages import ECOSYSTEM
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -32,7 +32,7 @@ from packaging.version import InvalidVersion, Version
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.statedir import StateDir
 from jaxcompat._util.text import frames, last_line
-from jaxcompat.model.learned import Learned
+from jaxcompat.model.learned import Added, Learned
 from jaxcompat.model.matrix import Cell
 from jaxcompat.plugin.packages import IMPORT_FAILED, IMPORTED
 
@@ -243,22 +243,6 @@ def learn(package: str, release: str, tb: str, versions: dict[str, str], dates: 
                    error=last_line(tb)[:300], frame=frame(tb, package),
                    tried=({"with": dict(sorted(user.items())), "imports": IMPORT_FAILED},),
                    observed=dt.date.today().isoformat())
-
-
-@dataclass
-class Added:
-    """What became of one package the suite added (check.json's ``added``)."""
-
-    version: str | None = None  # installed (None: left out)
-    skipped: list[dict] = field(default_factory=list)  # [{version, reason, error, frame}]
-    left_out: str = ""  # why no release is installed
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Added:
-        return cls(version=d.get("version"), skipped=list(d.get("skipped") or []), left_out=d.get("left_out", ""))
 
 
 # --- settling the added packages ---------------------------------------------------------------

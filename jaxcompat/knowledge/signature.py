@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from jaxcompat._util.text import frames
-from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.vocab import TestStatus
 
 # Volatile parts of a message, most specific first; each becomes a placeholder in the

@@ -1,13 +1,13 @@
 """One surveyed combination judged by today's rules (``Observation``): its stored cell
-(``outcomes.CellResult``, which lives here in knowledge/ with the deprecations and learned
-requirements it holds), the wrong verdicts and the known failures it showed. Built by
-operations/survey.py, rendered by report/survey.py and report/survey_html.py."""
+(``model/outcomes.CellResult``, with the deprecations and learned requirements it holds), the
+wrong verdicts and the known failures it showed. Built by operations/survey.py, rendered by
+report/survey.py and report/survey_html.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jaxcompat.knowledge.outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, CellResult
+from jaxcompat.model.outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, CellResult
 from jaxcompat.model.survey import Combo
 from jaxcompat.model.vocab import CellOutcome, Outcome
 

@@ -5,7 +5,7 @@ the same test's in the baseline by their normalised message: numbers, memory add
 taken out, so "array of shape (3, 4) at 0x7f…" in one run is the same warning as "(5, 6) at 0x7e…"
 in the other. Only tests that ran on both sides are compared (a test the baseline did not run has
 no "before"). The new ones are grouped by that key across projects, each dated by jax's API
-history (``deprecations.History``, given by the caller: that history lives in a higher stage) or,
+history (``model/deprecations.History``, given by the caller: that history lives in a higher stage) or,
 where the history does not know the name, by the removal the message itself announces.
 """
 
@@ -16,11 +16,11 @@ from collections.abc import Mapping
 
 from packaging.version import InvalidVersion, Version
 
-from jaxcompat.knowledge.deprecations import Deprecation, History
 from jaxcompat.knowledge.outcomes import error_matches
 from jaxcompat.knowledge.rules import applies
 from jaxcompat.knowledge.rules import normalise as normalise_versions
 from jaxcompat.knowledge.signature import volatile_out
+from jaxcompat.model.deprecations import Deprecation, History
 from jaxcompat.model.vocab import UserTestSide
 from jaxcompat.model.warnings import NewWarning, TestWarning
 

@@ -5,8 +5,9 @@ report/bisect.py, stored as bisect-PACKAGE-TARGET.json."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
+from jaxcompat.model.records import Record
 from jaxcompat.model.vocab import BisectState
 
 
@@ -21,7 +22,7 @@ class Step:
 
 
 @dataclass
-class BisectResult:
+class BisectResult(Record):
     package: str
     target: str
     cases: list[str]
@@ -37,10 +38,8 @@ class BisectResult:
     candidates: list[str] = field(default_factory=list)  # the releases walked, oldest first
     # every cell observed, as recorded (replayed by the tests without installing anything)
     observations: list[dict] = field(default_factory=list)
+    _extra = ("environments",)
 
     @property
     def environments(self) -> int:
         return len(self.steps)
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "environments": self.environments}

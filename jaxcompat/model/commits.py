@@ -4,8 +4,9 @@ operations/commitbisect.py, rendered by report/commitbisect.py."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
+from jaxcompat.model.records import Record
 from jaxcompat.model.vocab import BisectState
 
 
@@ -35,7 +36,7 @@ class CommitStep:
 
 
 @dataclass
-class CommitBisect:
+class CommitBisect(Record):
     package: str
     target: str
     repository: str
@@ -53,6 +54,3 @@ class CommitBisect:
     judged: bool = False
     wall_s: float = 0.0
     message: str = ""
-
-    def to_dict(self) -> dict:
-        return asdict(self)

@@ -5,17 +5,18 @@ operations/crater.py, rendered by report/crater.py, stored as dependents/NAME.js
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from jaxcompat._util.text import last_line
 from jaxcompat.model import verdicts
 from jaxcompat.model.health import Health
+from jaxcompat.model.records import Record
 from jaxcompat.model.usertests import Comparison, UserTest
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
 
 
 @dataclass
-class DependentResult:
+class DependentResult(Record):
     name: str
     verdict: DependentVerdict
     version: str = ""  # the release; for a git source, the commit by its nearest tag (git describe --tags)
@@ -50,20 +51,6 @@ class DependentResult:
     compared: bool = False  # its tests ran on both sides to a comparison (a judged verdict says so too)
     timeout_s: float = 0.0  # one test's time limit they ran under
     run_id: str = ""  # the invocation (shard) that wrote it: its stored plan's (operations/crater.Plan.run_id)
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["tests"] = [t.to_dict() for t in self.tests]
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> DependentResult:
-        d = dict(d)
-        d["verdict"] = DependentVerdict.parse(d["verdict"], "verdict")
-        d["tests"] = [UserTest.from_dict(t) for t in d.get("tests", [])]
-        d["health"] = Health.from_dict(d["health"]) if d.get("health") else None
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in known})
 
     def broken(self) -> list[UserTest]:
         return [t for t in self.tests if t.cls == UserTestStatus.BROKEN]

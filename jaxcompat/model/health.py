@@ -3,16 +3,17 @@ about the upgrade, so it is flagged ``unhealthy`` with its most common error, an
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
+from jaxcompat.model.records import Record
 from jaxcompat.model.vocab import SuiteHealth
 
 UNHEALTHY_SHARE = 0.5  # more than this share of the baseline's tests failing on both sides
 
 
 @dataclass(frozen=True)
-class Health:
-    status: SuiteHealth
+class Health(Record):
+    status: SuiteHealth = SuiteHealth.HEALTHY
     ran: int = 0  # tests that ran in the baseline
     failing: int = 0  # of them, failing on both sides
     signature: str = ""  # the most common error among those (normalised)
@@ -22,13 +23,3 @@ class Health:
     def rest(self) -> int:
         """The tests it is judged on."""
         return self.ran - self.failing
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Health:
-        d = dict(d)
-        d["status"] = SuiteHealth.parse(d.get("status", SuiteHealth.HEALTHY), "health.status")
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in known})

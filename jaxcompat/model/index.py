@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from jaxcompat._util.redact import Secret, redact_url
+from jaxcompat._util.redact import Secret
+from jaxcompat.model.records import Record, attr
 
 PYPI_SIMPLE = "https://pypi.org/simple"
 INDEX_SCHEMES = ("https", "http", "file")
@@ -31,17 +32,23 @@ def local_path(url: str) -> Path | None:
     return None
 
 
+def _texts(urls: tuple[Secret, ...]) -> list[str]:
+    """The URLs as reports store them: each one's text, credentials redacted."""
+    return [str(u) for u in urls]
+
+
 class SourceError(ValueError):
     """A direct reference or index option that cannot work; the message says why and what to write."""
 
 
 @dataclass(frozen=True)
-class IndexOptions:
-    """Where releases come from besides PyPI, and whether pre-releases may be chosen."""
+class IndexOptions(Record):
+    """Where releases come from besides PyPI, and whether pre-releases may be chosen. Stored
+    (``to_dict``) with credentials redacted."""
 
-    index_url: Secret = Secret("")  # replaces PyPI (uv --index-url)
-    extra_index_urls: tuple[Secret, ...] = ()  # searched too (uv --extra-index-url)
-    find_links: tuple[Secret, ...] = ()  # folders (absolute) or URLs of wheels (uv --find-links)
+    index_url: Secret = attr(Secret(""), dump=str)  # replaces PyPI (uv --index-url)
+    extra_index_urls: tuple[Secret, ...] = attr((), dump=_texts)  # searched too (uv --extra-index-url)
+    find_links: tuple[Secret, ...] = attr((), dump=_texts)  # folders (absolute) or URLs of wheels (uv --find-links)
     pre: bool = False  # any package may resolve to a pre-release (uv --prerelease allow)
 
     def __post_init__(self) -> None:  # each URL a Secret, however the options were made
@@ -87,11 +94,9 @@ class IndexOptions:
         return {"index_url": self.index_url.reveal(), "extra_index_urls": [u.reveal() for u in self.extra_index_urls],
                 "find_links": links, "pre": self.pre}
 
-    def to_dict(self) -> dict:
-        """The options as reports store them: credentials redacted (each URL's text)."""
-        return {"index_url": str(self.index_url), "extra_index_urls": [str(u) for u in self.extra_index_urls],
-                "find_links": [str(u) for u in self.find_links], "pre": self.pre}
-
+    index_url: Secret = attr(Secret(""), dump=str)  # replaces PyPI (uv --index-url)
+    extra_index_urls: tuple[Secret, ...] = attr((), dump=_texts)  # searched too (uv --extra-index-url)
+    find_links: tuple[Secret, ...] = attr((), dump=_texts)  # folders (absolute) or URLs of wheels (uv --find-links)
     def describe(self) -> str:
         """Where releases come from, for a person ("; from PyPI, https://****@host/simple; --pre"),
         or "" for PyPI alone."""

@@ -4,11 +4,13 @@ rendered by report/learned.py."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
+
+from jaxcompat.model.records import Record
 
 
 @dataclass(frozen=True)
@@ -46,3 +48,12 @@ class Learned:
         by_hand = self.frame == "matrix.toml [[requirement]]" and not self.declares  # not read from metadata
         return (f"{self.package} {self.release} needs {self.requires} (`{self.error}`)"
                 + ("" if by_hand else f", declares {dep}{self.declares or ' (anything)'}"))
+
+
+@dataclass
+class Added(Record):
+    """What became of one package the suite added (check.json's ``added``)."""
+
+    version: str | None = None  # installed (None: left out)
+    skipped: list[dict] = field(default_factory=list)  # [{version, reason, error, frame}]
+    left_out: str = ""  # why no release is installed

@@ -6,7 +6,9 @@ its ``clause`` feeds a drafted rule (knowledge/drafts.py)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+
+from jaxcompat.model.records import Record
 
 
 @dataclass
@@ -35,7 +37,7 @@ class Bound:
 
 
 @dataclass
-class Region:
+class Region(Record):
     target: str
     cases: list[str]
     seen: dict[str, str]  # the combination where it was seen (the axes' versions)
@@ -43,6 +45,7 @@ class Region:
     shape: str = ""  # rectangle | not a rectangle | axes only
     corners: list[dict] = field(default_factory=list)  # {versions, state, signature}
     bisections: list[dict] = field(default_factory=list)  # each axis's BisectResult, as a dict
+    _extra = ("clause", "environments")
 
     @property
     def clause(self) -> dict[str, str]:
@@ -57,6 +60,3 @@ class Region:
     def observations(self) -> list[dict]:
         return [o for b in self.bisections for o in b.get("observations", [])] + [
             c["observation"] for c in self.corners if "observation" in c]
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "clause": self.clause, "environments": self.environments}

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jaxcompat.model.records import Record
+
 
 @dataclass(frozen=True, order=True)
 class Attribution:
@@ -30,7 +32,7 @@ class Attribution:
 
 
 @dataclass
-class RootCause:
+class RootCause(Record):
     """One package that broke, and everything failing in it: the groups (signature keys), the
     broken tests per dependent failing through it (``dependents``; not the package itself), the
     broken tests of the package's own suite when it is a dependent of the crater too (``own_tests``),
@@ -42,19 +44,10 @@ class RootCause:
     own_tests: int = 0
     through: dict[str, list[str]] = field(default_factory=dict)
     candidate: bool = False  # the package is one the candidate moves (jax, in a jax crater)
+    _extra = ("tests",)
 
     @property
     def tests(self) -> int:
         """Every broken test attributed to it: the dependents' and its own suite's."""
         return sum(self.dependents.values()) + self.own_tests
 
-    def to_dict(self) -> dict:
-        return {"package": self.package, "groups": list(self.groups), "dependents": dict(self.dependents),
-                "own_tests": self.own_tests, "through": {k: list(v) for k, v in self.through.items()},
-                "candidate": self.candidate, "tests": self.tests}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> RootCause:
-        return cls(d["package"], list(d.get("groups", [])), dict(d.get("dependents", {})),
-                   int(d.get("own_tests", 0)), {k: list(v) for k, v in d.get("through", {}).items()},
-                   bool(d.get("candidate", False)))

@@ -5,8 +5,9 @@ apihistory/scan.py (its rules in apihistory/scanrules/), rendered by report/scan
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
+from jaxcompat.model.records import Record, attr
 from jaxcompat.model.vocab import FindingLevel
 
 
@@ -17,7 +18,7 @@ class Target:
 
 
 @dataclass
-class Finding:
+class Finding(Record):
     path: str
     line: int  # 1-based
     col: int  # 1-based, in characters
@@ -30,12 +31,9 @@ class Finding:
     replacement: str = ""
     fixable: bool = False
     # the fix (an apihistory.scanfix.Edit) the scan made and applies; no output shows it
-    edit: object | None = field(default=None, repr=False, compare=False)
-
-    def to_dict(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("edit", "level")}
-        d["level"] = self.level
-        return d
+    edit: object | None = attr(None, repr=False, compare=False, store=False)
+    _keys = ("path", "line", "col", "end_line", "end_col", "code", "name", "message", "replacement", "fixable",
+             "level")  # its level last
 
     def text(self) -> str:
         return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}" + (" [*]" if self.fixable else "")

@@ -6,7 +6,9 @@ with it held at the baseline's version said."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+
+from jaxcompat.model.records import Record
 
 
 def constraint_name(constraint: str) -> str:
@@ -36,16 +38,13 @@ class Confounder:
 
 
 @dataclass
-class Sides:
+class Sides(Record):
     """What one comparison's two sides share and where they differ beyond the candidate."""
 
     named: list[str] = field(default_factory=list)
     held: int = 0  # packages the candidate was held at (constraints given)
     dropped: list[str] = field(default_factory=list)  # held at first, let go: the candidate's requirements conflict
     confounders: list[Confounder] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
     @classmethod
     def merged(cls, parts: list[Sides]) -> Sides:
@@ -67,10 +66,4 @@ class Sides:
                 c.held_run, c.detail = said.held_run, said.detail
             out.confounders.append(c)
         return out
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Sides:
-        return cls(named=list(d.get("named", [])), held=int(d.get("held", 0)),
-                   dropped=list(d.get("dropped", [])),
-                   confounders=[Confounder(**x) for x in d.get("confounders", [])])
 

@@ -9,10 +9,11 @@ with --tests: 1 exactly when a test is ``broken`` (with a baseline) or ``fails``
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from jaxcompat._util.text import last_line
+from jaxcompat.model.records import Record, attr
 from jaxcompat.model.sides import Sides
 from jaxcompat.model.vocab import CellStatus, FlakyOrigin, Kind, Phase, UserTestSide, UserTestStatus
 from jaxcompat.model.warnings import TestWarning
@@ -70,11 +71,11 @@ TEST_CLASSES = {
 
 
 @dataclass
-class UserTest:
+class UserTest(Record):
     test: str  # node id, relative to the project
     candidate: UserTestSide
-    baseline: UserTestSide | None  # None without --baseline
-    cls: UserTestStatus  # see the module's table
+    baseline: UserTestSide | None = attr(omit=lambda t: t.baseline is None)  # None without --baseline
+    cls: UserTestStatus = attr(key="class")  # see the module's table
     explained_by: str | None = None
     explained_by_api: str = ""  # no rule explains it, jax's API history does (apiexplain)
     fix: str = ""
@@ -82,31 +83,11 @@ class UserTest:
     message: str = ""
     traceback: str = ""
     note: str = ""
-    phase: Phase = Phase.CALL  # where it failed: collecting its module, setup, the test, teardown
-    new_warnings: list[TestWarning] = field(default_factory=list)  # raised here, not in the baseline
-    flaky: FlakyOrigin | None = None  # class flaky: how it came to be
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["class"] = d.pop("cls")
-        for name, empty in (("baseline", self.baseline is None), ("phase", self.phase == Phase.CALL),
-                            ("new_warnings", not self.new_warnings), ("flaky", self.flaky is None)):
-            if empty:
-                d.pop(name)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> UserTest:
-        """A record as ``to_dict`` wrote it (a stored crater result, a check.json)."""
-        d = dict(d)
-        d["cls"] = UserTestStatus.parse(d.pop("class"), "class")
-        d["candidate"] = UserTestSide.parse(d["candidate"], "candidate")
-        d["baseline"] = UserTestSide.parse(d["baseline"], "baseline") if d.get("baseline") else None
-        d["phase"] = Phase.parse(d.get("phase", Phase.CALL), "phase")
-        d["new_warnings"] = [TestWarning.from_dict(w) for w in d.get("new_warnings", [])]
-        d["flaky"] = FlakyOrigin.parse(d["flaky"], "flaky") if d.get("flaky") else None
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in known})
+    phase: Phase = attr(Phase.CALL, omit=True)  # where it failed: collecting its module, setup, the test, teardown
+    new_warnings: list[TestWarning] = attr(default_factory=list, omit=True)  # raised here, not in the baseline
+    flaky: FlakyOrigin | None = attr(None, omit=True)  # class flaky: how it came to be
+    _keys = ("test", "candidate", "baseline", "explained_by", "explained_by_api", "fix", "upstream", "message",
+             "traceback", "note", "phase", "new_warnings", "flaky", "class")  # its class last
 
     @property
     def shown(self) -> str:
@@ -238,5 +219,3 @@ class Comparison:
     def failed(self) -> bool:
         return bool(self.error) or bool(failing(self.tests, self.with_baseline)) or self.none_ran
 
-    def to_dict(self) -> list[dict]:
-        return [t.to_dict() for t in self.tests]

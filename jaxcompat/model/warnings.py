@@ -5,28 +5,23 @@ what it names). Built by ``knowledge/warnings`` and ``operations/newwarnings``, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from jaxcompat.model.records import Record, attr
 
 
 @dataclass(frozen=True)
-class TestWarning:
+class TestWarning(Record):
     """One distinct warning a test raised (its category's name and its message, clipped)."""
 
     __test__ = False
 
-    category: str
-    message: str
-
-    def to_dict(self) -> dict:
-        return {"category": self.category, "message": self.message}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> TestWarning:
-        return cls(category=str(d.get("category") or "Warning"), message=str(d.get("message") or ""))
+    category: str = "Warning"
+    message: str = ""
 
 
 @dataclass
-class NewWarning:
+class NewWarning(Record):
     """One warning (by its normalised message) the candidate raises in tests that did not raise it
     in the baseline, across projects."""
 
@@ -37,22 +32,18 @@ class NewWarning:
     deprecated_in: str = ""  # from jax's API history ("" when it does not say)
     removed_in: str = ""  # the history's removal, else the one the message announces ("" when neither)
     removal_from: str = ""  # "history" | "message" | ""
-    tests: dict[str, list[str]] = field(default_factory=dict)  # project -> its tests that raise it
-    explained_by: str = ""  # the [[failure]] rule that documents it (its error types, its match)
-    fix: str = ""  # that rule's fix
+    # project -> its tests that raise it (stored by project)
+    tests: dict[str, list[str]] = attr(default_factory=dict, dump=lambda t: {k: list(v) for k, v in sorted(t.items())})
+    # the [[failure]] rule that documents it (its error types, its match), and its fix: stored when one does
+    explained_by: str = attr("", omit=lambda w: not w.explained_by)
+    fix: str = attr("", omit=lambda w: not w.explained_by)
+    _keys = ("key", "category", "message", "api", "deprecated_in", "removed_in", "removal_from", "count",
+             "projects", "tests", "explained_by", "fix")
 
     @property
     def count(self) -> int:
         return sum(len(v) for v in self.tests.values())
 
-    def to_dict(self) -> dict:
-        return {"key": self.key, "category": self.category, "message": self.message, "api": self.api,
-                "deprecated_in": self.deprecated_in, "removed_in": self.removed_in,
-                "removal_from": self.removal_from, "count": self.count, "projects": sorted(self.tests),
-                "tests": {k: list(v) for k, v in sorted(self.tests.items())},
-                **({"explained_by": self.explained_by, "fix": self.fix} if self.explained_by else {})}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> NewWarning:
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in known})
+    @property
+    def projects(self) -> list[str]:
+        return sorted(self.tests)

@@ -26,10 +26,11 @@ from jaxcompat._util.text import first_line, last_line, quiet
 from jaxcompat.env import releases, resolution
 from jaxcompat.env.candidate import candidate_cell, parse_requirement
 from jaxcompat.knowledge import rules
-from jaxcompat.knowledge.outcomes import CellResult, RawResult, error_matches
+from jaxcompat.knowledge.outcomes import error_matches
 from jaxcompat.knowledge.signature import Signature
 from jaxcompat.model.bisect import BisectResult, Step
 from jaxcompat.model.matrix import Failure, Matrix
+from jaxcompat.model.outcomes import CellResult, RawResult
 from jaxcompat.model.vocab import BisectState, CellStatus, TestStatus
 from jaxcompat.run.cell import run_cell
 

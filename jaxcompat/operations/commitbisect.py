@@ -32,9 +32,9 @@ from jaxcompat.env import commits as history
 from jaxcompat.env import releases
 from jaxcompat.env.candidate import candidate_cell, parse_requirement
 from jaxcompat.env.gitsource import GitError
-from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.commits import CommitBisect, CommitStep
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.vocab import BisectState
 from jaxcompat.operations.bisect import Target, judge
 from jaxcompat.run.cell import run_cell

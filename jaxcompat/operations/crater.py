@@ -80,10 +80,8 @@ class Plan:
     def from_key(cls, key: str) -> Plan:
         """The plan a key names, as far as it says (credentials stay redacted): what a merge reports."""
         said = json.loads(key)
-        index = said[4] if len(said) > 4 else {}
         return cls(tuple(said[0]), tuple(said[1]), as_of=said[2] or None, python=said[3] if len(said) > 3 else AUTO,
-                   index=IndexOptions(index.get("index_url", ""), tuple(index.get("extra_index_urls", ())),
-                                      tuple(index.get("find_links", ())), bool(index.get("pre", False))))
+                   index=IndexOptions.from_dict(said[4] if len(said) > 4 else {}))
 
 
 # ---------------------------------------------------------------- choosing

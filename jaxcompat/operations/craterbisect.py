@@ -27,11 +27,12 @@ from jaxcompat.env.projects import SourceMissing
 from jaxcompat.env.sides import FORCED, hold
 from jaxcompat.knowledge import signature as signatures
 from jaxcompat.knowledge.cratergroups import Group
-from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
+from jaxcompat.knowledge.outcomes import classify
 from jaxcompat.model.commits import CommitBisect
 from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.dependents import Dependents
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.outcomes import CellResult, RawResult
 from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import CellStatus, TestStatus, UserTestStatus
 from jaxcompat.operations import commitbisect, crater, usertests

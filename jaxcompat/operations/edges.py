@@ -25,8 +25,8 @@ from packaging.version import Version
 
 from jaxcompat._util.text import quiet
 from jaxcompat.knowledge import signature
-from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.survey import Combo, Space
 from jaxcompat.model.vocab import CellStatus, TestStatus
 from jaxcompat.operations.survey import read_observed, run

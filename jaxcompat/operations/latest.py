@@ -13,10 +13,10 @@ from pathlib import Path
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.text import quiet
 from jaxcompat.env.pythons import PythonMissing, find_python
-from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, CellResult
 from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.latest import Refresh
 from jaxcompat.model.matrix import LATEST, Cell, Matrix
+from jaxcompat.model.outcomes import FAILING_OUTCOMES, CellResult
 from jaxcompat.model.vocab import CellOutcome, CellStatus
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.report.compare import compare

@@ -23,10 +23,11 @@ from jaxcompat._util.atomic import write_text
 from jaxcompat._util.text import quiet
 from jaxcompat.env import releases, resolution
 from jaxcompat.knowledge import compat
-from jaxcompat.knowledge.outcomes import CellResult, reclassify
+from jaxcompat.knowledge.outcomes import reclassify
 from jaxcompat.knowledge.survey import Observation
 from jaxcompat.model.compat import Releases, Row
 from jaxcompat.model.matrix import ANY, Cell, Matrix
+from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.survey import Combo, Space
 from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome
 from jaxcompat.plugin.packages import COMPANIONS, ON_EQUINOX

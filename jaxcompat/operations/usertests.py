@@ -26,11 +26,12 @@ from jaxcompat.env.pythons import PythonMissing
 from jaxcompat.env.sides import compare as compare_sides
 from jaxcompat.env.sides import held_at_baseline, hold
 from jaxcompat.env.testdeps import TestDeps, TestDepsError, choose, diagnose, normalise, warning_filter
-from jaxcompat.knowledge.outcomes import CellResult, RawResult, error_matches
+from jaxcompat.knowledge.outcomes import error_matches
 from jaxcompat.knowledge.rules import applies
 from jaxcompat.knowledge.warnings import RAN
 from jaxcompat.knowledge.warnings import new as new_warnings
 from jaxcompat.model.matrix import ANY, Cell, Matrix
+from jaxcompat.model.outcomes import CellResult, RawResult
 from jaxcompat.model.sides import Sides
 from jaxcompat.model.usertests import TEST_CLASSES, Comparison, UserTest, changed, failing, settled, test_class
 from jaxcompat.model.vocab import CellStatus, FlakyOrigin, Phase, TestStatus, UserTestSide, UserTestStatus

@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from jaxcompat._util.text import first_line
 from jaxcompat.apihistory.apiexplain import histories
 from jaxcompat.env import sources
-from jaxcompat.knowledge.deprecations import History, forecast
-from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, UNEXPLAINED_OUTCOMES, CellResult
+from jaxcompat.knowledge.deprecations import forecast
+from jaxcompat.model.deprecations import History
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.outcomes import FAILING_OUTCOMES, UNEXPLAINED_OUTCOMES, CellResult
 from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Outcome
 from jaxcompat.plugin.packages import ECOSYSTEM
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 
-from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.health import Health
+from jaxcompat.model.outcomes import CellResult
+from jaxcompat.model.records import dump
 from jaxcompat.model.usertests import Comparison, UserTest, counts
 from jaxcompat.model.vocab import Outcome
 from jaxcompat.model.warnings import NewWarning
@@ -31,7 +32,7 @@ def user_tests_json(result: CellResult, cmp: Comparison, *, project: str, warned
     """check.json's text (``project``: the tested project's name)."""
     data = {
         **result.to_dict(),
-        "user_tests": cmp.to_dict(),
+        "user_tests": dump(cmp.tests),
         "user_tests_target": project,
         "user_tests_run": {
             **summary(cmp),

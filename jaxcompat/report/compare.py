@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from jaxcompat._util.text import first_line
-from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, CellResult
+from jaxcompat.model.outcomes import FAILING_OUTCOMES, CellResult
 from jaxcompat.model.vocab import CellStatus, Outcome
 
 CAUGHT = FAILING_OUTCOMES | {Outcome.REPRODUCED}  # a known failure or a failure of the run

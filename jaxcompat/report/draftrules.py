@@ -13,8 +13,8 @@ from jaxcompat._util.layout import command
 from jaxcompat._util.toml import tomllib
 from jaxcompat.knowledge import config
 from jaxcompat.knowledge.drafts import box, draft, unexplained
-from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.outcomes import CellResult
 
 FILE = "draft-rules.toml"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from jaxcompat.knowledge.outcomes import CellResult
+from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.vocab import TestStatus
 from jaxcompat.plugin import loaded
 from jaxcompat.plugin.backends import describe_device

@@ -16,12 +16,8 @@ from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.text import short_case
-from jaxcompat.knowledge.outcomes import (
-    CaseResult,
-    CellResult,
-    cell_label,
-    parse_cells,
-)
+from jaxcompat.knowledge.outcomes import cell_label
+from jaxcompat.model.outcomes import CaseResult, CellResult, parse_cells
 from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Outcome, UserTestStatus, Verdict
 from jaxcompat.plugin.backends import describe_device
 from jaxcompat.report.reports import case_ids, overview, summary

@@ -9,8 +9,8 @@ from jaxcompat._util.layout import command
 from jaxcompat._util.text import first_line
 from jaxcompat.apihistory.apiexplain import histories
 from jaxcompat.knowledge.deprecations import forecast
-from jaxcompat.knowledge.outcomes import FAILING_OUTCOMES, CellResult
 from jaxcompat.model.latest import Refresh
+from jaxcompat.model.outcomes import FAILING_OUTCOMES, CellResult
 from jaxcompat.model.vocab import CellStatus
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.report.candidate import source_lines

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
-from jaxcompat.knowledge.outcomes import CellResult
+from jaxcompat.model.outcomes import CellResult
 from jaxcompat.report import html
 from jaxcompat.report.reports import markdown, matrix_dict
 

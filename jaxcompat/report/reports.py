@@ -12,12 +12,8 @@ from pathlib import Path
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.jsonfile import read_json
 from jaxcompat._util.text import first_line, short_case
-from jaxcompat.knowledge.outcomes import (
-    FAILING_CELL_OUTCOMES,
-    FAILING_OUTCOMES,
-    CellResult,
-    cell_label,
-)
+from jaxcompat.knowledge.outcomes import cell_label
+from jaxcompat.model.outcomes import FAILING_CELL_OUTCOMES, FAILING_OUTCOMES, CellResult
 from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Kind, Outcome
 from jaxcompat.plugin.packages import DEPENDENTS
 from jaxcompat.report import junit

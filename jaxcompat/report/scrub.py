@@ -22,7 +22,8 @@ from pathlib import Path
 
 from jaxcompat._util.redact import REDACTED, redact_text
 from jaxcompat.env import sources
-from jaxcompat.knowledge.outcomes import CLIP_MARK, CellResult, RawResult
+from jaxcompat.knowledge.outcomes import CLIP_MARK
+from jaxcompat.model.outcomes import CellResult, RawResult
 
 _BEFORE_MARK = re.compile(r"(/[^\s\"'()\[\]<>]*)(?=" + re.escape(CLIP_MARK) + ")")
 _MIN_FRAGMENT = 2  # "/h" of "/home/…": any start of a known folder goes

@@ -17,7 +17,7 @@ from pathlib import Path
 from jaxcompat._util.atomic import write_text
 from jaxcompat.apihistory.apiexplain import histories
 from jaxcompat.knowledge.deprecations import forecast
-from jaxcompat.knowledge.outcomes import parse_cells
+from jaxcompat.model.outcomes import parse_cells
 from jaxcompat.model.site import Site
 from jaxcompat.report import history as history_page
 from jaxcompat.report import html

@@ -17,15 +17,9 @@ from jaxcompat._util.statedir import StateDir
 from jaxcompat.env import envs, probe, releases, resolution, sources
 from jaxcompat.env.pythons import PythonMissing, find_python
 from jaxcompat.knowledge import learned, rules
-from jaxcompat.knowledge.outcomes import (
-    FAILING_OUTCOMES,
-    CellResult,
-    check_import_rules,
-    classify,
-    classify_cell_error,
-    render_failed_imports,
-)
+from jaxcompat.knowledge.outcomes import check_import_rules, classify, classify_cell_error
 from jaxcompat.model.matrix import Cell, Matrix
+from jaxcompat.model.outcomes import FAILING_OUTCOMES, CellResult, render_failed_imports
 from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Outcome
 from jaxcompat.plugin.backends import backend_of, describe_device
 from jaxcompat.plugin.loaded import describe_shadowed

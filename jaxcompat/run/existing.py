@@ -29,8 +29,8 @@ from packaging.utils import canonicalize_name
 from jaxcompat._util.statedir import StateDir
 from jaxcompat._util.uvbin import uv_bin
 from jaxcompat.env import envs
-from jaxcompat.knowledge.outcomes import CellResult
 from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind
 from jaxcompat.plugin import backends, loaded
 from jaxcompat.plugin.backends import backend_of, describe_device

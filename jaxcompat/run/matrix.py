@@ -16,8 +16,9 @@ from pathlib import Path
 
 from jaxcompat._util.text import quiet
 from jaxcompat._util.uvbin import ToolMissing
-from jaxcompat.knowledge.outcomes import CellResult, cell_label
+from jaxcompat.knowledge.outcomes import cell_label
 from jaxcompat.model.matrix import Cell, Matrix
+from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.vocab import CellOutcome, CellStatus
 from jaxcompat.report import reports
 from jaxcompat.report.matrixreport import write_matrix

@@ -29,7 +29,7 @@ from jaxcompat._util.atomic import write_text
 from jaxcompat._util.layout import PACKAGE
 from jaxcompat._util.statedir import StateDir
 from jaxcompat._util.toml import tomllib
-from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.vocab import TestStatus
 
 CACHE_FORMAT = 1  # bump when what a run records changes meaning: every entry is then a miss

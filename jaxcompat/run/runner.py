@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxcompat._util.layout import PACKAGE
-from jaxcompat.knowledge.outcomes import RawResult
+from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.vocab import TestStatus
 from jaxcompat.plugin.packages import IMPORTED
 

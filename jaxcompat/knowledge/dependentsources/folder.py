@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 from jaxcompat._util import tree
-from jaxcompat.knowledge.config import text_value
+from jaxcompat.knowledge.tables import text_value
 from jaxcompat.model.dependents import Dependent, DependentSource, SourceMeans
 from jaxcompat.model.matrix import ConfigError
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jaxcompat._util.redact import redact_url
-from jaxcompat.knowledge.config import text_value
+from jaxcompat.knowledge.tables import text_value
 from jaxcompat.model.dependents import Dependent, DependentSource, SourceMeans, bad_ref
 from jaxcompat.model.matrix import ConfigError
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from jaxcompat.knowledge.config import text_value
+from jaxcompat.knowledge.tables import text_value
 from jaxcompat.model.dependents import LATEST, Dependent, DependentSource, SourceMeans
 from jaxcompat.model.matrix import ConfigError
 
