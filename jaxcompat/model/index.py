@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from jaxcompat._util.redact import Secret
+from jaxcompat._util.redact import Secret, redact_url
 from jaxcompat.model.records import Record, attr
 
 PYPI_SIMPLE = "https://pypi.org/simple"
