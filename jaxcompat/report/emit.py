@@ -7,7 +7,7 @@ left out; a format with nothing to say for it (no rule drafted) writes no file."
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from jaxcompat._util.atomic import write_bytes
@@ -37,6 +37,13 @@ def emit(record: Output, out_dir: Path, formats: Iterable[str] | None = None) ->
             if fmt.REMOVE_STALE:
                 path.unlink(missing_ok=True)
             continue
-        write_bytes(path, body if isinstance(body, bytes) else scrub(body).encode("utf-8"))
+        write_file(path, body, scrub)
         written.append(path)
     return written
+
+
+def write_file(path: Path, body: str | bytes, scrub: Callable[[str], str] = redact_text) -> Path:
+    """One report file of no record kind (a file the user named, a section spliced into a report),
+    scrubbed and written atomically as ``emit`` writes each of its own."""
+    write_bytes(path, body if isinstance(body, bytes) else scrub(body).encode("utf-8"))
+    return path

@@ -83,7 +83,7 @@ class SurveyReport(Output):
     meta: dict = field(default_factory=dict)
     space: object = None
     matrix_pairs: set = field(default_factory=set)
-    DEFAULT: ClassVar[tuple[str, ...]] = ("json", "md", "html")
+    DEFAULT: ClassVar[tuple[str, ...]] = ("md", "json", "html")
 
 
 @dataclass
@@ -95,7 +95,7 @@ class LatestReport(Output):
     markdown: str = ""
     issue: str | None = None
     held: list = field(default_factory=list)
-    DEFAULT: ClassVar[tuple[str, ...]] = ("json", "md", "issue")
+    DEFAULT: ClassVar[tuple[str, ...]] = ("md", "json", "issue")
     NAMES: ClassVar[dict[str, str]] = {"issue": "latest-issue.md"}
 
 
