@@ -3,11 +3,16 @@ drafted: no file, and an earlier run's goes."""
 
 from __future__ import annotations
 
-from jaxcompat.report import draftrules, outputs
+from jaxcompat.report import outputs
 
 suffix = ".toml"
 REMOVE_STALE = True
 
-RENDER = {
-    outputs.CraterReport: lambda r: draftrules.render(r.rules) if r.rules else None,
-}
+
+def _crater(r: outputs.CraterReport) -> str | None:
+    from jaxcompat.report.draftrules import render
+
+    return render(r.rules) if r.rules else None
+
+
+RENDER = {outputs.CraterReport: _crater}
