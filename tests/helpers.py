@@ -93,3 +93,14 @@ def specs_equal(a: str | SpecifierSet, b: str | SpecifierSet, releases_: list[st
     sa, sb = SpecifierSet(str(a)), SpecifierSet(str(b))
     return all(sa.contains(Version(v), prereleases=True) == sb.contains(Version(v), prereleases=True)
                for v in releases_)
+
+
+def write_crater(out_dir, *args, **kw) -> tuple[str, int]:
+    """The crater's verdict (operations/crater.report) written in its default formats (report.emit),
+    as the command does: the verdict's text and the exit status."""
+    from jaxcompat.operations import crater
+    from jaxcompat.report.emit import emit
+
+    record, code = crater.report(out_dir, *args, **kw)
+    emit(record, out_dir)
+    return record.text, code

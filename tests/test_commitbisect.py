@@ -15,6 +15,7 @@ from jaxcompat.model.vocab import BisectState
 from jaxcompat.operations import commitbisect
 from jaxcompat.operations.bisect import Target, observed_cell
 from jaxcompat.report import commitbisect as commitbisect_report
+from tests.helpers import write_crater
 
 URL = "https://example.invalid/fake/pkg"
 
@@ -326,7 +327,7 @@ def test_a_crater_report_carries_the_first_bad_commit_of_its_broken_group(tmp_pa
     shas = _git(repo, "rev-list", "--reverse", "HEAD").split()
     [(key, rec)] = found.items()
     assert rec["commit"] == shas[9] and rec["pull_request"] == "#4242"
-    text, code = crater.write(out, results, {"candidate": list(plan.candidate), "baseline": list(plan.baseline)},
+    text, code = write_crater(out, results, {"candidate": list(plan.candidate), "baseline": list(plan.baseline)},
                               1.0, 1, plan)
     data = __import__("json").loads((out / "crater.json").read_text())
     assert data["groups"][0]["first_bad_commit"]["commit"] == shas[9]

@@ -14,6 +14,7 @@ from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
 from jaxcompat.operations import crater
 from jaxcompat.report import roots as shown_roots
+from tests.helpers import write_crater
 
 SITE = "/home/ci/.jaxcompat/envs/check-b69d1363/lib/python3.12/site-packages"
 STDLIB = "/usr/lib/python3.12"
@@ -176,7 +177,7 @@ def test_a_moved_package_is_what_the_candidate_changes_not_what_both_sides_pin()
 def test_the_reports_show_the_tree_ahead_of_the_groups(tmp_path):
     plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",))
     results = _shared_root_results()
-    text, code = crater.write(tmp_path, results, {"candidate": list(plan.candidate), "baseline": list(plan.baseline)},
+    text, code = write_crater(tmp_path, results, {"candidate": list(plan.candidate), "baseline": list(plan.baseline)},
                               1.0, 1, plan)
     assert code == 1
     data = json.loads((tmp_path / "crater.json").read_text())

@@ -13,6 +13,7 @@ from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
 from jaxcompat.operations import commitbisect, crater, craterbisect
 from jaxcompat.operations.bisect import observed_cell
+from tests.helpers import write_crater
 from tests.test_commitbisect import TARGET, URL, _fakes, _git, make_repo, mirror_env  # noqa: F401 (a fixture)
 
 PLAN = crater.Plan(("jax==2.0", "equinox==0.11.6"), ("jax==1.0", "equinox==0.11.6"))
@@ -37,7 +38,7 @@ def test_bisect_from_a_crater_report_with_commits(tmp_path, mirror_env, monkeypa
     results = [_result("alpha", "tests/test_a.py::test_1", "TypeError: boom"),
                _result("gamma", "tests/test_c.py::test_1", "TypeError: other", rule="known-rule")]
     out = tmp_path / "crater"
-    crater.write(out, results, {"candidate": list(PLAN.candidate), "baseline": list(PLAN.baseline), "as_of": None},
+    write_crater(out, results, {"candidate": list(PLAN.candidate), "baseline": list(PLAN.baseline), "as_of": None},
                  1.0, 1, PLAN)
     seen = []
 
@@ -59,7 +60,7 @@ def test_bisect_from_a_crater_report_with_commits(tmp_path, mirror_env, monkeypa
     assert f"first bad commit: pkg {shas[9][:12]}" in said and "#23307" in said
     [(key, rec)] = json.loads((out / crater.BISECT_FILE).read_text()).items()
     assert "boom" in key and rec["commit"] == shas[9] and rec["pull_request"] == "#23307"
-    text, _ = crater.write(out, results, {"candidate": list(PLAN.candidate), "baseline": list(PLAN.baseline)},
+    text, _ = write_crater(out, results, {"candidate": list(PLAN.candidate), "baseline": list(PLAN.baseline)},
                            1.0, 1, PLAN)  # the next report carries it beside the group
     assert f"first bad commit: pkg {shas[9][:12]}" in text
 
@@ -97,7 +98,7 @@ def _git_dependent_report(tmp_path, sha, plan, rule=None):
     res.version, res.commit, res.python = "v1.0", sha, "3.11"
     res.versions = {"baseline": {"jax": "1.0", "numpy": "2.1.1"}, "candidate": {"jax": "2.0", "numpy": "2.1.1"}}
     out = tmp_path / "crater"
-    crater.write(out, [res], {"candidate": list(plan.candidate), "baseline": list(plan.baseline),
+    write_crater(out, [res], {"candidate": list(plan.candidate), "baseline": list(plan.baseline),
                               "as_of": plan.as_of}, 1.0, 1, plan)
     deps = tmp_path / "dependents.toml"
     deps.write_text(f'[[dependent]]\nname = "depx"\ngit = "{DEP_URL}"\n')
@@ -199,7 +200,7 @@ def test_bisect_from_a_crater_report_walks_explained_groups_with_all_groups(tmp_
 
     out = tmp_path / "crater"
     results = [_result("gamma", "tests/test_c.py::test_1", "TypeError: other", rule="known-rule")]
-    crater.write(out, results, {"candidate": list(PLAN.candidate), "baseline": list(PLAN.baseline)}, 1.0, 1, PLAN)
+    write_crater(out, results, {"candidate": list(PLAN.candidate), "baseline": list(PLAN.baseline)}, 1.0, 1, PLAN)
     walked = []
 
     def bisector(matrix, target, package, **kw):

@@ -17,7 +17,7 @@ from jaxcompat.operations import edges, region
 from jaxcompat.operations.bisect import Target
 from jaxcompat.report import draftrules
 from jaxcompat.report import region as region_report
-from jaxcompat.report.edges import COVERAGE_HEADING
+from jaxcompat.report.edges import COVERAGE_HEADING, splice_coverage
 from tests.helpers import specs_equal
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -320,10 +320,10 @@ def test_a_result_reused_from_another_environment_names_no_machine_path():
 
 def test_the_coverage_and_cost_go_into_survey_md_and_replace_an_earlier_section(tmp_path):
     md = tmp_path / "survey.md"
-    assert not edges.splice_coverage(md, "## Coverage (edge search)\n\nfirst\n")  # no report: nothing written
+    assert not splice_coverage(md, "## Coverage (edge search)\n\nfirst\n")  # no report: nothing written
     md.write_text("# jax-compat survey\n\n- right: 3/3\n\n## What each combination showed\n\n| a |\n")
-    assert edges.splice_coverage(md, "## Coverage (edge search)\n\nfirst\n")
-    assert edges.splice_coverage(md, "## Coverage (edge search)\n\n598 pairs, second\n")
+    assert splice_coverage(md, "## Coverage (edge search)\n\nfirst\n")
+    assert splice_coverage(md, "## Coverage (edge search)\n\n598 pairs, second\n")
     text = md.read_text()
     assert text.count(COVERAGE_HEADING) == 1 and "second" in text and "first" not in text
     assert text.index("second") < text.index("## What each combination showed") and text.endswith("| a |\n")

@@ -8,6 +8,8 @@ from html.parser import HTMLParser
 from jaxcompat.model.outcomes import CaseResult, CellResult
 from jaxcompat.model.vocab import Outcome
 from jaxcompat.report import html, reports
+from jaxcompat.report.emit import emit
+from jaxcompat.report.outputs import MatrixReport
 
 XSS = "<script>alert(1)</script>"
 ISSUE = "https://github.com/patrick-kidger/diffrax/issues/506"
@@ -278,7 +280,7 @@ def test_single_cell_without_cases_shows_its_band():
 
 def test_write_is_atomic_and_complete(tmp_path):
     path = tmp_path / "out" / "matrix.html"
-    html.write(_data(), path)
+    assert emit(MatrixReport("matrix", data=_data()), path.parent, ("html",)) == [path]  # report.emit writes it
     page = path.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert [p.name for p in path.parent.iterdir()] == ["matrix.html"]

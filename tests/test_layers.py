@@ -294,3 +294,99 @@ def test_only_statedir_joins_a_name_onto_the_state_folder():
                     and isinstance(n.right, (ast.Constant, ast.JoinedStr, ast.Name, ast.Attribute))):
                 bad.append(f"{path.relative_to(PACKAGE.parent)}:{n.lineno}: {ast.unparse(n)}")
     assert not bad, "joined onto the state folder outside _util/statedir.py: " + "; ".join(bad)
+
+
+# -- report files are written in jaxcompat/report/ alone (report.emit) --------------------------------
+
+# A file is written, outside report/, only where this says why: the state folder (environments, caches,
+# locks, logs), the user's own files, the data the repository keeps, and the raw records a run keeps
+# to be merged, resumed or read back (not a report: nobody reads them but the tool). What a person or
+# CI reads (.json summaries, .md, .html, .xml, .sarif, .jsonl, draft-rules.toml, a file named by
+# --output) is rendered and written by report/: ``report.emit`` (or its ``write_file``).
+# Below report/ (these stages cannot import it), by module:
+WRITES_BELOW_REPORT = {
+    "jaxcompat._util.atomic": "the atomic writers themselves",
+    "jaxcompat._util.lock": "the lock file of a reports folder",
+    "jaxcompat.plugin.pytest_plugin": "inside a cell: its result stream, read back by the runner",
+    "jaxcompat.apihistory.apitimeline": "the wheels' cache and the generated data/*_api_timeline.json",
+    "jaxcompat.apihistory.scanfix": "scan --fix: the user's own source files",
+    "jaxcompat.env.commits": "the state folder: a package's checkout and its markers",
+    "jaxcompat.env.gitsource": "the state folder: a git source's bare mirror and its markers",
+    "jaxcompat.env.projects": "the state folder: a dependent's sources and their markers",
+    "jaxcompat.env.envs": "the state folder: an environment's requirements, lock, notes and spec",
+    "jaxcompat.env.probe": "the state folder: the import probe's caches",
+    "jaxcompat.env.releases": "the state folder: the release listing's cache",
+    "jaxcompat.env.resolution": "the state folder: resolution caches",
+    "jaxcompat.env.sides": "the state folder: the baseline's constraints file",
+    "jaxcompat.knowledge.compat": "checks.json: check runs kept as evidence (compat --add), read back",
+    "jaxcompat.knowledge.flaky": "the learned flaky-tests file",
+    "jaxcompat.knowledge.learned": "data/learned.json, the requirements releases really have",
+}
+# Above report/ (run, operations, commands: they call report.emit), by function:
+WRITES_ABOVE_REPORT = {
+    "jaxcompat.run.resultcache.ResultCache._store": "the result cache",
+    "jaxcompat.run.runner.run_cases": "the cell's pytest log in the state folder",
+    "jaxcompat.run.runner.watch": "the cell's pytest log in the state folder",
+    "jaxcompat.operations.crater._child": "a dependent's raw result, handed from its forked child",
+    "jaxcompat.operations.crater._one": "the crater's result cache",
+    "jaxcompat.operations.crater.run": "dependents/<name>.json: each raw result the moment it is known (merged by "
+                                       "--report-only)",
+    "jaxcompat.operations.crater.store_plan": "dependents/plans/: what a shard planned (read by --report-only)",
+    "jaxcompat.operations.craterbisect.run": "bisect.json: crater --bisect's answers, read back into the report",
+    "jaxcompat.operations.craterparts.store_weights": "the parts' weights the next deal reads",
+    "jaxcompat.operations.edges._ledger": "edges-cost.json: every search run's cost, read back",
+    "jaxcompat.operations.latest.update_baseline": "baseline.json: the stored baseline (an explicit user action)",
+}
+
+
+def _writes(module: str) -> list[tuple[str, int, str]]:
+    """(the function, line, how) of every call in ``module`` that writes a file: ``write_text`` /
+    ``write_bytes`` (the atomic writers, ``Path``'s), ``open``/``fdopen`` with a mode that writes,
+    ``json.dump`` (and any ``module.dump``)."""
+    def mode(call: ast.Call, at: int) -> str:
+        for k in call.keywords:
+            if k.arg == "mode" and isinstance(k.value, ast.Constant):
+                return str(k.value.value)
+        arg = call.args[at] if len(call.args) > at else None
+        return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else "r"
+
+    def how(call: ast.Call) -> str:
+        f = call.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+        on_module = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+        if name in ("write_text", "write_bytes") or (name == "dump" and on_module):
+            return name
+        if name in ("open", "fdopen"):  # open(path, mode), os.fdopen(fd, mode), io.open(…); path.open(mode)
+            m = mode(call, 1 if isinstance(f, ast.Name) or name == "fdopen" or
+                     (on_module and f.value.id in ("io", "os", "codecs")) else 0)
+            return f"open({m!r})" if set(m) & set("wax+") else ""
+        return ""
+
+    out = []
+
+    def visit(node, scope):
+        for n in ast.iter_child_nodes(node):
+            inner = scope + [n.name] if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else scope
+            if isinstance(n, ast.Call) and how(n):
+                out.append((".".join(scope), n.lineno, how(n)))
+            visit(n, inner)
+
+    visit(ast.parse(MODULES[module].read_text(encoding="utf-8")), [])
+    return out
+
+
+def test_report_files_are_written_in_report_alone():
+    """Outputs are data: a stage hands ``report.emit`` a record of ``report/outputs.py`` and prints the
+    files it wrote; only ``jaxcompat/report/`` writes a report file. Any other write names its
+    reason above (a new cache or state file: add it there, with why)."""
+    report = STAGES.index("report")
+    bad = []
+    for module in sorted(MODULES):
+        if _stage(module) == "report" or module in WRITES_BELOW_REPORT:
+            continue
+        for function, line, how in _writes(module):
+            if stage(module) < report or f"{module}.{function}" not in WRITES_ABOVE_REPORT:
+                bad.append(f"{MODULES[module].relative_to(PACKAGE.parent)}:{line} {function or '<module>'} {how}")
+    assert not bad, ("files written outside jaxcompat/report/ (render a record and write it with report.emit, or "
+                     "name the state/cache file in WRITES_BELOW_REPORT / WRITES_ABOVE_REPORT with why):\n  "
+                     + "\n  ".join(bad))

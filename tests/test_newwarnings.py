@@ -24,7 +24,7 @@ from jaxcompat.model.vocab import DependentVerdict
 from jaxcompat.model.warnings import TestWarning
 from jaxcompat.operations import crater, newwarnings, usertests
 from jaxcompat.run.runner import CellRun, record
-from tests.helpers import make_tree
+from tests.helpers import make_tree, write_crater
 
 REPO = Path(__file__).resolve().parent.parent
 TREE_MAP = ("jax.tree_map is deprecated: use jax.tree.map (jax v0.4.25 or newer) or jax.tree_util.tree_map "
@@ -121,7 +121,7 @@ def test_a_candidate_that_only_adds_warnings_is_safe_and_the_report_leads_with_t
     results = [_dependent("alpha", *warned[:2]), _dependent("beta", warned[2]),
                _dependent("gamma", UserTest("tests/test_m.py::q", "passed", "passed", "pass"))]
     plan = crater.Plan(("jax==0.4.26",), ("jax==0.4.25",))
-    text, code = crater.write(tmp_path, results, {"candidate": ["jax==0.4.26"], "baseline": ["jax==0.4.25"],
+    text, code = write_crater(tmp_path, results, {"candidate": ["jax==0.4.26"], "baseline": ["jax==0.4.25"],
                                                   "as_of": None}, 1.0, 1, plan)
     assert code == 0
     lines = text.splitlines()
@@ -309,7 +309,7 @@ def test_the_crater_scans_each_dependents_own_source_at_the_candidates_jax(tmp_p
         ("alpha/__init__.py", 5, "JXC001", "jax.tree_map")]
     stored = DependentResult.from_dict(json.loads(json.dumps(res.to_dict())))
     assert stored.scan == json.loads(json.dumps(res.scan))
-    text, code = crater.write(tmp_path / "out", [stored], {"candidate": list(plan.candidate),
+    text, code = write_crater(tmp_path / "out", [stored], {"candidate": list(plan.candidate),
                                                            "baseline": list(plan.baseline)}, 1.0, 1, plan)
     assert code == 0
     assert "    i its own code at jax 0.6.0 (jax-compat scan): 1 use(s) of removed names, 0 of deprecated ones" in text

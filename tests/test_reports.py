@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 from jaxcompat.model.outcomes import CaseResult, CellResult
 from jaxcompat.report import reports
-from jaxcompat.report.matrixreport import write_matrix
+from jaxcompat.report.matrixreport import write_cell, write_matrix
 
 
 def _cells():
@@ -69,7 +69,7 @@ def test_junit(tmp_path):
 
 def test_cell_reports_are_written_atomically(tmp_path):
     cell = _cells()[0]
-    reports.write_cell(cell, tmp_path)
+    write_cell(cell, tmp_path)
     assert json.loads((tmp_path / "cells" / f"{cell.id}.json").read_text())["id"] == cell.id
     assert not list((tmp_path / "cells").glob("*.tmp"))
 

@@ -130,13 +130,13 @@ def test_a_harness_error_is_not_an_observation_and_runs_again(tmp_path):
     survey and the edge search must not count it as what the combination does."""
     from jaxcompat.model.outcomes import LEGACY_HARNESS_PREFIX as HARNESS_ERROR
     from jaxcompat.operations import edges
-    from jaxcompat.report import reports
+    from jaxcompat.report.matrixreport import write_cell
 
     ours = _cell("0.4.31", "0.11.7", status="run-error",
                  message=f"{HARNESS_ERROR} RuntimeError: uv not found: install it with `python3 -m pip install uv`")
     theirs = _cell("0.4.33", "0.11.7", status="run-error", message="pytest exited with code 3 before running any case")
     for c in (ours, theirs):
-        reports.write_cell(c, tmp_path)
+        write_cell(c, tmp_path)
     assert survey._unfinished(tmp_path / "cells" / f"{ours.id}.json")
     assert not survey._unfinished(tmp_path / "cells" / f"{theirs.id}.json")
     (tmp_path / "tree").mkdir()

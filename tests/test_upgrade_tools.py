@@ -14,6 +14,7 @@ from jaxcompat.operations.latest import load_baseline, refresh_baseline, report_
 from jaxcompat.report import bisect as bisect_report
 from jaxcompat.report.candidate import verdict
 from jaxcompat.report.compare import compare, render
+from jaxcompat.report.emit import emit
 from tests.helpers import MINIMAL, make_tree
 
 # -- check -------------------------------------------------------------------------------------
@@ -230,7 +231,8 @@ def test_compare_cells_added_and_removed():
 def test_latest_report_writes_diff_and_issue_body(tmp_path):
     result = CellResult(id="latest", python="3.12", backend="cpu", status="ok", versions={"jax": "0.10.2"})
     result.results = [CaseResult("cases/a.py::test_x", None, "pass", "regression", 0.2, "TypeError: new break")]
-    text, regressed = report_latest(result, _run("pass", "0.10.1"), tmp_path)
+    said, text, regressed = report_latest(result, _run("pass", "0.10.1"))
+    emit(said, tmp_path)
     assert regressed and "jax 0.10.1 -> 0.10.2" in text
     body = (tmp_path / "latest-issue.md").read_text()
     assert "TypeError: new break" in body and "nox -s latest" in body
@@ -247,7 +249,8 @@ def test_every_outcome_that_fails_the_run_reaches_the_nightly_issue_body(tmp_pat
     result = CellResult(id="latest", python="3.12", backend="cpu", status="ok", versions={"jax": "0.10.2"})
     result.results = [CaseResult(f"cases/a.py::test_{o}", None, "pass", o, 0.1, f"E: {o} here")
                       for o in sorted(FAILING_OUTCOMES)]
-    _, regressed = report_latest(result, _run("pass", "0.10.1"), tmp_path)
+    said, _, regressed = report_latest(result, _run("pass", "0.10.1"))
+    emit(said, tmp_path)
     body = (tmp_path / "latest-issue.md").read_text()
     assert regressed and "flaky" in FAILING_OUTCOMES
     assert all(f"`cases/a.py::test_{o}` | {o} |" in body for o in FAILING_OUTCOMES)

@@ -15,14 +15,11 @@ The ways in:
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
-from jaxcompat._util.atomic import write_text
 from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
 from jaxcompat._util.layout import layout
-from jaxcompat._util.redact import redact_text
 from jaxcompat.commands import options
 from jaxcompat.env.candidate import CandidateError, parse_requirement
 from jaxcompat.env.commits import HistoryError
@@ -40,6 +37,8 @@ from jaxcompat.report import bisect as bisect_report
 from jaxcompat.report import commitbisect as commitbisect_report
 from jaxcompat.report import draftrules, reports
 from jaxcompat.report import region as region_report
+from jaxcompat.report.emit import emit
+from jaxcompat.report.outputs import BisectReport, CommitBisectReport
 
 NAME = "bisect"
 
@@ -72,6 +71,7 @@ def add_parser(sub) -> None:
                    help="with --from crater.json --commits: every broken group, those a rule explains too (on "
                         "the rule's cases), as crater --bisect all")
     b.add_argument("pins", nargs="*", help="other pins, e.g. jax==0.4.33")
+    options.report_formats(b, BisectReport, CommitBisectReport)
     b.set_defaults(func=run)
 
 
@@ -106,9 +106,7 @@ def _one_axis(args, matrix: Matrix) -> int:
                     progress=print)
     print(bisect_report.render(result))
     name = f"bisect-{result.package}-{_slug(args.target)}"
-    path = Path(args.reports) / f"{name}.json"
-    write_text(path, json.dumps(result.to_dict(), indent=2) + "\n")
-    print(f"report: {path}")
+    print(options.files_line(emit(BisectReport(name, data=result.to_dict()), Path(args.reports), args.format)))
     return EXIT_OK if result.first_bad else EXIT_FAILING
 
 
@@ -125,10 +123,8 @@ def _commits(args, matrix: Matrix) -> int:
         state_dir=Path(args.state), repo=args.repo, fixed=args.fixed, use_cache=not args.no_cache, progress=print)
     print(commitbisect_report.render(result))
     name = f"bisect-commits-{package}-{_slug(args.target)}" + ("-fixed" if args.fixed else "")
-    out = Path(args.reports) / "bisect"
-    write_text(out / f"{name}.json", redact_text(json.dumps(result.to_dict(), indent=2, default=str)) + "\n")
-    write_text(out / f"{name}.md", redact_text(commitbisect_report.markdown(result)))
-    print(f"report: {out / name}.md")
+    files = emit(CommitBisectReport(name, result=result), Path(args.reports) / "bisect", args.format)
+    print(options.files_line(files))
     return EXIT_OK if result.first else EXIT_FAILING if result.judged else EXIT_CONFIG
 
 
@@ -203,9 +199,9 @@ def _bound(args, matrix: Matrix, target: Target, seen: dict[str, str], axes: lis
                        observe=observe, progress=print)
     print(region_report.render(reg))
     name = drafts.Group(target.signature, "case").id if target.signature else target.id
-    path = Path(args.reports) / "bisect" / f"region-{_slug(name)}.json"
-    write_text(path, json.dumps(reg.to_dict(), indent=1) + "\n")
-    print(f"report: {path}")
+    files = emit(BisectReport(f"region-{_slug(name)}", data=reg.to_dict(), indent=1), Path(args.reports) / "bisect",
+                 args.format)
+    print(options.files_line(files))
     return reg
 
 

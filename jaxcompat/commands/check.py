@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from jaxcompat._util.atomic import write_text
 from jaxcompat._util.exits import EXIT_CONFIG
 from jaxcompat._util.lock import run_lock
 from jaxcompat._util.statedir import StateDir
@@ -22,6 +21,8 @@ from jaxcompat.report import apiexplain as apiexplain_report
 from jaxcompat.report import check as check_report
 from jaxcompat.report import reports
 from jaxcompat.report.candidate import candidate_verdict
+from jaxcompat.report.emit import emit
+from jaxcompat.report.outputs import CellReport, UserTestsReport
 from jaxcompat.run.cell import run_cell
 
 NAME = "check"
@@ -70,6 +71,7 @@ def add_parser(sub) -> None:
                    help="the baseline's requirements from FILE")
     k.add_argument("--no-verify-escapes", action="store_true",
                    help="do not run the nearest pins that avoid the known failures found")
+    options.report_formats(k, CellReport, UserTestsReport)
     k.set_defaults(func=run)
 
 
@@ -116,7 +118,7 @@ def run(args) -> int:
     with run_lock(reports_dir):
         result = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, repeat=args.repeat,
                           use_cache=not args.no_cache)
-        write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
+        files = emit(CellReport("check", cell=result), reports_dir, args.format)
         if target is not None:
             return _check_user_tests(result, cell, baseline, target, matrix, reports_dir, args, confirm)
     text, safe = candidate_verdict(result, matrix)
@@ -131,7 +133,7 @@ def run(args) -> int:
         print(drafted)
     if not safe and result.status == CellStatus.OK and not args.no_verify_escapes:
         _verify_escapes(result, matrix, reqs, args)
-    print(f"\nreport: {reports_dir / 'check.json'}")
+    print("\n" + options.files_line(files))
     return _decided(candidate_item(result, safe))
 
 
@@ -208,12 +210,11 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     text = check_report.tests_text(result, cmp, target.describe(), warned=warned, health=health, learned=learned,
                                    api=api, ours=ours)
     item = user_tests_item(cmp, f"your tests ({target.root.name})")
-    files = check_report.tests_files(result, cmp, text, project=target.root.name, warned=warned, health=health,
-                                     code=verdicts.decide([item]).code)
-    for name, body in files.items():
-        write_text(reports_dir / name, body)
+    files = emit(UserTestsReport("check", cell=result, comparison=cmp, text=text, project=target.root.name,
+                                 warned=warned, health=health, code=verdicts.decide([item]).code),
+                 reports_dir, args.format)
     print(text)
-    print(f"\nreports: {reports_dir / 'check.json'} (user_tests), check-tests.xml, check.md, check.html")
+    print("\n" + options.files_line(files))
     return _decided(item)
 
 
@@ -261,13 +262,13 @@ def _check_existing(args, matrix) -> int:
         try:
             result = check_existing(args.env, matrix, state_dir=Path(args.state), repeat=args.repeat)
         except BadEnvironment as e:
-            write_text(reports_dir / "check.json", reports.cell_json(e.result) + "\n")
+            emit(CellReport("check", cell=e.result), reports_dir, args.format)
             print(f"error: {e.message}", file=sys.stderr)
             return EXIT_CONFIG
-        write_text(reports_dir / "check.json", reports.cell_json(result) + "\n")
+        files = emit(CellReport("check", cell=result), reports_dir, args.format)
     text, safe = candidate_verdict(result, matrix)
     print("\n".join(environment_lines(result) + [text] + not_installed_lines(result)))
-    print(f"\nreport: {reports_dir / 'check.json'}")
+    print("\n" + options.files_line(files))
     return _decided(candidate_item(result, safe))
 
 

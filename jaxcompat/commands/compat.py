@@ -10,6 +10,8 @@ from jaxcompat._util.statedir import StateDir
 from jaxcompat.commands import options
 from jaxcompat.knowledge import compat
 from jaxcompat.operations import compat_report
+from jaxcompat.report.emit import emit
+from jaxcompat.report.outputs import CompatReport
 
 NAME = "compat"
 
@@ -27,6 +29,7 @@ def add_parser(sub) -> None:
     )
     cp.add_argument("--add", action="append", default=[], metavar="CHECK.json",
                     help="record a check report in reports/checks.json as evidence first (repeatable)")
+    options.report_formats(cp, CompatReport)
     cp.set_defaults(func=run)
 
 
@@ -37,11 +40,12 @@ def run(args) -> int:
         for report in args.add:
             print(f"recorded {', '.join(compat.record(Path(report), Path(args.reports)))} in "
                   f"{Path(args.reports) / compat.CHECKS}")
-        rows = compat_report.generate(options.load_matrix(args), Path(args.reports), StateDir(Path(args.state)).cache,
-                               [Path(p) for p in args.evidence] or None)
+        rows, said = compat_report.generate(options.load_matrix(args), Path(args.reports),
+                                            StateDir(Path(args.state)).cache, [Path(p) for p in args.evidence] or None)
+        files = emit(said, Path(args.reports), args.format)
     except compat.EvidenceError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
     print(f"compat: {len(rows)} jax releases, {sum(bool(r.newest) for r in rows)} with a verified set; "
-          f"{Path(args.reports) / 'compat.md'}, compat.json")
+          + options.files_line(files).removeprefix("reports: "))
     return EXIT_OK

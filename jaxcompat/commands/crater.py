@@ -17,6 +17,8 @@ from jaxcompat.commands import options
 from jaxcompat.env.releases import IndexError_
 from jaxcompat.env.resolution import AUTO
 from jaxcompat.model.index import NO_INDEX
+from jaxcompat.report.emit import emit
+from jaxcompat.report.outputs import CraterReport
 
 NAME = "crater"
 SHARDS = 8  # the workflow's job matrix (.github/workflows/crater.yml); the cost line's default
@@ -51,6 +53,7 @@ def add_parser(sub) -> None:
                    help="trace each broken group no rule explains (all: every group) to the commit of the moved "
                         "package that broke it (bisect --commits; the repository from a mirror through git's "
                         "url.<mirror>.insteadOf where GitHub is out of reach)")
+    options.report_formats(c, CraterReport)
     c.set_defaults(func=run)
 
 
@@ -97,7 +100,7 @@ def run(args) -> int:
               + (f"; did you mean {close[0]!r}?" if close else "") + f" (it has: {', '.join(names)})", file=sys.stderr)
         return EXIT_CONFIG
     if args.report_only:
-        return _report_only(out_dir, dependents, matrix.failures)
+        return _report_only(out_dir, dependents, matrix.failures, args.format)
     try:
         index = options.index_options(args)
         reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
@@ -124,12 +127,13 @@ def run(args) -> int:
         _afterwards(results, plan, matrix, dependents, args, out_dir, interrupted)
         part = (f"this shard's report holds {held} of the {len(chosen)} dependents planned (a split one's parts "
                 "counted apart): merge the shards with --report-only",) if args.shard and held < len(chosen) else ()
-        text, code = crater.write(out_dir, results, _plan_text(plan.key), time.perf_counter() - t0,
-                                  int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen, gaps=part,
-                                  failures=matrix.failures)
-    print("\n" + text)
+        said, code = crater.report(out_dir, results, _plan_text(plan.key), time.perf_counter() - t0,
+                                   int(args.shard.split("/")[1]) if args.shard else SHARDS, plan, chosen, gaps=part,
+                                   failures=matrix.failures)
+        files = emit(said, out_dir, args.format)
+    print("\n" + said.text)
     _learn(results, plan, args)  # after the reports: what cannot be kept loses none of them
-    print(f"\nreports: {out_dir / 'crater.json'}, crater.md, crater.html, crater.xml")
+    print("\n" + options.files_line(files))
     if interrupted:
         print("run interrupted: re-run the same command for the dependents not judged (finished ones come from "
               "the result cache where nothing moves)")
@@ -278,7 +282,7 @@ def _plan_text(key: str) -> dict:
     return {"candidate": candidate, "baseline": baseline, "as_of": as_of}
 
 
-def _report_only(out_dir: Path, dependents, failures=()) -> int:
+def _report_only(out_dir: Path, dependents, failures=(), formats=None) -> int:
     """Merge the shards' stored results against what they planned: a dependent planned and not
     reported, or a result that does not read, is named and the merge exits 2 (never "breaks none");
     a stored result no stored plan names (left from another or an earlier run) is named and left out."""
@@ -304,14 +308,15 @@ def _report_only(out_dir: Path, dependents, failures=()) -> int:
     craterparts.store_weights(out_dir, results)  # the parts' tests: what the next run deals them by
     gaps = _gaps(unreadable, bool(plans))
     with run_lock(out_dir):
-        text, code = crater.write(out_dir, results, _plan_text(key), sum(r.seconds for r in results), SHARDS,
-                                  crater.Plan.from_key(key), dependents.dependents, gaps=gaps, failures=failures,
-                                  ignored=tuple(ignored))
-    print(text)
+        said, code = crater.report(out_dir, results, _plan_text(key), sum(r.seconds for r in results), SHARDS,
+                                   crater.Plan.from_key(key), dependents.dependents, gaps=gaps, failures=failures,
+                                   ignored=tuple(ignored))
+        files = emit(said, out_dir, formats)
+    print(said.text)
     if missing:
         print(f"✗ {len(missing)} planned dependent(s) have no stored result (a shard did not finish or its "
               f"artifact is missing): {', '.join(missing)}")
-    print(f"\nreports: {out_dir / 'crater.json'}, crater.md, crater.html, crater.xml")
+    print("\n" + options.files_line(files))
     return code
 
 

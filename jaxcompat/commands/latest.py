@@ -6,7 +6,6 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from jaxcompat._util.atomic import write_text
 from jaxcompat._util.exits import EXIT_CONFIG
 from jaxcompat._util.lock import run_lock
 from jaxcompat.commands import options
@@ -14,6 +13,8 @@ from jaxcompat.model import verdicts
 from jaxcompat.model.index import SourceError
 from jaxcompat.model.vocab import CellOutcome, CellStatus
 from jaxcompat.report import reports
+from jaxcompat.report.emit import emit
+from jaxcompat.report.outputs import LatestReport
 
 NAME = "latest"
 
@@ -28,6 +29,7 @@ def add_parser(sub) -> None:
     keep.add_argument("--refresh-baseline", action="store_true",
                       help="store tonight's result as the baseline only when it differs from it (outcomes, "
                            "versions, status, new cases): what the nightly workflow proposes")
+    options.report_formats(lt, LatestReport)
     lt.set_defaults(func=run)
 
 
@@ -53,18 +55,17 @@ def run(args) -> int:
     with run_lock(reports_dir):
         result = run_latest(matrix, state_dir=Path(args.state), reports_dir=reports_dir, use_cache=not args.no_cache,
                             index=index, progress=print)
-        text, regressed = report_latest(result, baseline, reports_dir)
         if args.update_baseline:
             update_baseline(baseline_path, [result.to_dict()])
         refreshed = refresh_baseline(baseline_path, result, baseline) if args.refresh_baseline else None
-        if refreshed is not None and refreshed.held:
-            md = reports_dir / "latest.md"
-            write_text(md, md.read_text(encoding="utf-8") + "\n" + "\n".join(held_section(refreshed)))
+        said, text, regressed = report_latest(result, baseline,
+                                              held_section(refreshed) if refreshed is not None and refreshed.held
+                                              else [])
+        files = emit(said, reports_dir, args.format)
     print(reports.terminal_grid([result]))
     print()
     print(text)
-    print(f"\nreports: {reports_dir / 'latest.md'}, {reports_dir / 'latest.json'}"
-          + (f", {reports_dir / 'latest-issue.md'} (issue body)" if regressed else ""))
+    print("\n" + options.files_line(files))
     if args.update_baseline or refreshed:
         print(f"baseline updated: {baseline_path}")
     elif args.refresh_baseline and not (refreshed is not None and refreshed.held):

@@ -136,3 +136,32 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: write a whole number of at least 1")
     return value
+
+
+def report_formats(parser, *kinds) -> None:
+    """``--format FMT[,FMT…]``: which formats of its reports (``kinds``: report/outputs.py's records)
+    a command writes; left out, the ones it has always written. A name that is not one of them is
+    refused (exit 2) naming the option and the choices."""
+    from jaxcompat.report.emit import formats_of
+
+    choices = formats_of(kinds)
+    usual = list(dict.fromkeys(f for k in kinds for f in k.DEFAULT))
+
+    def formats(text: str) -> tuple[str, ...]:
+        asked = tuple(dict.fromkeys(f.strip() for f in text.split(",")))
+        bad = [f for f in asked if f not in choices]
+        if bad:
+            raise argparse.ArgumentTypeError(f"{', '.join(map(repr, bad))}: not a report format of this command; "
+                                             f"choose from {', '.join(choices)} (comma-separated)")
+        return asked
+
+    parser.add_argument("--format", type=formats, default=None, metavar="FMT[,FMT…]",
+                        help=f"the report formats to write, comma-separated: {', '.join(choices)} "
+                             f"(default: {', '.join(usual)})")
+
+
+def files_line(files: list[Path]) -> str:
+    """The files a command wrote, for its last line: the first with its folder, the others by name."""
+    if not files:
+        return "reports: none written (no format asked for has this report)"
+    return f"reports: {files[0]}" + "".join(f", {f.name}" for f in files[1:])

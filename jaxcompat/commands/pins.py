@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from jaxcompat._util.atomic import write_text
 from jaxcompat._util.exits import EXIT_CONFIG, EXIT_FAILING, EXIT_OK
 from jaxcompat._util.layout import layout
 from jaxcompat.commands import options
+from jaxcompat.report.emit import write_file
 
 NAME = "pins"
 
@@ -39,7 +39,7 @@ def run(args) -> int:
         return EXIT_FAILING
     text = pins_report.render(found)
     if args.output:
-        write_text(Path(args.output), text)
+        write_file(Path(args.output), text)
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         print(text, end="")

@@ -12,6 +12,8 @@ from jaxcompat.commands import options
 from jaxcompat.model.vocab import CellStatus
 from jaxcompat.operations import compat_report, edges, survey
 from jaxcompat.report import edges as coverage
+from jaxcompat.report.emit import emit
+from jaxcompat.report.outputs import CompatReport, SurveyReport
 from jaxcompat.run.matrix import default_jobs
 
 NAME = "survey"
@@ -41,6 +43,7 @@ def add_parser(sub) -> None:
         "--stride", type=options.positive, default=6, help="with --edges: seed every N-th jax of a column (default 6)"
     )
     sv.add_argument("--budget", type=int, default=10**6, help="with --edges: at most N new environments this run")
+    options.report_formats(sv, SurveyReport, CompatReport)
     sv.set_defaults(func=run)
 
 
@@ -89,17 +92,17 @@ def run(args) -> int:
             return EXIT_CONFIG
         summary = survey.score(obs)
         rows = survey.compat_rows(matrix, rel, sp, obs)
-        survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix,
-                     {"seed": args.seed, "limit": args.limit, "sampled": len(combos),
-                      "coverage_md": edges.stored_coverage(reports_dir)})
-        compat_report.generate(matrix, reports_dir, cache, rel=rel)
+        files = emit(survey.output(summary, obs, rows, sp, matrix,
+                                   {"seed": args.seed, "limit": args.limit, "sampled": len(combos),
+                                    "coverage_md": edges.stored_coverage(reports_dir)}), reports_dir, args.format)
+        files += emit(compat_report.generate(matrix, reports_dir, cache, rel=rel)[1], reports_dir, args.format)
     print(f"\nsurvey: {summary['combinations']} combinations observed; case verdicts right "
           f"{summary['right']}/{summary['verdicts']} ({100 * summary['right_share']:.2f}%); combinations "
           f"with no wrong verdict {summary['clean_combinations']}/{summary['combinations']} "
           f"({100 * summary['clean_share']:.1f}%)")
     for w in summary["wrong"][:15]:
         print(f"  wrong: {w['case']} {w['outcome']} {w['error_type']} x{len(w['combinations'])}")
-    print(f"reports: {reports_dir / 'survey.md'}, survey.json, survey.html, compat.md")
+    print(options.files_line(files))
     return EXIT_INTERRUPTED if interrupted else EXIT_OK
 
 
@@ -133,11 +136,12 @@ def _edges(args, matrix, rel, sp) -> int:
         money = edges.cost_line(cost, args.jobs, out_dir, len(sp.pairs))
         meta = {"mode": "edges", "scope": scope, "stride": args.stride, "search": cost,
                 "coverage_md": coverage.render(cost, {"scope": scope, "cost": money})}
-        survey.write(out_dir, reports_dir, summary, obs, rows, sp, matrix, meta, stem="survey-edges")
-        edges.splice_coverage(reports_dir / "survey.md", meta["coverage_md"])
+        files = emit(survey.output(summary, obs, rows, sp, matrix, meta, stem="survey-edges"), reports_dir,
+                     args.format)
+        coverage.splice_coverage(reports_dir / "survey.md", meta["coverage_md"])
         drafted = edges.draft_unexplained(matrix, obs, reports_dir)
     print(coverage.render(cost, {"scope": scope, "cost": money}))
     if drafted:
         print(drafted)
-    print(f"reports: {reports_dir / 'survey-edges.md'}, survey-edges.json, survey-edges.html")
+    print(options.files_line(files))
     return EXIT_INTERRUPTED if cost.get("interrupted") else EXIT_OK

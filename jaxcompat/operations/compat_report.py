@@ -4,12 +4,10 @@ read the evidence the reports hold, build the table (``knowledge.compat``) and w
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from packaging.version import Version
 
-from jaxcompat._util.atomic import write_text
 from jaxcompat.env import releases, resolution
 from jaxcompat.knowledge import learned
 from jaxcompat.knowledge.compat import FIRST_EQX, FIRST_JAX, RANGED, default_evidence, load_runs, table, to_json
@@ -17,6 +15,7 @@ from jaxcompat.model.compat import Release, Releases, Row
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.report.compat import render_md
 from jaxcompat.report.learned import markdown as learned_markdown
+from jaxcompat.report.outputs import CompatReport
 
 
 def gather(cache: Path) -> Releases:
@@ -45,16 +44,16 @@ def gather(cache: Path) -> Releases:
 
 
 def generate(matrix: Matrix, reports_dir: Path, cache: Path, evidence: list[Path] | None = None,
-             rel: Releases | None = None) -> list[Row]:
-    """Build the table from the evidence and write ``compat.md`` and ``compat.json``."""
+             rel: Releases | None = None) -> tuple[list[Row], CompatReport]:
+    """Build the table from the evidence: its rows, and its report (``compat.md`` and
+    ``compat.json``, written by ``report.emit``)."""
     paths = evidence if evidence is not None else default_evidence(reports_dir)
     runs = load_runs(paths, matrix)
     rows = table(rel or gather(cache), matrix.failures, runs)
     sources = [_shown(p, reports_dir) for p in paths]
-    write_text(reports_dir / "compat.md", render_md(rows, sources, matrix.failures)
-               + learned_markdown(learned.load(learned.DATA)))
-    write_text(reports_dir / "compat.json", json.dumps(to_json(rows, sources, matrix.failures), indent=1) + "\n")
-    return rows
+    return rows, CompatReport("compat", markdown=render_md(rows, sources, matrix.failures)
+                              + learned_markdown(learned.load(learned.DATA)),
+                              data=to_json(rows, sources, matrix.failures))
 
 
 def _shown(path: Path, reports_dir: Path) -> str:

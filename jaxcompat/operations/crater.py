@@ -46,8 +46,8 @@ from jaxcompat.model.roots import Attribution, RootCause
 from jaxcompat.model.usertests import Comparison, UserTest, counts
 from jaxcompat.model.vocab import CellStatus, DependentVerdict, UserTestSide
 from jaxcompat.operations import confirm, newwarnings, usertests
-from jaxcompat.report.crater import html, junit, markdown, summary, verdict_text
-from jaxcompat.report.draftrules import render as render_drafts
+from jaxcompat.report.crater import summary, verdict_text
+from jaxcompat.report.outputs import CraterReport
 
 RESULTS = "dependents"  # the folder (under the crater's reports) of one JSON per dependent
 
@@ -764,13 +764,13 @@ def _bisections(out_dir: Path) -> dict[str, dict]:
     return data if isinstance(data, dict) else {}
 
 
-def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s: float, shards: int,
-          plan: Plan, deps=(), gaps: tuple[str, ...] = (), failures=(),
-          ignored: tuple[str, ...] = ()) -> tuple[str, int]:
-    """crater.json, crater.md, crater.html, crater.xml and draft-rules.toml, atomically; every
-    record and every text in them crosses ``boundary`` (``deps``: the dependents whose credentials
-    it knows; ``ignored``: stored results left out, said). Returns the verdict's text (as shown) and
-    exit status."""
+def report(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s: float, shards: int,
+           plan: Plan, deps=(), gaps: tuple[str, ...] = (), failures=(),
+           ignored: tuple[str, ...] = ()) -> tuple[CraterReport, int]:
+    """The crater's verdict as a record (``report.emit`` writes crater.json, .md, .html, .xml and
+    draft-rules.toml from it) and its exit status; every record and every text in it crosses
+    ``boundary`` (``deps``: the dependents whose credentials it knows; ``ignored``: stored results
+    left out, said), and so does every file written from it (its ``scrub``)."""
     scrub = boundary(plan, deps)
     results = [shown(r, scrub, plan) for r in results]
     plan_text = scrub.tree(plan_text)
@@ -785,13 +785,6 @@ def write(out_dir: Path, results: list[DependentResult], plan_text: dict, wall_s
     causes = root_causes(groups, moved(plan, results))
     text = scrub(verdict_text(results, groups, plan_text, c, warned, gaps, causes, ignored))
     said = summary(results, plan_text, groups, c, warned, gaps, causes, ignored)
-    write_text(out_dir / "crater.json", scrub(json.dumps(said, indent=1)) + "\n")
-    write_text(out_dir / "crater.md", scrub(markdown(text, results, warned)))
-    write_text(out_dir / "crater.html", scrub(html(text, results, warned, groups=groups, causes=causes,
-                                                   plan_text=plan_text, cost_=c, gaps=gaps, ignored=ignored)))
-    write_text(out_dir / "crater.xml", scrub(junit(results)))
-    if rules:
-        write_text(out_dir / "draft-rules.toml", scrub(render_drafts(rules)))
-    else:
-        (out_dir / "draft-rules.toml").unlink(missing_ok=True)
-    return text, exit_status(results, gaps)
+    record = CraterReport("crater", scrub=scrub, said=said, text=text, results=results, warned=warned, rules=rules,
+                          groups=groups, causes=causes, plan_text=plan_text, cost=c, gaps=gaps, ignored=ignored)
+    return record, exit_status(results, gaps)

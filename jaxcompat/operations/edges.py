@@ -30,7 +30,6 @@ from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.survey import Combo, Space
 from jaxcompat.model.vocab import CellStatus, TestStatus
 from jaxcompat.operations.survey import read_observed, run
-from jaxcompat.report.edges import COVERAGE_HEADING
 
 STRIDE = 6
 
@@ -190,26 +189,6 @@ def _ledger(out_dir: Path, run: dict | None = None) -> list[dict]:
         runs.append(run)
         write_text(path, json.dumps(runs, indent=1) + "\n")
     return runs
-
-
-def splice_coverage(survey_md: Path, coverage_md: str) -> bool:
-    """Put the edge search's coverage and cost into the survey's own report (``survey.md``): the
-    section replaces an earlier one, or goes before the first section. False if there is no report."""
-    from jaxcompat._util.atomic import write_text
-
-    try:
-        text = survey_md.read_text(encoding="utf-8")
-    except OSError:
-        return False
-    lines = text.splitlines()
-    if COVERAGE_HEADING in lines:
-        start = lines.index(COVERAGE_HEADING)
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    else:
-        start = end = next((i for i, ln in enumerate(lines) if ln.startswith("## ")), len(lines))
-    block = coverage_md.rstrip("\n").splitlines() + [""]
-    write_text(survey_md, "\n".join(lines[:start] + block + lines[end:]) + "\n")
-    return True
 
 
 def stored_coverage(reports_dir: Path) -> str:

@@ -21,6 +21,7 @@ from jaxcompat.model.vocab import CellOutcome, CellStatus
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.report.compare import compare
 from jaxcompat.report.latest import issue_body, latest_md, terminal_text
+from jaxcompat.report.outputs import LatestReport
 from jaxcompat.report.reports import matrix_dict, read_cells
 from jaxcompat.run.cell import run_cell
 
@@ -107,15 +108,15 @@ def refresh_baseline(path: Path, result: CellResult, baseline: list[CellResult])
     return Refresh(True, list(regressed.values()))
 
 
-def report_latest(result: CellResult, baseline: list[CellResult], reports_dir: Path) -> tuple[str, bool]:
-    """Write latest.json, latest.md and (when something regressed) latest-issue.md; the terminal's
-    text and whether tonight regressed."""
+def report_latest(result: CellResult, baseline: list[CellResult],
+                  held: list[str] = ()) -> tuple[LatestReport, str, bool]:
+    """Tonight's report (``report.emit`` writes latest.json, latest.md, closed by ``held``: what was
+    kept out of the baseline, and when something regressed latest-issue.md), the terminal's text and
+    whether tonight regressed."""
     new = matrix_dict([result], {"matrix_file": "(latest releases)"})
-    write_text(reports_dir / "latest.json", json.dumps(new, indent=2) + "\n")
     diff = compare(baseline_latest(baseline), [result], match_single=True)
     regressed = result.failing or diff.regressed
     body = issue_body(result, diff) if regressed else ""
-    if regressed:
-        write_text(reports_dir / "latest-issue.md", body + "\n")
-    write_text(reports_dir / "latest.md", latest_md(result, diff, body))
-    return terminal_text(result, diff), regressed
+    said = LatestReport("latest", data=new, markdown=latest_md(result, diff, body), issue=body if regressed else None,
+                        held=list(held))
+    return said, terminal_text(result, diff), regressed

@@ -11,7 +11,6 @@ rendered by report/survey.py (Markdown) and report/survey_html.py (the map).
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from pathlib import Path
@@ -19,7 +18,6 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from jaxcompat._util.atomic import write_text
 from jaxcompat._util.text import quiet
 from jaxcompat.env import releases, resolution
 from jaxcompat.knowledge import compat
@@ -32,7 +30,7 @@ from jaxcompat.model.survey import Combo, Space
 from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome
 from jaxcompat.plugin.packages import COMPANIONS, ON_EQUINOX
 from jaxcompat.report import reports
-from jaxcompat.report.survey import render_md
+from jaxcompat.report.outputs import SurveyReport
 from jaxcompat.run.matrix import run_cells
 
 RIGHT = (Outcome.PASS, Outcome.REPRODUCED)
@@ -269,15 +267,13 @@ def _mark(o: Observation | None, advisory: set[str] = frozenset()) -> str:
 
 # -- output -----------------------------------------------------------------------------------
 
-def write(out_dir: Path, reports_dir: Path, summary: dict, obs: list[Observation], rows: list[dict],
-          sp: Space, matrix: Matrix, meta: dict, stem: str = "survey") -> None:
-    """``stem``.md/.json/.html (``survey-edges`` for the edge search, beside the sampled survey)."""
-    from jaxcompat.report.survey_html import render
-
+def output(summary: dict, obs: list[Observation], rows: list[dict], sp: Space, matrix: Matrix, meta: dict,
+           stem: str = "survey") -> SurveyReport:
+    """The survey's report (``report.emit`` writes ``stem``.json/.md/.html; ``survey-edges`` for the
+    edge search, beside the sampled survey)."""
     data = {"schema": 1, **meta, "summary": summary, "compat": rows,
             "combinations": [{"jax": o.combo.jax, "equinox": o.combo.equinox, "python": o.cell.python,
                               "status": o.cell.status, "outcome": o.cell.outcome, "failures": o.failures,
                               "wrong": [list(w) for w in o.wrong], "versions": o.cell.versions} for o in obs]}
-    write_text(reports_dir / f"{stem}.json", json.dumps(data, indent=1) + "\n")
-    write_text(reports_dir / f"{stem}.md", render_md(summary, obs, rows, meta))
-    write_text(reports_dir / f"{stem}.html", render(sp, obs, rows, matrix_pairs(matrix), summary))
+    return SurveyReport(stem, data=data, summary=summary, observations=obs, rows=rows, meta=meta, space=sp,
+                        matrix_pairs=matrix_pairs(matrix))

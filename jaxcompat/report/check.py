@@ -1,7 +1,8 @@
 """What ``check --tests`` says, shaped from the records (``CellResult``, ``Comparison``, the new
 warnings, the suite's health): the text it prints, and its files (check.json: the candidate's cell,
 the user's tests one by one and what the run says as a whole; check-tests.xml, check.md,
-check.html). commands/check.py writes them. A plain ``check`` writes ``reports.cell_json``."""
+check.html: report/formats/ renders them from ``outputs.UserTestsReport``, ``report.emit`` writes
+them). A plain ``check`` writes ``reports.cell_json``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from jaxcompat.model.usertests import Comparison, UserTest, counts
 from jaxcompat.model.vocab import Outcome
 from jaxcompat.model.warnings import NewWarning
 from jaxcompat.report import warnings as shown_warnings
-from jaxcompat.report.usertests import html_page, junit, markdown, verdict
+from jaxcompat.report.usertests import verdict
 
 
 def summary(cmp: Comparison) -> dict:
@@ -66,16 +67,3 @@ def tests_text(result: CellResult, cmp: Comparison, described: str, *, warned: l
         mine += ("\n  i known failures this candidate hits that your tests did not run into (see below): "
                  + ", ".join(extra))
     return f"{mine}\n\nOur cases in the candidate:\n{ours}"
-
-
-def tests_files(result: CellResult, cmp: Comparison, text: str, *, project: str, warned: list[NewWarning],
-                health: Health, code: int | None = None) -> dict[str, str]:
-    """check --tests' files, name -> text (``text``: what ``tests_text`` said; ``code``: the exit
-    status, check.html's verdict)."""
-    return {
-        "check.json": user_tests_json(result, cmp, project=project, warned=warned, health=health),
-        "check-tests.xml": junit(cmp.tests, f"{project} on {result.id}"),
-        "check.md": markdown(cmp.tests, text, cmp.with_baseline)
-        + ("\n" + shown_warnings.markdown(warned, projects=False) if warned else ""),
-        "check.html": html_page(result.id, text, cmp.tests, cmp.with_baseline, cmp=cmp, code=code, warned=warned),
-    }

@@ -6,7 +6,7 @@ upstream link(s) and its fix are one click away, offline. Every string from the 
 escaped; only ``http(s)`` upstream links become ``<a href>``.
 
     from jaxcompat.report import html
-    html.write(json.loads(Path("reports/matrix.json").read_text()), "reports/matrix.html")
+    page = html.render(json.loads(Path("reports/matrix.json").read_text()))  # report.emit writes matrix.html
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import html as _html
 from pathlib import Path
 
-from jaxcompat._util.atomic import write_text
 from jaxcompat._util.text import short_case
 from jaxcompat.knowledge.outcomes import cell_label
 from jaxcompat.model.outcomes import CaseResult, CellResult, parse_cells
@@ -372,11 +371,6 @@ def _row_head(case: str | None) -> str:
     stem, _, name = short_case(case).partition("::")
     return (f'<th class="case" scope="row" data-case="{esc(case)}" title="{esc(case)}">'
             f'<span class="mod">{_wbr(stem)}::</span><wbr>{_wbr(name)}</th>')
-
-
-def write(data: dict, path: Path | str) -> None:
-    """Render ``data`` and write it to ``path`` atomically."""
-    write_text(Path(path), render(data))
 
 
 # ------------------------------------------------------------------ the report pages' shell

@@ -1,5 +1,5 @@
 """Render results: per-cell JSON and JUnit XML, consolidated matrix.json and matrix.md, and the
-terminal grid. Every write is atomic."""
+terminal grid (matrixreport.py writes them through ``report.emit``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxcompat._util.atomic import write_text
 from jaxcompat._util.jsonfile import read_json
 from jaxcompat._util.text import first_line, short_case
 from jaxcompat.knowledge.outcomes import cell_label
@@ -25,12 +24,6 @@ CELL_SYMBOLS = {s: s.symbol for s in CellStatus if s is not CellStatus.OK}
 
 def cell_json(cell: CellResult) -> str:
     return json.dumps(cell.to_dict(), indent=2, sort_keys=False)
-
-
-def write_cell(cell: CellResult, reports_dir: Path) -> None:
-    cells_dir = reports_dir / "cells"
-    write_text(cells_dir / f"{cell.id}.json", cell_json(cell) + "\n")
-    write_text(cells_dir / f"{cell.id}.xml", junit_xml(cell))
 
 
 def load_cell(path: Path) -> CellResult:

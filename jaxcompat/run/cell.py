@@ -24,7 +24,7 @@ from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Outc
 from jaxcompat.plugin.backends import backend_of, describe_device
 from jaxcompat.plugin.loaded import describe_shadowed
 from jaxcompat.plugin.packages import ECOSYSTEM, IMPORTED, KEY_DISTS
-from jaxcompat.report import reports
+from jaxcompat.report.matrixreport import write_cell
 from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run import resultcache
 from jaxcompat.run.resultcache import ResultCache
@@ -117,7 +117,7 @@ def run_cell(cell: Cell, matrix: Matrix, *, state_dir: Path, reports_dir: Path |
         result.timings["total_s"] = round(time.perf_counter() - t0, 3)
         scrub.cell(result)
         if reports_dir is not None:
-            reports.write_cell(result, reports_dir)
+            write_cell(result, reports_dir)
     return result
 
 

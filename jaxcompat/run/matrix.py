@@ -21,7 +21,7 @@ from jaxcompat.model.matrix import Cell, Matrix
 from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.vocab import CellOutcome, CellStatus
 from jaxcompat.report import reports
-from jaxcompat.report.matrixreport import write_matrix
+from jaxcompat.report.matrixreport import write_cell, write_matrix
 from jaxcompat.run.cell import run_cell
 from jaxcompat.run.runner import STOP, stop_all
 
@@ -67,7 +67,7 @@ def run_cells(matrix: Matrix, cells: list[Cell], *, jobs: int, state_dir: Path, 
                     res = CellResult(id=cell.id, python=cell.python, backend=cell.backend,
                                      status=CellStatus.HARNESS_ERROR, outcome=CellOutcome.CELL_ERROR,
                                      requested=dict(cell.pins), message=f"{type(e).__name__}: {e}")
-                    reports.write_cell(res, reports_dir)
+                    write_cell(res, reports_dir)
                 results[cell.id] = res
                 progress(f"[{len(results)}/{len(cells)}] {_line(res)}")
     except KeyboardInterrupt:
