@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from jaxcompat.commands import main
-from jaxcompat.commands.check import user_tests_item
+from jaxcompat.operations.check import user_tests_item
 from jaxcompat.env import projects
 from jaxcompat.knowledge import flaky
 from jaxcompat.knowledge.config import load

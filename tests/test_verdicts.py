@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jaxcompat.commands import main
-from jaxcompat.commands.check import user_tests_item
+from jaxcompat.operations.check import user_tests_item
 from jaxcompat.env import candidate
 from jaxcompat.knowledge.outcomes import CellResult, RawResult, classify
 from jaxcompat.model import verdicts
