@@ -23,7 +23,6 @@ from jaxcompat.model.sides import Confounder, Sides, constraint_name
 
 # forced by a named package: jax's jaxlib (and its plugins) move with it
 FORCED = {"jax": ("jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt", "jax-cuda13-plugin", "jax-cuda13-pjrt")}
-MAX_LOOSEN = 12  # re-resolutions, each dropping the constraints the resolver names
 
 
 def named(cell: Cell) -> tuple[str, ...]:
@@ -63,23 +62,9 @@ def conflicting(cell: Cell, stderr: str) -> set[str]:
     return (held & words) or held
 
 
-def settle(cell: Cell, compile_, unresolvable: re.Pattern) -> tuple[Cell, object, list[str]]:
-    """Resolve a held cell with ``compile_(cell)``; while the resolver finds no solution, drop the
-    constraints it names and resolve again. (the cell as resolved, the last process, notes)."""
-    let_go: list[str] = []
-    proc = compile_(cell)
-    for _ in range(MAX_LOOSEN):
-        if proc.returncode == 0 or not cell.held or not unresolvable.search(proc.stderr):
-            break
-        drop = conflicting(cell, proc.stderr)
-        let_go += sorted(drop)
-        cell = replace(cell, held=tuple(c for c in cell.held if constraint_name(c) not in drop))
-        proc = compile_(cell)
-    notes = []
-    if let_go:
-        notes.append("not held at the baseline's versions (the candidate's own requirements conflict): "
-                     + ", ".join(let_go))
-    return cell, proc, notes
+def let_go(cell: Cell, dists: set[str]) -> Cell:
+    """``cell`` no longer held at the baseline's version of ``dists``."""
+    return replace(cell, held=tuple(c for c in cell.held if constraint_name(c) not in dists))
 
 
 def compare(cell: Cell, baseline_versions: dict[str, str], candidate_versions: dict[str, str]) -> Sides:
