@@ -65,8 +65,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    matrix = options.load_matrix(args)
-    setup = check.prepare(_request(args, matrix), say=_SAY)
+    request = _request(args)
+    setup = check.prepare(request, say=_SAY)
     if setup.refused:
         print(f"error: {setup.refused}", file=sys.stderr)
         return EXIT_CONFIG
@@ -78,7 +78,7 @@ def run(args) -> int:
         print(f"error: {verdict.refused}", file=sys.stderr)
         return EXIT_CONFIG
     print(verdict.text)
-    if verdict.drafts and (drafted := after_run([verdict.result], matrix, reports_dir, verdict.drafts,
+    if verdict.drafts and (drafted := after_run([verdict.result], request.matrix, reports_dir, verdict.drafts,
                                                  str(reports_dir / "check.json"))):
         print(drafted)
     for line in verdict.after:
@@ -99,8 +99,10 @@ def _write(verdict, reports_dir: Path) -> None:
         write_text(reports_dir / name, body)
 
 
-def _request(args, matrix) -> check.CheckRequest:
-    """What was asked, as the operation reads it (checked there, before anything is downloaded)."""
+def _request(args) -> check.CheckRequest:
+    """What was asked, as the operation reads it (the matrix and its rules read and checked here, the
+    rest there, before anything is downloaded)."""
+    matrix = options.load_matrix(args)
     given = tuple(x for x in ("requirements", "requirement_files", "tests", "baseline", "extra", "group", "with_")
                   if getattr(args, x))
     return check.CheckRequest(

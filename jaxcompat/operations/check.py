@@ -119,9 +119,16 @@ def _cells(request: CheckRequest, say: Callable[[str], None]) -> CheckSetup:
     reqs = read_requirements(list(request.requirements))
     cell = candidate_cell(reqs, python=request.python or AUTO, index=index)
     base_reqs = read_requirements(list(request.baseline))
-    _needs_tests(request, base_reqs)
     setup = CheckSetup(request, reqs=reqs, cell=cell, index=index)
-    if not request.tests:
+    if not request.tests:  # the options that are about the user's tests are refused without them
+        if base_reqs:
+            raise CandidateError("--baseline compares your own tests: give --tests PATH too")
+        if request.extra or request.group or request.with_ or request.test_timeout:
+            raise CandidateError("--extra, --group, --with and --test-timeout are about your tests: "
+                                 "give --tests PATH too")
+        if request.aa or request.flaky_file or request.rerun_failures or request.reruns != 1:
+            raise CandidateError("--reruns, --aa, --flaky-file and --rerun-failures confirm breaks of your tests: "
+                                 "give --tests PATH too")
         return setup
     target = usertests.locate(request.tests, list(request.extra), list(request.group), list(request.with_))
     setup.target, setup.confirm = _confirmation(request, target, bool(base_reqs))
@@ -133,19 +140,6 @@ def _cells(request: CheckRequest, say: Callable[[str], None]) -> CheckSetup:
         if shared:
             say(shared)
     return setup
-
-
-def _needs_tests(request: CheckRequest, base_reqs: list[str]) -> None:
-    """The options that are about the user's tests, refused without --tests (CandidateError)."""
-    if request.tests:
-        return
-    if base_reqs:
-        raise CandidateError("--baseline compares your own tests: give --tests PATH too")
-    if request.extra or request.group or request.with_ or request.test_timeout:
-        raise CandidateError("--extra, --group, --with and --test-timeout are about your tests: give --tests PATH too")
-    if request.aa or request.flaky_file or request.rerun_failures or request.reruns != 1:
-        raise CandidateError("--reruns, --aa, --flaky-file and --rerun-failures confirm breaks of your tests: "
-                             "give --tests PATH too")
 
 
 def _confirmation(request: CheckRequest, target: usertests.Target, with_baseline: bool):
@@ -178,16 +172,27 @@ def _existing_setup(request: CheckRequest, say: Callable[[str], None]) -> CheckS
 
 def judge(setup: CheckSetup, say: Callable[[str], None]) -> CheckVerdict:
     """Build and run what ``prepare`` decided, and explain it."""
-    request, matrix = setup.request, setup.request.matrix
-    if request.env is not None:
-        return _judge_existing(request)
-    cell = setup.cell
-    if setup.baseline is not None:  # resolved first: the candidate keeps what it does not name at its versions
-        cell = usertests.hold_to_baseline(cell, setup.baseline, matrix, request.state)
-    result = run_cell(cell, matrix, state_dir=request.state, reports_dir=None, repeat=request.repeat,
-                      use_cache=request.use_cache)
+    if setup.request.env is not None:
+        return _judge_existing(setup.request)
     if setup.target is not None:
-        return _judge_tests(result, cell, setup, say)
+        return _judge_tests(setup, say)
+    return _judge_candidate(setup)
+
+
+def _candidate_result(setup: CheckSetup) -> tuple[Cell, CellResult]:
+    """The candidate's cell as it ran (held at the baseline's versions where there is one), and its result."""
+    request, cell = setup.request, setup.cell
+    if setup.baseline is not None:  # resolved first: the candidate keeps what it does not name at its versions
+        cell = usertests.hold_to_baseline(cell, setup.baseline, request.matrix, request.state)
+    return cell, run_cell(cell, request.matrix, state_dir=request.state, reports_dir=None, repeat=request.repeat,
+                          use_cache=request.use_cache)
+
+
+def _judge_candidate(setup: CheckSetup) -> CheckVerdict:
+    """check without --tests: the candidate by the suite's cases (and, where the resolver led to a
+    known failure, the nearest pins that avoid it)."""
+    request, matrix = setup.request, setup.request.matrix
+    cell, result = _candidate_result(setup)
     text, safe = candidate_verdict(result, matrix)
     scanned = apiexplain.ecosystem_scan(request.state / "envs" / cell.id, result.versions.get("jax", ""))
     eco = apiexplain_report.ecosystem_lines(scanned, result.versions.get("jax", ""), result.results)
@@ -211,20 +216,22 @@ def _judge_existing(request: CheckRequest) -> CheckVerdict:
                         [candidate_item(result, safe)])
 
 
-def _judge_tests(result: CellResult, cell: Cell, setup: CheckSetup, say: Callable[[str], None]) -> CheckVerdict:
+def _judge_tests(setup: CheckSetup, say: Callable[[str], None]) -> CheckVerdict:
     """check --tests: the user's tests after (and before), explained; exit 1 exactly when one is
     broken by the upgrade (with --baseline) or fails (without). What the candidate announces (the
     tests' new warnings) leads the verdict; it never fails the check."""
     request, matrix, target = setup.request, setup.request.matrix, setup.target
+    cell, result = _candidate_result(setup)
     cmp = usertests.compare(cell, setup.baseline, target, matrix, request.state, progress=say, confirm=setup.confirm)
-    ours, _ = candidate_verdict(result, matrix)
     warned, health, learned = _announced(cmp, target, request, matrix.failures)
+    item = user_tests_item(cmp, f"your tests ({target.root.name})")
+    ours, _ = candidate_verdict(result, matrix)
     jax = cmp.candidate_versions.get("jax", "")
     api = apiexplain_report.verdict_lines(cmp.tests, target.root, jax, apiexplain.project_scan(target.root, jax))
     text = check_report.tests_text(result, cmp, target.describe(), warned=warned, health=health, learned=learned,
                                    api=api, ours=ours)
     files = check_report.tests_files(result, cmp, text, project=target.root.name, warned=warned, health=health)
-    return CheckVerdict(result, text, files, [user_tests_item(cmp, f"your tests ({target.root.name})")])
+    return CheckVerdict(result, text, files, [item])
 
 
 def user_tests_item(cmp, name: str) -> verdicts.Item:

@@ -119,8 +119,12 @@ def run_cell(cell: Cell, matrix: Matrix, *, state_dir: Path, reports_dir: Path |
                         requested=dict(cell.pins), date=cell.date)
     try:
         ended = _run(cell, matrix, result, state_dir, opts)
-        if ended is not None:
-            end(result, ended, matrix.failures)
+        if ended is not None:  # the result says how the cell ended (without an outcome: which rule explains it)
+            result.status, result.message = ended.status, ended.message
+            if ended.outcome:
+                result.outcome = ended.outcome
+            else:
+                classify_cell_error(result, "resolve", matrix.failures, ended.pins)
     finally:
         result.timings["total_s"] = round(time.perf_counter() - t0, 3)
         scrub.cell(result)
@@ -146,15 +150,6 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: 
     record_sources(cell, lock_text, run, result, state_dir)
     explain_skips(result)
     return None
-
-
-def end(result: CellResult, ended: Ended, failures) -> None:
-    """The cell's result says how it ended (and, without an outcome, which known failure explains it)."""
-    result.status, result.message = ended.status, ended.message
-    if ended.outcome:
-        result.outcome = ended.outcome
-    else:
-        classify_cell_error(result, "resolve", failures, ended.pins)
 
 
 def resolved(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: Options,
