@@ -4,8 +4,9 @@ The baseline is resolved first; the candidate's environment is then resolved wit
 lock as constraints (uv ``--constraint``: a version held, nothing added) for every package the
 candidate does not name or force. Where a constraint conflicts with the candidate's own
 requirements (jax 0.4.33 needs a newer ml-dtypes than jax 0.4.31's), just that constraint is
-dropped and the candidate re-resolved (``env/envs.py``, beside the compile step). Whatever still differs between the two sides' resolved
-versions, other than the candidate's packages, is a confounder (``model/sides.py``), listed
+dropped and the candidate re-resolved (``env/envs.py``, beside the compile step). Whatever still
+differs between the two sides' resolved versions, other than the candidate's packages, is a
+confounder (``model/sides.py``), listed
 beside the verdict and re-run held at the baseline's version to say whether it breaks the tests.
 """
 
