@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-import jaxcompat.commands.check as check_command
+import jaxcompat.operations.check as check_operation
 from jaxcompat.commands import main
 from jaxcompat.model.outcomes import CaseResult, CellResult
 
@@ -18,7 +18,7 @@ def _check(tmp_path, capsys, monkeypatch, cell: CellResult) -> tuple[int, str]:
     def fake(c, matrix, **kw):
         cell.id = c.id
         return cell
-    monkeypatch.setattr(check_command, "run_cell", fake)
+    monkeypatch.setattr(check_operation, "run_cell", fake)
     code = main(["check", "jax==0.4.33", "--python", "3.12", "--no-verify-escapes", "--reports",
                  str(tmp_path / "reports"), "--state", str(tmp_path / "state")])
     said = capsys.readouterr()

@@ -777,8 +777,8 @@ def test_every_test_stopped_at_the_limit_on_both_sides_is_not_safe():
     """Found checking the time limit's paths to exit 0: a suite whose every test was stopped on both
     sides ran (so it was not 'not run') and broke nothing (fails-both is no break): safe, exit 0,
     of a suite no side saw end a single test of. Now not judged: exit 2, in check and the crater."""
-    from jaxcompat.commands.check import user_tests_item
     from jaxcompat.model import verdicts
+    from jaxcompat.operations.check import user_tests_item
 
     stopped = [UserTest(f"t.py::t{k}", "timeout", "timeout", "fails-both") for k in range(2)]
     cmp = Comparison(stopped, with_baseline=True, ran={"candidate": 2, "baseline": 2}, timeout_s=300.0)

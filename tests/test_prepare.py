@@ -14,6 +14,7 @@ from jaxcompat.env import envs
 from jaxcompat.knowledge import learned
 from jaxcompat.knowledge.config import load
 from jaxcompat.model.outcomes import CellResult
+from jaxcompat.model.stages import Ended
 from jaxcompat.operations import usertests
 from jaxcompat.run import cell as cells
 from tests.helpers import MINIMAL, make_tree
@@ -71,7 +72,7 @@ def test_the_matrix_runs_in_the_prepared_environment(world, monkeypatch):
     matrix, candidate, state, installed = world
     seen = []
     monkeypatch.setattr(cells, "observe", lambda c, py, lock_text, *a, **k: seen.append(lock_text) or
-                        (_ for _ in ()).throw(cells.Stop()))
+                        Ended("not-run", "stopped here"))
     cells.run_cell(candidate, matrix, state_dir=state, reports_dir=None)
     assert seen == ["jax==0.4.33\nequinox==0.11.6\n# settled\n"]
 

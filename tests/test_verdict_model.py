@@ -27,7 +27,6 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from jaxcompat.commands import main
-from jaxcompat.commands.check import user_tests_item
 from jaxcompat.env import projects
 from jaxcompat.knowledge import flaky
 from jaxcompat.knowledge.config import load
@@ -39,6 +38,7 @@ from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import CellStatus, DependentVerdict, UserTestStatus
 from jaxcompat.operations import crater, craterparts, usertests
+from jaxcompat.operations.check import user_tests_item
 from tests import verdict_model as model
 from tests.helpers import make_tree
 from tests.verdict_model import ABSENT, ERROR, FAILED, PASSED, SKIPPED, STATUSES, TIMEOUT, Facts

@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jaxcompat.commands import main
-from jaxcompat.commands.check import user_tests_item
 from jaxcompat.env import candidate
 from jaxcompat.knowledge.outcomes import classify
 from jaxcompat.model import verdicts
@@ -24,6 +23,7 @@ from jaxcompat.model.outcomes import CellResult, RawResult
 from jaxcompat.model.usertests import Comparison, UserTest
 from jaxcompat.model.vocab import CellStatus, DependentVerdict
 from jaxcompat.operations import crater
+from jaxcompat.operations.check import user_tests_item
 
 NAMES = ["alpha", "beta", "gamma", "delta"]
 PLAN = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",))

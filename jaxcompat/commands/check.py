@@ -2,30 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
 from jaxcompat._util.exits import EXIT_CONFIG
 from jaxcompat._util.lock import run_lock
-from jaxcompat._util.statedir import StateDir
-from jaxcompat._util.uvbin import uv_bin
-from jaxcompat.apihistory import apiexplain
 from jaxcompat.commands import options
-from jaxcompat.env.candidate import item as candidate_item
-from jaxcompat.env.resolution import AUTO
 from jaxcompat.model import verdicts
-from jaxcompat.model.index import SourceError
-from jaxcompat.model.vocab import CellStatus
-from jaxcompat.plugin.packages import ECOSYSTEM
-from jaxcompat.report import apiexplain as apiexplain_report
-from jaxcompat.report import check as check_report
-from jaxcompat.report import reports
-from jaxcompat.report.candidate import candidate_verdict
+from jaxcompat.operations import check
+from jaxcompat.report.draftrules import after_run
 from jaxcompat.report.emit import emit
 from jaxcompat.report.outputs import CellReport, UserTestsReport
-from jaxcompat.run.cell import run_cell
 
 NAME = "check"
+_SAY = functools.partial(print, flush=True)  # progress, as it happens
 
 
 def add_parser(sub) -> None:
@@ -76,225 +67,43 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from jaxcompat.env.candidate import CandidateError, candidate_cell, read_requirements
-    from jaxcompat.knowledge.flaky import FlakyFileError
-    from jaxcompat.operations import usertests
-    from jaxcompat.operations.confirm import ReportError
-    from jaxcompat.report.draftrules import after_run
-
-    matrix = options.load_matrix(args)
-    if args.env is not None:
-        return _check_existing(args, matrix)
-    target = baseline = confirm = None
-    try:
-        index = options.index_options(args)
-        reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
-        cell = candidate_cell(reqs, python=args.python or AUTO, index=index)
-        base_reqs = read_requirements(args.baseline + [x for f in args.baseline_files for x in ("-r", f)])
-        _needs_tests(args, base_reqs)
-        if args.tests:
-            target = usertests.locate(args.tests, args.extra, args.group, args.with_)
-            target, confirm = _confirmation(args, target, bool(base_reqs))
-            cell = target.cell(cell)
-            if base_reqs:
-                baseline = target.cell(candidate_cell(base_reqs, python=args.python or AUTO, index=index))
-                cell, baseline, shared = usertests.same_python(cell, baseline, target, StateDir(Path(args.state)).cache)
-                if shared:
-                    print(shared, flush=True)
-    except (CandidateError, usertests.TestsError, SourceError, FlakyFileError, ReportError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    request = _request(args)
+    setup = check.prepare(request, say=_SAY)
+    if setup.refused:
+        print(f"error: {setup.refused}", file=sys.stderr)
         return EXIT_CONFIG
-    uv_bin()  # it builds every environment: none on this machine is said now, with the fix (exit 2)
     reports_dir = Path(args.reports)
-    where = "the lowest Python that every pin supports" if cell.python == AUTO else f"Python {cell.python}"
-    rules = f"; rules from {matrix.path.name} and {', '.join(str(r) for r in matrix.rules)}" if matrix.rules else ""
-    print(f"checking {' '.join(reqs)} on {where} ({cell.id}{rules}{index.describe()})", flush=True)  # redacted
-    if target is not None and target.deps_line(cell):
-        print(target.deps_line(cell), flush=True)
-    if baseline is not None:  # resolved first: the candidate keeps what it does not name at the baseline's versions
-        from jaxcompat.operations.usertests import hold_to_baseline
-
-        cell = hold_to_baseline(cell, baseline, matrix, Path(args.state))
     with run_lock(reports_dir):
-        result = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, repeat=args.repeat,
-                          use_cache=not args.no_cache)
-        files = emit(CellReport("check", cell=result), reports_dir, args.format)
-        if target is not None:
-            return _check_user_tests(result, cell, baseline, target, matrix, reports_dir, args, confirm)
-    text, safe = candidate_verdict(result, matrix)
-    scanned = apiexplain.ecosystem_scan(StateDir(Path(args.state)).env(cell.id), result.versions.get("jax", ""))
-    eco = apiexplain_report.ecosystem_lines(scanned, result.versions.get("jax", ""), result.results)
-    text += "\n" * bool(eco) + eco
-    print(text)
-    if reports.reuse_line([result]):
-        print(reports.reuse_line([result]))
-    if drafted := after_run([result], matrix, reports_dir, f"check {' '.join(reqs)}",
-                            str(reports_dir / "check.json")):
+        verdict = check.judge(setup, say=_SAY)
+        files = emit(verdict.output, reports_dir, args.format)
+    if verdict.refused:
+        print(f"error: {verdict.refused}", file=sys.stderr)
+        return EXIT_CONFIG
+    print(verdict.text)
+    if verdict.drafts and (drafted := after_run([verdict.result], request.matrix, reports_dir, verdict.drafts,
+                                                 str(reports_dir / "check.json"))):
         print(drafted)
-    if not safe and result.status == CellStatus.OK and not args.no_verify_escapes:
-        _verify_escapes(result, matrix, reqs, args)
+    for line in verdict.after:
+        print(line)
     print("\n" + options.files_line(files))
-    return _decided(candidate_item(result, safe))
-
-
-def _decided(*items) -> int:
-    """The exit status, from the one invariant (``model/verdicts.decide``); what keeps it from 0
-    when nothing is broken is said on stderr."""
-    decision = verdicts.decide(items)
-    for i in decision.unjudged:
+    decision = verdicts.decide(verdict.items)
+    for i in decision.unjudged:  # what keeps the exit from 0 when nothing is broken, on stderr
         print(f"✗ could not judge {i.name}: {i.why or 'nothing ran'}", file=sys.stderr)
     return decision.code
 
 
-def user_tests_item(cmp, name: str) -> verdicts.Item:
-    """Your tests (``check --tests``) as the one invariant reads them: not judged when they did not
-    run in the baseline (or, without one, in the candidate) or the index did not answer; broken
-    when one is, or when none ran in the candidate (``usertests.Comparison.failed``)."""
-    from jaxcompat.env.releases import unreachable
-
-    lost = bool(cmp.error) and unreachable(cmp.error)
-    judged = not cmp.unjudged and not lost
-    why = cmp.unjudged or (f"the index did not answer: {cmp.error.strip().splitlines()[-1]}" if lost else "")
-    return verdicts.Item(name, broken=judged and cmp.failed, judged=judged, ran_candidate=cmp.ran.get("candidate", 0),
-                         ran_baseline=cmp.ran.get("baseline", 0) if cmp.with_baseline else None, why=why)
-
-
-def _needs_tests(args, base_reqs: list[str]) -> None:
-    """The options that are about the user's tests, refused without --tests (CandidateError)."""
-    from jaxcompat.env.candidate import CandidateError
-
-    if args.tests:
-        return
-    if base_reqs:
-        raise CandidateError("--baseline compares your own tests: give --tests PATH too")
-    if args.extra or args.group or args.with_ or args.test_timeout:
-        raise CandidateError("--extra, --group, --with and --test-timeout are about your tests: give --tests PATH too")
-    if args.aa or args.flaky_file or args.rerun_failures or args.reruns != 1:
-        raise CandidateError("--reruns, --aa, --flaky-file and --rerun-failures confirm breaks of your tests: "
-                             "give --tests PATH too")
-
-
-def _confirmation(args, target, with_baseline: bool):
-    """The target (only what broke in --rerun-failures REPORT, its --test-timeout) and how breaks are confirmed, every
-    option checked before anything is downloaded (a ValueError naming the option and the fix)."""
-    from dataclasses import replace
-
-    from jaxcompat.knowledge import flaky
-    from jaxcompat.operations import confirm, usertests
-
-    if args.aa and not with_baseline:
-        raise usertests.TestsError("--aa runs the baseline twice: give --baseline REQ too")
-    name = target.root.name
-    if args.rerun_failures:
-        broke = confirm.failures_of(args.rerun_failures)
-        if name not in broke:
-            raise usertests.TestsError(f"--rerun-failures {args.rerun_failures}: nothing of {name} broke in it "
-                                       f"(it names: {', '.join(sorted(broke))}); give the report of this project")
-        target = replace(target, only=tuple(broke[name]))
-    target = replace(target, timeout_s=args.test_timeout)
-    known = flaky.load(args.flaky_file, Path(args.state), learning=args.aa).known(name)
-    return target, usertests.Confirm(reruns=args.reruns, aa=args.aa, known=known)
-
-
-def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path, args, confirm) -> int:
-    """check --tests: the user's tests after (and before), explained; exit 1 exactly when one is
-    broken by the upgrade (with --baseline) or fails (without). What the candidate announces (the
-    tests' new warnings) leads the verdict; it never fails the check."""
-    from jaxcompat.operations import usertests
-
-    cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state), progress=print, confirm=confirm)
-    ours, _ = candidate_verdict(result, matrix)
-    warned, health, learned = _announced(cmp, target, args, matrix.failures)
-    jax = cmp.candidate_versions.get("jax", "")
-    api = apiexplain_report.verdict_lines(cmp.tests, target.root, jax, apiexplain.project_scan(target.root, jax))
-    text = check_report.tests_text(result, cmp, target.describe(), warned=warned, health=health, learned=learned,
-                                   api=api, ours=ours)
-    item = user_tests_item(cmp, f"your tests ({target.root.name})")
-    files = emit(UserTestsReport("check", cell=result, comparison=cmp, text=text, project=target.root.name,
-                                 warned=warned, health=health, code=verdicts.decide([item]).code),
-                 reports_dir, args.format)
-    print(text)
-    print("\n" + options.files_line(files))
-    return _decided(item)
-
-
-def _announced(cmp, target, args, failures=()):
-    """The new warnings (grouped), the suite's health, and (--aa) the line saying what was learned,
-    kept in the flaky file."""
-    from jaxcompat.knowledge import flaky
-    from jaxcompat.operations import confirm, newwarnings
-
-    learned = ""
-    if args.aa:
-        where = "--flaky-file" if args.flaky_file else f"{flaky.FILE} in the state folder"
-        try:  # what cannot be kept is said, and loses none of the reports
-            store = flaky.load(args.flaky_file, Path(args.state), learning=True)
-            store.learn(target.root.name, cmp.learned)
-            store.save()
-            learned = (f"  learned (--aa): {len(cmp.learned)} test(s) flip by themselves in the baseline, kept in "
-                       f"{where} for later runs" + (": " + ", ".join(cmp.learned) if cmp.learned else ""))
-        except flaky.FlakyFileError as e:
-            learned = f"  note: --aa: the {len(cmp.learned)} test(s) that flipped by themselves were not kept: {e}"
-    warned = newwarnings.groups({target.root.name: cmp.tests}, failures,
-                                {target.root.name: cmp.candidate_versions})
-    return warned, confirm.health(cmp.tests), learned
-
-
-def _check_existing(args, matrix) -> int:
-    """``check --env PATH``: the verdict for an environment that already exists (nothing installed)."""
-    from jaxcompat.report.existing import environment_lines, not_installed_lines
-    from jaxcompat.run.existing import BadEnvironment, check_existing
-
-    given = [
-        x
-        for x in ("requirements", "requirement_files", "tests", "baseline", "extra", "group", "with_")
-        if getattr(args, x)
-    ]
-    if given or args.python:
-        print("error: --env checks what is installed in that environment; leave out the requirements, "
-              "-r, --python, --tests and --baseline (or drop --env to build a new environment for them)",
-              file=sys.stderr)
-        return EXIT_CONFIG
-    reports_dir = Path(args.reports)
-    # <env>, as in the report: no folder of the machine on the terminal either
-    print("checking the existing environment <env> given by --env (nothing is installed into it)", flush=True)
-    with run_lock(reports_dir):
-        try:
-            result = check_existing(args.env, matrix, state_dir=Path(args.state), repeat=args.repeat)
-        except BadEnvironment as e:
-            emit(CellReport("check", cell=e.result), reports_dir, args.format)
-            print(f"error: {e.message}", file=sys.stderr)
-            return EXIT_CONFIG
-        files = emit(CellReport("check", cell=result), reports_dir, args.format)
-    text, safe = candidate_verdict(result, matrix)
-    print("\n".join(environment_lines(result) + [text] + not_installed_lines(result)))
-    print("\n" + options.files_line(files))
-    return _decided(candidate_item(result, safe))
-
-
-def _verify_escapes(result, matrix, reqs: list[str], args, limit: int = 3) -> None:
-    """The nearest pins that avoid the known failures the resolver led to, each verified by a run."""
-    from jaxcompat.env.candidate import candidate_cell, escape_pins, parse_requirement
-    from jaxcompat.report.candidate import summary, verdict
-
-    extra = escape_pins(result, matrix, reqs, StateDir(Path(args.state)).cache)[:limit]
-    if not extra:
-        return
-    print("\nresolver trap: these known failures come from versions you did not pin; the nearest pins "
-          "that avoid them, each verified by running it:")
-    safe_pins = []
-    for pin in extra:
-        name = pin.split("==")[0]
-        trial = [
-            r for r in reqs if parse_requirement(r).name.lower() not in (name, "jaxlib" if name == "jax" else name)
-        ]
-        trial.append(pin)
-        cell = candidate_cell(trial, python=args.python or AUTO, index=options.index_options(args))
-        res = run_cell(cell, matrix, state_dir=Path(args.state), reports_dir=None, use_cache=not args.no_cache)
-        _, ok = verdict(res, matrix)
-        said = summary(res, matrix)
-        print(f"  + {pin}: {said}  [{', '.join(f'{d} {v}' for d, v in res.versions.items() if d in ECOSYSTEM)}]")
-        if ok:
-            safe_pins.append(pin)
-    print("  verified safe: add " + " or ".join(safe_pins) if safe_pins else
-          "  none of the nearest pins is safe on its own: see each one's verdict above")
+def _request(args) -> check.CheckRequest:
+    """What was asked, as the operation reads it (the matrix and its rules read and checked here, the
+    rest there, before anything is downloaded)."""
+    matrix = options.load_matrix(args)
+    given = tuple(x for x in ("requirements", "requirement_files", "tests", "baseline", "extra", "group", "with_")
+                  if getattr(args, x))
+    return check.CheckRequest(
+        matrix=matrix, state=Path(args.state), python=args.python, env=args.env, given=given,
+        requirements=tuple(args.requirements + [x for f in args.requirement_files for x in ("-r", f)]),
+        baseline=tuple(args.baseline + [x for f in args.baseline_files for x in ("-r", f)]),
+        index=(args.index_url, args.extra_index_url, args.find_links, args.pre),
+        repeat=args.repeat, use_cache=not args.no_cache, verify_escapes=not args.no_verify_escapes,
+        tests=args.tests, extra=tuple(args.extra), group=tuple(args.group), with_=tuple(args.with_),
+        test_timeout=args.test_timeout, reruns=args.reruns, aa=args.aa, flaky_file=args.flaky_file,
+        rerun_failures=args.rerun_failures)

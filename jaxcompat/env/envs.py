@@ -31,6 +31,7 @@ UNRESOLVABLE = re.compile(r"(?i)(no solution found|not found in the package regi
                           r"there is no version of|requirements are unsatisfiable|"
                           r"no matching distribution|only .* available)")
 SPEC_FILE = "jaxcompat-spec.json"
+MAX_LOOSEN = 12  # re-resolutions of a held cell, each letting go of the constraints the resolver names
 
 
 class BuildError(Exception):
@@ -111,6 +112,26 @@ def _compile(cell: Cell, python: str, date: str | None, requirements: list[str],
     return proc
 
 
+def _compile_held(cell: Cell, python: str, date: str | None, requirements: list[str], workdir: Path,
+                  notes: list[str]) -> tuple[Cell, subprocess.CompletedProcess]:
+    """``_compile`` a cell held at the baseline's versions (env/sides.py); while the resolver finds no
+    solution, let go of the constraints it names (those the candidate's own requirements conflict
+    with) and resolve again: (the cell as resolved, the last process)."""
+    let_go: list[str] = []
+    proc = _compile(cell, python, date, requirements, workdir, notes)
+    for _ in range(MAX_LOOSEN):
+        if proc.returncode == 0 or not cell.held or not UNRESOLVABLE.search(proc.stderr):
+            break
+        drop = sides.conflicting(cell, proc.stderr)
+        let_go += sorted(drop)
+        cell = sides.let_go(cell, drop)
+        proc = _compile(cell, python, date, requirements, workdir, notes)
+    if let_go:
+        notes.append("not held at the baseline's versions (the candidate's own requirements conflict): "
+                     + ", ".join(let_go))
+    return cell, proc
+
+
 def spec_hash(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...],
               extra: str = "") -> str:
     payload = json.dumps({"python": python_exe, "pins": cell.pins, "constraints": cell.constraints,
@@ -169,10 +190,7 @@ def resolve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, .
             + [f"-e {e}" for e in cell.editable])
     optional = cell.optional()
     notes: list[str] = []
-    # a candidate held at the baseline's versions lets go of those its own requirements conflict with
-    cell, proc, held_notes = sides.settle(
-        cell, lambda c: _compile(c, python_exe, date, base + optional, workdir, notes), UNRESOLVABLE)
-    notes += held_notes
+    cell, proc = _compile_held(cell, python_exe, date, base + optional, workdir, notes)
     if proc.returncode != 0 and optional and UNRESOLVABLE.search(proc.stderr):
         # Keep the required pins; add each optional package only if it co-installs.
         proc = _compile(cell, python_exe, date, base, workdir)

@@ -4,8 +4,9 @@ The baseline is resolved first; the candidate's environment is then resolved wit
 lock as constraints (uv ``--constraint``: a version held, nothing added) for every package the
 candidate does not name or force. Where a constraint conflicts with the candidate's own
 requirements (jax 0.4.33 needs a newer ml-dtypes than jax 0.4.31's), just that constraint is
-dropped and the candidate re-resolved. Whatever still differs between the two sides' resolved
-versions, other than the candidate's packages, is a confounder (``model/sides.py``), listed
+dropped and the candidate re-resolved (``env/envs.py``, beside the compile step). Whatever still
+differs between the two sides' resolved versions, other than the candidate's packages, is a
+confounder (``model/sides.py``), listed
 beside the verdict and re-run held at the baseline's version to say whether it breaks the tests.
 """
 
@@ -23,7 +24,6 @@ from jaxcompat.model.sides import Confounder, Sides, constraint_name
 
 # forced by a named package: jax's jaxlib (and its plugins) move with it
 FORCED = {"jax": ("jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt", "jax-cuda13-plugin", "jax-cuda13-pjrt")}
-MAX_LOOSEN = 12  # re-resolutions, each dropping the constraints the resolver names
 
 
 def named(cell: Cell) -> tuple[str, ...]:
@@ -63,23 +63,9 @@ def conflicting(cell: Cell, stderr: str) -> set[str]:
     return (held & words) or held
 
 
-def settle(cell: Cell, compile_, unresolvable: re.Pattern) -> tuple[Cell, object, list[str]]:
-    """Resolve a held cell with ``compile_(cell)``; while the resolver finds no solution, drop the
-    constraints it names and resolve again. (the cell as resolved, the last process, notes)."""
-    let_go: list[str] = []
-    proc = compile_(cell)
-    for _ in range(MAX_LOOSEN):
-        if proc.returncode == 0 or not cell.held or not unresolvable.search(proc.stderr):
-            break
-        drop = conflicting(cell, proc.stderr)
-        let_go += sorted(drop)
-        cell = replace(cell, held=tuple(c for c in cell.held if constraint_name(c) not in drop))
-        proc = compile_(cell)
-    notes = []
-    if let_go:
-        notes.append("not held at the baseline's versions (the candidate's own requirements conflict): "
-                     + ", ".join(let_go))
-    return cell, proc, notes
+def let_go(cell: Cell, dists: set[str]) -> Cell:
+    """``cell`` no longer held at the baseline's version of ``dists``."""
+    return replace(cell, held=tuple(c for c in cell.held if constraint_name(c) not in dists))
 
 
 def compare(cell: Cell, baseline_versions: dict[str, str], candidate_versions: dict[str, str]) -> Sides:

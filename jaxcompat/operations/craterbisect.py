@@ -33,6 +33,7 @@ from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.dependents import Dependents
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.outcomes import CellResult, RawResult
+from jaxcompat.model.stages import Ended
 from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import CellStatus, TestStatus, UserTestStatus
 from jaxcompat.operations import commitbisect, crater, usertests
@@ -167,11 +168,11 @@ class Steps:
         if self.held is None:
             base = self.baseline()
             scratch = CellResult(id=base.id, python=base.python, backend=base.backend, status=CellStatus.OK)
-            try:
-                _done, _python, text = cells.resolved(base, self.matrix, scratch, self.state_dir, cells.Options())
-            except cells.Stop:
+            got = cells.resolved(base, self.matrix, scratch, self.state_dir, cells.Options())
+            if isinstance(got, Ended):
                 raise BaselineMissing(f"the baseline of {self.target.root.name} could not be resolved: "
-                                      f"{scratch.status}: {scratch.message}") from None
+                                      f"{got.status}: {got.message}")
+            _done, _python, text = got
             aside = {self.package, *FORCED.get(self.package, ())}
             self.held = {d: v for d, v in cells.lock_versions(text).items() if d not in aside}
         return self.held

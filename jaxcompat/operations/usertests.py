@@ -33,6 +33,7 @@ from jaxcompat.knowledge.warnings import new as new_warnings
 from jaxcompat.model.matrix import ANY, Cell, Matrix
 from jaxcompat.model.outcomes import CellResult, RawResult
 from jaxcompat.model.sides import Sides
+from jaxcompat.model.stages import Ended
 from jaxcompat.model.usertests import TEST_CLASSES, Comparison, UserTest, changed, failing, settled, test_class
 from jaxcompat.model.vocab import CellStatus, FlakyOrigin, Phase, TestStatus, UserTestSide, UserTestStatus
 from jaxcompat.report.scrub import Scrubber
@@ -274,13 +275,12 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
     from jaxcompat.run import cell as cells
 
     scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
-    try:
-        done, built = cells.prepare(cell, matrix, scratch, state_dir)  # as the matrix and check.json do
-    except cells.Stop:
-        message = Scrubber({str(Path.home()): "~"},
-                           envs_dir=StateDir(state_dir).envs)(f"{scratch.status}: {scratch.message}")
-        cause = message.strip().splitlines()[-1] if message.strip() else scratch.status
-        return Observed(error=message, status=scratch.status, cause=cause)
+    got = cells.prepare(cell, matrix, scratch, state_dir)  # as the matrix and check.json do
+    if isinstance(got, Ended):
+        message = Scrubber({str(Path.home()): "~"}, envs_dir=StateDir(state_dir).envs)(f"{got.status}: {got.message}")
+        cause = message.strip().splitlines()[-1] if message.strip() else got.status
+        return Observed(error=message, status=got.status, cause=cause)
+    done, built = got
     workdir = StateDir(state_dir).run(f"{cell.id}-user")
     run = run_cases(built.python, target.root, list(nodeids or target.only), backend=done.backend, imports=[],
                     timeout_s=target.timeout_s or matrix.settings.case_timeout_s, workdir=workdir,
@@ -405,10 +405,7 @@ def build(cell: Cell, matrix: Matrix, state_dir: Path) -> None:
     from jaxcompat.run import cell as cells
 
     scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
-    try:
-        cells.prepare(cell, matrix, scratch, state_dir)
-    except cells.Stop:
-        pass
+    cells.prepare(cell, matrix, scratch, state_dir)
 
 
 @dataclass(frozen=True)
@@ -530,10 +527,10 @@ def hold_to_baseline(candidate: Cell, baseline: Cell, matrix: Matrix, state_dir:
     from jaxcompat.run import cell as cells
 
     scratch = CellResult(id=baseline.id, python=baseline.python, backend=baseline.backend, status=CellStatus.OK)
-    try:
-        _done, _python, lock = cells.resolved(baseline, matrix, scratch, state_dir, cells.Options())
-    except cells.Stop:
+    got = cells.resolved(baseline, matrix, scratch, state_dir, cells.Options())
+    if isinstance(got, Ended):
         return candidate
+    _done, _python, lock = got
     return hold(candidate, lock_versions(lock))
 
 

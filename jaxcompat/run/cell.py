@@ -20,6 +20,7 @@ from jaxcompat.knowledge import learned, rules
 from jaxcompat.knowledge.outcomes import check_import_rules, classify, classify_cell_error
 from jaxcompat.model.matrix import Cell, Matrix
 from jaxcompat.model.outcomes import FAILING_OUTCOMES, CellResult, render_failed_imports
+from jaxcompat.model.stages import Ended
 from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Outcome
 from jaxcompat.plugin.backends import backend_of, describe_device
 from jaxcompat.plugin.loaded import describe_shadowed
@@ -112,7 +113,13 @@ def run_cell(cell: Cell, matrix: Matrix, *, state_dir: Path, reports_dir: Path |
     result = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK,
                         requested=dict(cell.pins), date=cell.date)
     try:
-        _run(cell, matrix, result, state_dir, opts)
+        ended = _run(cell, matrix, result, state_dir, opts)
+        if ended is not None:  # the result says how the cell ended (without an outcome: which rule explains it)
+            result.status, result.message = ended.status, ended.message
+            if ended.outcome:
+                result.outcome = ended.outcome
+            else:
+                classify_cell_error(result, "resolve", matrix.failures, ended.pins)
     finally:
         result.timings["total_s"] = round(time.perf_counter() - t0, 3)
         scrub.cell(result)
@@ -121,44 +128,59 @@ def run_cell(cell: Cell, matrix: Matrix, *, state_dir: Path, reports_dir: Path |
     return result
 
 
-class Stop(Exception):
-    """The cell ended early; its result says why."""
-
-
-def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: Options) -> None:
-    """The stages of a cell, each of which may end it with a result (``Stop``)."""
-    try:
-        unavailable_backend(cell, result)
-        cell, python_exe, lock_text = resolved(cell, matrix, result, state_dir, opts)
-        run = observe(cell, python_exe, lock_text, matrix, result, state_dir, opts)
-        judge(result, run, matrix.failures, cell.backend, lock_versions(lock_text), opts.scrub)
-        record_sources(cell, lock_text, run, result, state_dir)
-        explain_skips(result)
-    except Stop:
-        return
+def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: Options) -> Ended | None:
+    """The stages of a cell in order, each returning what the next needs, or how the cell ended
+    (``Ended``, which ``run_cell`` alone folds into the result)."""
+    ended = unavailable_backend(cell)
+    if ended is not None:
+        return ended
+    got = resolved(cell, matrix, result, state_dir, opts)
+    if isinstance(got, Ended):
+        return got
+    cell, python_exe, lock_text = got
+    run = observe(cell, python_exe, lock_text, matrix, result, state_dir, opts)
+    if isinstance(run, Ended):
+        return run
+    judge(result, run, matrix.failures, cell.backend, lock_versions(lock_text), opts.scrub)
+    record_sources(cell, lock_text, run, result, state_dir)
+    explain_skips(result)
+    return None
 
 
 def resolved(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: Options,
-             settle: bool = True) -> tuple[Cell, str, str]:
+             settle: bool = True) -> tuple[Cell, str, str] | Ended:
     """The one way a cell's environment is decided, for the matrix, ``check --tests``, the crater
     and the cache key alike: (the cell completed, its interpreter, its lock) — complete what the
     cell leaves open, walk back what learned records say does not import, lock, settle what the
     suite added (``settle=False``: not, as for a cache key, which must not import packages in real
-    environments). Any stage may end the cell (``Stop``, the cause in ``result``)."""
-    cell, python_exe = complete(cell, matrix, result, state_dir)
+    environments). Any stage may end the cell: then how (``Ended``)."""
+    got = complete(cell, result, state_dir)
+    if isinstance(got, Ended):
+        return got
+    cell, python_exe = got
     cell, applied = avoid_learned(cell, matrix, result, state_dir)
     lock_text = locked(cell, python_exe, matrix, result, state_dir, opts)
-    if settle:
-        cell, lock_text = settle_added(cell, python_exe, lock_text, matrix, result, state_dir, opts, applied)
+    if isinstance(lock_text, Ended):
+        return lock_text
+    if not settle:
+        return cell, python_exe, lock_text
+    got = settle_added(cell, python_exe, lock_text, matrix, result, state_dir, opts, applied)
+    if isinstance(got, Ended):
+        return got
+    cell, lock_text = got
     return cell, python_exe, lock_text
 
 
 def prepare(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
-            opts: Options | None = None) -> tuple[Cell, envs.BuiltEnv]:
-    """A ready environment: ``resolved``, then installed (or found installed)."""
+            opts: Options | None = None) -> tuple[Cell, envs.BuiltEnv] | Ended:
+    """A ready environment: ``resolved``, then installed (or found installed); or how it ended."""
     opts = opts or Options()
-    done, python_exe, lock_text = resolved(cell, matrix, result, state_dir, opts)
-    return done, install(done, python_exe, lock_text, matrix, result, state_dir, opts)
+    got = resolved(cell, matrix, result, state_dir, opts)
+    if isinstance(got, Ended):
+        return got
+    done, python_exe, lock_text = got
+    built = install(done, python_exe, lock_text, result, state_dir, opts)
+    return built if isinstance(built, Ended) else (done, built)
 
 
 def record_sources(cell: Cell, lock_text: str, run: CellRun, result: CellResult, state_dir: Path) -> None:
@@ -173,14 +195,13 @@ def record_sources(cell: Cell, lock_text: str, run: CellRun, result: CellResult,
     result.index = cell.index.to_dict() if cell.index else {}
 
 
-def unavailable_backend(cell: Cell, result: CellResult) -> None:
+def unavailable_backend(cell: Cell) -> Ended | None:
+    """The cell's end where this machine cannot run its backend."""
     missing = backend_missing(cell.backend)
-    if missing:
-        result.status, result.outcome, result.message = CellStatus.BACKEND_MISSING, CellOutcome.UNAVAILABLE, missing
-        raise Stop
+    return Ended(CellStatus.BACKEND_MISSING, missing, CellOutcome.UNAVAILABLE) if missing else None
 
 
-def complete(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path) -> tuple[Cell, str]:
+def complete(cell: Cell, result: CellResult, state_dir: Path) -> tuple[Cell, str] | Ended:
     """Fill in what the cell leaves open (jaxlib, Python, date); find the interpreter."""
     t = time.perf_counter()
     try:
@@ -189,16 +210,11 @@ def complete(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path) ->
         python_exe = find_python(done.python)
         date, why = (done.date, []) if done.date else resolution.resolution_date(done, StateDir(state_dir).cache)
     except (resolution.ResolutionError, releases.IndexError_) as e:
-        result.status, result.message = CellStatus.UNRESOLVABLE, str(e)
-        classify_cell_error(result, "resolve", matrix.failures, cell.exact_pins())
-        raise Stop from None
+        return Ended(CellStatus.UNRESOLVABLE, str(e), pins=cell.exact_pins())
     except PythonMissing as e:
-        result.status, result.outcome, result.message = CellStatus.PYTHON_MISSING, CellOutcome.UNAVAILABLE, str(e)
-        raise Stop from None
+        return Ended(CellStatus.PYTHON_MISSING, str(e), CellOutcome.UNAVAILABLE)
     except OSError as e:
-        result.status, result.outcome = CellStatus.INSTALL_ERROR, CellOutcome.CELL_ERROR
-        result.message = f"reading the index: {e}"
-        raise Stop from None
+        return Ended(CellStatus.INSTALL_ERROR, f"reading the index: {e}", CellOutcome.CELL_ERROR)
     result.python, result.date = done.python, date
     result.notes.extend(found + why)
     if "jaxlib" in done.pins and "jaxlib" not in cell.pins and not found:
@@ -222,7 +238,7 @@ def avoid_learned(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Pat
 
 
 def settle_added(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result: CellResult,
-                 state_dir: Path, opts: Options, applied: list) -> tuple[Cell, str]:
+                 state_dir: Path, opts: Options, applied: list) -> tuple[Cell, str] | Ended:
     """Every package the suite added imports with the user's pins, or is walked back, or left
     out (jaxcompat/knowledge/learned.py): never a reason to call the candidate broken."""
     if not cell.added:
@@ -232,9 +248,7 @@ def settle_added(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, re
     try:
         s = learned.settle(cell, lock_text, world, lock_versions, ECOSYSTEM, applied)
     except envs.BuildError as e:
-        result.status, result.message = e.status, e.message
-        classify_cell_error(result, "resolve", matrix.failures, cell.exact_pins())
-        raise Stop from None
+        return Ended(e.status, e.message, pins=cell.exact_pins())
     result.timings["settle_s"] = round(time.perf_counter() - t, 3)
     result.added = dict(s.added)
     result.notes.extend(s.notes)
@@ -255,16 +269,14 @@ def explain_skips(result: CellResult) -> None:
 
 
 def locked(cell: Cell, python_exe: str, matrix: Matrix, result: CellResult, state_dir: Path,
-           opts: Options) -> str:
+           opts: Options) -> str | Ended:
     """The cell's lock: what would be installed (resolved once, then read from the lock cache)."""
     try:
         text, notes, resolve_s = envs.lock(cell, python_exe, cell.date, matrix.settings.harness,
                                            StateDir(state_dir).envs, StateDir(state_dir).locks,
                                            reuse_failure=opts.use_cache)
     except envs.BuildError as e:
-        result.status, result.message = e.status, e.message
-        classify_cell_error(result, "resolve", matrix.failures, cell.exact_pins())
-        raise Stop from None
+        return Ended(e.status, e.message, pins=cell.exact_pins())
     result.timings["resolve_s"] = resolve_s
     result.notes.extend(notes)
     result.versions = key_versions(lock_versions(text))
@@ -272,7 +284,7 @@ def locked(cell: Cell, python_exe: str, matrix: Matrix, result: CellResult, stat
 
 
 def observe(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result: CellResult,
-            state_dir: Path, opts: Options) -> CellRun:
+            state_dir: Path, opts: Options) -> CellRun | Ended:
     """What the cases did in this environment: re-used where the inputs are unchanged, run
     (after installing, if need be) where they are not."""
     cache = ResultCache(state_dir)
@@ -290,7 +302,9 @@ def observe(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result:
     if env_entry is not None and (env_entry.import_failed or not todo):
         return _from_cache(env_entry, hits, result)
 
-    built = install(cell, python_exe, lock_text, matrix, result, state_dir, opts)
+    built = install(cell, python_exe, lock_text, result, state_dir, opts)
+    if isinstance(built, Ended):
+        return built
     imports = [d for d in cell.pins if d in ECOSYSTEM and d in lock_versions(lock_text)]
     try:
         run, result.timings["pytest_s"] = run_repeated(
@@ -298,9 +312,7 @@ def observe(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result:
             timeout_s=matrix.settings.case_timeout_s, workdir=StateDir(state_dir).run(cell.id),
             extra_env=opts.extra_env)
     except Interrupted:
-        result.status, result.outcome = CellStatus.NOT_RUN, CellOutcome.INTERRUPTED
-        result.message = "the run was interrupted before this cell finished"
-        raise Stop from None
+        return Ended(CellStatus.NOT_RUN, "the run was interrupted before this cell finished", CellOutcome.INTERRUPTED)
     if opts.repeat == 1 and run.versions:
         _store(cache, env, keys, run, [a for a in narrow if a not in hits])
     return _merge(run, hits, result)
@@ -311,11 +323,10 @@ def input_key(cell: Cell, matrix: Matrix, state_dir: Path, case_args: list[str] 
     case modules and the harness): CI restores a cell's cached results under this key. A cell
     that cannot be locked gets a key of its failure (it runs again, which is cheap)."""
     result = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
-    try:
-        unavailable_backend(cell, result)
-        done, python_exe, lock_text = resolved(cell, matrix, result, state_dir, Options(), settle=False)
-    except Stop:
-        return f"{result.status}-{resultcache._sha(result.message)[:12]}"
+    got = unavailable_backend(cell) or resolved(cell, matrix, result, state_dir, Options(), settle=False)
+    if isinstance(got, Ended):
+        return f"{got.status}-{resultcache._sha(got.message)[:12]}"
+    done, python_exe, lock_text = got
     harness = resultcache.harness_digest(matrix.root, matrix.settings.cases_dir)
     env = resultcache.env_key(lock_text, python_exe, done.backend, None, harness)
     modules, narrow = resultcache.case_modules(matrix.root, case_args or [matrix.settings.cases_dir])
@@ -323,14 +334,13 @@ def input_key(cell: Cell, matrix: Matrix, state_dir: Path, case_args: list[str] 
                             *narrow)[:24]
 
 
-def install(cell: Cell, python_exe: str, lock_text: str, matrix: Matrix, result: CellResult,
-            state_dir: Path, opts: Options) -> envs.BuiltEnv:
+def install(cell: Cell, python_exe: str, lock_text: str, result: CellResult,
+            state_dir: Path, opts: Options) -> envs.BuiltEnv | Ended:
+    """The cell's environment, installed from its lock (or found installed)."""
     try:
         built = envs.install(cell, python_exe, lock_text, StateDir(state_dir).envs, opts.compile_bytecode)
     except envs.BuildError as e:
-        result.status, result.message = e.status, e.message
-        classify_cell_error(result, "resolve", matrix.failures, cell.exact_pins())
-        raise Stop from None
+        return Ended(e.status, e.message, pins=cell.exact_pins())
     result.timings.update(built.timings)
     if built.reused:
         result.notes.append("environment reused (matches its lock)")
