@@ -39,6 +39,8 @@ from jaxcompat.report import bisect as bisect_report
 from jaxcompat.report import commitbisect as commitbisect_report
 from jaxcompat.report import draftrules, reports
 from jaxcompat.report import region as region_report
+from jaxcompat.report.progress import ProgressLine
+from jaxcompat.run import runner
 
 NAME = "bisect"
 
@@ -79,6 +81,7 @@ def run(args) -> int:
 
 
 def bisect_with(args, matrix: Matrix) -> int:
+    runner.show_progress(ProgressLine(sys.stderr))  # each step's tests done, on stderr
     try:
         for p in args.pins:
             parse_requirement(p)

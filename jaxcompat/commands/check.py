@@ -21,6 +21,8 @@ from jaxcompat.report import apiexplain as apiexplain_report
 from jaxcompat.report import check as check_report
 from jaxcompat.report import reports
 from jaxcompat.report.candidate import candidate_verdict
+from jaxcompat.report.progress import ProgressLine
+from jaxcompat.run import runner
 from jaxcompat.run.cell import run_cell
 
 NAME = "check"
@@ -199,6 +201,7 @@ def _check_user_tests(result, cell, baseline, target, matrix, reports_dir: Path,
     tests' new warnings) leads the verdict; it never fails the check."""
     from jaxcompat.operations import usertests
 
+    runner.show_progress(ProgressLine(sys.stderr))  # each side's tests done, on stderr
     cmp = usertests.compare(cell, baseline, target, matrix, Path(args.state), progress=print, confirm=confirm)
     ours, _ = candidate_verdict(result, matrix)
     warned, health, learned = _announced(cmp, target, args, matrix.failures)
