@@ -39,6 +39,8 @@ from jaxcompat.report import draftrules, reports
 from jaxcompat.report import region as region_report
 from jaxcompat.report.emit import emit
 from jaxcompat.report.outputs import BisectReport, CommitBisectReport
+from jaxcompat.report.progress import ProgressLine
+from jaxcompat.run import runner
 
 NAME = "bisect"
 
@@ -80,6 +82,7 @@ def run(args) -> int:
 
 
 def bisect_with(args, matrix: Matrix) -> int:
+    runner.show_progress(ProgressLine(sys.stderr))  # each step's tests done, on stderr
     try:
         for p in args.pins:
             parse_requirement(p)

@@ -14,6 +14,8 @@ from jaxcompat.operations import check
 from jaxcompat.report.draftrules import after_run
 from jaxcompat.report.emit import emit
 from jaxcompat.report.outputs import CellReport, UserTestsReport
+from jaxcompat.report.progress import ProgressLine
+from jaxcompat.run import runner
 
 NAME = "check"
 _SAY = functools.partial(print, flush=True)  # progress, as it happens
@@ -73,6 +75,8 @@ def run(args) -> int:
         print(f"error: {setup.refused}", file=sys.stderr)
         return EXIT_CONFIG
     reports_dir = Path(args.reports)
+    if setup.target is not None:
+        runner.show_progress(ProgressLine(sys.stderr))  # each side's tests done, on stderr
     with run_lock(reports_dir):
         verdict = check.judge(setup, say=_SAY)
         files = emit(verdict.output, reports_dir, args.format)

@@ -19,6 +19,8 @@ from jaxcompat.env.resolution import AUTO
 from jaxcompat.model.index import NO_INDEX
 from jaxcompat.report.emit import emit
 from jaxcompat.report.outputs import CraterReport
+from jaxcompat.report.progress import ProgressLine
+from jaxcompat.run import runner
 
 NAME = "crater"
 SHARDS = 8  # the workflow's job matrix (.github/workflows/crater.yml); the cost line's default
@@ -239,6 +241,7 @@ def _run(crater, chosen, deps, plan, matrix, args, out_dir: Path) -> bool:
     print(shown(f"crater: {' '.join(plan.candidate)} against {' '.join(plan.baseline)}; {len(chosen)} dependents"
                 + (f", shard {args.shard}: {', '.join(d.unit for d in deps)}" if args.shard else "")
                 + (f"; dependents as of {args.as_of}" if args.as_of else "")), flush=True)
+    runner.show_progress(ProgressLine(sys.stderr))  # each side's tests done, on stderr
     try:
         with crater.interruptible():
             crater.run(deps, plan, matrix, Path(args.state), out_dir, progress=lambda s: print(s, flush=True),
@@ -254,6 +257,7 @@ def _bisect(results, plan, matrix, dependents, args, out_dir: Path) -> None:
     from jaxcompat.operations import crater, craterbisect
 
     shown = crater.boundary(plan, dependents.dependents, Path(args.state))
+    runner.show_progress(ProgressLine(sys.stderr))
     craterbisect.run(out_dir, results, plan, matrix, dependents, Path(args.state), mode=args.bisect,
                      progress=lambda s: print(shown(s), flush=True))
 

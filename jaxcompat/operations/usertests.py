@@ -284,7 +284,7 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
     workdir = StateDir(state_dir).run(f"{cell.id}-user")
     run = run_cases(built.python, target.root, list(nodeids or target.only), backend=done.backend, imports=[],
                     timeout_s=target.timeout_s or matrix.settings.case_timeout_s, workdir=workdir,
-                    project=True, max_restarts=MAX_RESTARTS, extra_env=dict(target.env))
+                    project=True, max_restarts=MAX_RESTARTS, extra_env=dict(target.env), label=cell.id)
     # the tests' own messages and tracebacks name the environment, the project and the home folder:
     # scrubbed here, before anything is clipped, judged or written (report.scrub)
     scrub = Scrubber({str(target.root) + "/": "", str(target.root): "<project>",

@@ -27,6 +27,7 @@ IMPORT_FAILED_RC = 3
 STOP = threading.Event()  # set on interruption: no case starts again, running ones are killed
 _ACTIVE: set[subprocess.Popen] = set()
 _ACTIVE_LOCK = threading.Lock()
+_PROGRESS: list = []  # at most one sink (report/progress.py's ProgressLine) told a project's run as it goes
 
 
 class Interrupted(Exception):
@@ -40,6 +41,40 @@ def stop_all() -> None:
         procs = list(_ACTIVE)
     for proc in procs:
         _kill_group(proc)
+
+
+def show_progress(sink) -> None:
+    """Tell ``sink`` (``update``/``end``: label, tests done, collected, failed, seconds) how each
+    run of a project's tests (``project=True``: check --tests, the crater, bisect) goes; None: nobody."""
+    _PROGRESS[:] = [sink] if sink is not None else []
+
+
+class _Progress:
+    """The counts of one ``run_cases`` across its attempts, passed on to the sink. A sink that
+    fails is dropped: what it shows never changes what the run records."""
+
+    def __init__(self, label: str, done: set[str]):
+        self.sink = _PROGRESS[0] if _PROGRESS else None
+        self.label, self.done, self.t0 = label, done, time.perf_counter()
+        self.total: int | None = None
+        self.failed = 0
+
+    def tell(self, events: list[dict], final: bool = False) -> None:
+        if self.sink is None:
+            return
+        try:
+            found = [ev for ev in events if ev.get("event") == "result" and ev.get("case") not in self.done]
+            collected = next((ev for ev in events if ev.get("event") == "collected"), None)
+            if self.total is None and collected is not None:
+                self.total = len(collected.get("cases") or [])
+            failed = self.failed + sum(ev.get("status") == TestStatus.FAILED for ev in found)
+            counts = (self.label, len(self.done) + len(found), self.total, failed, time.perf_counter() - self.t0)
+            (self.sink.end if final else self.sink.update)(*counts)
+        except Exception:  # noqa: BLE001 - the display's failure is never the run's
+            self.sink = None
+
+    def attempt_done(self, run: CellRun) -> None:
+        self.failed = sum(r.status in (TestStatus.FAILED, TestStatus.CRASH, TestStatus.TIMEOUT) for r in run.results)
 
 
 @dataclass
@@ -131,12 +166,13 @@ class Attempt:
 def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str,
               imports: list[str], timeout_s: float, workdir: Path,
               extra_env: dict[str, str] | None = None, max_restarts: int = 50,
-              project: bool = False) -> CellRun:
+              project: bool = False, label: str = "") -> CellRun:
     """Run ``case_args`` (paths or node ids) under pytest in the cell's interpreter, restarting
     it on the cases not yet run after a timeout or a crash (like pytest-xdist's workers).
 
     ``project``: ``root`` is a user's project (or tests folder), run with its own pytest
-    configuration; tracebacks keep its frames."""
+    configuration; tracebacks keep its frames, and its progress (``label``: the side) is shown
+    to the sink of ``show_progress``."""
     workdir.mkdir(parents=True, exist_ok=True)
     run = CellRun()
     done: set[str] = set()
@@ -146,11 +182,13 @@ def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str
     log_path.write_text("")
     env = pytest_env(root, workdir, backend, imports, extra_env, project)
     t0 = time.perf_counter()
+    shown = _Progress(label or workdir.name, done) if project else None
     for attempt in range(max_restarts + 1):
         events_path = workdir / f"events-{attempt}.jsonl"
         events_path.unlink(missing_ok=True)
         step = watch(pytest_command(env_python, root, pending, project), root,
-                     {**env, "JAXCOMPAT_RESULTS": str(events_path)}, events_path, log_path, timeout_s)
+                     {**env, "JAXCOMPAT_RESULTS": str(events_path)}, events_path, log_path, timeout_s,
+                     shown.tell if shown else None)
         run.rc = step.rc
         collected = collected or next((list(ev["cases"]) for ev in step.events if ev.get("event") == "collected"), None)
         running = record(step.events, run, done)
@@ -164,6 +202,11 @@ def run_cases(env_python: str, root: Path, case_args: list[str], *, backend: str
         pending = [c for c in collected or [] if c not in done]
         if not pending:
             break
+        if shown:
+            shown.attempt_done(run)
+    if shown:
+        shown.attempt_done(run)
+        shown.tell([], final=True)
     run.pytest_s = round(time.perf_counter() - t0, 3)
     run.log_tail = log_path.read_text(encoding="utf-8", errors="replace")[-4000:]
     return run
@@ -200,9 +243,9 @@ def pytest_env(root: Path, workdir: Path, backend: str, imports: list[str],
 
 
 def watch(argv: list[str], cwd: Path, env: dict[str, str], events_path: Path, log_path: Path,
-          timeout_s: float) -> Attempt:
+          timeout_s: float, tell=None) -> Attempt:
     """Start pytest and watch its event stream: kill its process group when a case runs past
-    ``timeout_s`` or the whole run is stopped (``Interrupted``)."""
+    ``timeout_s`` or the whole run is stopped (``Interrupted``); ``tell`` is given the events so far."""
     with open(log_path, "a", encoding="utf-8") as log:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
@@ -214,7 +257,10 @@ def watch(argv: list[str], cwd: Path, env: dict[str, str], events_path: Path, lo
             if STOP.is_set():
                 _kill_group(proc)
                 break
-            timed_out = _overdue(_read_events(events_path), timeout_s)
+            events = _read_events(events_path)
+            if tell is not None:
+                tell(events)
+            timed_out = _overdue(events, timeout_s)
             if timed_out:
                 _kill_group(proc)
                 break
