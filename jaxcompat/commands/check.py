@@ -10,7 +10,6 @@ from jaxcompat._util.exits import EXIT_CONFIG
 from jaxcompat._util.lock import run_lock
 from jaxcompat.commands import options
 from jaxcompat.model import verdicts
-from jaxcompat.operations import check
 from jaxcompat.report.draftrules import after_run
 from jaxcompat.report.emit import emit
 from jaxcompat.report.outputs import CellReport, UserTestsReport
@@ -69,6 +68,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from jaxcompat.operations import check  # here, not at the top: `--help` reads no use case
+
     request = _request(args)
     setup = check.prepare(request, say=_SAY)
     if setup.refused:
@@ -96,9 +97,11 @@ def run(args) -> int:
     return decision.code
 
 
-def _request(args) -> check.CheckRequest:
+def _request(args):
     """What was asked, as the operation reads it (the matrix and its rules read and checked here, the
-    rest there, before anything is downloaded)."""
+    rest there, before anything is downloaded): an ``operations.check.CheckRequest``."""
+    from jaxcompat.operations import check
+
     matrix = options.load_matrix(args)
     given = tuple(x for x in ("requirements", "requirement_files", "tests", "baseline", "extra", "group", "with_")
                   if getattr(args, x))
