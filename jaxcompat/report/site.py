@@ -23,8 +23,8 @@ from jaxcompat.report import history as history_page
 from jaxcompat.report import html
 
 # the site's own rules, over the report pages' shell (html.REPORT_CSS: the banner, tables, folds)
-BAR_CSS = """nav.bar{background:#222;padding:.6em 1.5em}nav.bar a{color:#fff;margin-right:1.2em}
-nav.bar a.here{font-weight:700;text-decoration:none}"""
+BAR_CSS = """nav.site{background:#222;padding:.6em 1.5em}nav.site a{color:#fff;margin-right:1.2em}
+nav.site a.here{font-weight:700;text-decoration:none}"""
 CSS = BAR_CSS + """
 table.plain{border-collapse:collapse;background:#fff}table.plain td,table.plain th{border:1px solid #ccc;
 padding:3px 6px;vertical-align:top}main h1{font-size:1.4em}"""
@@ -36,7 +36,7 @@ PAGES = (("index.html", "home"), ("history.html", "history"), ("forecast.html", 
 def _bar(have: set[str], here: str) -> str:
     links = [f'<a href="{name}"{" class=here" if name == here else ""}>{label}</a>'
              for name, label in PAGES if name in have]
-    return f'<nav class="bar">{"".join(links)}</nav>'
+    return f'<nav class="site">{"".join(links)}</nav>'
 
 
 def _shell(title: str, body: str, have: set[str], here: str, css: str = "", top: str = "") -> str:
