@@ -4,7 +4,9 @@ Protocol on a pipe: the standard library only, no browser download, no network).
 The pages: the crater report of every stored run (``reports/crater/*/``, re-rendered into a temporary
 folder with ``crater --report-only`` on a copy), check.html rendered from stored records (a crater
 dependent's tests read as the user's own suite: one broken, one safe, one not judged), and the static
-pages (``STATIC_PAGES``: the survey; the site's pages are added there). Each page is asserted to
+pages (``STATIC_PAGES``: the survey), and every page of the site (``report site``) built from the
+three replayed nights (``reports/nightly-replay``) into a temporary folder (``SITE_PAGES``: index,
+history, forecast, survey, matrix, and each night's crater.html). Each page is asserted to
   - log no console error and throw no exception,
   - show its verdict (``Page.verdict``) inside the first screen (a 1280x800 viewport),
   - unfold a group's ``<details>`` on a click of its summary (``Page.fold``),
@@ -47,12 +49,21 @@ class Page:
     fold: tuple[str, ...] = (".group details", "details")
 
 
-# The hook: static pages (globs under the repository) and what their first screen must show. The
-# site's pages (``report site``) are added here as they are built, e.g.
-# ("site/**/*.html", "#verdict", ("details",)).
+# The hook: static pages (globs under the repository) and what their first screen must show.
 STATIC_PAGES: list[tuple[str, str, tuple[str, ...]]] = [
     ("reports/survey.html", "h1", ()),
     ("reports/survey-edges.html", "h1", ()),
+]
+
+
+# The site's pages (globs under the built site), what their first screen must show, what unfolds.
+SITE_PAGES: list[tuple[str, str, tuple[str, ...]]] = [
+    ("index.html", "#verdict", ()),
+    ("history.html", "#verdict", ("details",)),
+    ("forecast.html", "h1", ()),
+    ("survey.html", "h1", ()),
+    ("matrix.html", "header h1", ("td.band details", "details")),
+    ("nights/*/crater.html", "#verdict", (".group details", "details")),
 ]
 
 
@@ -248,6 +259,18 @@ def _static_pages() -> list[Page]:
     return pages
 
 
+def _site_pages(out: Path) -> list[Page]:
+    """The site as ``nox -s site`` builds it (the committed reports, the three replayed nights)."""
+    from jaxcompat.commands import main
+
+    site = out / "site"
+    assert main(["report", "site", "--history", str(REPO / "reports" / "nightly-replay"), "--out", str(site)]) == 0
+    pages = [Page("site-" + path.relative_to(site).with_suffix("").as_posix().replace("/", "-"), path, verdict, fold)
+             for pattern, verdict, fold in SITE_PAGES for path in sorted(site.glob(pattern))]
+    assert len(pages) == 8, [p.name for p in pages]  # five pages and three nights
+    return pages
+
+
 # ------------------------------------------------------------------ the assertions
 
 
@@ -310,7 +333,7 @@ def browser(tmp_path_factory):
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory) -> list[Page]:
     out = tmp_path_factory.mktemp("pages")
-    return _crater_pages(out) + _check_pages(out) + _static_pages()
+    return _crater_pages(out) + _check_pages(out) + _static_pages() + _site_pages(out)
 
 
 def _problems(browser: Browser, page: Page, shots: Path) -> list[str]:
@@ -334,6 +357,7 @@ def test_every_page_opens_clean_with_its_verdict_first_a_fold_that_opens_and_no_
     shots = Path(os.environ.get("JAXCOMPAT_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
     shots.mkdir(parents=True, exist_ok=True)
     assert any(p.name.startswith("crater-") for p in pages) and any(p.name.startswith("check-") for p in pages)
+    assert any(p.name == "site-history" for p in pages)
     problems = [f"{page.name}: {why}" for page in pages for why in _problems(browser, page, shots)]
     print(f"{len(pages)} pages opened; screenshots in {shots}", file=sys.stderr)
     assert not problems, "\n".join(problems)

@@ -246,5 +246,25 @@ def test_a_break_still_open_on_the_newest_night_leads_the_pages(tmp_path):
     assert said in out.stdout
     for page in ("index.html", "history.html"):
         text = (tmp_path / "site" / page).read_text(encoding="utf-8")
-        assert f'<p class="verdict failing">{html.escape(said)}</p>' in text
+        assert f'id="verdict"><div class="word">not safe</div><div class="head">{html.escape(said)}</div>' in text
+        assert text.index('id="verdict"') < text.index("<main>")  # the banner first, under the site's bar
     assert _text(tmp_path / "site" / "history.html").count("still broken (last seen 2024-09-11)") == 4
+
+
+def test_a_night_s_page_links_only_to_files_the_site_keeps(tmp_path):
+    """The night's crater.html links to its crater.md, crater.xml and draft-rules.toml: what the site
+    keeps stays a link; what it does not keep (crater.xml, and here a crater.md the night lacks) is text."""
+    night = tmp_path / "nights" / "2024-09-11"
+    shutil.copytree(REPLAY / "2024-09-11", night)
+    (night / "crater.md").unlink()
+    out = _site("--reports", str(tmp_path / "none"), "--history", str(tmp_path / "nights"),
+                "--out", str(tmp_path / "site"))
+    assert out.returncode == 0, out.stderr
+    kept = tmp_path / "site" / "nights" / "2024-09-11"
+    page = (kept / "crater.html").read_text(encoding="utf-8")
+    assert 'href="draft-rules.toml"' in page and (kept / "draft-rules.toml").is_file()
+    assert 'href="crater.json"' in page and (kept / "crater.json").is_file()
+    assert 'href="crater.md"' not in page and 'href="crater.xml"' not in page
+    assert '<span title="not kept by the site">crater.md</span>' in page
+    assert '<span title="not kept by the site">crater.xml</span>' in page
+    assert not (kept / "crater.md").exists() and not (kept / "crater.xml").exists()

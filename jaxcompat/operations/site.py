@@ -23,7 +23,9 @@ from jaxcompat.model.site import Site
 from jaxcompat.report.scrub import Scrubber
 
 NIGHT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # a night's folder: its name becomes a link
-KEPT = ("crater.json", "crater.html", "crater.md", "bisect.json")  # what the site keeps of a night
+# what the site keeps of a night (crater.xml, the JUnit file, is left: a link to it becomes text)
+KEPT = ("crater.json", "crater.html", "crater.md", "bisect.json", "draft-rules.toml")
+_LOCAL_LINK = re.compile(r'<a href="(?P<href>[^"#:/?]+)"[^>]*>(?P<text>.*?)</a>', re.S)
 
 
 class SiteError(Exception):
@@ -85,16 +87,24 @@ def read_nights(folder: Path, data: Scrubber, page: Scrubber, copies: dict[str, 
             raise SiteError(f"{sub}: a night's folder is named by letters, digits, '.', '_' and '-' only "
                             "(its name becomes a link); rename it, e.g. by its day: 2026-11-20")
         nights.append(read_night(sub, data))
-        for name in KEPT:
-            if (sub / name).is_file():
-                text = (sub / name).read_text(encoding="utf-8")
-                copies[f"nights/{sub.name}/{name}"] = (page if name.endswith(".html") else data)(text)
+        here = [n for n in KEPT if (sub / n).is_file()]
+        for name in here:
+            text = (sub / name).read_text(encoding="utf-8")
+            copies[f"nights/{sub.name}/{name}"] = (_unlinked(page(text), here) if name.endswith(".html")
+                                                   else data(text))
         kept = [f"nights/{sub.name}/{n}" for n in ("crater.html", "crater.json") if (sub / n).is_file()]
         nights[-1] = _with_report(nights[-1], kept[0])
     if not nights:
         raise SiteError(f"{folder}: holds no night (no SUBFOLDER/crater.json); give the folder whose "
                         "subfolders are the nights, each with the crater.json of that night's run")
     return nights
+
+
+def _unlinked(text: str, kept: list[str]) -> str:
+    """A night's page with each link to a file beside it that the site does not keep (crater.xml)
+    made text: no link in the site leads to nothing."""
+    return _LOCAL_LINK.sub(lambda m: m[0] if m["href"] in kept else
+                           f'<span title="not kept by the site">{m["text"]}</span>', text)
 
 
 def _with_report(night: Night, report: str) -> Night:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from jaxcompat.env.commits import REPOSITORIES
 from jaxcompat.model.history import ABSENT, Break, Commit, History, Mark, Night
 from jaxcompat.model.vocab import DependentVerdict
-from jaxcompat.report.html import esc
+from jaxcompat.report.html import banner, esc, fold
 
 CSS = """table.marks td.m{width:2.6em;height:1.7em;text-align:center;border:1px solid #fff;font-weight:600}
 td.m a{color:inherit;text-decoration:none;display:block}
@@ -124,10 +124,21 @@ def headline(h: History) -> tuple[bool, str]:
                    f"the oldest appeared on the night of {min(b.appeared for b in still)}.")
 
 
-def body(h: History, nights_from: str) -> str:
+def banner_of(h: History, nights_from: str) -> str:
+    """The headline as the page's verdict banner: not safe while a break is open, else the newest
+    night's own verdict (its crater's exit status)."""
     ok, said = headline(h)
-    return (f'<h1>The nightly crater: history</h1><p class="verdict {"ok" if ok else "failing"}">{esc(said)}</p>'
-            f"<p>{len(h.nights)} nights from <code>{esc(nights_from)}</code>, oldest first; "
-            "each mark links to that night's report.</p>"
+    newest = h.nights[-1]
+    meta = [f"the newest night's candidate <code>{esc(' '.join(newest.candidate))}</code> against "
+            f"<code>{esc(' '.join(newest.baseline))}</code>; {len(h.nights)} nights from <code>{esc(nights_from)}"
+            "</code>"]
+    return banner(newest.exit if ok else 1, said, meta)
+
+
+def body(h: History, nights_from: str) -> str:
+    """The page under its banner (``banner_of``)."""
+    return (f"<h1>The nightly crater: history</h1><p>{len(h.nights)} nights from <code>{esc(nights_from)}</code>, "
+            "oldest first; each mark links to that night's report.</p>"
             f"<h2>Per dependent, one mark a night</h2>{marks_table(h)}"
-            f"<h2>Breaks</h2>{breaks_table(h)}<h2>The nights</h2>{nights_table(h)}")
+            f"<h2>Breaks</h2>{breaks_table(h)}<h2>The nights</h2>"
+            + fold(f"the {len(h.nights)} nights: candidate, baseline, exit, its report", nights_table(h)))

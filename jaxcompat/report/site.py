@@ -22,13 +22,12 @@ from jaxcompat.model.site import Site
 from jaxcompat.report import history as history_page
 from jaxcompat.report import html
 
-CSS = """body{font:14px system-ui,sans-serif;margin:0 1.5em 2em;max-width:80em}
-nav.bar{background:#222;margin:0 -1.5em 1em;padding:.6em 1.5em}nav.bar a{color:#fff;margin-right:1.2em}
-nav.bar a.here{font-weight:700;text-decoration:none}.verdict{padding:.6em .9em;font-size:1.1em;border-radius:4px}
-.verdict.ok{background:#e3f6e5;border-left:6px solid #3cb44b}
-.verdict.failing{background:#fbe3e3;border-left:6px solid #d62728}
-table{border-collapse:collapse}table.plain td,table.plain th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
-code{font-size:12px}"""
+# the site's own rules, over the report pages' shell (html.REPORT_CSS: the banner, tables, folds)
+BAR_CSS = """nav.site{background:#222;padding:.6em 1.5em}nav.site a{color:#fff;margin-right:1.2em}
+nav.site a.here{font-weight:700;text-decoration:none}"""
+CSS = BAR_CSS + """
+table.plain{border-collapse:collapse;background:#fff}table.plain td,table.plain th{border:1px solid #ccc;
+padding:3px 6px;vertical-align:top}main h1{font-size:1.4em}"""
 
 PAGES = (("index.html", "home"), ("history.html", "history"), ("forecast.html", "forecast"),
          ("survey.html", "survey"), ("matrix.html", "matrix"))
@@ -37,11 +36,18 @@ PAGES = (("index.html", "home"), ("history.html", "history"), ("forecast.html", 
 def _bar(have: set[str], here: str) -> str:
     links = [f'<a href="{name}"{" class=here" if name == here else ""}>{label}</a>'
              for name, label in PAGES if name in have]
-    return f'<nav class="bar">{"".join(links)}</nav>'
+    return f'<nav class="site">{"".join(links)}</nav>'
 
 
-def _shell(title: str, body: str, have: set[str], here: str, css: str = "") -> str:
-    return html.page(title, _bar(have, here) + body, CSS + css)
+def _shell(title: str, body: str, have: set[str], here: str, css: str = "", top: str = "") -> str:
+    """A page of the site: the bar, ``top`` (a verdict banner), then ``body`` in ``<main>``."""
+    return html.page(title, f"{_bar(have, here)}{top}<main>{body}</main>", html.REPORT_CSS + CSS + css)
+
+
+def _with_bar(page: str, have: set[str], here: str) -> str:
+    """A stored page (its own style) with the site's bar at its top."""
+    return page.replace("</head>", f"<style>{BAR_CSS}</style></head>", 1).replace(
+        "<body>", "<body>" + _bar(have, here), 1)
 
 
 def pages(site: Site) -> dict[str, str]:
@@ -52,17 +58,18 @@ def pages(site: Site) -> dict[str, str]:
     have |= {"matrix.html"} if site.matrix is not None else set()
     out = dict(site.copies)
     if "survey.html" in out:  # the stored page as it is, with the site's bar at its top
-        out["survey.html"] = out["survey.html"].replace("<body>", "<body>" + _bar(have, "survey.html"), 1)
+        out["survey.html"] = _with_bar(out["survey.html"], have, "survey.html")
     if site.matrix is not None:
-        out["matrix.html"] = html.render(site.matrix).replace("<body>", "<body>" + _bar(have, "matrix.html"), 1)
+        out["matrix.html"] = _with_bar(html.render(site.matrix), have, "matrix.html")
     if site.history:
         out["history.html"] = _shell("jax-compat: the nightly crater's history",
                                      history_page.body(site.history, site.nights_from), have, "history.html",
-                                     history_page.CSS)
+                                     history_page.CSS, history_page.banner_of(site.history, site.nights_from))
     out["forecast.html"] = _shell("jax-compat: warnings before the break", forecast_body(site), have,
                                   "forecast.html", history_page.CSS)
+    top = history_page.banner_of(site.history, site.nights_from) if site.history else ""
     out["index.html"] = _shell("jax-compat: the JAX ecosystem", index_body(site, have), have, "index.html",
-                               history_page.CSS)
+                               history_page.CSS, top)
     out[".nojekyll"] = ""  # GitHub Pages serves the files as they are
     return out
 
@@ -77,10 +84,8 @@ def write(site: Site, out_dir: Path) -> list[str]:
 
 def index_body(site: Site, have: set[str]) -> str:
     parts = ["<h1>jax-compat: the JAX ecosystem, night by night</h1>"]
-    if site.history:
-        ok, said = history_page.headline(site.history)
-        parts.append(f'<p class="verdict {"ok" if ok else "failing"}">{html.esc(said)}</p>'
-                     f'{history_page.marks_table(site.history)}'
+    if site.history:  # its headline is the page's banner
+        parts.append(f'{history_page.marks_table(site.history)}'
                      f'<p><a href="history.html">The history</a>: each break, the night it appeared, its first '
                      "bad commit and pull request, the night it was fixed.</p>")
     else:
