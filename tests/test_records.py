@@ -100,3 +100,27 @@ def test_a_stored_report_read_and_written_again_is_a_fixed_point(pattern):
         for rec in records:
             once = rec.to_dict()
             assert type(rec).from_dict(json.loads(json.dumps(once))).to_dict() == once, path
+
+
+def test_a_judged_result_stored_without_its_tests_is_unreadable_not_safe(tmp_path):
+    """A part of a split dependent whose stored file lost its ``tests`` (damaged, hand-made) was
+    merged as if nothing broke: exit 0 where the part says broken (red team 5). It is unreadable
+    now: the merge says the part has no result and cannot judge (exit 2)."""
+    import shutil
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    run = tmp_path / "crater" / "split-lineax"
+    shutil.copytree(root / "reports/crater/split-lineax/dependents", run / "dependents")
+    part = run / "dependents" / "lineax.part1-of-2.json"
+    stored = json.loads(part.read_text(encoding="utf-8"))
+    assert stored["verdict"] == "broken"
+    with pytest.raises(RecordError, match="without its tests"):
+        DependentResult.from_dict({k: v for k, v in stored.items() if k != "tests"})
+    part.write_text(json.dumps({k: v for k, v in stored.items() if k != "tests"}), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "jaxcompat", "crater", "--report-only", "--reports", str(tmp_path),
+                           "--name", "split-lineax", "--dependents", str(root / "reports/crater/seeds/core.toml")],
+                          cwd=root, capture_output=True, text=True)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert json.loads((run / "crater.json").read_text(encoding="utf-8"))["exit"] == 2

@@ -71,3 +71,12 @@ def test_a_secret_index_url_on_the_command_line_is_in_no_output(tmp_path):
     assert "https://****@127.0.0.1:9/simple" in said and "127.0.0.1:9" in written  # the index is named...
     for text in (said, written):
         assert SECRET not in text and "__token__" not in text  # ...never its credentials
+
+
+def test_a_password_holding_an_at_sign_is_redacted_whole():
+    """``user:p@ss@host``: the userinfo runs to the last ``@`` (red team 5: the tail ``ss`` showed)."""
+    from jaxcompat._util.redact import redact_text, redact_url
+
+    assert redact_text("failed: https://user:p@ss@host/simple and mail a@b.c") == \
+        "failed: https://****@host/simple and mail a@b.c"
+    assert redact_url("https://user:p@ss@host/simple") == "https://****@host/simple"

@@ -18,7 +18,7 @@ REDACTED = "****"
 _NO_SECRET = {"git"}  # git+ssh://git@github.com/…: a fixed user name, not a credential
 
 # scheme://userinfo@host — anywhere in a text (error messages, uv's output, tracebacks)
-_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s@'\"<>]+)@")
+_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s'\"<>]+)@")  # to the last @: a password may hold one
 
 
 def redact_url(url: str) -> str:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from jaxcompat._util.text import last_line
 from jaxcompat.model import verdicts
 from jaxcompat.model.health import Health
-from jaxcompat.model.records import Record
+from jaxcompat.model.records import Record, RecordError
 from jaxcompat.model.usertests import Comparison, UserTest
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
 
@@ -51,6 +51,16 @@ class DependentResult(Record):
     compared: bool = False  # its tests ran on both sides to a comparison (a judged verdict says so too)
     timeout_s: float = 0.0  # one test's time limit they ran under
     run_id: str = ""  # the invocation (shard) that wrote it: its stored plan's (operations/crater.Plan.run_id)
+
+    @classmethod
+    def upgrade(cls, d: dict) -> dict:
+        """A judged result (broken, safe, none-ran) is its tests: one stored without them (a damaged
+        or hand-made file) cannot be read, never merged as if nothing broke."""
+        judged = (DependentVerdict.BROKEN, DependentVerdict.SAFE, DependentVerdict.NONE_RAN)
+        if d.get("verdict") in judged and not isinstance(d.get("tests"), list):
+            raise RecordError(f"{d.get('name', '?')}: tests: a {d.get('verdict')} result without its tests "
+                              "(the file is damaged: run the dependent again)")
+        return d
 
     def broken(self) -> list[UserTest]:
         return [t for t in self.tests if t.cls == UserTestStatus.BROKEN]
