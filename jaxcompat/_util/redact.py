@@ -18,7 +18,8 @@ REDACTED = "****"
 _NO_SECRET = {"git"}  # git+ssh://git@github.com/…: a fixed user name, not a credential
 
 # scheme://userinfo@host — anywhere in a text (error messages, uv's output, tracebacks)
-_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s'\"<>]+)@")  # to the last @: a password may hold one
+# the userinfo runs to the last @ before the host: a password may hold one
+_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s'\"<>]+)@")
 
 
 def redact_url(url: str) -> str:
