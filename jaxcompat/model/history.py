@@ -5,15 +5,16 @@ nights are read by operations/site.py and the pages rendered by report/history.p
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from jaxcompat.model.records import Record
 from jaxcompat.model.vocab import DependentVerdict
 
 ABSENT = "absent"  # the dependent was not in that night's run: no mark, and it fixes nothing
 
 
 @dataclass(frozen=True)
-class Commit:
+class Commit(Record):
     """The first bad commit of a break, as a bisection answered it (a group's ``first_bad_commit``)."""
 
     package: str
@@ -24,13 +25,12 @@ class Commit:
     shipped_in: str = ""
 
     @classmethod
-    def from_dict(cls, d: dict) -> Commit | None:
-        """The answer of a bisection, or None when it named no single commit."""
+    def answer_of(cls, d: dict) -> Commit | None:
+        """The answer of a bisection (read as a record), or None when it named no single commit."""
         if not isinstance(d, dict) or not d.get("commit") or d.get("range"):
             return None
-        return cls(package=str(d.get("package", "")), commit=str(d["commit"]), title=str(d.get("title", "")),
-                   date=str(d.get("date", ""))[:10], pull_request=str(d.get("pull_request") or ""),
-                   shipped_in=str(d.get("shipped_in") or ""))
+        found = cls.from_dict(d)
+        return replace(found, date=found.date[:10])
 
 
 @dataclass(frozen=True)

@@ -148,7 +148,7 @@ def _group(g: dict, bisected: dict) -> Group:
     answer = g.get("first_bad_commit") or bisected.get(sig) or {}
     deps = g.get("dependents") or sorted(g.get("tests") or {})
     return Group(signature=sig, dependents=tuple(map(str, deps)), explained_by=str(g.get("explained_by") or ""),
-                 draft=str(g.get("draft") or ""), fix=str(g.get("fix") or ""), commit=Commit.from_dict(answer))
+                 draft=str(g.get("draft") or ""), fix=str(g.get("fix") or ""), commit=Commit.answer_of(answer))
 
 
 _ROW = re.compile(r"^\| (?P<pkg>[^|]+?) \| `(?P<what>[^`]*)` \((?P<where>[^)]*)\) \| (?P<removal>[^|]+?) \| "
