@@ -158,11 +158,9 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
         return _done(res, t0)
     res.cells, res.only = {"candidate": cell_c.id, "baseline": cell_b.id}, list(dep.tests)
     res.env = redact_env(dict(target.env))
-    cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress=progress,
-                            jobs=min(2, os.cpu_count() or 1), confirm=_confirm(dep, plan, state_dir),
-                            reuse=plan.reuse_baseline)
+    cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress, min(2, os.cpu_count() or 1),
+                            confirm=_confirm(dep, plan, state_dir), reuse=plan.reuse_baseline)
     res.environments = 2
-    res.baseline_reused = cmp.baseline_reused
     res.tests, res.learned, res.health = list(cmp.tests), dict(cmp.learned), confirm.health(cmp.tests)
     res.ran, res.classes = dict(cmp.ran), counts(cmp.tests)
     res.versions = {"candidate": _eco(cmp.candidate_versions), "baseline": _eco(cmp.baseline_versions)}
@@ -214,7 +212,7 @@ def _judged(res: DependentResult, cmp: Comparison) -> None:
     """The verdict on tests that ran (``model/crater.verdict_of``: the one decision, which a split
     dependent's merged parts get too)."""
     res.verdict, res.cause = verdict_of(cmp)
-    res.compared, res.timeout_s = True, cmp.timeout_s
+    res.compared, res.timeout_s, res.baseline_reused = True, cmp.timeout_s, cmp.baseline_reused
 
 
 def _part(dep: Dependent, root: Path, res: DependentResult) -> tuple[Dependent, str]:

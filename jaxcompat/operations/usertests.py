@@ -513,9 +513,11 @@ def side_key(cell: Cell, target: Target, matrix: Matrix, state_dir: Path) -> str
 
     scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
     got = cells.resolved(cell, matrix, scratch, state_dir, cells.Options())
-    if isinstance(got, Ended) or got[0].index or not resultcache.fixed(got[2], str(target.root) if target.project else ""):
+    if isinstance(got, Ended):
         return None
     done, python_exe, lock = got
+    if done.index or not resultcache.fixed(lock, str(target.root) if target.project else ""):
+        return None
     try:
         files = tree.digest(target.root)
     except OSError:
