@@ -501,7 +501,7 @@ def baseline_side(baseline: Cell, target: Target, matrix: Matrix, state_dir: Pat
 def side_key(cell: Cell, target: Target, matrix: Matrix, state_dir: Path) -> str | None:
     """The key of everything that decides ``cell``'s whole-suite run of ``target``: its lock as
     resolved (every line an exact release, or a direct reference pinned by hash or commit), its
-    interpreter, its backend, the plugin, every file of the project, the tests named, their
+    interpreter, its backend, the plugin and the runner, every file of the project, the tests named, their
     environment variables (given and inherited), their time limit and the run's restarts. None
     where any of it is uncertain (it does not resolve, a lock line may move, another index, the
     project's files cannot be read): then it runs."""
@@ -523,10 +523,18 @@ def side_key(cell: Cell, target: Target, matrix: Matrix, state_dir: Path) -> str
     except OSError:
         return None
     return resultcache.side_key(cell=done.id, lock=lock, python=[done.python, os.path.realpath(python_exe)],
-                                backend=done.backend, plugin=resultcache.plugin_digest(), project=files,
+                                backend=done.backend, project=files, runner=runner_digest(),
+                                plugin=resultcache.plugin_digest(),
                                 kind=target.project, only=list(target.only), env=list(target.env),
                                 inherited=resultcache.inherited(dict(os.environ)), restarts=MAX_RESTARTS,
                                 timeout_s=target.timeout_s or matrix.settings.case_timeout_s)
+
+
+def runner_digest() -> str:
+    """The code that runs pytest and watches it (its argv, environment, restarts, time limits)."""
+    from jaxcompat.run import runner
+
+    return hashlib.sha256(Path(runner.__file__).read_bytes()).hexdigest()
 
 
 def keep(key: str, seen: Observed, state_dir: Path) -> None:
