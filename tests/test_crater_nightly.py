@@ -159,3 +159,26 @@ def test_a_baseline_whose_inputs_moved_is_run_again(tmp_path, change, monkeypatc
 ])
 def test_only_a_lock_whose_every_line_is_fixed_is_reused(lock, project, fixed):
     assert resultcache.fixed(lock, project) is fixed
+
+
+def test_a_side_with_a_test_stopped_or_crashed_is_never_kept_and_a_damaged_one_never_read(tmp_path):
+    from jaxcompat.model.outcomes import RawResult
+    from jaxcompat.model.vocab import CellStatus, TestStatus
+    from jaxcompat.operations import usertests
+
+    cache = resultcache.ResultCache(tmp_path)
+    ok = RawResult(case="t.py::a", status=TestStatus.PASSED).to_dict()
+    for bad in (TestStatus.TIMEOUT, TestStatus.CRASH):
+        stopped = RawResult(case="t.py::b", status=bad).to_dict()
+        assert not cache.store_side("k1", {"results": {"t.py::a": ok, "t.py::b": stopped}})
+        assert cache.load_side("k1") is None
+    seen = usertests.Observed(results={"t.py::a": RawResult(case="t.py::a", status=TestStatus.PASSED)},
+                              versions={"jax": "0.4.31"})
+    usertests.keep("k2", seen, tmp_path)
+    back = usertests.kept("k2", tmp_path)
+    assert back.results == seen.results and back.versions == seen.versions and back.reused
+    path = tmp_path / "sides" / "k2.json"
+    path.write_text(path.read_text().replace("0.4.31", "0.4.30"))  # edited: its checksum no longer holds
+    assert usertests.kept("k2", tmp_path) is None and not path.exists()
+    usertests.keep("k3", usertests.Observed(error="pytest exited", status=CellStatus.OK), tmp_path)
+    assert usertests.kept("k3", tmp_path) is None  # a side whose tests did not run is not kept
