@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import tests.fake_matrix  # noqa: E402,F401 - patches the cells
 from jaxcompat.commands import main  # noqa: E402
 from jaxcompat.env import projects, releases  # noqa: E402
+from jaxcompat.run import cell  # noqa: E402
 
 
 def fake_fetch(dep, version, cache_dir, src_dir):
@@ -44,6 +45,11 @@ def real_for_a_checkout(fake, real):
 projects.version_of = real_for_a_checkout(lambda dep, cache_dir, as_of=None: "1.0", projects.version_of)
 projects.fetch = real_for_a_checkout(fake_fetch, projects.fetch)
 releases.released_since = lambda installed, day, cache_dir: []  # the fake cells' releases have no index dates
+
+_lock = cell.envs.lock
+# $FAKE_LOCK_EXTRA: a line added to every lock (a package that moved, as a new release of a dependency would)
+cell.envs.lock = lambda *a, **k: ((lambda got: (got[0] + os.environ.get("FAKE_LOCK_EXTRA", ""), *got[1:]))
+                                  (_lock(*a, **k)))
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -55,6 +55,11 @@ class StateDir:
         run, by its inputs."""
         return self.root / "results"
 
+    def side(self, key: str) -> Path:
+        """``sides/<key>.json``: a project's whole suite run on one side (a crater's baseline), kept by the key
+        of everything that decides it."""
+        return self.root / "sides" / f"{key}.json"
+
     @property
     def crater_sources(self) -> Path:
         """``crater/src/``: each dependent's unpacked sdist or git checkout, ``<name>-<version>/``."""

@@ -113,7 +113,8 @@ def run(args) -> int:
         print(f"error: {redact_text(str(e))}", file=sys.stderr)
         return EXIT_CONFIG
     plan = crater.Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of,
-                       reruns=args.reruns, aa=args.aa, flaky_file=args.flaky_file or "")
+                       reruns=args.reruns, aa=args.aa, flaky_file=args.flaky_file or "",
+                       reuse_baseline=not args.no_cache)
     chosen = _units(chosen, args, out_dir)
     mine = crater.shard(chosen, args.shard)
     t0 = time.perf_counter()

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from jaxcompat._util.text import last_line
 from jaxcompat.model import verdicts
 from jaxcompat.model.health import Health
-from jaxcompat.model.records import Record, RecordError
+from jaxcompat.model.records import Record, RecordError, attr
 from jaxcompat.model.usertests import Comparison, UserTest
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
 
@@ -51,6 +51,8 @@ class DependentResult(Record):
     compared: bool = False  # its tests ran on both sides to a comparison (a judged verdict says so too)
     timeout_s: float = 0.0  # one test's time limit they ran under
     run_id: str = ""  # the invocation (shard) that wrote it: its stored plan's (operations/crater.Plan.run_id)
+    # its baseline's whole-suite run re-used from the result cache: when it ran ("" = it ran in this run)
+    baseline_reused: str = attr(default="", omit=True)
 
     @classmethod
     def upgrade(cls, d: dict) -> dict:

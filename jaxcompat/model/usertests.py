@@ -187,6 +187,7 @@ class Comparison:
     test_dependencies: list[str] = field(default_factory=list)  # what was installed for the tests
     left_out: list[str] = field(default_factory=list)  # of them, what the candidate pins itself
     timeout_s: float = 0.0  # one test's time limit they ran under
+    baseline_reused: str = ""  # the baseline's run re-used from the result cache: when it ran ("" = now)
 
     @property
     def unjudged(self) -> str:

@@ -65,6 +65,9 @@ class Plan:
     reruns: int = 1  # what broke is run this many more times on both sides before blame
     aa: bool = False  # the baseline run twice: the tests that flip by themselves are learned
     flaky_file: str = ""  # where learned flakiness is kept ("": <state>/flaky.json)
+    # a dependent's baseline side re-used from the result cache while nothing that decides it moved
+    # (usertests.side_key; --no-cache: False); never part of the key: it changes no answer
+    reuse_baseline: bool = field(default=True, compare=False)
     # this invocation (one shard) of the run: written with its stored plan and into each result it
     # writes, so a merge takes no result an earlier run of the same key left under the same name
     run_id: str = field(default_factory=lambda: secrets.token_hex(8), compare=False)
@@ -155,8 +158,8 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
         return _done(res, t0)
     res.cells, res.only = {"candidate": cell_c.id, "baseline": cell_b.id}, list(dep.tests)
     res.env = redact_env(dict(target.env))
-    cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress=progress,
-                            jobs=min(2, os.cpu_count() or 1), confirm=_confirm(dep, plan, state_dir))
+    cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress, min(2, os.cpu_count() or 1),
+                            confirm=_confirm(dep, plan, state_dir), reuse=plan.reuse_baseline)
     res.environments = 2
     res.tests, res.learned, res.health = list(cmp.tests), dict(cmp.learned), confirm.health(cmp.tests)
     res.ran, res.classes = dict(cmp.ran), counts(cmp.tests)
@@ -209,7 +212,7 @@ def _judged(res: DependentResult, cmp: Comparison) -> None:
     """The verdict on tests that ran (``model/crater.verdict_of``: the one decision, which a split
     dependent's merged parts get too)."""
     res.verdict, res.cause = verdict_of(cmp)
-    res.compared, res.timeout_s = True, cmp.timeout_s
+    res.compared, res.timeout_s, res.baseline_reused = True, cmp.timeout_s, cmp.baseline_reused
 
 
 def _part(dep: Dependent, root: Path, res: DependentResult) -> tuple[Dependent, str]:

@@ -168,7 +168,8 @@ def merged(name: str, parts: list) -> DependentResult:
                   if any(r.sides for r in results) else {},
                   past_day={side: sorted({x for r in results for x in r.past_day.get(side, [])})
                             for side in sorted({s for r in results for s in r.past_day})},
-                  compared=not gap and not lost, timeout_s=max(r.timeout_s for r in results))
+                  compared=not gap and not lost, timeout_s=max(r.timeout_s for r in results),
+                  baseline_reused=min((r.baseline_reused for r in results if r.baseline_reused), default=""))
     causes = "; ".join(f"{r.name}: {r.cause}" for r in compared if r.cause)
     verdict, cause = verdict_of(Comparison(tests, with_baseline=True, ran=_summed(r.ran for r in compared),
                                            candidate_cause=causes, baseline_cause=causes, timeout_s=out.timeout_s))

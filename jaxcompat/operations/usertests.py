@@ -195,6 +195,7 @@ class Observed:
     cause: str = ""  # when no test ran: the one-line cause and how to provide what is missing
     warning_filter: str = ""  # the project's setting that turns a DeprecationWarning into an error, if any
     locked: dict[str, str] = field(default_factory=dict)  # every package of the environment's lock
+    reused: str = ""  # re-used from the result cache: when it ran (``kept``); "" = it ran now
 
     @property
     def ran(self) -> int:
@@ -420,15 +421,19 @@ class Confirm:
 
 
 def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matrix, state_dir: Path,
-            progress=quiet, jobs: int = 1, confirm: Confirm = Confirm()) -> Comparison:
+            progress=quiet, jobs: int = 1, confirm: Confirm = Confirm(), reuse: bool = False) -> Comparison:
     """Run the user's tests after (and before; with --aa the baseline twice), run what changed
     ``confirm.reruns`` more times on both sides, classify. With ``jobs`` > 1 the baseline's
-    environment is built while the candidate's tests run."""
+    environment is built while the candidate's tests run. ``reuse``: the baseline's whole-suite run
+    is taken from the result cache where everything that decides it is the same (``side_key``; never
+    with --aa); the re-runs of what changed stay live on both sides."""
     from concurrent.futures import ThreadPoolExecutor
 
     if baseline is not None:  # the baseline is resolved first; the candidate is held at its versions
         candidate = hold_to_baseline(candidate, baseline, matrix, state_dir)
-    pool = ThreadPoolExecutor(1) if baseline is not None and jobs > 1 else None
+    key = side_key(baseline, target, matrix, state_dir) if reuse and baseline is not None and not confirm.aa else None
+    kept_before = kept(key, state_dir) if key else None
+    pool = ThreadPoolExecutor(1) if baseline is not None and kept_before is None and jobs > 1 else None
     ahead = pool.submit(build, baseline, matrix, state_dir) if pool is not None else None
     progress(f"your tests in the candidate ({candidate.id})…")
     try:
@@ -439,11 +444,7 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
             pool.shutdown()
     before, learned = None, {}
     if baseline is not None:
-        progress(f"your tests in the baseline ({baseline.id})…")
-        before = observe(baseline, matrix, state_dir, target)
-        if confirm.aa:
-            progress("your tests in the baseline once more (--aa): which flip by themselves…")
-            learned = flips(before, observe(baseline, matrix, state_dir, target))
+        before, learned = baseline_side(baseline, target, matrix, state_dir, progress, confirm, key, kept_before)
     flaky: dict[str, str | tuple[FlakyOrigin, str]] = {
         **{n: (FlakyOrigin.KNOWN, f"known to flip by itself ({note})") for n, note in confirm.known},
         **{n: (FlakyOrigin.AA, f"flipped by itself in the baseline run twice ({note})") for n, note in learned.items()}}
@@ -475,7 +476,89 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
                       cells={"candidate": candidate.id, **({"baseline": baseline.id} if baseline else {})},
                       test_dependencies=list(target.deps.sources),
                       left_out=list(target.deps.for_candidate(target.pinned(candidate))[1]),
-                      timeout_s=target.timeout_s or matrix.settings.case_timeout_s)
+                      timeout_s=target.timeout_s or matrix.settings.case_timeout_s,
+                      baseline_reused=before.reused if before else "")
+
+
+def baseline_side(baseline: Cell, target: Target, matrix: Matrix, state_dir: Path, progress, confirm: Confirm,
+                  key: str | None, kept_before: Observed | None) -> tuple[Observed, dict[str, str]]:
+    """The baseline's whole-suite run (``kept_before``, re-used; or run now, and kept under ``key``),
+    and with --aa the tests that flipped when it ran twice."""
+    if kept_before is not None:
+        progress(f"your tests in the baseline ({baseline.id}): re-used from the result cache, as they ran "
+                 f"{kept_before.reused} (the same lock, Python, backend, plugin, source and options)")
+        return kept_before, {}
+    progress(f"your tests in the baseline ({baseline.id})…")
+    before = observe(baseline, matrix, state_dir, target)
+    if key:
+        keep(key, before, state_dir)
+    if not confirm.aa:
+        return before, {}
+    progress("your tests in the baseline once more (--aa): which flip by themselves…")
+    return before, flips(before, observe(baseline, matrix, state_dir, target))
+
+
+def side_key(cell: Cell, target: Target, matrix: Matrix, state_dir: Path) -> str | None:
+    """The key of everything that decides ``cell``'s whole-suite run of ``target``: its lock as
+    resolved (every line an exact release, or a direct reference pinned by hash or commit), its
+    interpreter, its backend, the plugin and the runner, every file of the project, the tests named, their
+    environment variables (given and inherited), their time limit and the run's restarts. None
+    where any of it is uncertain (it does not resolve, a lock line may move, another index, the
+    project's files cannot be read): then it runs."""
+    import os
+
+    from jaxcompat._util import tree
+    from jaxcompat.run import cell as cells
+    from jaxcompat.run import resultcache
+
+    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
+    got = cells.resolved(cell, matrix, scratch, state_dir, cells.Options())
+    if isinstance(got, Ended):
+        return None
+    done, python_exe, lock = got
+    if done.index or not resultcache.fixed(lock, str(target.root) if target.project else ""):
+        return None
+    try:
+        files = tree.digest(target.root)
+    except OSError:
+        return None
+    return resultcache.side_key(cell=done.id, lock=lock, python=[done.python, os.path.realpath(python_exe)],
+                                backend=done.backend, project=files, runner=runner_digest(),
+                                plugin=resultcache.plugin_digest(),
+                                kind=target.project, only=list(target.only), env=list(target.env),
+                                inherited=resultcache.inherited(dict(os.environ)), restarts=MAX_RESTARTS,
+                                timeout_s=target.timeout_s or matrix.settings.case_timeout_s)
+
+
+def runner_digest() -> str:
+    """The code that runs pytest and watches it (its argv, environment, restarts, time limits)."""
+    from jaxcompat.run import runner
+
+    return hashlib.sha256(Path(runner.__file__).read_bytes()).hexdigest()
+
+
+def keep(key: str, seen: Observed, state_dir: Path) -> None:
+    """Keep a side's whole-suite run under ``key``: only one whose tests ran, none stopped or crashed."""
+    from jaxcompat.run.resultcache import ResultCache, now
+
+    if seen.error or seen.status != CellStatus.OK or not seen.ran:
+        return
+    ResultCache(state_dir).store_side(key, {
+        "results": {k: r.to_dict() for k, r in seen.results.items()}, "versions": seen.versions,
+        "cause": seen.cause, "warning_filter": seen.warning_filter, "locked": seen.locked, "observed_at": now()})
+
+
+def kept(key: str, state_dir: Path) -> Observed | None:
+    """The side's run kept under ``key`` (``keep``), or None."""
+    from jaxcompat.run.resultcache import ResultCache
+
+    p = ResultCache(state_dir).load_side(key)
+    try:
+        return Observed(results={k: RawResult.from_dict(r) for k, r in p["results"].items()},
+                        versions=dict(p["versions"]), cause=p["cause"], warning_filter=p["warning_filter"],
+                        locked=dict(p["locked"]), reused=p["observed_at"]) if p else None
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Target,

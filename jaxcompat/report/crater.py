@@ -18,6 +18,11 @@ from jaxcompat.report import warnings as shown_warnings
 from jaxcompat.report.sides import sides_lines
 
 
+def reused_line(r: DependentResult) -> str:
+    return (f"baseline side re-used from {r.baseline_reused} (the result cache: the same lock, Python, backend, "
+            "plugin, source and options; --no-cache runs it)")
+
+
 def cost_line(c: dict) -> str:
     cached = f" ({c['from_cache']} dependent(s) from the result cache)" if c.get("from_cache") else ""
     split = "".join(f"; {name} split in {s['parts']} parts: {s['serial_minutes']} min here (its parts in turn), "
@@ -97,6 +102,7 @@ def verdict_text(results: list[DependentResult], groups: list[Group], plan_text:
         lines += ["    " + x for x in sides_lines(Sides.from_dict(r.sides)) if r.sides.get("confounders")]
         lines += [f"    ! not as of the day in the {side}: its requirements took {', '.join(later)}"
                   for side, later in sorted(r.past_day.items())]
+        lines += [f"    {reused_line(r)}"] if r.baseline_reused else []
         lines += scan_lines(r)
     lines.append("")
     lines.append(cost_line(cost_))
@@ -333,6 +339,7 @@ def _details_html(results: list[DependentResult]) -> str:
         notes += [x.strip() for x in sides_lines(Sides.from_dict(r.sides))] if r.sides.get("confounders") else []
         notes += [f"not as of the day in the {side}: its requirements took {', '.join(later)}"
                   for side, later in sorted(r.past_day.items())]
+        notes += [reused_line(r)] if r.baseline_reused else []
         others = "".join(_class_fold(r, cls) for cls in (UserTestStatus.FLAKY, UserTestStatus.FAILS_BOTH,
                                                           UserTestStatus.FIXED))
         scanned = "".join(f"<li><code>{esc(f['path'])}:{f['line']}</code> {esc(f['code'])} {esc(f['message'])}</li>"

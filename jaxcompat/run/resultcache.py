@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,9 +135,47 @@ class ModuleEntry:
     observed_at: str = ""
 
 
+def plugin_digest(plugin: Path = PLUGIN) -> str:
+    """Every file of the plugin folder (what runs inside the tests' process)."""
+    parts: list[str | bytes] = [f"format {CACHE_FORMAT}"]
+    for p in plugin_files(plugin):
+        parts += [p.relative_to(plugin).as_posix(), p.read_bytes()]
+    return _sha(*parts)
+
+
+# A lock line that names one file for good: a release (an index never replaces a release's files), or
+# a direct reference pinned by its hash or by a git commit. Anything else (a branch, a folder, a bare
+# URL, an option line) may move under the same text: a side locked so is never re-used.
+_RELEASE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?==[^\s;@]+(\s*;.*)?$")
+_FIXED_URL = re.compile(r"\s@\s\S+(#sha256=[0-9a-f]{64}\b|@[0-9a-f]{40}(#\S*)?$)")
+# the caller's environment variables a side's tests inherit (runner.pytest_env) that change what they do
+INHERITED = ("JAX", "XLA_", "CUDA_", "TF_", "NVIDIA_", "PYTHON")
+
+
+def fixed(lock: str, project: str = "") -> bool:
+    """Whether every line of ``lock`` names what it installs for good (``_RELEASE``, ``_FIXED_URL``);
+    the project itself (``project``: its folder, installed editable) is keyed by its files instead."""
+    said = [ln.strip() for ln in lock.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    for line in said:
+        own = project and line.startswith(("-e ", "--editable")) and line.rstrip("/").endswith(project.rstrip("/"))
+        if not (own or _RELEASE.match(line) or _FIXED_URL.search(line)):
+            return False
+    return bool(said)
+
+
+def inherited(environ: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in sorted(environ.items()) if k.startswith(INHERITED)}
+
+
+def side_key(**inputs: object) -> str:
+    """The key of a side's whole-suite run, from everything that decides it (named by the caller)."""
+    return _sha("side", f"format {CACHE_FORMAT}", json.dumps(inputs, sort_keys=True, default=str))[:24]
+
+
 class ResultCache:
     def __init__(self, state_dir: Path):
         self.root = StateDir(state_dir).results
+        self.state = StateDir(state_dir)
         self.problems: list[str] = []  # entries found damaged (and dropped) during this run
 
     def _path(self, env: str, name: str) -> Path:
@@ -201,4 +240,21 @@ class ResultCache:
         payload = {"module": entry.module, "results": [r.__dict__ for r in entry.results],
                    "deprecations": entry.deprecations, "observed_at": entry.observed_at}
         self._store(self._path(env, key), "module", key, payload)
+        return True
+
+    def load_side(self, key: str) -> dict | None:
+        """A side's stored run (``store_side``), or None: absent, damaged (dropped), or holding a
+        result that is never re-used."""
+        p = self._load(self.state.side(key), "side", key)
+        if p is not None and any(r.get("status") in NEVER_REUSED for r in p.get("results", {}).values()):
+            self.state.side(key).unlink(missing_ok=True)
+            return None
+        return p
+
+    def store_side(self, key: str, payload: dict) -> bool:
+        """Keep a side's whole-suite run (``payload["results"]``: test -> raw result), unless one of
+        its results must never be re-used (a time-limit stop, a crash: they are observed again)."""
+        if any(r.get("status") in NEVER_REUSED for r in payload["results"].values()):
+            return False
+        self._store(self.state.side(key), "side", key, payload)
         return True
