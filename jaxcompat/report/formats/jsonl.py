@@ -8,7 +8,6 @@ import json
 from jaxcompat.report import outputs
 
 suffix = ".jsonl"
-REMOVE_STALE = False
 
 
 def crater_lines(r: outputs.CraterReport) -> str:

@@ -10,7 +10,6 @@ import json
 from jaxcompat.report import outputs
 
 suffix = ".sarif"
-REMOVE_STALE = False
 VERSION = "2.1.0"
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
