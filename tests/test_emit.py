@@ -155,11 +155,39 @@ def test_the_crater_writes_sarif_and_json_lines_when_asked(tmp_path):
     first = results[0]
     assert first["level"] == "error" and first["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] \
         .endswith(".py")
+    assert log["runs"][0]["invocations"] == [{"executionSuccessful": False, "exitCode": said["exit"]}]
     lines = (out / "crater.jsonl").read_text().splitlines()
-    assert len(lines) == sum(len(d["tests"]) for d in said["dependents"])
+    tests = sum(len(d["tests"]) for d in said["dependents"])
+    assert len(lines) == tests + len(said["dependents"]) + 1  # each test, each dependent, the run
     rows = [json.loads(x) for x in lines]
-    assert {r["dependent"] for r in rows} == {d["name"] for d in said["dependents"]}
-    assert all({"test", "class", "baseline", "candidate"} <= set(r) for r in rows)
+    assert {r["dependent"] for r in rows[:tests]} == {d["name"] for d in said["dependents"]}
+    assert all({"test", "class", "baseline", "candidate"} <= set(r) for r in rows[:tests])
+    assert [(r["dependent"], r["verdict"]) for r in rows[tests:-1]] == [(d["name"], d["verdict"])
+                                                                        for d in said["dependents"]]
+    assert rows[-1] == {"run": "not-safe", "exit": said["exit"], "verdicts": said["verdicts"]}
+
+
+def test_sarif_and_json_lines_of_a_run_not_safe_without_a_broken_test_say_so(tmp_path):
+    """A dependent none of whose tests ran in the candidate (exit 1) and one with no source: SARIF
+    holds a result for each and a failed invocation, JSON Lines a line for each and the run's exit,
+    as crater.json says them (a code host never shows the run clean)."""
+    deps = [{"name": "alpha", "version": "1.0", "verdict": "none-ran", "cause": "every test skipped",
+             "ran": {"candidate": 0, "baseline": 2}, "tests": []},
+            {"name": "gamma", "version": "1.0", "verdict": "no-source", "cause": "not on the index", "tests": []},
+            {"name": "delta", "version": "2.0", "verdict": "safe", "cause": "", "tests": []}]
+    said = {"kind": "crater", "exit": 1, "verdicts": {"none-ran": 1, "no-source": 1, "safe": 1},
+            "groups": [], "dependents": deps}
+    emit(outputs.CraterReport("crater", said=said), tmp_path, ("json", "sarif", "jsonl"))
+    log = json.loads((tmp_path / "crater.sarif").read_text())
+    _sarif_holds(log)
+    run = log["runs"][0]
+    assert run["invocations"] == [{"executionSuccessful": False, "exitCode": 1}]
+    assert [(r["level"], r["message"]["text"]) for r in run["results"]] == [
+        ("error", "alpha: none-ran (every test skipped)"), ("error", "gamma: no-source (not on the index)")]
+    rows = [json.loads(x) for x in (tmp_path / "crater.jsonl").read_text().splitlines()]
+    assert [(r["dependent"], r["verdict"]) for r in rows[:-1]] == [(d["name"], d["verdict"]) for d in deps]
+    assert rows[-1] == {"run": "not-safe", "exit": 1, "verdicts": said["verdicts"]}
+    assert json.loads((tmp_path / "crater.json").read_text())["exit"] == rows[-1]["exit"]
 
 
 @pytest.mark.parametrize("command", ["check", "survey", "latest", "bisect", "compat"])
