@@ -114,19 +114,27 @@ def _is_day(name: str) -> bool:
 def _night_page(folder: Path, data: Scrubber) -> str | None:
     """The night's crater.html, rendered from its crater.json (scrubbed) by the crater's renderer,
     which escapes every text; None when its dependents cannot be read back as records."""
+    from jaxcompat.knowledge.cratergroups import Group as CraterGroup
+    from jaxcompat.knowledge.signature import parse
     from jaxcompat.model.crater import DependentResult
     from jaxcompat.report.crater import html as crater_html
 
     d = data.tree(read_json(folder / "crater.json", SiteError, unreadable="", damaged=""))
+    found = folder / "bisect.json"
+    bisected = data.tree(read_json(found, SiteError, unreadable="", damaged="")) if found.is_file() else {}
+    bisected = bisected if isinstance(bisected, dict) else {}
     try:
         results = [DependentResult.from_dict(x, "dependents") for x in d["dependents"]]
-    except (TypeError, ValueError, KeyError):  # a RecordError is both of the last
+        groups = [CraterGroup.from_dict({**g, "signature": parse(g["signature"]), "first_bad_commit":
+                                         g.get("first_bad_commit") or bisected.get(g["signature"]) or {}}, "groups")
+                  for g in d.get("groups") or []]
+    except (TypeError, ValueError, KeyError, AttributeError):  # a RecordError is both ValueError and KeyError
         return None
     plan = {k: d.get(k) or ([] if k != "as_of" else "") for k in ("candidate", "baseline", "as_of")}
     code = d.get("exit")
     gaps = (f"this night's crater.json says exit {code}: not judged",) if code not in (0, 1) else ()
-    return crater_html(f"the night of {folder.name}: rendered again from its crater.json (its groups: "
-                       "history.html)", results, plan_text=plan, gaps=gaps)
+    return crater_html(f"the night of {folder.name}: rendered again from its crater.json", results,
+                       groups=groups, plan_text=plan, gaps=gaps)
 
 
 def _unlinked(text: str, kept: list[str]) -> str:
