@@ -32,7 +32,7 @@ def _report_only(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProces
 
 def test_every_format_is_a_module_with_a_suffix_and_the_records_it_renders():
     for name, fmt in FORMATS.items():
-        assert fmt.suffix.startswith(".") and isinstance(fmt.REMOVE_STALE, bool), name
+        assert fmt.suffix.startswith("."), name
         assert fmt.RENDER and all(issubclass(k, outputs.Output) for k in fmt.RENDER), name
     kinds = [k for k in vars(outputs).values() if isinstance(k, type) and issubclass(k, outputs.Output)
              and k is not outputs.Output]
@@ -59,6 +59,20 @@ def test_format_default_writes_what_the_crater_always_wrote(tmp_path):
     names = {p.name for p in out.iterdir()} - {"dependents", ".lock"}
     assert names == {"crater.json", "crater.md", "crater.html", "crater.xml", "draft-rules.toml"}
     assert f"reports: {out / 'crater.json'}, crater.md, crater.html, crater.xml, draft-rules.toml" in proc.stdout
+
+
+def test_a_format_subset_leaves_no_earlier_file_of_the_record_behind(tmp_path):
+    """A --format subset after a run of every format: the earlier run's crater.json/.html/.xml/.sarif/
+    .jsonl/draft-rules.toml go (they would contradict this run: nightly history and bisect read them)."""
+    proc, out = _report_only(tmp_path, "--format", "json,md,html,junit,rules,sarif,jsonl")
+    assert proc.returncode == 1, proc.stderr
+    assert len({p.name for p in out.iterdir()} - {"dependents", ".lock"}) == 7
+    proc = subprocess.run([sys.executable, "-m", "jaxcompat", "crater", "--report-only", "--name", "seed",
+                           "--reports", str(tmp_path / "reports"), "--state", str(tmp_path / "state"), "--format",
+                           "md"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 1, proc.stderr
+    assert {p.name for p in out.iterdir()} - {"dependents", ".lock"} == {"crater.md"}
+    assert f"reports: {out / 'crater.md'}" in proc.stdout and "crater.json" not in proc.stdout
 
 
 def test_a_bad_format_is_refused_naming_the_option_and_the_choices(tmp_path):
@@ -141,11 +155,39 @@ def test_the_crater_writes_sarif_and_json_lines_when_asked(tmp_path):
     first = results[0]
     assert first["level"] == "error" and first["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] \
         .endswith(".py")
+    assert log["runs"][0]["invocations"] == [{"executionSuccessful": False, "exitCode": said["exit"]}]
     lines = (out / "crater.jsonl").read_text().splitlines()
-    assert len(lines) == sum(len(d["tests"]) for d in said["dependents"])
+    tests = sum(len(d["tests"]) for d in said["dependents"])
+    assert len(lines) == tests + len(said["dependents"]) + 1  # each test, each dependent, the run
     rows = [json.loads(x) for x in lines]
-    assert {r["dependent"] for r in rows} == {d["name"] for d in said["dependents"]}
-    assert all({"test", "class", "baseline", "candidate"} <= set(r) for r in rows)
+    assert {r["dependent"] for r in rows[:tests]} == {d["name"] for d in said["dependents"]}
+    assert all({"test", "class", "baseline", "candidate"} <= set(r) for r in rows[:tests])
+    assert [(r["dependent"], r["verdict"]) for r in rows[tests:-1]] == [(d["name"], d["verdict"])
+                                                                        for d in said["dependents"]]
+    assert rows[-1] == {"run": "not-safe", "exit": said["exit"], "verdicts": said["verdicts"]}
+
+
+def test_sarif_and_json_lines_of_a_run_not_safe_without_a_broken_test_say_so(tmp_path):
+    """A dependent none of whose tests ran in the candidate (exit 1) and one with no source: SARIF
+    holds a result for each and a failed invocation, JSON Lines a line for each and the run's exit,
+    as crater.json says them (a code host never shows the run clean)."""
+    deps = [{"name": "alpha", "version": "1.0", "verdict": "none-ran", "cause": "every test skipped",
+             "ran": {"candidate": 0, "baseline": 2}, "tests": []},
+            {"name": "gamma", "version": "1.0", "verdict": "no-source", "cause": "not on the index", "tests": []},
+            {"name": "delta", "version": "2.0", "verdict": "safe", "cause": "", "tests": []}]
+    said = {"kind": "crater", "exit": 1, "verdicts": {"none-ran": 1, "no-source": 1, "safe": 1},
+            "groups": [], "dependents": deps}
+    emit(outputs.CraterReport("crater", said=said), tmp_path, ("json", "sarif", "jsonl"))
+    log = json.loads((tmp_path / "crater.sarif").read_text())
+    _sarif_holds(log)
+    run = log["runs"][0]
+    assert run["invocations"] == [{"executionSuccessful": False, "exitCode": 1}]
+    assert [(r["level"], r["message"]["text"]) for r in run["results"]] == [
+        ("error", "alpha: none-ran (every test skipped)"), ("error", "gamma: no-source (not on the index)")]
+    rows = [json.loads(x) for x in (tmp_path / "crater.jsonl").read_text().splitlines()]
+    assert [(r["dependent"], r["verdict"]) for r in rows[:-1]] == [(d["name"], d["verdict"]) for d in deps]
+    assert rows[-1] == {"run": "not-safe", "exit": 1, "verdicts": said["verdicts"]}
+    assert json.loads((tmp_path / "crater.json").read_text())["exit"] == rows[-1]["exit"]
 
 
 @pytest.mark.parametrize("command", ["check", "survey", "latest", "bisect", "compat"])
@@ -153,3 +195,28 @@ def test_every_command_that_writes_reports_takes_format(command):
     proc = subprocess.run([sys.executable, "-m", "jaxcompat", command, "--help"], capture_output=True, text=True,
                           timeout=120, cwd=ROOT)
     assert proc.returncode == 0 and "--format FMT[,FMT…]" in proc.stdout
+
+
+@pytest.mark.parametrize("fmt, drafts", [(None, True), (["json", "junit"], True), (["junit"], False)])
+def test_check_drafts_and_points_bisect_at_check_json_only_when_it_wrote_it(fmt, drafts, tmp_path, monkeypatch,
+                                                                           capsys):
+    """`check --format junit` writes no check.json: it drafts no rule and names no
+    `bisect --from …/check.json` (docs/check.md); with json (or the default) it does both."""
+    from types import SimpleNamespace
+
+    from jaxcompat.commands import check as command
+    from jaxcompat.operations import check
+
+    (tmp_path / "check.json").write_text("{}\n")  # an earlier run's
+    request = SimpleNamespace(matrix=None)
+    monkeypatch.setattr(command, "_request", lambda args: request)
+    monkeypatch.setattr(check, "prepare", lambda req, say: check.CheckSetup(req))
+    monkeypatch.setattr(check, "judge", lambda setup, say: check.CheckVerdict(
+        result=None, text="verdict", output=outputs.BisectReport("check", data={"x": 1}), items=[],
+        drafts="check"))
+    called = []
+    monkeypatch.setattr(command, "after_run", lambda *a: called.append(a) or f"drafted 1 rule(s): --from {a[-1]}")
+    command.run(SimpleNamespace(reports=str(tmp_path), format=fmt))
+    out = capsys.readouterr().out
+    assert (tmp_path / "check.json").exists() is drafts  # not written now: the earlier one goes too
+    assert bool(called) is drafts and ("check.json" in out) is drafts and ("drafted" in out) is drafts

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat.model.history import ABSENT, Commit, Group, Night, Outcome, fold
+from jaxcompat.model.history import ABSENT, NOT_JUDGED, Commit, Group, Night, Outcome, fold
 
 REPO = Path(__file__).resolve().parents[1]
 REPLAY = REPO / "reports" / "nightly-replay"
@@ -153,7 +153,8 @@ def test_a_night_s_texts_reach_the_pages_escaped_and_scrubbed(tmp_path):
     assert "dd6f0e2e2ed1" in page  # that run's own bisection, in its crater.json
 
 
-@pytest.mark.parametrize("case", ["no-folder", "damaged", "not-crater", "bad-name", "no-out"])
+@pytest.mark.parametrize("case", ["no-folder", "damaged", "not-crater", "bad-name", "unpadded-day", "no-day",
+                                  "no-out"])
 def test_bad_input_is_refused_with_the_file_and_the_fix(tmp_path, case):
     nights = tmp_path / "nights"
     if case == "damaged":
@@ -164,6 +165,9 @@ def test_bad_input_is_refused_with_the_file_and_the_fix(tmp_path, case):
         (nights / "2026-11-20" / "crater.json").write_text('{"kind": "check"}')
     elif case == "bad-name":
         _night(nights / "night of the 20th", "seed-jax-0.4.32-bisect")
+    elif case in ("unpadded-day", "no-day"):  # text order is not the days' order: 2024-9-30 > 2024-10-05
+        _night(nights / "2024-10-05", "seed-jax-0.4.32-bisect")
+        _night(nights / {"unpadded-day": "2024-9-30", "no-day": "2024-02-30"}[case], "seed-jax-0.4.32-bisect")
     args = ["--history", str(nights), "--reports", str(tmp_path)] + ([] if case == "no-out" else
                                                                        ["--out", str(tmp_path / "site")])
     out = _site(*args)
@@ -172,6 +176,8 @@ def test_bad_input_is_refused_with_the_file_and_the_fix(tmp_path, case):
     assert said.startswith("error: ") and "Traceback" not in said
     assert {"no-folder": "no such folder of nights", "damaged": "2026-11-20/crater.json: not JSON",
             "not-crater": "not a crater report", "bad-name": "night of the 20th",
+            "unpadded-day": "2024-9-30: a night's folder is named by its day, YYYY-MM-DD",
+            "no-day": "2024-02-30: a night's folder is named by its day, YYYY-MM-DD",
             "no-out": "needs --out DIR"}[case] in said
     assert not (tmp_path / "site").exists()
 
@@ -196,10 +202,24 @@ def test_the_fold_opens_a_break_carries_it_through_nights_that_say_nothing_and_f
     (b,) = h.breaks
     assert (b.dependent, b.signature, b.appeared, b.fixed) == ("eqx", sig, "2026-11-21", "2026-11-24")
     assert b.commit == found and b.bisected_on == "2026-11-22" and b.nights == ["2026-11-21", "2026-11-22"]
-    assert [m.verdict for m in h.marks["dfx"]] == ["safe", "safe", ABSENT, "safe", "safe"]
+    assert [m.verdict for m in h.marks["dfx"]] == ["safe", "safe", ABSENT, NOT_JUDGED, "safe"]  # 11-23: exit 2
     assert [m.appeared for m in h.marks["eqx"]] == [(), (sig,), (), (), ()]
     assert [m.fixed for m in h.marks["eqx"]] == [(), (), (), (), (sig,)]
     assert not h.open
+
+
+@pytest.mark.parametrize("exit_, ran", [(2, (10, 10)), (0, (10, 0)), (0, (0, 0))])
+def test_a_night_that_could_not_judge_a_dependent_fixes_none_of_its_breaks(exit_, ran):
+    """A night whose run exited 2, or whose dependent ran no test on a side, says "safe" of nothing:
+    its mark is not judged and the break stays open."""
+    sig = "ValueError: boom @ eqx.py:f"
+    nights = [Night("2026-11-21", ("jax",), ("jax",), 1, (_o("eqx", "broken", 3),), (Group(sig, ("eqx",)),)),
+              Night("2026-11-22", ("jax",), ("jax",), exit_, (Outcome("eqx", "safe", "1.0", ran, 0),), ())]
+    h = fold(nights)
+    (b,) = h.open
+    assert (b.appeared, b.fixed) == ("2026-11-21", "")
+    mark = h.marks["eqx"][1]
+    assert mark.verdict == NOT_JUDGED and mark.fixed == () and mark.cause.startswith("safe, but ")
 
 
 def test_a_broken_dependent_no_group_names_is_still_a_break():
@@ -252,8 +272,9 @@ def test_a_break_still_open_on_the_newest_night_leads_the_pages(tmp_path):
 
 
 def test_a_night_s_page_links_only_to_files_the_site_keeps(tmp_path):
-    """The night's crater.html links to its crater.md, crater.xml and draft-rules.toml: what the site
-    keeps stays a link; what it does not keep (crater.xml, and here a crater.md the night lacks) is text."""
+    """The night's crater.html (rendered again from its crater.json) links to its crater.md,
+    crater.json and crater.xml: what the site keeps stays a link; what it does not keep (crater.xml,
+    and here a crater.md the night lacks) is text."""
     night = tmp_path / "nights" / "2024-09-11"
     shutil.copytree(REPLAY / "2024-09-11", night)
     (night / "crater.md").unlink()
@@ -262,9 +283,24 @@ def test_a_night_s_page_links_only_to_files_the_site_keeps(tmp_path):
     assert out.returncode == 0, out.stderr
     kept = tmp_path / "site" / "nights" / "2024-09-11"
     page = (kept / "crater.html").read_text(encoding="utf-8")
-    assert 'href="draft-rules.toml"' in page and (kept / "draft-rules.toml").is_file()
+    assert (kept / "draft-rules.toml").is_file()
     assert 'href="crater.json"' in page and (kept / "crater.json").is_file()
     assert 'href="crater.md"' not in page and 'href="crater.xml"' not in page
     assert '<span title="not kept by the site">crater.md</span>' in page
     assert '<span title="not kept by the site">crater.xml</span>' in page
     assert not (kept / "crater.md").exists() and not (kept / "crater.xml").exists()
+
+
+def test_a_night_s_kept_crater_html_is_not_copied_but_rendered_again_from_its_crater_json(tmp_path):
+    """A tampered night's crater.html (a script, a token in a link) never reaches the site: the page is
+    the crater's renderer's, from the night's crater.json."""
+    night = tmp_path / "nights" / "2024-09-30"
+    shutil.copytree(REPLAY / "2024-09-30", night)
+    (night / "crater.html").write_text('<html><script>alert(document.cookie)</script><a href="https://ghp_ABC'
+                                       'DEFtoken0123456789@github.com/x">x</a> https://x.example/?token=SECRET123')
+    out = _site("--reports", str(tmp_path / "none"), "--history", str(tmp_path / "nights"),
+                "--out", str(tmp_path / "site"))
+    assert out.returncode == 0, out.stderr
+    page = (tmp_path / "site" / "nights" / "2024-09-30" / "crater.html").read_text(encoding="utf-8")
+    assert "<script" not in page and "ghp_" not in page and "SECRET123" not in page
+    assert 'id="verdict"' in page and "equinox" in page  # the night's own dependents, as its crater.json says

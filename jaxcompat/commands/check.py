@@ -85,8 +85,9 @@ def run(args) -> int:
         print(f"error: {verdict.refused}", file=sys.stderr)
         return EXIT_CONFIG
     print(verdict.text)
-    if verdict.drafts and (drafted := after_run([verdict.result], request.matrix, reports_dir, verdict.drafts,
-                                                 str(reports_dir / "check.json"))):
+    report = reports_dir / "check.json"  # drafts go with check.json: its --from names them
+    if verdict.drafts and report in files and (drafted := after_run([verdict.result], request.matrix, reports_dir,
+                                                                     verdict.drafts, str(report))):
         print(drafted)
     for line in verdict.after:
         print(line)

@@ -11,6 +11,8 @@ from jaxcompat.model.records import Record
 from jaxcompat.model.vocab import DependentVerdict
 
 ABSENT = "absent"  # the dependent was not in that night's run: no mark, and it fixes nothing
+# its tests ran on no side or one only, or the night's run could not judge (exit 2): it fixes nothing
+NOT_JUDGED = "not-judged"
 
 
 @dataclass(frozen=True)
@@ -129,9 +131,11 @@ def _signatures(night: Night, outcome: Outcome) -> dict[str, Group | None]:
 
 
 def fold(nights: list[Night]) -> History:
-    """The history of ``nights`` (any order: sorted by name, a day). A break stays open through a
-    night the dependent was absent or not judged; it is fixed on the first night the dependent's
-    tests ran on both sides without it. A commit found on any night of a break is the break's."""
+    """The history of ``nights`` (any order: sorted by name, an ISO day ``YYYY-MM-DD``, which
+    operations/site.py checks, so the text's order is the days'). A break stays open through a night
+    the dependent was absent or not judged (its mark ``NOT_JUDGED`` where the night's run exited 2 or
+    its tests ran 0 on a side); it is fixed on the first night the dependent's tests ran on both
+    sides without it, in a run that judged. A commit found on any night of a break is the break's."""
     nights = sorted(nights, key=lambda n: n.name)
     names = sorted({o.name for n in nights for o in n.outcomes})
     open_: dict[tuple[str, str], Break] = {}
@@ -144,9 +148,19 @@ def fold(nights: list[Night]) -> History:
             if o is None:
                 marks[dep].append(Mark(night.name, ABSENT))
                 continue
+            o = _judged(night, o)
             appeared, fixed = _step(night, o, open_, breaks)
             marks[dep].append(Mark(night.name, o.verdict, o.broken, o.ran, o.version, o.cause, appeared, fixed))
     return History(nights, marks, breaks)
+
+
+def _judged(night: Night, o: Outcome) -> Outcome:
+    """``o``, or its mark ``NOT_JUDGED`` when it says broken or safe in a night that cannot say so."""
+    if not o.compared or (night.exit in (0, 1) and min(o.ran) > 0):
+        return o
+    why = (f"the night's run could not judge (exit {night.exit})" if night.exit not in (0, 1) else
+           f"its tests ran {o.ran[0]} in the baseline, {o.ran[1]} in the candidate")
+    return replace(o, verdict=NOT_JUDGED, cause=f"{o.verdict}, but {why}")
 
 
 def _step(night: Night, o: Outcome, open_: dict, breaks: list[Break]) -> tuple[tuple[str, ...], tuple[str, ...]]:

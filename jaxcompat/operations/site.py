@@ -1,8 +1,10 @@
 """``report site``: the stored reports the ecosystem's pages are built from, read as records.
 
-- **The nights** (``--history DIR``): one folder per night (``DIR/2026-11-20/crater.json``), with
-  the ``bisect.json`` a bisection left beside it (its answers join their groups by signature, as
-  ``crater --report-only`` joins them) and the night's ``crater.html``/``.md`` when kept.
+- **The nights** (``--history DIR``): one folder per night, named by its ISO day
+  (``DIR/2026-11-20/crater.json``; the nights are in the days' order), with the ``bisect.json`` a
+  bisection left beside it (its answers join their groups by signature, as ``crater --report-only``
+  joins them) and the night's ``crater.md`` when kept. The night's page (``crater.html``) is rendered
+  again from its crater.json by the crater's renderer: a kept crater.html is never copied.
 - **The survey** (``survey.html``, ``survey.json``'s summary, ``survey.md``'s warnings before the
   break), **the matrix** (``matrix.json``, else the committed ``baseline.json``) from ``--reports``.
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import date
 from pathlib import Path
 
 from jaxcompat._util.jsonfile import read_json
@@ -22,9 +25,10 @@ from jaxcompat.model.history import Commit, Group, Night, Outcome, fold
 from jaxcompat.model.site import Site
 from jaxcompat.report.scrub import Scrubber
 
-NIGHT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # a night's folder: its name becomes a link
-# what the site keeps of a night (crater.xml, the JUnit file, is left: a link to it becomes text)
-KEPT = ("crater.json", "crater.html", "crater.md", "bisect.json", "draft-rules.toml")
+NIGHT_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}$")  # a night's folder: its ISO day (a link, and the order)
+# what the site keeps of a night (crater.xml, the JUnit file, is left: a link to it becomes text;
+# crater.html is rendered again from crater.json, never copied)
+KEPT = ("crater.json", "crater.md", "bisect.json", "draft-rules.toml")
 _LOCAL_LINK = re.compile(r'<a href="(?P<href>[^"#:/?]+)"[^>]*>(?P<text>.*?)</a>', re.S)
 
 
@@ -83,21 +87,54 @@ def read_nights(folder: Path, data: Scrubber, page: Scrubber, copies: dict[str, 
                         "per night, each with its crater.json (e.g. history/2026-11-20/crater.json)")
     nights = []
     for sub in sorted(p for p in folder.iterdir() if p.is_dir() and (p / "crater.json").exists()):
-        if not NIGHT_NAME.match(sub.name):
-            raise SiteError(f"{sub}: a night's folder is named by letters, digits, '.', '_' and '-' only "
-                            "(its name becomes a link); rename it, e.g. by its day: 2026-11-20")
+        if not _is_day(sub.name):
+            raise SiteError(f"{sub}: a night's folder is named by its day, YYYY-MM-DD (its name becomes a link, "
+                            "and the nights are shown in the days' order); rename it, e.g. 2026-11-20")
         nights.append(read_night(sub, data))
         here = [n for n in KEPT if (sub / n).is_file()]
         for name in here:
-            text = (sub / name).read_text(encoding="utf-8")
-            copies[f"nights/{sub.name}/{name}"] = (_unlinked(page(text), here) if name.endswith(".html")
-                                                   else data(text))
-        kept = [f"nights/{sub.name}/{n}" for n in ("crater.html", "crater.json") if (sub / n).is_file()]
-        nights[-1] = _with_report(nights[-1], kept[0])
+            copies[f"nights/{sub.name}/{name}"] = data((sub / name).read_text(encoding="utf-8"))
+        rendered = _night_page(sub, data)
+        if rendered is not None:
+            copies[f"nights/{sub.name}/crater.html"] = _unlinked(rendered, here)
+        nights[-1] = _with_report(nights[-1], f"nights/{sub.name}/crater.{'json' if rendered is None else 'html'}")
     if not nights:
         raise SiteError(f"{folder}: holds no night (no SUBFOLDER/crater.json); give the folder whose "
                         "subfolders are the nights, each with the crater.json of that night's run")
     return nights
+
+
+def _is_day(name: str) -> bool:
+    try:
+        return bool(NIGHT_NAME.match(name)) and date.fromisoformat(name).isoformat() == name
+    except ValueError:
+        return False
+
+
+def _night_page(folder: Path, data: Scrubber) -> str | None:
+    """The night's crater.html, rendered from its crater.json (scrubbed) by the crater's renderer,
+    which escapes every text; None when its dependents cannot be read back as records."""
+    from jaxcompat.knowledge.cratergroups import Group as CraterGroup
+    from jaxcompat.knowledge.signature import parse
+    from jaxcompat.model.crater import DependentResult
+    from jaxcompat.report.crater import html as crater_html
+
+    d = data.tree(read_json(folder / "crater.json", SiteError, unreadable="", damaged=""))
+    found = folder / "bisect.json"
+    bisected = data.tree(read_json(found, SiteError, unreadable="", damaged="")) if found.is_file() else {}
+    bisected = bisected if isinstance(bisected, dict) else {}
+    try:
+        results = [DependentResult.from_dict(x, "dependents") for x in d["dependents"]]
+        groups = [CraterGroup.from_dict({**g, "signature": parse(g["signature"]), "first_bad_commit":
+                                         g.get("first_bad_commit") or bisected.get(g["signature"]) or {}}, "groups")
+                  for g in d.get("groups") or []]
+    except (TypeError, ValueError, KeyError, AttributeError):  # a RecordError is both ValueError and KeyError
+        return None
+    plan = {k: d.get(k) or ([] if k != "as_of" else "") for k in ("candidate", "baseline", "as_of")}
+    code = d.get("exit")
+    gaps = (f"this night's crater.json says exit {code}: not judged",) if code not in (0, 1) else ()
+    return crater_html(f"the night of {folder.name}: rendered again from its crater.json", results,
+                       groups=groups, plan_text=plan, gaps=gaps)
 
 
 def _unlinked(text: str, kept: list[str]) -> str:

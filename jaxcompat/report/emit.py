@@ -3,7 +3,10 @@
 ``DEFAULT``), passes every text through the scrubber once (the record's ``scrub``: its redaction
 boundary, ``report/scrub.py``; none: credentials out of URLs), writes each file atomically and
 returns the files written, in order, for the command to print. A format the record does not have is
-left out; a format with nothing to say for it (no rule drafted) writes no file."""
+left out; a format with nothing to say for it (no rule drafted) writes no file. After a run, no file of
+any format the record has (every format in the registry that renders it) that was not written this time
+remains from an earlier run: a ``--format`` subset or a format with nothing to say removes the earlier
+file, so the folder never holds two answers."""
 
 from __future__ import annotations
 
@@ -29,16 +32,13 @@ def emit(record: Output, out_dir: Path, formats: Iterable[str] | None = None) ->
     for name in record.DEFAULT if formats is None else formats:
         fmt = FORMATS[name]
         render = fmt.RENDER.get(type(record))
-        if render is None:
-            continue
-        path = Path(out_dir) / record.filename(name, fmt.suffix)
-        body = render(record)
-        if body is None:
-            if fmt.REMOVE_STALE:
-                path.unlink(missing_ok=True)
-            continue
-        write_file(path, body, scrub)
-        written.append(path)
+        body = None if render is None else render(record)
+        if body is not None:
+            written.append(write_file(Path(out_dir) / record.filename(name, fmt.suffix), body, scrub))
+    for name in formats_of([type(record)]):  # an earlier run's file of a format not written now
+        stale = Path(out_dir) / record.filename(name, FORMATS[name].suffix)
+        if stale not in written:
+            stale.unlink(missing_ok=True)
     return written
 
 

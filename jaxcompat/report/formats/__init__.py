@@ -1,7 +1,7 @@
 """The report formats, by the name ``--format`` takes: one module each, with its file ``suffix``,
 ``RENDER`` (the record kinds of ``report/outputs.py`` it renders, each to its text; ``None``: no
-file for this record) and ``REMOVE_STALE`` (whether a file left by an earlier run goes when there
-is none now). Adding a format is one module and one line here (CONTRIBUTING.md)."""
+file for this record; ``report/emit.py`` then removes an earlier run's file, as it does for every
+format of the record not written this time). Adding a format is one module and one line here (CONTRIBUTING.md)."""
 
 from __future__ import annotations
 

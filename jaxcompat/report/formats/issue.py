@@ -6,7 +6,6 @@ from __future__ import annotations
 from jaxcompat.report import outputs
 
 suffix = ".md"
-REMOVE_STALE = False
 
 RENDER = {
     outputs.LatestReport: lambda r: r.issue + "\n" if r.issue is not None else None,

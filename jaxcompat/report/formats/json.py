@@ -8,7 +8,6 @@ import json
 from jaxcompat.report import outputs
 
 suffix = ".json"
-REMOVE_STALE = False
 
 
 def _cell(r: outputs.CellReport) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from jaxcompat.report import outputs
 
 suffix = ".md"
-REMOVE_STALE = False
 
 
 def _crater(r: outputs.CraterReport) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from jaxcompat.report import outputs
 
 suffix = ".toml"
-REMOVE_STALE = True
 
 
 def _crater(r: outputs.CraterReport) -> str | None:
