@@ -378,6 +378,18 @@ def test_a_project_folder_is_identified_by_its_files_not_its_build_output(tmp_pa
     assert sources.content_digest(ref) == before
     (project / "equinox" / "__init__.py").write_text("x = 2\n")
     assert sources.content_digest(ref) != before
+    keyed = sources.content_digest(ref)  # what a build backend packs: a nested build/, a linked folder
+    (project / "equinox" / "build").mkdir()
+    (project / "equinox" / "build" / "__init__.py").write_text("z = 1\n")
+    assert sources.content_digest(ref) != keyed
+    keyed, shared = sources.content_digest(ref), tmp_path / "shared"
+    shared.mkdir()
+    (shared / "ops.py").write_text("w = 1\n")
+    (project / "equinox" / "ops").symlink_to(shared, target_is_directory=True)
+    assert sources.content_digest(ref) != keyed
+    keyed = sources.content_digest(ref)
+    (shared / "ops.py").write_text("w = 2\n")
+    assert sources.content_digest(ref) != keyed
     date, why = resolution.resolution_date(candidate_cell([ref.name + " " + ref.pin], python="3.11"), Path("/x"))
     assert date == sources.day_after(sources.today()) and "from a folder, dated today" in why[0]
 

@@ -1,32 +1,45 @@
 """A project folder's own files: all but version control, virtual environments, caches and build
-output (what a candidate's folder and a dependent's checkout are keyed and copied by)."""
+output (what a candidate's folder and a dependent's checkout are keyed by, a checkout copied by)."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 
-SKIP_DIRS = {".git", ".hg", ".nox", ".tox", ".venv", "venv", "__pycache__", "build", "dist",
-             ".mypy_cache", ".pytest_cache", ".ruff_cache", "node_modules"}
+EVERYWHERE = {".git", ".hg", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+TOP_ONLY = {".venv", "venv", ".nox", ".tox", "build", "dist", "node_modules"}
 
 
-def files(root: Path):
-    for p in root.iterdir():
-        if p.is_dir() and not p.is_symlink():
-            if not skipped(p.name):
-                yield from files(p)
-        elif p.is_file() and not p.name.endswith((".pyc", ".pyo", ".so")):
-            yield p
+def checkout(root: Path) -> list[tuple[str, Path | None]]:
+    """A checkout's entries as its copy holds them, in order: (the path under ``root``, the file
+    read; None for a folder). Symlinks followed (a linked folder walked as if it were there; one
+    that links to a folder holding it is refused: an OSError), compiled files kept; left out only
+    version control and caches at any depth, and virtual environments, nox/tox and build output
+    (``build``, ``dist``, ``*.egg-info``) at the top. What the checkout kind keys and copies alike."""
+    out: list[tuple[str, Path | None]] = []
+    _walk(root, "", {root.resolve()}, out)
+    return out
 
 
-def skipped(name: str) -> bool:
-    """A folder of that name holds no file of the project's own."""
-    return name in SKIP_DIRS or name.endswith(".egg-info")
+def _walk(folder: Path, under: str, above: set[Path], out: list) -> None:
+    for p in sorted(folder.iterdir()):
+        name = under + p.name
+        if p.is_dir():
+            if p.name in EVERYWHERE or (not under and (p.name in TOP_ONLY or p.name.endswith(".egg-info"))):
+                continue
+            real = p.resolve()
+            if real in above:
+                raise OSError(f"{name} links to a folder that holds it (a loop): "
+                              "link a folder outside the checkout's path, or copy it in")
+            out.append((name, None))
+            _walk(p, name + "/", above | {real}, out)
+        elif p.is_file():
+            out.append((name, p))
 
 
-def digest(root: Path) -> str:
-    """The SHA-256 of the folder's own files: their paths and contents."""
+def checkout_digest(root: Path) -> str:
+    """The SHA-256 of a checkout's entries (``checkout``): their paths and contents."""
     h = hashlib.sha256()
-    for p in sorted(files(root)):
-        h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
+    for name, p in checkout(root):
+        h.update(name.encode() + (b"/\0" if p is None else b"\0" + p.read_bytes() + b"\0"))
     return h.hexdigest()

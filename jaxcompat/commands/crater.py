@@ -121,8 +121,7 @@ def run(args) -> int:
     with run_lock(out_dir):
         crater.store_plan(out_dir, plan, chosen, args.shard)
         interrupted = _run(crater, chosen, mine, plan, matrix, args, out_dir)
-        names_all = {d.unit for d in chosen}
-        results = [r for r in crater.stored(out_dir) if r.plan == plan.key and r.name in names_all]
+        results = crater.current(crater.stored(out_dir), chosen, mine, plan, Path(args.state))
         held = len(results)
         results = craterparts.merge(results)
         if not args.shard:  # every part ran here: the weights of the next deal
@@ -204,6 +203,7 @@ def _ready(args, reqs: list[str], dependents) -> None:
     from jaxcompat._util.uvbin import git_bin, uv_bin
     from jaxcompat.env.candidate import CandidateError, package_of
     from jaxcompat.knowledge import dependentsources, flaky
+    from jaxcompat.knowledge.dependentsources import folder
     from jaxcompat.operations import crater
 
     if not reqs:
@@ -215,6 +215,8 @@ def _ready(args, reqs: list[str], dependents) -> None:
     needs = {need for d in chosen for need in dependentsources.of(d.source).NEEDS}
     if args.bisect or "git" in needs or any("git+" in r for r in reqs + args.baseline):
         git_bin()
+    for dep in chosen:  # a ConfigError: exit 2, before anything is copied
+        folder.refuse_holding(Path(args.dependents), dep, state=Path(args.state), reports=Path(args.reports))
 
 
 def _confirmed(args, chosen: list) -> list:

@@ -157,8 +157,8 @@ def direct_ref(req: Requirement) -> DirectRef:
 
 
 def content_digest(ref: DirectRef) -> str:
-    """The content of a local direct reference (a file's SHA-256; a folder's files but for build
-    output and caches), "" for a remote one (a git URL is pinned to its commit by the lock)."""
+    """The content of a local direct reference (a file's SHA-256; a folder's files as a checkout's
+    are keyed: ``tree.checkout``), "" for a remote one (a git URL is pinned to its commit by the lock)."""
     path = ref.path
     if path is None or not path.exists():
         return ""
@@ -168,7 +168,7 @@ def content_digest(ref: DirectRef) -> str:
             for chunk in iter(lambda: f.read(1 << 20), b""):
                 h.update(chunk)
         return h.hexdigest()
-    return tree.digest(path)
+    return tree.checkout_digest(path)
 
 
 def direct_refs(pins: dict[str, str]) -> dict[str, DirectRef]:

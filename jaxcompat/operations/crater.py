@@ -556,6 +556,28 @@ def stored(out_dir: Path) -> list[DependentResult]:
     return read_stored(out_dir)[0]
 
 
+def current(results: list[DependentResult], chosen: list[Dependent], mine: list[Dependent], plan: Plan,
+            state_dir: Path) -> list[DependentResult]:
+    """Of the stored results (of this plan, a unit chosen), those that hold now: the ones run here,
+    and another shard's while its source is still what it ran at, where that is known here without
+    network or git (a local checkout edited since is not held: the shard's report lacks it, and
+    says to merge the shards)."""
+    from jaxcompat.env import projects
+
+    here, by_unit = {d.unit for d in mine}, {d.unit: d for d in chosen}
+    kept = []
+    for r in results:
+        dep = by_unit.get(r.name)
+        if r.plan != plan.key or dep is None:
+            continue
+        if r.name not in here and not dependentsources.of(dep.source).NEEDS:
+            version, missing = _resolved(dep, plan, state_dir)
+            if missing is not None or projects.describe(dep, version, StateDir(state_dir).cache) != r.version:
+                continue
+        kept.append(r)
+    return kept
+
+
 def read_stored(out_dir: Path) -> tuple[list[DependentResult], list[str]]:
     """(the results that read, the files under ``dependents/`` that do not: corrupt, cut short,
     another schema)."""

@@ -31,6 +31,21 @@ def read(path: Path, where: str, table: dict) -> DependentSource:
     return DependentSource(path=given, folder=str(folder))
 
 
+def refuse_holding(path: Path, dep: Dependent, **folders: Path) -> None:
+    """A ConfigError (the file, the key, the fix) when ``dep``'s checkout holds one of ``folders``
+    (the state folder, the reports folder): its key would move with every run, its copy hold the
+    copies."""
+    if dep.source.get("folder") is None:
+        return
+    checkout = Path(dep.source.get("folder"))
+    for option, folder in folders.items():
+        if folder.resolve().is_relative_to(checkout):
+            raise ConfigError(path, f"dependent[{dep.name}].path", f"{dep.source.get('path')!r} holds the {option} "
+                              "folder (what each run writes would be the checkout's, and its copy)",
+                              f"give --{option} a folder outside the checkout, or name a checkout that does not "
+                              "hold it")
+
+
 def describe(source: DependentSource) -> str:
     return f"folder {_written(source)}"
 
@@ -51,13 +66,21 @@ def resolve(dep: Dependent, means: SourceMeans, as_of: str | None) -> str:
     folder = Path(dep.source.get("folder"))
     if not folder.is_dir():
         raise FileNotFoundError(f"the folder {_written(dep.source)} is gone")
-    return tree.digest(folder)
+    return tree.checkout_digest(folder)
 
 
 def fetch(dep: Dependent, version: str, means: SourceMeans, into: Path) -> list[str]:
-    """Its own files copied (no .git, virtual environment, cache or build output)."""
-    shutil.copytree(dep.source.get("folder"), into / dep.name,
-                    ignore=lambda _, names: [n for n in names if tree.skipped(n)])
+    """Its own files copied (``tree.checkout``: what its version keys; symlinks followed), refused
+    when they are no longer that version (the checkout edited meanwhile)."""
+    dest = into / dep.name
+    dest.mkdir(parents=True)
+    for name, path in tree.checkout(Path(dep.source.get("folder"))):
+        if path is None:
+            (dest / name).mkdir()
+        else:
+            shutil.copy2(path, dest / name)
+    if tree.checkout_digest(dest) != version:
+        raise OSError(f"the folder {_written(dep.source)} changed while it was copied: run again")
     return []
 
 
