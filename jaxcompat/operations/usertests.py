@@ -519,7 +519,7 @@ def side_key(cell: Cell, target: Target, matrix: Matrix, state_dir: Path) -> str
     if done.index or not resultcache.fixed(lock, str(target.root) if target.project else ""):
         return None
     try:
-        files = tree.digest(target.root)
+        files = tree.checkout_digest(target.root)
     except OSError:
         return None
     return resultcache.side_key(cell=done.id, lock=lock, python=[done.python, os.path.realpath(python_exe)],
