@@ -35,11 +35,7 @@ def verdict(cmp: Comparison, described: str) -> str:
         lines.append(f"  ! {len(stopped)} test(s) stopped at the time limit ({cmp.timeout_s:g} s) on both sides: "
                      "not judged (give them longer: --test-timeout SECONDS): "
                      + ", ".join(t.test for t in stopped[:4]) + (" …" if len(stopped) > 4 else ""))
-    for cls, kind in TEST_CLASSES.items():
-        group = [t for t in tests if t.cls == cls]
-        if not group or not kind.heading:
-            continue
-        head = "✗ failing" if cls == UserTestStatus.FAILS and not with_baseline else kind.heading
+    for _cls, kind, head, group in _headed(tests, with_baseline):
         lines.append(f"  {head}: {len(group)}")
         for (explained_by, message), same in _by_error(group).items():
             t = same[0]
@@ -180,11 +176,7 @@ def _groups(tests: list[UserTest], with_baseline: bool) -> str:
     from jaxcompat.report.html import fold, link
 
     out, i = [], 0
-    for cls, kind in TEST_CLASSES.items():
-        group = [t for t in tests if t.cls == cls]
-        if not group or not kind.heading:
-            continue
-        head = "✗ failing" if cls == UserTestStatus.FAILS and not with_baseline else kind.heading
+    for cls, kind, head, group in _headed(tests, with_baseline):
         out.append(f'<h2 id="c-{esc(cls)}">{esc(head)}: {len(group)}</h2>')
         for (explained_by, message), same in _by_error(group).items():
             i, t = i + 1, same[0]
@@ -203,3 +195,12 @@ def _groups(tests: list[UserTest], with_baseline: bool) -> str:
                        + (f"<pre>{esc(where)}</pre>" if where else "")
                        + fold(f"its {len(same)} test{'s' * (len(same) != 1)}", f"<ul>{listed}</ul>") + "</section>")
     return "".join(out)
+
+
+def _headed(tests, with_baseline: bool):
+    """(class, its kind, its heading, its tests) for each class that has a heading and a test, in
+    ``TEST_CLASSES`` order: the terminal's and the page's sections alike."""
+    for cls, kind in TEST_CLASSES.items():
+        group = [t for t in tests if t.cls == cls]
+        if group and kind.heading:
+            yield cls, kind, "✗ failing" if cls == UserTestStatus.FAILS and not with_baseline else kind.heading, group
