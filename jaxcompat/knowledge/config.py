@@ -14,13 +14,28 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from jaxcompat.knowledge.tables import read_toml, str_list, table_list, text_value, unknown_keys
+from jaxcompat.knowledge.tables import (
+    At,
+    Key,
+    Table,
+    each,
+    given,
+    optional_text,
+    read,
+    read_toml,
+    strings,
+    table_list,
+    tables,
+    text,
+    unknown_keys,
+)
 from jaxcompat.model.matrix import (
     ANY,
     LATEST,
@@ -44,12 +59,11 @@ DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # Loading
 
 
-_SETTINGS_KEYS = {"python", "backend", "case_timeout_s", "cases_dir", "harness"}
-_CELL_KEYS = {"id", "python", "backend", "pins", "constraints", "date", "note"}
-_GRID_KEYS = {"id", "python", "backend", "axes", "pins", "constraints", "exclude", "note"}
-_FAILURE_KEYS = {"id", "title", "stage", "cases", "affects", "backend", "error", "match",
-                 "upstream", "fix", "workaround", "advisory", "collateral"}
-_TOP_KEYS = {"settings", "cell", "grid", "failure", "requirement"}
+class _Lent(NamedTuple):
+    """What every table of a matrix or rules file is read with: its settings and its folder."""
+
+    settings: Settings
+    root: Path
 
 
 def load(path: Path | str, rules: Iterable[Path | str] = ()) -> Matrix:
@@ -76,7 +90,7 @@ def merge_rules(matrix: Matrix, path: Path | str) -> Matrix:
     if not data.get("failure"):
         raise ConfigError(path, "failure", "missing",
                           "a rules file holds [[failure]] tables (id, affects, error, match, upstream, fix)")
-    failures = _failures(path, data, matrix.root, matrix.settings)
+    failures = _failures(path, data, _Lent(matrix.settings, matrix.root))
     known = {f.id: f.source for f in matrix.failures}
     for f in failures:
         if f.id in known:
@@ -90,109 +104,95 @@ def parse(data: object, path: Path | str = "matrix.toml", root: Path | None = No
     root = root if root is not None else path.resolve().parent
     if not isinstance(data, dict):
         raise ConfigError(path, "(top)", "expected a TOML table at the top level")
-    unknown_keys(path, "(top)", data, _TOP_KEYS)
-    settings = _settings(path, data.get("settings", {}))
-    cells: list[Cell] = []  # grids first (the cross product), then the hand-picked cells
-    for i, raw in enumerate(table_list(path, "grid", data.get("grid", []))):
-        cells.extend(_grid(path, f"grid[{i}]", raw, settings))
-    for i, raw in enumerate(table_list(path, "cell", data.get("cell", []))):
-        cells.append(_cell(path, f"cell[{i}]", raw, settings))
+    unknown_keys(path, "(top)", data, {"settings", "cell", "grid", "failure", "requirement"})
+    settings = read(path, "settings", data.get("settings", {}), SETTINGS)
+    lent = _Lent(settings, root)
+    at = At(path, "", data, lent)  # grids first (the cross product), then the hand-picked cells
+    cells = [c for grid in tables(GRID)(at._replace(key="grid"), data.get("grid", [])) for c in grid]
+    cells += tables(CELL)(at._replace(key="cell"), data.get("cell", []))
     _no_duplicates(path, "cell", [c.id for c in cells])
-    failures = _failures(path, data, root, settings)
-    requirements = tuple(_known_requirement(path, f"requirement[{i}]", raw)
-                         for i, raw in enumerate(table_list(path, "requirement", data.get("requirement", []))))
+    failures = _failures(path, data, lent)
+    requirements = tables(REQUIREMENT)(at._replace(key="requirement"), data.get("requirement", []))
     return Matrix(path, settings, tuple(cells), tuple(failures), root, requirements=requirements)
 
 
-def _known_requirement(path: Path, key: str, raw: dict) -> KnownRequirement:
-    """One ``[[requirement]]`` table: package, release, requires, note."""
-    unknown_keys(path, key, raw, {"package", "release", "requires", "note"})
-    for name in ("package", "release", "requires", "note"):
-        if not isinstance(raw.get(name), str) or not raw[name].strip():
-            raise ConfigError(path, f"{key}.{name}", "missing or not a string",
-                              'e.g. package = "optimistix", release = "0.0.7", requires = "equinox>=0.11.3", '
-                              'note = "reads eqx.StrictConfig, new in equinox 0.11.3"')
-    package = canonicalize_name(raw["package"])
-    try:
-        Version(raw["release"])
-    except InvalidVersion:
-        raise ConfigError(
-            path, f"{key}.release", f"{raw['release']!r} is not a version", 'write e.g. "0.0.7"'
-        ) from None
-    try:
-        req = Requirement(raw["requires"])
-    except InvalidRequirement as e:
-        raise ConfigError(path, f"{key}.requires", f"{raw['requires']!r} is not a requirement ({e})",
-                          'write a package and a range, e.g. "equinox>=0.11.3"') from None
-    if not req.specifier or req.marker is not None or req.url or canonicalize_name(req.name) == package:
-        raise ConfigError(path, f"{key}.requires", f"{raw['requires']!r} names no range of another package",
-                          'write a package and a range, e.g. "equinox>=0.11.3"')
-    return KnownRequirement(package, raw["release"], str(req), raw["note"])
-
-
-def _failures(path: Path, data: dict, root: Path, settings: Settings) -> list[Failure]:
+def _failures(path: Path, data: dict, lent: _Lent) -> tuple[Failure, ...]:
     """The ``[[failure]]`` tables of a matrix or rules file, each validated, ids unique."""
-    failures = [_failure(path, f"failure[{i}]", raw, root, settings)
-                for i, raw in enumerate(table_list(path, "failure", data.get("failure", [])))]
+    failures = tables(FAILURE)(At(path, "failure", data, lent), data.get("failure", []))
     _no_duplicates(path, "failure", [f.id for f in failures])
     return failures
 
 
-def _python(path: Path, key: str, value: object) -> str:
-    if value == "auto":  # the lowest Python that every pin supports (jaxcompat.env.resolution)
-        return value
-    if not isinstance(value, str) or not PYTHON_RE.match(value):
-        raise ConfigError(path, key, f"invalid Python version {value!r}",
-                          'write a minor version as a string, e.g. python = "3.11", or "auto"')
+# --------------------------------------------------------------------------------------------
+# What one value must be (each parser: ``parse(at, value)``, see knowledge/tables.py)
+
+
+def _filled(at: At, value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise at.error("missing or not a string",
+                       'e.g. package = "optimistix", release = "0.0.7", requires = "equinox>=0.11.3", '
+                       'note = "reads eqx.StrictConfig, new in equinox 0.11.3"')
     return value
 
 
-def _backend(path: Path, key: str, value: object) -> str:
+def _known_requirement(at: At, v: dict) -> KnownRequirement:
+    """A ``[[requirement]]`` table's release is a version, its requires a range of another package."""
+    package = canonicalize_name(v["package"])
+    try:
+        Version(v["release"])
+    except InvalidVersion:
+        raise ConfigError(
+            at.path, f"{at.key}.release", f"{v['release']!r} is not a version", 'write e.g. "0.0.7"'
+        ) from None
+    try:
+        req = Requirement(v["requires"])
+    except InvalidRequirement as e:
+        raise ConfigError(at.path, f"{at.key}.requires", f"{v['requires']!r} is not a requirement ({e})",
+                          'write a package and a range, e.g. "equinox>=0.11.3"') from None
+    if not req.specifier or req.marker is not None or req.url or canonicalize_name(req.name) == package:
+        raise ConfigError(at.path, f"{at.key}.requires", f"{v['requires']!r} names no range of another package",
+                          'write a package and a range, e.g. "equinox>=0.11.3"')
+    return KnownRequirement(package, v["release"], str(req), v["note"])
+
+
+def _python(at: At, value: object) -> str:
+    if value == "auto":  # the lowest Python that every pin supports (jaxcompat.env.resolution)
+        return value
+    if not isinstance(value, str) or not PYTHON_RE.match(value):
+        raise at.error(f"invalid Python version {value!r}",
+                       'write a minor version as a string, e.g. python = "3.11", or "auto"')
+    return value
+
+
+def _backend(at: At, value: object) -> str:
     if value not in BACKENDS:
-        raise ConfigError(path, key, f"unknown backend {value!r}",
-                          f"use one of: {', '.join(BACKENDS)}")
+        raise at.error(f"unknown backend {value!r}", f"use one of: {', '.join(BACKENDS)}")
     return str(value)
 
 
-def _settings(path: Path, raw: object) -> Settings:
-    if not isinstance(raw, dict):
-        raise ConfigError(path, "settings", "expected a table", "write [settings]")
-    unknown_keys(path, "settings", raw, _SETTINGS_KEYS)
-    s = Settings()
-    timeout = raw.get("case_timeout_s", s.case_timeout_s)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise ConfigError(path, "settings.case_timeout_s", f"expected a positive number, got {timeout!r}",
-                          "e.g. case_timeout_s = 300")
-    harness = str_list(path, "settings.harness", raw.get("harness", list(s.harness)))
-    for i, req in enumerate(harness):
-        _requirement(path, f"settings.harness[{i}]", req)
-    return Settings(
-        python=_python(path, "settings.python", raw.get("python", s.python)),
-        backend=_backend(path, "settings.backend", raw.get("backend", s.backend)),
-        case_timeout_s=float(timeout),
-        cases_dir=text_value(path, "settings.cases_dir", raw.get("cases_dir", s.cases_dir)),
-        harness=harness,
-    )
+def _timeout(at: At, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise at.error(f"expected a positive number, got {value!r}", "e.g. case_timeout_s = 300")
+    return float(value)
 
 
-def _requirement(path: Path, key: str, text: object) -> Requirement:
+def _requirement(at: At, text: object) -> Requirement:
     if not isinstance(text, str):
-        raise ConfigError(path, key, f"expected a requirement string, got {text!r}")
+        raise at.error(f"expected a requirement string, got {text!r}")
     try:
         req = Requirement(text)
     except InvalidRequirement as e:
-        raise ConfigError(path, key, f"invalid requirement {text!r}: {e}",
-                          'write a PEP 508 requirement, e.g. "numpy<2"') from None
+        raise at.error(f"invalid requirement {text!r}: {e}", 'write a PEP 508 requirement, e.g. "numpy<2"') from None
     if req.url:
-        raise ConfigError(path, key, f"URL requirements are not allowed: {text!r}",
-                          "pin a released version from the package index")
+        raise at.error(f"URL requirements are not allowed: {text!r}", "pin a released version from the package index")
     return req
 
 
-def _pins(path: Path, key: str, raw: object) -> dict[str, str]:
+def _pins(at: At, raw: object) -> dict[str, str]:
     if not isinstance(raw, dict):
-        raise ConfigError(path, key, "expected a table of dist = version",
-                          'e.g. pins = { jax = "0.4.33", equinox = "0.11.7", diffrax = "*" }')
+        raise at.error("expected a table of dist = version",
+                       'e.g. pins = { jax = "0.4.33", equinox = "0.11.7", diffrax = "*" }')
+    path, key = at.path, at.key
     pins: dict[str, str] = {}
     for dist, value in raw.items():
         k = f"{key}.{dist}"
@@ -218,58 +218,37 @@ def _pins(path: Path, key: str, raw: object) -> dict[str, str]:
     return pins
 
 
-def _date(path: Path, key: str, value: object) -> str | None:
+def _date(at: At, value: object) -> str | None:
     if value is None:
         return None
     if hasattr(value, "isoformat"):  # TOML local date
         value = value.isoformat()
     if not isinstance(value, str) or not DATE_RE.match(value):
-        raise ConfigError(path, key, f"invalid date {value!r}", 'write date = "YYYY-MM-DD"')
+        raise at.error(f"invalid date {value!r}", 'write date = "YYYY-MM-DD"')
     try:  # the pattern lets 2024-02-30 and 2024-13-45 by; uv refuses them only after the downloads
         datetime.date.fromisoformat(value)
     except ValueError:
-        raise ConfigError(path, key, f"{value!r} is not a day of the calendar",
-                          'write a real day, "YYYY-MM-DD"') from None
+        raise at.error(f"{value!r} is not a day of the calendar", 'write a real day, "YYYY-MM-DD"') from None
     return value
 
 
-def _cell_id(path: Path, key: str, value: object) -> str:
-    value = text_value(path, key, value)
+def _cell_id(at: At, value: object) -> str:
+    value = text(at, value)
     if not ID_RE.match(value):
-        raise ConfigError(path, key, f"invalid cell id {value!r}",
-                          "use letters, digits and . _ + - only (it becomes a file name)")
+        raise at.error(f"invalid cell id {value!r}", "use letters, digits and . _ + - only (it becomes a file name)")
     return value
 
 
-def _cell(path: Path, where: str, raw: dict, settings: Settings) -> Cell:
-    unknown_keys(path, where, raw, _CELL_KEYS)
-    if "id" not in raw:
-        raise ConfigError(path, f"{where}.id", "missing", 'give every cell an id = "..."')
-    if "pins" not in raw:
-        raise ConfigError(path, f"{where}.pins", "missing",
-                          'e.g. pins = { jax = "0.4.33", equinox = "0.11.7" }')
-    constraints = str_list(path, f"{where}.constraints", raw.get("constraints", []))
-    for i, c in enumerate(constraints):
-        _requirement(path, f"{where}.constraints[{i}]", c)
-    return Cell(
-        id=_cell_id(path, f"{where}.id", raw["id"]),
-        python=_python(path, f"{where}.python", raw.get("python", settings.python)),
-        backend=_cell_backend(path, where, raw, settings),
-        pins=_pins(path, f"{where}.pins", raw["pins"]),
-        constraints=constraints,
-        date=_date(path, f"{where}.date", raw.get("date")),
-        note=text_value(path, f"{where}.note", raw.get("note", ""), required=False),
-    )
-
-
-def _cell_backend(path: Path, where: str, raw: dict, settings: Settings) -> str:
+def _cell_backend(at: At, value: object) -> str:
     """A built cell's backend must be one its jax can install: the jax extra (jax[cuda12],
     jax[cuda13]) is declared from a jax release on; rocm has no extra at all."""
-    key = f"{where}.backend" if "backend" in raw else "settings.backend"
-    backend = _backend(path, key, raw.get("backend", settings.backend))
+    raw = at.table
+    if "backend" not in raw:
+        at = at._replace(key="settings.backend")
+    backend = _backend(at, value)
     if backend == "rocm":
-        raise ConfigError(path, key, "jax declares no rocm extra, so a built cell cannot install ROCm",
-                          "check a ROCm environment where it already exists: jax-compat check --env PATH/bin/python")
+        raise at.error("jax declares no rocm extra, so a built cell cannot install ROCm",
+                       "check a ROCm environment where it already exists: jax-compat check --env PATH/bin/python")
     jax = raw.get("pins", {}).get("jax") if isinstance(raw.get("pins"), dict) else None
     if backend in JAX_EXTRAS and isinstance(jax, str) and jax[:1].isdigit():
         extra, since = JAX_EXTRAS[backend]
@@ -278,157 +257,143 @@ def _cell_backend(path: Path, where: str, raw: dict, settings: Settings) -> str:
         except InvalidVersion:
             too_old = False  # the pin's own check reports it
         if too_old:
-            raise ConfigError(path, key, f"jax {jax} does not declare the {extra} extra (jax[{extra}] exists from "
-                              f"jax {since}), so backend = {backend!r} cannot be installed with it",
-                              f"pin jax >= {since} for backend = {backend!r}, or use another backend")
+            raise at.error(f"jax {jax} does not declare the {extra} extra (jax[{extra}] exists from "
+                           f"jax {since}), so backend = {backend!r} cannot be installed with it",
+                           f"pin jax >= {since} for backend = {backend!r}, or use another backend")
     return backend
 
 
-def _grid(path: Path, where: str, raw: dict, settings: Settings) -> list[Cell]:
-    """Expand a [[grid]]: the cross product of its axes, minus exclusions."""
-    unknown_keys(path, where, raw, _GRID_KEYS)
-    axes = raw.get("axes")
+def _axes(at: At, axes: object) -> dict[str, list[str]]:
     if not isinstance(axes, dict) or not axes or not all(
             isinstance(v, list) and v and all(isinstance(x, str) for x in v) for v in axes.values()):
-        raise ConfigError(path, f"{where}.axes", "expected a table of dist = [versions]",
-                          'e.g. axes = { jax = ["0.4.31", "0.4.33"], equinox = ["0.11.6", "0.11.7"] }')
-    template = raw.get("id", "-".join(f"{d}{{{d}}}" for d in axes))
-    excludes = table_list(path, f"{where}.exclude", raw.get("exclude", []))
+        raise at.error("expected a table of dist = [versions]",
+                       'e.g. axes = { jax = ["0.4.31", "0.4.33"], equinox = ["0.11.6", "0.11.7"] }')
+    return axes
+
+
+def _excludes(at: At, value: object) -> list[dict]:
+    """A grid's ``exclude`` tables, each naming some of its axes."""
+    excludes = table_list(at.path, at.key, value)
     for i, ex in enumerate(excludes):
-        unknown_keys(path, f"{where}.exclude[{i}]", ex, set(axes))
-    base_pins = raw.get("pins", {})
+        unknown_keys(at.path, f"{at.key}[{i}]", ex, set(at.table["axes"]))
+    return excludes
+
+
+def _grid(at: At, v: dict) -> list[Cell]:
+    """Expand a [[grid]]: the cross product of its axes, minus exclusions, each a cell."""
+    raw, axes, where = at.table, v["axes"], at.key
+    template = raw.get("id", "-".join(f"{d}{{{d}}}" for d in axes))
     cells = []
     names = list(axes)
     for combo in itertools.product(*(axes[n] for n in names)):
         chosen = dict(zip(names, combo, strict=True))
-        if any(all(chosen.get(k) == v for k, v in ex.items()) for ex in excludes):
+        if any(all(chosen.get(k) == x for k, x in ex.items()) for ex in v["exclude"]):
             continue
         try:
             cell_id = template.format(**chosen)
         except (KeyError, IndexError, ValueError) as e:
-            raise ConfigError(path, f"{where}.id", f"bad id template {template!r}: {e}",
+            raise ConfigError(at.path, f"{where}.id", f"bad id template {template!r}: {e}",
                               f"use placeholders among: {', '.join('{' + n + '}' for n in names)}") from None
         cell_raw = {k: raw[k] for k in ("python", "backend", "constraints", "note") if k in raw}
-        cell_raw.update(id=cell_id, pins={**base_pins, **chosen})
-        cells.append(_cell(path, f"{where}[{cell_id}]", cell_raw, settings))
+        cell_raw.update(id=cell_id, pins={**raw.get("pins", {}), **chosen})
+        cells.append(read(at.path, f"{where}[{cell_id}]", cell_raw, CELL, at.context))
     return cells
 
 
-def _affects(path: Path, key: str, raw: object) -> tuple[dict[str, SpecifierSet], ...]:
+def _affects(at: At, raw: object) -> tuple[dict[str, SpecifierSet], ...]:
     clauses = raw if isinstance(raw, list) else [raw]
     if not clauses or not all(isinstance(c, dict) and c for c in clauses):
-        raise ConfigError(path, key, "expected a table of dist = specifier, or a list of them (OR-ed)",
-                          'e.g. affects = { jax = ">=0.4.32", equinox = "<0.11.8" }')
+        raise at.error("expected a table of dist = specifier, or a list of them (OR-ed)",
+                       'e.g. affects = { jax = ">=0.4.32", equinox = "<0.11.8" }')
     out = []
     for i, clause in enumerate(clauses):
         spec: dict[str, SpecifierSet] = {}
         for dist, value in clause.items():
-            k = f"{key}[{i}].{dist}" if isinstance(raw, list) else f"{key}.{dist}"
+            k = f"{at.key}[{i}].{dist}" if isinstance(raw, list) else f"{at.key}.{dist}"
             if not isinstance(value, str):
-                raise ConfigError(path, k, f"expected a specifier string, got {value!r}")
+                raise ConfigError(at.path, k, f"expected a specifier string, got {value!r}")
             try:
                 spec[canonicalize_name(dist)] = SpecifierSet(value)
             except InvalidSpecifier:
-                raise ConfigError(path, k, f"invalid version specifier {value!r}",
+                raise ConfigError(at.path, k, f"invalid version specifier {value!r}",
                                   'write e.g. ">=0.4.32" or ">=0.11.0,<0.11.8" ("*" is not a specifier; '
                                   'use ">=0" for any version)') from None
         out.append(spec)
     return tuple(out)
 
 
-def _failure(path: Path, where: str, raw: dict, root: Path, settings: Settings) -> Failure:
-    unknown_keys(path, where, raw, _FAILURE_KEYS)
-    for required in ("id", "affects", "error", "match", "upstream", "fix"):
-        if required not in raw:
-            raise ConfigError(path, f"{where}.{required}", "missing",
-                              "every [[failure]] needs id, affects, error, match, upstream and fix")
-    fid = text_value(path, f"{where}.id", raw["id"])
-    where = f"failure[{fid}]"
-    stage = raw.get("stage", "case")
+def _narrowed(at: At, raw: object) -> tuple[dict[str, SpecifierSet], ...] | None:
+    return None if raw is None else _affects(at, raw)
+
+
+def _stage(at: At, stage: object) -> str:
     if stage not in STAGES:
-        raise ConfigError(path, f"{where}.stage", f"unknown stage {stage!r}",
-                          f"use one of: {', '.join(STAGES)}")
-    cases = _cases(path, f"{where}.cases", raw.get("cases", []))
-    if stage == "case" and not cases:
-        raise ConfigError(path, f"{where}.cases", "missing",
-                          'list the reproducing tests, e.g. cases = ["cases/test_x.py::test_y"]')
-    for i, entry in enumerate(cases):
-        _check_case(path, f"{where}.cases[{i}]", entry.case, root, settings)
-    _no_duplicates(path, f"{where}.cases", [entry.case for entry in cases])
-    backends = str_list(path, f"{where}.backend", raw.get("backend", []))
-    for i, b in enumerate(backends):
-        _backend(path, f"{where}.backend[{i}]", b)
-    pattern = text_value(path, f"{where}.match", raw["match"])
-    try:
-        match = re.compile(pattern, re.DOTALL)
-    except re.error as e:
-        raise ConfigError(path, f"{where}.match", f"invalid regular expression: {e}",
-                          "escape special characters, e.g. \\( \\. \\[") from None
-    upstream = str_list(path, f"{where}.upstream", raw["upstream"])
-    for i, url in enumerate(upstream):
-        if not url.startswith("https://"):
-            raise ConfigError(path, f"{where}.upstream[{i}]", f"not an https URL: {url!r}",
-                              "link the upstream issue, PR or commit")
-    return Failure(
-        id=fid, title=text_value(path, f"{where}.title", raw.get("title", fid)), stage=stage,
-        cases=cases, affects=_affects(path, f"{where}.affects", raw["affects"]),
-        backends=backends, errors=str_list(path, f"{where}.error", raw["error"]), match=match,
-        upstream=upstream, fix=text_value(path, f"{where}.fix", raw["fix"]),
-        workaround=text_value(path, f"{where}.workaround", raw.get("workaround", ""), required=False),
-        advisory=_bool(path, f"{where}.advisory", raw.get("advisory", False)),
-        collateral=_collateral(path, f"{where}.collateral", raw.get("collateral", []), root, settings),
-        source=str(path),
-    )
+        raise at.error(f"unknown stage {stage!r}", f"use one of: {', '.join(STAGES)}")
+    return str(stage)
 
 
-def _collateral(path: Path, key: str, raw: object, root: Path, settings: Settings) -> tuple[str, ...]:
-    items = str_list(path, key, raw)
-    for i, item in enumerate(items):
-        if item.rstrip("/") == settings.cases_dir.rstrip("/"):
-            continue
-        _check_case(path, f"{key}[{i}]", item, root, settings)
-    return items
-
-
-def _bool(path: Path, key: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(path, key, f"expected true or false, got {value!r}")
-    return value
-
-
-def _cases(path: Path, key: str, raw: object) -> tuple[CaseEntry, ...]:
-    """``cases`` entries: "file::test" strings, or { case = "...", affects = {...} } tables."""
+def _cases(at: At, raw: object) -> tuple[CaseEntry, ...]:
+    """``cases`` entries: "file::test" strings, or { case = "...", affects = {...} } tables; each
+    a test of the cases folder, none twice, some where the failure's stage is a case's."""
     items = raw if isinstance(raw, list) else [raw]
     entries: list[CaseEntry] = []
     for i, item in enumerate(items):
-        k = f"{key}[{i}]"
         if isinstance(item, dict):
-            unknown_keys(path, k, item, {"case", "affects"})
-            if "case" not in item:
-                raise ConfigError(path, f"{k}.case", "missing",
-                                  'write { case = "cases/test_x.py::test_y", affects = {...} }')
-            narrowed = _affects(path, f"{k}.affects", item["affects"]) if "affects" in item else None
-            entries.append(CaseEntry(text_value(path, f"{k}.case", item["case"]), narrowed))
+            entries.append(read(at.path, f"{at.key}[{i}]", item, CASE))
         elif isinstance(item, str):
             entries.append(CaseEntry(item))
         else:
-            raise ConfigError(path, k, f"expected a node id string or a table, got {item!r}",
+            raise ConfigError(at.path, f"{at.key}[{i}]", f"expected a node id string or a table, got {item!r}",
                               'e.g. "cases/test_x.py::test_y"')
+    if at.table.get("stage", "case") == "case" and not entries:
+        raise at.error("missing", 'list the reproducing tests, e.g. cases = ["cases/test_x.py::test_y"]')
+    for i, entry in enumerate(entries):
+        _check_case(at._replace(key=f"{at.key}[{i}]"), entry.case)
+    _no_duplicates(at.path, at.key, [entry.case for entry in entries])
     return tuple(entries)
 
 
-def _check_case(path: Path, key: str, case: str, root: Path, settings: Settings) -> None:
+def _match(at: At, value: object) -> re.Pattern[str]:
+    try:
+        return re.compile(text(at, value), re.DOTALL)
+    except re.error as e:
+        raise at.error(f"invalid regular expression: {e}", "escape special characters, e.g. \\( \\. \\[") from None
+
+
+def _https(at: At, url: str) -> None:
+    if not url.startswith("https://"):
+        raise at.error(f"not an https URL: {url!r}", "link the upstream issue, PR or commit")
+
+
+def _collateral(at: At, raw: object) -> tuple[str, ...]:
+    items = strings(at, raw)
+    cases_dir = at.context.settings.cases_dir
+    for i, item in enumerate(items):
+        if item.rstrip("/") == cases_dir.rstrip("/"):
+            continue
+        _check_case(at._replace(key=f"{at.key}[{i}]"), item)
+    return items
+
+
+def _bool(at: At, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise at.error(f"expected true or false, got {value!r}")
+    return value
+
+
+def _check_case(at: At, case: str) -> None:
+    """A case (``file::test``, or a file) is a test of a file under the cases folder."""
     file, _, name = case.partition("::")
-    target = root / file
+    settings = at.context.settings
+    target = at.context.root / file
     if not file.startswith(settings.cases_dir.rstrip("/") + "/") or not target.is_file():
-        raise ConfigError(path, key, f"case file {file!r} does not exist",
-                          f"name a file under {settings.cases_dir}/, e.g. "
-                          f"\"{settings.cases_dir}/test_callback_error_deferral.py::test_error_if\"")
+        raise at.error(f"case file {file!r} does not exist",
+                       f"name a file under {settings.cases_dir}/, e.g. "
+                       f"\"{settings.cases_dir}/test_callback_error_deferral.py::test_error_if\"")
     if name:
         tests = test_names(target)
         if name.split("[")[0] not in tests:
-            raise ConfigError(path, key, f"no test {name!r} in {file}",
-                              f"use one of: {', '.join(sorted(tests)) or '(none found)'}")
+            raise at.error(f"no test {name!r} in {file}", f"use one of: {', '.join(sorted(tests)) or '(none found)'}")
 
 
 def test_names(path: Path) -> set[str]:
@@ -445,3 +410,61 @@ def _no_duplicates(path: Path, key: str, ids: list[str]) -> None:
             raise ConfigError(path, key, f"duplicate id {i!r}",
                               f"give each {key} a unique id (grids generate ids from their template)")
         seen.add(i)
+
+
+# --------------------------------------------------------------------------------------------
+# The tables, declared: their keys in the order they are checked (knowledge/tables.py walks them)
+
+_S = Settings()
+SETTINGS = Table({
+    "case_timeout_s": Key(_timeout, _S.case_timeout_s),
+    "harness": Key(each(_requirement), list(_S.harness)),
+    "python": Key(_python, _S.python),
+    "backend": Key(_backend, _S.backend),
+    "cases_dir": Key(text, _S.cases_dir),
+}, lambda at, v: Settings(**v), fix="write [settings]")
+
+CELL = Table({
+    "constraints": Key(each(_requirement), []),
+    "id": Key(_cell_id, missing='give every cell an id = "..."'),
+    "python": Key(_python, lambda at: at.context.settings.python),
+    "backend": Key(_cell_backend, lambda at: at.context.settings.backend),
+    "pins": Key(_pins, missing='e.g. pins = { jax = "0.4.33", equinox = "0.11.7" }'),
+    "date": Key(_date, None),
+    "note": Key(optional_text, ""),
+}, lambda at, v: Cell(**v))
+
+GRID = Table({  # its other keys are each cell's, read as a cell's
+    "axes": Key(_axes, None),
+    "exclude": Key(_excludes, []),
+    "cell": Key(given, reads=("id", "python", "backend", "pins", "constraints", "note")),
+}, _grid)
+
+CASE = Table({  # a ``cases`` entry given as a table
+    "affects": Key(_narrowed, None),
+    "case": Key(text, missing='write { case = "cases/test_x.py::test_y", affects = {...} }'),
+}, lambda at, v: CaseEntry(v["case"], v["affects"]))
+
+_NEEDS = "every [[failure]] needs id, affects, error, match, upstream and fix"
+FAILURE = Table({
+    "id": Key(text, missing=_NEEDS),
+    "stage": Key(_stage, "case"),
+    "cases": Key(_cases, []),
+    "backend": Key(each(_backend), [], field="backends"),
+    "match": Key(_match, missing=_NEEDS),
+    "upstream": Key(each(_https), missing=_NEEDS),
+    "title": Key(text, lambda at: at.table["id"]),
+    "affects": Key(_affects, missing=_NEEDS),
+    "error": Key(strings, missing=_NEEDS, field="errors"),
+    "fix": Key(text, missing=_NEEDS),
+    "workaround": Key(optional_text, ""),
+    "advisory": Key(_bool, False),
+    "collateral": Key(_collateral, []),
+}, lambda at, v: Failure(**v, source=str(at.path)), named="id")
+
+REQUIREMENT = Table({  # what a release of a package really needs, by hand
+    "package": Key(_filled, None),
+    "release": Key(_filled, None),
+    "requires": Key(_filled, None),
+    "note": Key(_filled, None),
+}, _known_requirement)
