@@ -150,9 +150,10 @@ def _split(at: At, split: object) -> int:
 
 
 def _seconds(example: int) -> Callable[[At, object], float | None]:
-    """A parser of a number of seconds > 0 (None: not given, left to the default's owner)."""
+    """A parser of a number of seconds > 0 (None where it is not given and has no default: the
+    matrix's ``case_timeout_s``)."""
     def parse(at: At, value: object) -> float | None:
-        if value is None:
+        if value is None and at.key.rpartition(".")[2] not in at.table:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
             raise at.error(f"expected a number of seconds > 0, got {value!r}",

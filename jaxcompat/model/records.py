@@ -28,9 +28,12 @@ Why not cattrs, msgspec or pydantic: each would be a new dependency of the packa
 plugin keeps none but pytest, and the package only packaging and uv), each costs 0.16 to 0.5 s of
 CPU to import on a CLI that starts in about 1 s (this module: a few ms), and none writes the
 stored reports byte for byte as they are (omitted defaults, renamed and derived keys, int kept
-int) without as many hooks as there were converters. The TOML files are not read through it:
-they are strict where reports are lenient, and their errors name the file and the fix
-(knowledge/tables.py, knowledge/config.py, knowledge/dependents.py).
+int) without as many hooks as there were converters. The TOML files are read by a declaration
+too, but not this one: they are strict where reports are lenient (an unknown key is refused with
+"did you mean", a missing one names the fix), every error names the file, and some of their values
+are checked against the world (a case file that must exist and hold the test), which a record of
+model/ may not do. Their tables are declared in knowledge/config.py and knowledge/dependents.py
+(``Table``, ``Key``) and walked by knowledge/tables.py.
 """
 
 from __future__ import annotations
