@@ -269,3 +269,17 @@ def test_crater_refuses_a_bad_dependents_file_before_anything_runs(tmp_path, cap
                                "ecosystem\n  fix: did you mean 'equinox'? use some of: jax, jaxlib, equinox, diffrax, "
                                "optimistix, lineax, chex\n"), err
     assert not (tmp_path / "reports").exists()
+
+
+@pytest.mark.parametrize("given, said", [
+    ('id = 1', "grid[0].id: expected a string, got 1\n  fix: e.g. id = \"jax{jax}-eqx{equinox}\""),
+    ('pins = "jax"', "grid[0].pins: expected a table of dist = version\n"
+                     '  fix: e.g. pins = { jax = "0.4.33", equinox = "0.11.7", diffrax = "*" }'),
+])
+def test_a_grid_whose_id_or_pins_is_of_the_wrong_kind_is_refused(tmp_path, given, said):
+    """Regression: a grid's ``id = 1`` or ``pins = "jax"`` raised AttributeError/TypeError (a traceback)."""
+    grid = f'[[grid]]\naxes = {{ jax = ["0.4.33"] }}\n{given}\n\n[[cell]]'
+    path = make_tree(tmp_path, MINIMAL.replace("[[cell]]", grid))
+    with pytest.raises(ConfigError) as info:
+        config.load(path)
+    assert str(info.value) == f"{path}: {said}"

@@ -279,10 +279,25 @@ def _excludes(at: At, value: object) -> list[dict]:
     return excludes
 
 
+def _template(at: At, value: object) -> str | None:
+    """A grid's id: a template of its cells' ids (None: one made of its axes)."""
+    if value is not None and not isinstance(value, str):
+        raise at.error(f"expected a string, got {value!r}", 'e.g. id = "jax{jax}-eqx{equinox}"')
+    return value
+
+
+def _base_pins(at: At, value: object) -> dict:
+    """A grid's pins, the same in every cell (each cell checks their values)."""
+    if not isinstance(value, dict):
+        raise at.error("expected a table of dist = version",
+                       'e.g. pins = { jax = "0.4.33", equinox = "0.11.7", diffrax = "*" }')
+    return value
+
+
 def _grid(at: At, v: dict) -> list[Cell]:
     """Expand a [[grid]]: the cross product of its axes, minus exclusions, each a cell."""
     raw, axes, where = at.table, v["axes"], at.key
-    template = raw.get("id", "-".join(f"{d}{{{d}}}" for d in axes))
+    template = v["id"] if v["id"] is not None else "-".join(f"{d}{{{d}}}" for d in axes)
     cells = []
     names = list(axes)
     for combo in itertools.product(*(axes[n] for n in names)):
@@ -295,7 +310,7 @@ def _grid(at: At, v: dict) -> list[Cell]:
             raise ConfigError(at.path, f"{where}.id", f"bad id template {template!r}: {e}",
                               f"use placeholders among: {', '.join('{' + n + '}' for n in names)}") from None
         cell_raw = {k: raw[k] for k in ("python", "backend", "constraints", "note") if k in raw}
-        cell_raw.update(id=cell_id, pins={**raw.get("pins", {}), **chosen})
+        cell_raw.update(id=cell_id, pins={**v["pins"], **chosen})
         cells.append(read(at.path, f"{where}[{cell_id}]", cell_raw, CELL, at.context))
     return cells
 
@@ -437,7 +452,9 @@ CELL = Table({
 GRID = Table({  # its other keys are each cell's, read as a cell's
     "axes": Key(_axes, None),
     "exclude": Key(_excludes, []),
-    "cell": Key(given, reads=("id", "python", "backend", "pins", "constraints", "note")),
+    "id": Key(_template, None),
+    "pins": Key(_base_pins, {}),
+    "cell": Key(given, reads=("python", "backend", "constraints", "note")),
 }, _grid)
 
 CASE = Table({  # a ``cases`` entry given as a table
