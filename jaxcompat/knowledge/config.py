@@ -2,7 +2,9 @@
 
 Everything is checked before anything is installed: TOML syntax, unknown keys, version
 specifiers, requirement strings, duplicate ids and case paths.  Every problem is raised as a
-:class:`ConfigError` that names the file, the key and what to write instead.
+:class:`ConfigError` that names the file, the key and what to write instead. Each kind of table is
+declared at the end of this module (``SETTINGS``, ``GRID``, ``CELL``, ``CASE``, ``FAILURE``,
+``REQUIREMENT``: its keys, their parsers, defaults and fixes) and read by knowledge/tables.py's walk.
 """
 
 from __future__ import annotations
