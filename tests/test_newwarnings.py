@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from jaxcompat.env import testtarget
 from jaxcompat.knowledge import warnings as kw
 from jaxcompat.knowledge.config import load
-from jaxcompat.model.crater import DependentResult
+from jaxcompat.model.crater import DependentResult, Plan
 from jaxcompat.model.deprecations import History
 from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.usertests import UserTest
@@ -120,7 +121,7 @@ def test_a_candidate_that_only_adds_warnings_is_safe_and_the_report_leads_with_t
               for i in range(3)]
     results = [_dependent("alpha", *warned[:2]), _dependent("beta", warned[2]),
                _dependent("gamma", UserTest("tests/test_m.py::q", "passed", "passed", "pass"))]
-    plan = crater.Plan(("jax==0.4.26",), ("jax==0.4.25",))
+    plan = Plan(("jax==0.4.26",), ("jax==0.4.25",))
     text, code = write_crater(tmp_path, results, {"candidate": ["jax==0.4.26"], "baseline": ["jax==0.4.25"],
                                                   "as_of": None}, 1.0, 1, plan)
     assert code == 0
@@ -297,12 +298,12 @@ def test_the_crater_scans_each_dependents_own_source_at_the_candidates_jax(tmp_p
     monkeypatch.setattr(projects, "describe", lambda dep, version, cache: version)
     monkeypatch.setattr(projects, "fetch", lambda dep, version, cache, where: src)
     monkeypatch.setattr(projects, "absent_files", lambda dep, version, where: [])
-    monkeypatch.setattr(usertests, "same_python", lambda c, b, target, cache: (c, b, ""))
+    monkeypatch.setattr(testtarget, "same_python", lambda c, b, target, cache: (c, b, ""))
     ran = Comparison([UserTest("tests/test_a.py::test_a", "passed", "passed", "pass")], with_baseline=True,
                      candidate_versions={"jax": "0.6.0", "jaxlib": "0.6.0"},
                      baseline_versions={"jax": "0.5.3", "jaxlib": "0.5.3"}, ran={"candidate": 1, "baseline": 1})
     monkeypatch.setattr(usertests, "compare", lambda *a, **k: ran)
-    plan = crater.Plan(("jax==0.6.0",), ("jax==0.5.3",))
+    plan = Plan(("jax==0.6.0",), ("jax==0.5.3",))
     res = crater.judge(Dependent("alpha", DependentSource(version="1.0")), plan, None, tmp_path / "state")
     assert res.verdict == DependentVerdict.SAFE, res.cause
     assert [(f["path"], f["line"], f["code"], f["name"]) for f in res.scan] == [

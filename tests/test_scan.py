@@ -22,6 +22,7 @@ from jaxcompat.apihistory import apitimeline
 from jaxcompat.apihistory.apiexplain import explain_removed, where
 from jaxcompat.apihistory.apitimeline import Timeline, regenerate
 from jaxcompat.apihistory.scan import scan
+from jaxcompat.model import target as targets
 from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.scan import Target
 from jaxcompat.model.usertests import Comparison
@@ -409,7 +410,7 @@ def test_a_users_failing_test_is_explained_by_jax_api_history(tmp_path):
     from jaxcompat.report.apiexplain import verdict_lines
 
     cmp = Comparison([t], with_baseline=True, ran={"candidate": 1, "baseline": 1})
-    text = user_report.verdict(cmp, usertests.Target(tmp_path, project=False).describe())
+    text = user_report.verdict(cmp, targets.Target(tmp_path, project=False).describe())
     assert "jax's API history: jax.tree_map was removed in jax 0.6.0" in text
     (tmp_path / "m.py").write_text("import jax\njax.tree_map(abs, 1)\n")
     lines = verdict_lines([t], tmp_path, "0.10.2", project_scan(tmp_path, "0.10.2"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess as sp
 from pathlib import Path
 
-from jaxcompat.env import envs, sides
+from jaxcompat.env import envs, sides, testtarget
 from jaxcompat.knowledge.config import load
 from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.matrix import Cell
@@ -91,7 +91,7 @@ def test_compare_holds_the_candidate_and_names_the_confounder_that_breaks(tmp_pa
     matrix = load(make_tree(tmp_path))
     (tmp_path / "p" / "tests").mkdir(parents=True)
     (tmp_path / "p" / "tests" / "test_x.py").write_text("def test_a():\n    pass\n")
-    target = usertests.locate(str(tmp_path / "p" / "tests"))
+    target = testtarget.locate(str(tmp_path / "p" / "tests"))
     lock = "".join(f"{d}=={v}\n" for d, v in BASELINE.items())
     monkeypatch.setattr(cells, "resolved", lambda cell, *a, **k: (cell, "python3", lock))
     observed: list[tuple[str, tuple[str, ...]]] = []

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from jaxcompat.env import testtarget
 from jaxcompat.knowledge.config import load
 from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.usertests import TEST_CLASSES
@@ -86,30 +87,30 @@ def test_a_fixed_test_says_what_it_failed_with_before(tmp_path):
 
 
 def test_bad_tests_paths_get_one_line_errors(tmp_path):
-    with pytest.raises(usertests.TestsError, match="no such file"):
-        usertests.locate(str(tmp_path / "nope"))
+    with pytest.raises(testtarget.TestsError, match="no such file"):
+        testtarget.locate(str(tmp_path / "nope"))
     (tmp_path / "f.txt").write_text("x")
-    with pytest.raises(usertests.TestsError, match="not a directory"):
-        usertests.locate(str(tmp_path / "f.txt"))
+    with pytest.raises(testtarget.TestsError, match="not a directory"):
+        testtarget.locate(str(tmp_path / "f.txt"))
     (tmp_path / "empty").mkdir()
-    with pytest.raises(usertests.TestsError, match="no test_"):
-        usertests.locate(str(tmp_path / "empty"))
+    with pytest.raises(testtarget.TestsError, match="no test_"):
+        testtarget.locate(str(tmp_path / "empty"))
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "pyproject.toml").write_text('[project]\nname = "p"\n[project.optional-dependencies]\ntest = ["pytest"]\n')
-    target = usertests.locate(str(proj))
+    target = testtarget.locate(str(proj))
     assert target.project and target.deps.extras == ("test",) and target.editable().endswith("proj[test]")
     (proj / "pyproject.toml").write_text('[project]\nname = "p"\n')
     (proj / "requirements").mkdir()
     (proj / "requirements" / "requirements-test.txt").write_text(
         "# tests\ncloudpickle==2.2.0\n-r other.txt\ndm-tree>=0.1.5\n"
     )
-    target = usertests.locate(str(proj))
+    target = testtarget.locate(str(proj))
     assert target.deps.requirements == ("cloudpickle==2.2.0", "dm-tree>=0.1.5")
     assert "requirements/requirements-test.txt" in target.deps.describe()
     (proj / "requirements" / "requirements-test.txt").write_text("not a requirement!\n")
-    with pytest.raises(usertests.TestsError, match="not a PEP 508 requirement"):
-        usertests.locate(str(proj))
+    with pytest.raises(testtarget.TestsError, match="not a PEP 508 requirement"):
+        testtarget.locate(str(proj))
 
 
 USER_TESTS = '''

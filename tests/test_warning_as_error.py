@@ -18,6 +18,7 @@ from jaxcompat.apihistory.apitimeline import Timeline
 from jaxcompat.env.testdeps import warning_filter
 from jaxcompat.knowledge.config import load
 from jaxcompat.model.outcomes import RawResult
+from jaxcompat.model.target import Target
 from jaxcompat.model.usertests import Comparison
 from jaxcompat.model.vocab import Phase
 from jaxcompat.operations import usertests
@@ -84,7 +85,7 @@ def test_every_test_under_a_conftest_that_failed_is_broken_and_explained(tmp_pat
     assert '"ignore::DeprecationWarning:equinox"' in t.fix and f"pin jax<{deprecated_in}" in t.fix
     cmp = Comparison(tests, with_baseline=True, ran={"candidate": 0, "baseline": 3},
                                uncollectable={"candidate": ["tests"], "baseline": []})
-    text = user_report.verdict(cmp, usertests.Target(root=tmp_path, project=True).describe())
+    text = user_report.verdict(cmp, Target(root=tmp_path, project=True).describe())
     assert f"3 × [collect] DeprecationWarning: {NAME} is deprecated." in text
     assert "jax's API history: not collected: equinox 0.13.0 uses" in text and "what to pin or change: " in text
     assert "(no message)" not in text and "no traceback was recorded" not in text

@@ -15,8 +15,9 @@ from jaxcompat._util.redact import redact_text
 from jaxcompat._util.statedir import StateDir
 from jaxcompat.commands import options
 from jaxcompat.env.releases import IndexError_
-from jaxcompat.env.resolution import AUTO
+from jaxcompat.model.crater import Plan
 from jaxcompat.model.index import NO_INDEX
+from jaxcompat.model.matrix import AUTO
 from jaxcompat.report.emit import emit
 from jaxcompat.report.outputs import CraterReport
 from jaxcompat.report.progress import ProgressLine
@@ -112,7 +113,7 @@ def run(args) -> int:
     except (CandidateError, SourceError, IndexError_, FlakyFileError, ReportError) as e:
         print(f"error: {redact_text(str(e))}", file=sys.stderr)
         return EXIT_CONFIG
-    plan = crater.Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of,
+    plan = Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of,
                        reruns=args.reruns, aa=args.aa, flaky_file=args.flaky_file or "",
                        reuse_baseline=not args.no_cache)
     chosen = _units(chosen, args, out_dir)
@@ -316,7 +317,7 @@ def _report_only(out_dir: Path, dependents, failures=(), formats=None) -> int:
     gaps = _gaps(unreadable, bool(plans))
     with run_lock(out_dir):
         said, code = crater.report(out_dir, results, _plan_text(key), sum(r.seconds for r in results), SHARDS,
-                                   crater.Plan.from_key(key), dependents.dependents, gaps=gaps, failures=failures,
+                                   Plan.from_key(key), dependents.dependents, gaps=gaps, failures=failures,
                                    ignored=tuple(ignored))
         files = emit(said, out_dir, formats)
     print(said.text)

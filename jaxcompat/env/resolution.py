@@ -29,9 +29,8 @@ from jaxcompat._util.statedir import CacheDir
 from jaxcompat.env import releases, sources
 from jaxcompat.env.pythons import PythonMissing, find_python
 from jaxcompat.model.index import local_path
-from jaxcompat.model.matrix import Cell, is_exact
+from jaxcompat.model.matrix import AUTO, Cell, is_exact
 
-AUTO = "auto"  # cell.python: choose the lowest supported Python this machine has
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 BINARY = ("jaxlib",)  # compiled: a CPython wheel tag must exist for the chosen Python
 _CP_TAG = re.compile(r"-cp3(\d+)-")

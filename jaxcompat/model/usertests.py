@@ -220,3 +220,13 @@ class Comparison:
     def failed(self) -> bool:
         return bool(self.error) or bool(failing(self.tests, self.with_baseline)) or self.none_ran
 
+
+@dataclass(frozen=True)
+class Confirm:
+    """How a break is confirmed before blame: re-runs of what changed, on both sides (``reruns``,
+    0 = none), the baseline run twice to learn the tests that flip by themselves (``aa``), and the
+    tests an earlier --aa learned flip (``known``: test -> what was seen)."""
+
+    reruns: int = 1
+    aa: bool = False
+    known: tuple[tuple[str, str], ...] = ()

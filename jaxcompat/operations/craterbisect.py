@@ -29,11 +29,12 @@ from jaxcompat.knowledge import signature as signatures
 from jaxcompat.knowledge.cratergroups import Group
 from jaxcompat.knowledge.outcomes import classify
 from jaxcompat.model.commits import CommitBisect
-from jaxcompat.model.crater import DependentResult
+from jaxcompat.model.crater import DependentResult, Plan
 from jaxcompat.model.dependents import Dependents
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.outcomes import CellResult, RawResult
 from jaxcompat.model.stages import Ended
+from jaxcompat.model.target import Target as TestTarget
 from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import CellStatus, TestStatus, UserTestStatus
 from jaxcompat.operations import commitbisect, crater, usertests
@@ -44,7 +45,7 @@ from jaxcompat.run import cell as cells
 MAX_TESTS = 20  # a group's tests run at each step (its dependent's first ones)
 
 
-def moved(plan: crater.Plan) -> tuple[str, str, str] | None:
+def moved(plan: Plan) -> tuple[str, str, str] | None:
     """(package, baseline's release, candidate's release): the first package of the ecosystem the
     candidate pins at another release than the baseline (jaxlib follows jax), or None."""
     def exact(texts) -> dict[str, str]:
@@ -67,7 +68,7 @@ def chosen(groups: list[Group], mode: str) -> list[Group]:
     return [g for g in groups if mode == "all" or not g.explained_by]
 
 
-def run(out_dir: Path, results: list[DependentResult], plan: crater.Plan, matrix: Matrix,
+def run(out_dir: Path, results: list[DependentResult], plan: Plan, matrix: Matrix,
         dependents: Dependents, state_dir: Path, mode: str = "unexplained", progress=quiet,
         bisector=commitbisect.bisect_commits, targeter=None) -> dict[str, dict]:
     """Every chosen group bisected; the records (by group signature) written to ``bisect.json``.
@@ -104,7 +105,7 @@ def record(res: CommitBisect) -> dict:
             "steps": len(res.steps), "commits": res.commits, "judged": res.judged, "wall_s": res.wall_s}
 
 
-def _target(g: Group, plan: crater.Plan, matrix: Matrix, dependents: Dependents,
+def _target(g: Group, plan: Plan, matrix: Matrix, dependents: Dependents,
             results: list[DependentResult], state_dir: Path, package: str):
     """(target, observe, other pins): the steps in the environment of the dependent that broke most
     (``Steps``), on the rule's cases where a rule explains the group, else on its broken tests."""
@@ -149,8 +150,8 @@ class Steps:
     each step installs from its commit. A git dependent brings no pins: without its own
     environment the steps had the moved package, jaxlib and pytest only."""
 
-    target: usertests.Target
-    plan: crater.Plan
+    target: TestTarget
+    plan: Plan
     package: str
     python: str
     matrix: Matrix

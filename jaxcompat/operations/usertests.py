@@ -15,26 +15,33 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from packaging.specifiers import SpecifierSet
 
 from jaxcompat._util.statedir import StateDir
 from jaxcompat._util.text import first_line, last_line, quiet
-from jaxcompat.env.pythons import PythonMissing
 from jaxcompat.env.sides import compare as compare_sides
 from jaxcompat.env.sides import held_at_baseline, hold
-from jaxcompat.env.testdeps import TestDeps, TestDepsError, choose, diagnose, normalise, warning_filter
+from jaxcompat.env.testdeps import diagnose, warning_filter
 from jaxcompat.knowledge.outcomes import error_matches
 from jaxcompat.knowledge.rules import applies
 from jaxcompat.knowledge.warnings import RAN
 from jaxcompat.knowledge.warnings import new as new_warnings
-from jaxcompat.model.matrix import ANY, Cell, Matrix
+from jaxcompat.model.matrix import Cell, Matrix
 from jaxcompat.model.outcomes import CellResult, RawResult
 from jaxcompat.model.sides import Sides
 from jaxcompat.model.stages import Ended
-from jaxcompat.model.usertests import TEST_CLASSES, Comparison, UserTest, changed, failing, settled, test_class
+from jaxcompat.model.target import Target
+from jaxcompat.model.usertests import (
+    TEST_CLASSES,
+    Comparison,
+    Confirm,
+    UserTest,
+    changed,
+    failing,
+    settled,
+    test_class,
+)
 from jaxcompat.model.vocab import CellStatus, FlakyOrigin, Phase, TestStatus, UserTestSide, UserTestStatus
 from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run.cell import lock_versions
@@ -43,142 +50,6 @@ from jaxcompat.run.runner import run_cases
 # A user's suite may crash many times (each crash is one test); past this many restarts the tests
 # not yet run are `absent` in that environment.
 MAX_RESTARTS = 200
-
-
-class TestsError(ValueError):
-    """A --tests path that cannot be used (said in one line, no traceback)."""
-
-
-@dataclass(frozen=True)
-class Target:
-    """What --tests names: a project (installed editable with its test dependencies, run with its
-    own pytest configuration) or a folder of tests."""
-
-    root: Path
-    project: bool
-    deps: TestDeps = field(default_factory=TestDeps)
-    only: tuple[str, ...] = ()  # the tests named inside the project (paths relative to root); () = all
-    env: tuple[tuple[str, str], ...] = ()  # environment variables for its tests
-    timeout_s: float | None = None  # one test's time limit (None: the matrix's case_timeout_s)
-
-    def describe(self) -> str:
-        if not self.project:
-            return f"the tests in {self.root.name}/"
-        named = f", only {', '.join(self.only)}" if self.only else ""
-        return f"{self.root.name}, installed editable, run with its own pytest configuration{named}"
-
-    def editable(self) -> str:
-        return str(self.root) + (f"[{','.join(self.deps.extras)}]" if self.deps.extras else "")
-
-    def pinned(self, cell: Cell) -> set[str]:
-        """The packages the candidate pins (their versions are what is judged)."""
-        names = {normalise(d) for d, v in cell.pins.items() if v != ANY}
-        return names | ({"jaxlib"} if "jax" in names else set())
-
-    def cell(self, cell: Cell) -> Cell:
-        """The candidate with the project and its test dependencies installed in it (its own
-        environment, so a plain `check` of the same pins keeps its own)."""
-        reqs, _ = self.deps.for_candidate(self.pinned(cell))
-        if not self.project and not reqs:
-            return cell
-        tag = hashlib.sha256(f"{self.root}|{self.deps.extras}|{reqs}".encode()).hexdigest()[:6]
-        return replace(cell, id=f"{cell.id}-tests-{tag}",
-                       editable=(self.editable(),) if self.project else (),
-                       constraints=tuple(cell.constraints) + reqs)
-
-    def deps_line(self, cell: Cell) -> str:
-        """What the run installs for the tests, said before it runs."""
-        _, dropped = self.deps.for_candidate(self.pinned(cell))
-        line = self.deps.describe() if self.project or self.deps.sources else ""
-        if dropped:
-            line += f" (left out, the candidate pins them: {', '.join(dropped)})"
-        return line
-
-
-def same_python(candidate: Cell, baseline: Cell, target: Target, cache_dir: Path) -> tuple[Cell, Cell, str]:
-    """Both sides on one Python when they can share one (the upgrade, not the interpreter, is what
-    is compared): the lowest this machine has that every pin of both sides and the project's
-    ``requires-python`` accept. Cells whose Python is named stay as they are. Returns the cells
-    and a line saying what was chosen ("" when nothing could be shared: each side keeps its own)."""
-    from jaxcompat.env import resolution
-
-    if candidate.python != resolution.AUTO or baseline.python != resolution.AUTO:
-        return candidate, baseline, ""
-    wants = target.deps.declared.requires_python
-    pythons = tuple(v for v in resolution.PYTHONS if not wants or SpecifierSet(wants).contains(v + ".0"))
-    try:
-        sides = [resolution.complete(c, cache_dir) for c in (candidate, baseline)]
-        python = resolution.choose_python(sides[0].pins, cache_dir, pythons or resolution.PYTHONS,
-                                          also=(sides[1].pins,))
-    except (resolution.ResolutionError, PythonMissing, OSError, ValueError):
-        return candidate, baseline, ""
-    why = f"; your project requires Python {wants}" if wants else ""
-    return (replace(candidate, python=python), replace(baseline, python=python),
-            f"both sides on Python {python} (the lowest that every pin of both accepts{why})")
-
-
-# What makes a folder a project's root, as pytest finds its rootdir from the paths it is given
-# (its ini files and the files that declare a project).
-ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", "pytest.ini", ".pytest.ini", "tox.ini")
-
-
-def installable(folder: Path) -> bool:
-    """A project pip can install: a setup.py, or a pyproject.toml that declares a project or its
-    build system (one that only configures tools, pytest's ini options, is not)."""
-    if (folder / "setup.py").is_file():
-        return True
-    path = folder / "pyproject.toml"
-    if not path.is_file():
-        return False
-    from jaxcompat._util.toml import tomllib
-
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, OSError):
-        return False
-    return "project" in data or "build-system" in data
-
-
-def project_root(path: Path) -> Path | None:
-    """The nearest folder at or above ``path`` that is a project's root (``ROOT_MARKERS``) and can
-    be installed (``INSTALLABLE``); None when there is none (a bare folder of tests). A git
-    repository's top is as far as the walk goes."""
-    here = path if path.is_dir() else path.parent
-    for folder in (here, *here.parents):
-        if any((folder / m).is_file() for m in ROOT_MARKERS) and installable(folder):
-            return folder
-        if (folder / ".git").exists() or folder == Path.home():
-            return None
-    return None
-
-
-def locate(path: str, extras: list[str] | None = None, groups: list[str] | None = None,
-           with_: list[str] | None = None, env: dict[str, str] | None = None) -> Target:
-    """What --tests names. A path inside a project (its tests/ folder, one test module) is run as
-    that project: its root found as pytest finds its rootdir, the project and its test
-    dependencies installed, only the tests named run."""
-    given = Path(path).expanduser().resolve()
-    if not given.exists():
-        raise TestsError(f"--tests {path}: no such file or directory")
-    found = project_root(given)
-    if found is not None and found != given:
-        target = locate(str(found), extras, groups, with_, env)
-        return replace(target, only=(given.relative_to(found).as_posix(),))
-    root = given
-    if not root.is_dir():
-        raise TestsError(f"--tests {path}: not a directory, and no project above it "
-                         "(name a project root, a folder of tests, or a test module inside a project)")
-    project = (root / "pyproject.toml").is_file() or (root / "setup.py").is_file()
-    if not project and (extras or groups):
-        raise TestsError(f"--tests {path}: --extra/--group need a project (pyproject.toml or setup.py); "
-                         "give a folder of tests its dependencies with --with REQ")
-    if not project and not any(root.rglob("test_*.py")) and not any(root.rglob("*_test.py")):
-        raise TestsError(f"--tests {path}: no pyproject.toml or setup.py, and no test_*.py files under it")
-    try:
-        deps = choose(root, extras, groups, with_)
-    except TestDepsError as e:
-        raise TestsError(str(e)) from None
-    return Target(root, project=project, deps=deps, env=tuple(sorted((env or {}).items())))
 
 
 # ---------------------------------------------------------------- running
@@ -407,17 +278,6 @@ def build(cell: Cell, matrix: Matrix, state_dir: Path) -> None:
 
     scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
     cells.prepare(cell, matrix, scratch, state_dir)
-
-
-@dataclass(frozen=True)
-class Confirm:
-    """How a break is confirmed before blame: re-runs of what changed, on both sides (``reruns``,
-    0 = none), the baseline run twice to learn the tests that flip by themselves (``aa``), and the
-    tests an earlier --aa learned flip (``known``: test -> what was seen)."""
-
-    reruns: int = 1
-    aa: bool = False
-    known: tuple[tuple[str, str], ...] = ()
 
 
 def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matrix, state_dir: Path,
