@@ -14,6 +14,7 @@ from jaxcompat._util.lock import run_lock
 from jaxcompat._util.redact import redact_text
 from jaxcompat._util.statedir import StateDir
 from jaxcompat.commands import options
+from jaxcompat.env import resolution
 from jaxcompat.env.releases import IndexError_
 from jaxcompat.model.crater import Plan
 from jaxcompat.model.index import NO_INDEX
@@ -165,7 +166,7 @@ def _sides(args, reqs: list[str], index) -> tuple[list[str], list[str]]:
         parse_requirement(text)
     sides = [("--baseline", base)] + ([("the candidate", reqs)] if index == NO_INDEX else [])
     for side, texts in sides:
-        missing = _not_released(texts, StateDir(Path(args.state)).cache)
+        missing = resolution.not_released(texts, StateDir(Path(args.state)).cache)
         if missing:
             raise CandidateError(f"{side} {missing} (fix: name a release, or give the index that holds "
                                  "it: --pre --extra-index-url URL)")
@@ -264,23 +265,6 @@ def _bisect(results, plan, matrix, dependents, args, out_dir: Path) -> None:
     runner.show_progress(ProgressLine(sys.stderr))
     craterbisect.run(out_dir, results, plan, matrix, dependents, Path(args.state), mode=args.bisect,
                      progress=lambda s: print(shown(s), flush=True))
-
-
-def _not_released(texts: list[str], cache: Path) -> str:
-    """"jax 0.4.34rc1 is not a release on the package index" for the first exact pin (without a URL)
-    that PyPI has no release of, or ""."""
-    from jaxcompat.env.candidate import parse_requirement
-    from jaxcompat.env.releases import release_date
-
-    for text in texts:
-        req = parse_requirement(text)
-        for spec in req.specifier:
-            if spec.operator == "==" and not req.url and "*" not in spec.version:
-                try:
-                    release_date(req.name, spec.version, cache)
-                except IndexError_ as e:
-                    return str(e)
-    return ""
 
 
 def _plan_text(key: str) -> dict:

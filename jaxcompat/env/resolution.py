@@ -365,3 +365,19 @@ def local_jaxlib_requirement(cell: Cell) -> tuple[SpecifierSet | None, str]:
     except (OSError, ValueError, StopIteration, zipfile.BadZipFile, tarfile.TarError) as e:
         return None, f"{path.name} unreadable: {e}"
     return spec, path.name
+
+
+def not_released(texts: list[str], cache: Path) -> str:
+    """"jax 0.4.34rc1 is not a release on the package index" for the first exact pin (without a URL)
+    that PyPI has no release of, or ""."""
+    from jaxcompat.env.candidate import parse_requirement
+
+    for text in texts:
+        req = parse_requirement(text)
+        for spec in req.specifier:
+            if spec.operator == "==" and not req.url and "*" not in spec.version:
+                try:
+                    releases.release_date(req.name, spec.version, cache)
+                except releases.IndexError_ as e:
+                    return str(e)
+    return ""
