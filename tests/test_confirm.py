@@ -19,17 +19,18 @@ from jaxcompat.model.crater import Plan
 from jaxcompat.model.matrix import Cell
 from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.target import Target
-from jaxcompat.model.usertests import Comparison, Confirm, UserTest
+from jaxcompat.model.usertests import Comparison, Confirm, Observed, UserTest
 from jaxcompat.model.vocab import FlakyOrigin, SuiteHealth
 from jaxcompat.operations import confirm, crater, usertests
+from jaxcompat.run import userrun
 from tests.helpers import make_tree
 
 REPO = Path(__file__).resolve().parent.parent
 DRIVER = REPO / "tests" / "fake_matrix.py"
 
 
-def _obs(**statuses: str) -> usertests.Observed:
-    return usertests.Observed(results={f"t.py::{n}": RawResult(case=f"t.py::{n}", status=st,
+def _obs(**statuses: str) -> Observed:
+    return Observed(results={f"t.py::{n}": RawResult(case=f"t.py::{n}", status=st,
                                                                message="" if st == "passed" else "AssertionError: x")
                                        for n, st in statuses.items()}, versions={"pytest": "8.0.0"})
 
@@ -37,11 +38,11 @@ def _obs(**statuses: str) -> usertests.Observed:
 class Script:
     """observe() as scripted: each side's runs in turn (candidate "c", baseline "b")."""
 
-    def __init__(self, monkeypatch, **runs: list[usertests.Observed]):
+    def __init__(self, monkeypatch, **runs: list[Observed]):
         self.runs = {k: list(v) for k, v in runs.items()}
         self.calls: list[tuple[str, tuple]] = []
-        monkeypatch.setattr(usertests, "observe", self.observe)
-        monkeypatch.setattr(usertests, "build", lambda *a, **k: None)
+        monkeypatch.setattr(userrun, "observe", self.observe)
+        monkeypatch.setattr(userrun, "build", lambda *a, **k: None)
 
     def observe(self, cell, matrix, state_dir, target, nodeids=None):
         side = cell.id

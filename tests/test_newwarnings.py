@@ -20,7 +20,7 @@ from jaxcompat.knowledge.config import load
 from jaxcompat.model.crater import DependentResult, Plan
 from jaxcompat.model.deprecations import History
 from jaxcompat.model.outcomes import RawResult
-from jaxcompat.model.usertests import UserTest
+from jaxcompat.model.usertests import Observed, UserTest
 from jaxcompat.model.vocab import DependentVerdict
 from jaxcompat.model.warnings import TestWarning
 from jaxcompat.operations import crater, newwarnings, usertests
@@ -71,8 +71,8 @@ def test_a_warning_is_new_only_against_the_same_test_that_ran_before():
     assert kw.new([DEP], None, ran_before=True) == []  # no baseline at all
 
 
-def _obs(**tests) -> usertests.Observed:
-    return usertests.Observed(results={f"tests/test_x.py::{n}": RawResult(case=f"tests/test_x.py::{n}", status=st,
+def _obs(**tests) -> Observed:
+    return Observed(results={f"tests/test_x.py::{n}": RawResult(case=f"tests/test_x.py::{n}", status=st,
                                                                           warnings=list(ws))
                                        for n, (st, ws) in tests.items()}, versions={"pytest": "8.0.0"})
 
@@ -256,11 +256,11 @@ def test_a_warning_raised_when_a_package_is_imported_is_a_new_warning_of_the_tes
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
 
-    def observe(side: str, env: dict[str, str]) -> usertests.Observed:
+    def observe(side: str, env: dict[str, str]) -> Observed:
         run = run_cases(sys.executable, proj, [], backend="cpu", imports=[], timeout_s=60, workdir=tmp_path / side,
                         project=True, extra_env={"PYTHONPATH": str(site), **env})
         assert run.results and "fakejax.bar is deprecated" in run.log_tail or side == "baseline", run.log_tail
-        return usertests.Observed(results={r.case: r for r in run.results}, versions={"pytest": "8"})
+        return Observed(results={r.case: r for r in run.results}, versions={"pytest": "8"})
 
     after = observe("candidate", {"FAKEJAX_DEPRECATE": "1"})
     before = observe("baseline", {})

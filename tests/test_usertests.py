@@ -14,7 +14,7 @@ import pytest
 from jaxcompat.env import testtarget
 from jaxcompat.knowledge.config import load
 from jaxcompat.model.outcomes import RawResult
-from jaxcompat.model.usertests import TEST_CLASSES
+from jaxcompat.model.usertests import TEST_CLASSES, Observed
 from jaxcompat.model.usertests import test_class as class_of  # not a test: pytest would collect the bare name
 from jaxcompat.model.vocab import UserTestSide, UserTestStatus
 from jaxcompat.operations import usertests
@@ -44,7 +44,7 @@ def test_the_class_of_a_test(before, after, cls):
     assert got == cls and type(got) is UserTestStatus  # the word, as its type (model/vocab.py)
 
 
-def _obs(**statuses) -> usertests.Observed:
+def _obs(**statuses) -> Observed:
     results = {}
     for name, st in statuses.items():
         msg = (
@@ -57,7 +57,7 @@ def _obs(**statuses) -> usertests.Observed:
                                                         status="failed" if st in ("closure", "failed") else st,
                                                         error_types=types if st != "passed" else [],
                                                         message=msg if st != "passed" else "", traceback="tb")
-    return usertests.Observed(results=results, versions={"pytest": "8.0.0"})
+    return Observed(results=results, versions={"pytest": "8.0.0"})
 
 
 def test_failures_are_explained_by_the_rule_whose_error_they_are(tmp_path):
@@ -178,7 +178,7 @@ def test_baseline_without_tests_is_refused(tmp_path):
 def test_a_module_that_fails_to_import_in_the_candidate_breaks_each_of_its_tests(tmp_path):
     matrix = load(make_tree(tmp_path, RULE))
     before = _obs(a="passed", b="passed")
-    after = usertests.Observed(results={"tests/test_x.py": RawResult(
+    after = Observed(results={"tests/test_x.py": RawResult(
         case="tests/test_x.py", status="failed", error_types=["ValueError"], phase="collect",
         message="E   ValueError: Closure-converted function called with different dynamic arguments")},
         versions={"pytest": "8.0.0"})

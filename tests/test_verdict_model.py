@@ -36,10 +36,11 @@ from jaxcompat.model.dependents import Dependent, DependentSource
 from jaxcompat.model.matrix import Cell
 from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.target import Target
-from jaxcompat.model.usertests import Confirm, UserTest
+from jaxcompat.model.usertests import Confirm, Observed, UserTest
 from jaxcompat.model.vocab import CellStatus, DependentVerdict, UserTestStatus
 from jaxcompat.operations import crater, craterparts, usertests
 from jaxcompat.operations.check import user_tests_item
+from jaxcompat.run import userrun
 from tests import verdict_model as model
 from tests.helpers import make_tree
 from tests.verdict_model import ABSENT, ERROR, FAILED, PASSED, SKIPPED, STATUSES, TIMEOUT, Facts
@@ -101,7 +102,7 @@ class Script:
         if self.down and (project, side) == (self.down[0], self.down[2]) and self.down[1] in (None, set(target.only)):
             said = ("error: Failed to fetch: `https://pypi.org/simple/jax/`\n  Caused by: Request failed after 3 "
                     "retries\n  Caused by: operation timed out")
-            return usertests.Observed(error=said, status=CellStatus.INSTALL_ERROR, cause=said.splitlines()[-1])
+            return Observed(error=said, status=CellStatus.INSTALL_ERROR, cause=said.splitlines()[-1])
         facts = self.suites[project]
         chosen = ([f for f in facts if f.name in nodeids] if nodeids
                   else [f for f in facts if not target.only or f.file in target.only])
@@ -120,7 +121,7 @@ class Script:
             if raw is not None:
                 results[f.name] = raw
         numpy = NUMPY["confounded" if side == "candidate" and project in self.confounded else "baseline"]
-        return usertests.Observed(results=results, versions={"pytest": "8.0.0", "numpy": numpy},
+        return Observed(results=results, versions={"pytest": "8.0.0", "numpy": numpy},
                                   error="" if results else "pytest exited with code 5 before running any test:\n")
 
 
@@ -130,9 +131,9 @@ def _patch(mp: pytest.MonkeyPatch, script: Script, roots: dict[str, Path]) -> No
         res.version = "1.0"
         return roots[dep.name], Target(roots[dep.name], project=True, timeout_s=300.0)
 
-    mp.setattr(usertests, "observe", script.observe)
-    mp.setattr(usertests, "build", lambda *a, **k: None)
-    mp.setattr(usertests, "hold_to_baseline", lambda candidate, *a, **k: candidate)
+    mp.setattr(userrun, "observe", script.observe)
+    mp.setattr(userrun, "build", lambda *a, **k: None)
+    mp.setattr(userrun, "hold_to_baseline", lambda candidate, *a, **k: candidate)
     mp.setattr(testtarget, "same_python", lambda c, b, *a, **k: (c, b, ""))
     mp.setattr(crater, "_source", source)
     mp.setattr(projects, "version_of", lambda dep, cache_dir, as_of=None: "1.0")

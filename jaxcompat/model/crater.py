@@ -34,7 +34,7 @@ class Plan:
     aa: bool = False  # the baseline run twice: the tests that flip by themselves are learned
     flaky_file: str = ""  # where learned flakiness is kept ("": <state>/flaky.json)
     # a dependent's baseline side re-used from the result cache while nothing that decides it moved
-    # (usertests.side_key; --no-cache: False); never part of the key: it changes no answer
+    # (userrun.side_key; --no-cache: False); never part of the key: it changes no answer
     reuse_baseline: bool = field(default=True, compare=False)
     # this invocation (one shard) of the run: written with its stored plan and into each result it
     # writes, so a merge takes no result an earlier run of the same key left under the same name

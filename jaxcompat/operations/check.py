@@ -38,6 +38,7 @@ from jaxcompat.report import reports
 from jaxcompat.report.candidate import candidate_verdict, summary, verdict
 from jaxcompat.report.existing import environment_lines, not_installed_lines
 from jaxcompat.report.outputs import CellReport, Output, UserTestsReport
+from jaxcompat.run import userrun
 from jaxcompat.run.cell import run_cell
 from jaxcompat.run.existing import BadEnvironment, check_existing
 
@@ -187,7 +188,7 @@ def _candidate_result(setup: CheckSetup) -> tuple[Cell, CellResult]:
     """The candidate's cell as it ran (held at the baseline's versions where there is one), and its result."""
     request, cell = setup.request, setup.cell
     if setup.baseline is not None:  # resolved first: the candidate keeps what it does not name at its versions
-        cell = usertests.hold_to_baseline(cell, setup.baseline, request.matrix, request.state)
+        cell = userrun.hold_to_baseline(cell, setup.baseline, request.matrix, request.state)
     return cell, run_cell(cell, request.matrix, state_dir=request.state, reports_dir=None, repeat=request.repeat,
                           use_cache=request.use_cache)
 

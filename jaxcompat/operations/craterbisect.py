@@ -35,12 +35,13 @@ from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.outcomes import CellResult, RawResult
 from jaxcompat.model.stages import Ended
 from jaxcompat.model.target import Target as TestTarget
-from jaxcompat.model.usertests import UserTest
+from jaxcompat.model.usertests import UserTest, status
 from jaxcompat.model.vocab import CellStatus, TestStatus, UserTestStatus
-from jaxcompat.operations import commitbisect, crater, usertests
+from jaxcompat.operations import commitbisect, crater
 from jaxcompat.operations.bisect import BisectError, Target, rule_target
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.run import cell as cells
+from jaxcompat.run import userrun
 
 MAX_TESTS = 20  # a group's tests run at each step (its dependent's first ones)
 
@@ -132,7 +133,7 @@ def _same_failure(raw: RawResult, sig: signatures.Signature) -> bool:
     (another error, or the same type with another message) is another failure, never this one."""
     if raw.status in (TestStatus.PASSED, TestStatus.SKIPPED):
         return False
-    seen = crater.signature_of(UserTest(raw.case, usertests.status(raw), None, UserTestStatus.BROKEN,
+    seen = crater.signature_of(UserTest(raw.case, status(raw), None, UserTestStatus.BROKEN,
                                         message=first_line(raw.message, 400), traceback=raw.traceback))
     return (seen.error, seen.message) == (sig.error, sig.message)
 
@@ -203,7 +204,7 @@ def dependent_observer(steps: Steps, tests: list[str]) -> commitbisect.Observe:
             cell = steps.cell(reqs, step_id)
         except BaselineMissing as e:
             return _not_built(step_id, steps.python, str(e))
-        seen = usertests.observe(cell, steps.matrix, steps.state_dir, replace(steps.target, only=tuple(tests)),
+        seen = userrun.observe(cell, steps.matrix, steps.state_dir, replace(steps.target, only=tuple(tests)),
                                  nodeids=tests)
         if seen.error:
             return _not_built(step_id, steps.python, seen.error)
