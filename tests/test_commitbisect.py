@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from jaxcompat.env import commits as history
-from jaxcompat.model.crater import DependentResult
+from jaxcompat.model.crater import DependentResult, Plan
 from jaxcompat.model.vocab import BisectState
 from jaxcompat.operations import commitbisect
 from jaxcompat.operations.bisect import Target, observed_cell
@@ -299,7 +299,7 @@ def test_a_crater_report_carries_the_first_bad_commit_of_its_broken_group(tmp_pa
     from jaxcompat.model.dependents import Dependents
     from jaxcompat.model.usertests import UserTest
     from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
-    from jaxcompat.operations import crater, craterbisect
+    from jaxcompat.operations import craterbisect
 
     states = ["ok"] * 9 + ["bad"] * 12
     repo = make_repo(tmp_path, states, pr_at=9)
@@ -310,9 +310,9 @@ def test_a_crater_report_carries_the_first_bad_commit_of_its_broken_group(tmp_pa
                                 message="TypeError: boom", traceback="dep/tests/test_x.py:3: in test_y")
     results = [DependentResult("dep", DependentVerdict.BROKEN, version="1.0", tests=[broken],
                                       ran={"candidate": 1, "baseline": 1})]
-    plan = crater.Plan(("pkg==2.0",), ("pkg==1.0",))
+    plan = Plan(("pkg==2.0",), ("pkg==1.0",))
     assert craterbisect.moved(plan) is None  # pkg is not of the ecosystem: nothing to walk
-    plan = crater.Plan(("jax==2.0", "equinox==0.11.6"), ("jax==1.0", "equinox==0.11.6"))
+    plan = Plan(("jax==2.0", "equinox==0.11.6"), ("jax==1.0", "equinox==0.11.6"))
     assert craterbisect.moved(plan) == ("jax", "1.0", "2.0")
 
     def bisector(matrix, target, package, **kw):  # the real walk, over the fake repository as "jax"

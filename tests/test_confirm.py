@@ -15,19 +15,22 @@ import pytest
 
 from jaxcompat.knowledge import flaky
 from jaxcompat.knowledge.config import load
+from jaxcompat.model.crater import Plan
 from jaxcompat.model.matrix import Cell
 from jaxcompat.model.outcomes import RawResult
-from jaxcompat.model.usertests import Comparison, UserTest
+from jaxcompat.model.target import Target
+from jaxcompat.model.usertests import Comparison, Confirm, Observed, UserTest
 from jaxcompat.model.vocab import FlakyOrigin, SuiteHealth
 from jaxcompat.operations import confirm, crater, usertests
+from jaxcompat.run import userrun
 from tests.helpers import make_tree
 
 REPO = Path(__file__).resolve().parent.parent
 DRIVER = REPO / "tests" / "fake_matrix.py"
 
 
-def _obs(**statuses: str) -> usertests.Observed:
-    return usertests.Observed(results={f"t.py::{n}": RawResult(case=f"t.py::{n}", status=st,
+def _obs(**statuses: str) -> Observed:
+    return Observed(results={f"t.py::{n}": RawResult(case=f"t.py::{n}", status=st,
                                                                message="" if st == "passed" else "AssertionError: x")
                                        for n, st in statuses.items()}, versions={"pytest": "8.0.0"})
 
@@ -35,11 +38,11 @@ def _obs(**statuses: str) -> usertests.Observed:
 class Script:
     """observe() as scripted: each side's runs in turn (candidate "c", baseline "b")."""
 
-    def __init__(self, monkeypatch, **runs: list[usertests.Observed]):
+    def __init__(self, monkeypatch, **runs: list[Observed]):
         self.runs = {k: list(v) for k, v in runs.items()}
         self.calls: list[tuple[str, tuple]] = []
-        monkeypatch.setattr(usertests, "observe", self.observe)
-        monkeypatch.setattr(usertests, "build", lambda *a, **k: None)
+        monkeypatch.setattr(userrun, "observe", self.observe)
+        monkeypatch.setattr(userrun, "build", lambda *a, **k: None)
 
     def observe(self, cell, matrix, state_dir, target, nodeids=None):
         side = cell.id
@@ -47,9 +50,9 @@ class Script:
         return self.runs[side].pop(0)
 
 
-def _compare(tmp_path, confirm_: usertests.Confirm) -> Comparison:
+def _compare(tmp_path, confirm_: Confirm) -> Comparison:
     matrix = load(make_tree(tmp_path))
-    target = usertests.Target(tmp_path, project=False)
+    target = Target(tmp_path, project=False)
     return usertests.compare(Cell("c", "3.12", "cpu", {}), Cell("b", "3.12", "cpu", {}), target, matrix, tmp_path,
                              confirm=confirm_)
 
@@ -59,21 +62,21 @@ def test_a_break_is_rerun_n_times_on_both_sides_before_blame(tmp_path, monkeypat
     runs = dict(c=[_obs(a="failed", ok="passed"), _obs(a="failed"), _obs(a="failed"), _obs(a="passed")],
                 b=[_obs(a="passed", ok="passed"), _obs(a="passed"), _obs(a="passed"), _obs(a="passed")])
     script = Script(monkeypatch, **{k: list(v) for k, v in runs.items()})
-    by = {t.test: t for t in _compare(tmp_path, usertests.Confirm(reruns=3)).tests}
+    by = {t.test: t for t in _compare(tmp_path, Confirm(reruns=3)).tests}
     assert by["t.py::a"].cls == "flaky" and by["t.py::a"].flaky == FlakyOrigin.RERUN
     assert "candidate: failed, then passed" in by["t.py::a"].note and by["t.py::ok"].cls == "pass"
     assert script.calls.count(("c", ("t.py::a",))) == 3 and script.calls.count(("b", ("t.py::a",))) == 3
     script = Script(monkeypatch, **{k: list(v) for k, v in runs.items()})
-    assert {t.test: t.cls for t in _compare(tmp_path, usertests.Confirm(reruns=1)).tests}["t.py::a"] == "broken"
+    assert {t.test: t.cls for t in _compare(tmp_path, Confirm(reruns=1)).tests}["t.py::a"] == "broken"
     script = Script(monkeypatch, **{k: list(v) for k, v in runs.items()})
-    assert {t.test: t.cls for t in _compare(tmp_path, usertests.Confirm(reruns=0)).tests}["t.py::a"] == "broken"
+    assert {t.test: t.cls for t in _compare(tmp_path, Confirm(reruns=0)).tests}["t.py::a"] == "broken"
     assert [c for c in script.calls if c[1]] == []  # --reruns 0: nothing re-run
 
 
 def test_aa_learns_a_speed_test_that_flips_by_itself_and_never_blames_it(tmp_path, monkeypatch):
     Script(monkeypatch, c=[_obs(speed="failed", ok="passed")],
            b=[_obs(speed="passed", ok="passed"), _obs(speed="failed", ok="passed")])
-    cmp = _compare(tmp_path, usertests.Confirm(aa=True))
+    cmp = _compare(tmp_path, Confirm(aa=True))
     speed = next(t for t in cmp.tests if t.test == "t.py::speed")
     assert cmp.learned == {"t.py::speed": "passed, then failed"}
     assert speed.cls == "flaky" and speed.flaky == FlakyOrigin.AA
@@ -86,7 +89,7 @@ def test_aa_learns_a_speed_test_that_flips_by_itself_and_never_blames_it(tmp_pat
                     b=[_obs(speed="passed", ok="passed"), _obs(ok="passed")])
     known = flaky.load(None, tmp_path).known("proj")
     assert known == (("t.py::speed", "passed, then failed, learned 2025-01-31"),)
-    by = {t.test: t for t in _compare(tmp_path, usertests.Confirm(known=known)).tests}
+    by = {t.test: t for t in _compare(tmp_path, Confirm(known=known)).tests}
     assert by["t.py::speed"].cls == "flaky" and by["t.py::speed"].flaky == FlakyOrigin.KNOWN
     assert by["t.py::ok"].cls == "broken"  # what is not known to flip is still blamed
     assert ("c", ("t.py::ok",)) in script.calls and ("c", ("t.py::speed",)) not in script.calls
@@ -94,7 +97,7 @@ def test_aa_learns_a_speed_test_that_flips_by_itself_and_never_blames_it(tmp_pat
 
 def test_a_known_flaky_test_that_passes_stays_a_pass(tmp_path, monkeypatch):
     Script(monkeypatch, c=[_obs(speed="passed")], b=[_obs(speed="passed")])
-    [t] = _compare(tmp_path, usertests.Confirm(known=(("t.py::speed", "seen"),))).tests
+    [t] = _compare(tmp_path, Confirm(known=(("t.py::speed", "seen"),))).tests
     assert t.cls == "pass" and t.flaky is None
 
 
@@ -157,11 +160,11 @@ def test_the_crater_result_cache_holds_the_reruns_and_what_is_known_and_aa_alway
     (tmp_path / "d.toml").write_text('[[dependent]]\nname = "alpha"\nversion = "latest"\ndepends_on = ["jax"]\n')
     dep = load_dependents(str(tmp_path / "d.toml")).dependents[0]
     matrix = load(make_tree(tmp_path))
-    plan = crater.Plan(("jax==0.4.26",), ("jax==0.4.25",))
+    plan = Plan(("jax==0.4.26",), ("jax==0.4.25",))
     key = crater.cache_key(dep, plan, matrix, "1.0", tmp_path)
-    assert key and key != crater.cache_key(dep, crater.Plan(plan.candidate, plan.baseline, reruns=3), matrix, "1.0",
+    assert key and key != crater.cache_key(dep, Plan(plan.candidate, plan.baseline, reruns=3), matrix, "1.0",
                                            tmp_path)
-    assert crater.cache_key(dep, crater.Plan(plan.candidate, plan.baseline, aa=True), matrix, "1.0", tmp_path) is None
+    assert crater.cache_key(dep, Plan(plan.candidate, plan.baseline, aa=True), matrix, "1.0", tmp_path) is None
     store = flaky.load(None, tmp_path)
     store.learn("alpha", {"t::speed": "passed, then failed"})
     store.save()

@@ -17,16 +17,17 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
+from jaxcompat.env import testtarget
 from jaxcompat.env.candidate import candidate_cell
 from jaxcompat.env.projects import caps, runtime_requirements
 from jaxcompat.knowledge.config import load as load_matrix
 from jaxcompat.knowledge.dependents import load, parse
-from jaxcompat.model.crater import DependentResult, exit_status
+from jaxcompat.model.crater import DependentResult, Plan, exit_status
 from jaxcompat.model.dependents import Dependent, DependentSource
 from jaxcompat.model.matrix import ConfigError
 from jaxcompat.model.usertests import Comparison, UserTest
 from jaxcompat.model.vocab import CellStatus, DependentVerdict, UserTestStatus
-from jaxcompat.operations import crater, usertests
+from jaxcompat.operations import crater
 from jaxcompat.report.crater import junit, verdict_text
 from tests.helpers import MINIMAL, failure_toml, make_tree
 
@@ -156,7 +157,7 @@ def test_broken_tests_are_grouped_by_signature_across_dependents():
                                                                 "beta": ["tests/test_y.py::test_ode"]}
     other = next(g for g in groups if not g.explained_by)
     assert other.signature.error == "TypeError" and sorted(other.tests) == ["alpha", "beta"]  # numbers normalised
-    plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",))
+    plan = Plan(("jax==0.4.33",), ("jax==0.4.31",))
     drafted = crater.draft_rules(groups, plan, results)
     assert [d["id"] for d in drafted] == [other.draft] and other.draft.startswith("draft-")
     assert drafted[0]["affects"] == [{"jax": "==0.4.33", "equinox": "==0.11.6"}]
@@ -428,21 +429,21 @@ def _project(root: Path) -> Path:
 
 def test_a_path_inside_a_project_is_run_as_that_project(tmp_path):
     root = _project(tmp_path / "proj")
-    assert usertests.project_root(root / "tests") == root
-    assert usertests.project_root(root / "tests" / "unit" / "test_a.py") == root
-    target = usertests.locate(str(root / "tests"))
+    assert testtarget.project_root(root / "tests") == root
+    assert testtarget.project_root(root / "tests" / "unit" / "test_a.py") == root
+    target = testtarget.locate(str(root / "tests"))
     assert target.root == root and target.project and target.only == ("tests",)
     assert target.deps.extras == ("dev",)  # its test dependencies, as from the root
-    module = usertests.locate(str(root / "tests" / "unit" / "test_a.py"))
+    module = testtarget.locate(str(root / "tests" / "unit" / "test_a.py"))
     assert module.root == root and module.only == ("tests/unit/test_a.py",)
-    assert usertests.locate(str(root)).only == ()
+    assert testtarget.locate(str(root)).only == ()
     # a folder of tests with an ini file but nothing to install stays a folder of tests
     bare = tmp_path / "bare"
     (bare / "t").mkdir(parents=True)
     (bare / "pytest.ini").write_text("[pytest]\n")
     (bare / "t" / "test_c.py").write_text("def test_c():\n    pass\n")
-    assert usertests.project_root(bare / "t") is None
-    assert not usertests.locate(str(bare / "t")).project
+    assert testtarget.project_root(bare / "t") is None
+    assert not testtarget.locate(str(bare / "t")).project
 
 
 @pytest.mark.integration
@@ -482,7 +483,7 @@ def test_a_judged_result_is_reused_only_when_nothing_moves(tmp_path):
     moving = _crater(tmp, "--baseline", "jax", "--as-of", "2024-09-20", "--dependent", "alpha", "jax==0.4.33")
     assert "from the result cache" not in moving.stdout  # the baseline is "the newest jax": it moves
     assert crater.cache_key(load(tmp / "dependents.toml").dependents[0],
-                            crater.Plan(("jax==0.4.33",), ("jax==0.4.31",)), load_matrix(tmp / "matrix.toml")) is None
+                            Plan(("jax==0.4.33",), ("jax==0.4.31",)), load_matrix(tmp / "matrix.toml")) is None
 
 
 def test_an_unpacked_dependent_without_pytest_configuration_is_run_as_on_its_own(tmp_path):
@@ -514,7 +515,7 @@ def test_an_unpacked_dependent_without_pytest_configuration_is_run_as_on_its_own
 def _stored_run(tmp_path, names_run, planned_names, shards=("1/2", "2/2")):
     """A reports folder as shard artifacts leave it: results of ``names_run``, plans of every shard."""
     out = tmp_path / "reports" / "crater"
-    plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",))
+    plan = Plan(("jax==0.4.33",), ("jax==0.4.31",))
     deps = [Dependent(n, DependentSource(version="1.0")) for n in planned_names]
     for s in shards:
         crater.store_plan(out, plan, deps, s)
@@ -597,7 +598,7 @@ def test_a_source_the_index_cannot_serve_is_unreachable_not_no_source(tmp_path, 
         raise projects.SourceMissing(f"{dep.name}: could not read https://pypi.org/pypi/{dep.name}/json after 3 "
                                      "attempts: <urlopen error timed out>")
     monkeypatch.setattr(projects, "version_of", timeout)
-    plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",))
+    plan = Plan(("jax==0.4.33",), ("jax==0.4.31",))
     res = crater.judge(Dependent("alpha", DependentSource(version="latest")), plan, None, tmp_path)
     assert res.verdict == DependentVerdict.UNREACHABLE and "timed out" in res.cause
 
@@ -688,7 +689,7 @@ def test_a_replay_resolves_both_sides_as_of_its_day(tmp_path):
     from jaxcompat.env import envs
 
     cell = candidate_cell(["jax==0.4.31", "jaxlib==0.4.31"], python="auto", companions=False)
-    plan = crater.Plan(("jax==0.4.32", "jaxlib==0.4.32"), ("jax==0.4.31", "jaxlib==0.4.31"), as_of="2024-09-11")
+    plan = Plan(("jax==0.4.32", "jaxlib==0.4.32"), ("jax==0.4.31", "jaxlib==0.4.31"), as_of="2024-09-11")
     side = crater.replayed(cell, plan)
     assert side.date == "2024-09-11" and side.pins == cell.pins
     argv = envs.resolve_args(side, "3.11", side.date, tmp_path / "requirements.in")
@@ -727,7 +728,7 @@ def test_the_dependents_time_limit_reaches_its_tests(tmp_path, monkeypatch):
     (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
     dep = Dependent("a", DependentSource(version="1.0"), test_timeout_s=900.0)
     res = DependentResult("a", DependentVerdict.NOT_RUN)
-    _, target = crater._source(dep, crater.Plan(("jax==0.4.33",), ("jax==0.4.31",)), tmp_path, "1.0", res)
+    _, target = crater._source(dep, Plan(("jax==0.4.33",), ("jax==0.4.31",)), tmp_path, "1.0", res)
     assert target.timeout_s == 900.0
 
 
@@ -762,7 +763,7 @@ def test_a_replay_says_what_it_took_from_after_its_day(tmp_path, monkeypatch):
     assert asked == ["dep"]  # after it, only what is cached is read: a dead index costs once, not once a package
     cmp = Comparison([], with_baseline=True, candidate_versions=installed,
                      baseline_versions={**installed, "equinox": "0.11.5", "jax": "0.4.31"})
-    plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",), as_of="2024-09-11")
+    plan = Plan(("jax==0.4.33",), ("jax==0.4.31",), as_of="2024-09-11")
     past = crater.past_day(cmp, plan, "dep", tmp_path)
     assert past == {"candidate": ["equinox 0.11.10 (2024-12-03)"]}  # not jax, nor the jaxlib its pin brings
     unanswered = crater.past_day(cmp, plan, "other", tmp_path)  # an index that did not answer is not "of the day"

@@ -21,6 +21,7 @@ from jaxcompat.commands import main, options
 from jaxcompat.env import gitsource, releases
 from jaxcompat.knowledge import flaky
 from jaxcompat.knowledge.dependents import load as load_dependents
+from jaxcompat.model.crater import Plan
 from jaxcompat.model.usertests import Comparison
 from jaxcompat.operations import crater
 from tests.helpers import MINIMAL, failure_toml, make_tree
@@ -62,7 +63,7 @@ def test_a_wheel_candidate_is_named_wherever_a_requirement_was_assumed(tmp_path,
     monkeypatch.chdir(tmp_path)
     (tmp_path / "dist").mkdir()
     (tmp_path / "dist" / WHEEL).write_bytes(b"")
-    plan = crater.Plan((f"./dist/{WHEEL}",), ("equinox==0.13.1",), as_of="2025-10-01")
+    plan = Plan((f"./dist/{WHEEL}",), ("equinox==0.13.1",), as_of="2025-10-01")
     matrix = options.load_matrix(argparse.Namespace(matrix=str(make_tree(tmp_path)), rules=[], without_rule=[]))
     assert crater.cache_key(_dep(tmp_path), plan, matrix, "1.0", tmp_path) is None  # a file: never re-used
     _released(tmp_path, numpy={"2.1.1": "2025-10-03"})
@@ -107,7 +108,7 @@ def test_the_result_cache_key_holds_the_rules_as_loaded(tmp_path):
     path = make_tree(tmp_path, RULE)
     extra = tmp_path / "extra.toml"
     extra.write_text(failure_toml("extra-bug", "cases/test_demo.py::test_bug", '{ jax = ">=0.4.30" }'))
-    dep, plan = _dep(tmp_path), crater.Plan(("jax==0.4.33",), ("jax==0.4.31",))
+    dep, plan = _dep(tmp_path), Plan(("jax==0.4.33",), ("jax==0.4.31",))
 
     def key(rules=(), without=()):
         ns = argparse.Namespace(matrix=str(path), rules=list(rules), without_rule=list(without))
@@ -307,7 +308,7 @@ def test_the_matrix_without_uv_says_so_once_not_as_a_harness_error_per_cell(tmp_
 def test_the_rules_digest_sees_a_long_pattern_whole(tmp_path):
     """A rules file's `match` edited past its 200th character is another key too (a pattern's repr
     is cut there)."""
-    dep, plan = _dep(tmp_path), crater.Plan(("jax==0.4.33",), ("jax==0.4.31",))
+    dep, plan = _dep(tmp_path), Plan(("jax==0.4.33",), ("jax==0.4.31",))
     path, extra = make_tree(tmp_path, RULE), tmp_path / "extra.toml"
     keys = []
     for tail in ("one", "two"):

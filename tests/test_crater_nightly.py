@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from jaxcompat.env.candidate import candidate_cell
-from jaxcompat.run import resultcache
+from jaxcompat.model.usertests import Observed
+from jaxcompat.run import resultcache, userrun
 
 REPO = Path(__file__).resolve().parent.parent
 DRIVER = REPO / "tests" / "fake_crater.py"
@@ -164,7 +165,6 @@ def test_only_a_lock_whose_every_line_is_fixed_is_reused(lock, project, fixed):
 def test_a_side_with_a_test_stopped_or_crashed_is_never_kept_and_a_damaged_one_never_read(tmp_path):
     from jaxcompat.model.outcomes import RawResult
     from jaxcompat.model.vocab import CellStatus, TestStatus
-    from jaxcompat.operations import usertests
 
     cache = resultcache.ResultCache(tmp_path)
     ok = RawResult(case="t.py::a", status=TestStatus.PASSED).to_dict()
@@ -172,13 +172,13 @@ def test_a_side_with_a_test_stopped_or_crashed_is_never_kept_and_a_damaged_one_n
         stopped = RawResult(case="t.py::b", status=bad).to_dict()
         assert not cache.store_side("k1", {"results": {"t.py::a": ok, "t.py::b": stopped}})
         assert cache.load_side("k1") is None
-    seen = usertests.Observed(results={"t.py::a": RawResult(case="t.py::a", status=TestStatus.PASSED)},
+    seen = Observed(results={"t.py::a": RawResult(case="t.py::a", status=TestStatus.PASSED)},
                               versions={"jax": "0.4.31"})
-    usertests.keep("k2", seen, tmp_path)
-    back = usertests.kept("k2", tmp_path)
+    userrun.keep("k2", seen, tmp_path)
+    back = userrun.kept("k2", tmp_path)
     assert back.results == seen.results and back.versions == seen.versions and back.reused
     path = tmp_path / "sides" / "k2.json"
     path.write_text(path.read_text().replace("0.4.31", "0.4.30"))  # edited: its checksum no longer holds
-    assert usertests.kept("k2", tmp_path) is None and not path.exists()
-    usertests.keep("k3", usertests.Observed(error="pytest exited", status=CellStatus.OK), tmp_path)
-    assert usertests.kept("k3", tmp_path) is None  # a side whose tests did not run is not kept
+    assert userrun.kept("k2", tmp_path) is None and not path.exists()
+    userrun.keep("k3", Observed(error="pytest exited", status=CellStatus.OK), tmp_path)
+    assert userrun.kept("k3", tmp_path) is None  # a side whose tests did not run is not kept

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from jaxcompat.knowledge import roots
-from jaxcompat.model.crater import DependentResult
+from jaxcompat.model.crater import DependentResult, Plan
 from jaxcompat.model.roots import Attribution, RootCause
 from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
@@ -170,12 +170,12 @@ def test_a_root_in_the_candidate_is_named_the_candidate():
 
 
 def test_a_moved_package_is_what_the_candidate_changes_not_what_both_sides_pin():
-    plan = crater.Plan(("jax==0.4.33", "equinox==0.11.6"), ("jax==0.4.31", "equinox==0.11.6"))
+    plan = Plan(("jax==0.4.33", "equinox==0.11.6"), ("jax==0.4.31", "equinox==0.11.6"))
     assert crater.moved(plan, _shared_root_results()) == {"jax"}
 
 
 def test_the_reports_show_the_tree_ahead_of_the_groups(tmp_path):
-    plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",))
+    plan = Plan(("jax==0.4.33",), ("jax==0.4.31",))
     results = _shared_root_results()
     text, code = write_crater(tmp_path, results, {"candidate": list(plan.candidate), "baseline": list(plan.baseline)},
                               1.0, 1, plan)
@@ -241,7 +241,7 @@ def test_the_recorded_jax_0_4_33_replay_roots_its_one_group_at_equinox():
 
     stored = Path(__file__).resolve().parents[1] / "reports/crater/replay-jax-0.4.33/dependents/dynamiqs.json"
     res = DependentResult.from_dict(json.loads(stored.read_text(encoding="utf-8")))
-    plan = crater.Plan(("jax==0.4.33", "equinox==0.11.6"), ("jax==0.4.31", "equinox==0.11.6"))
+    plan = Plan(("jax==0.4.33", "equinox==0.11.6"), ("jax==0.4.31", "equinox==0.11.6"))
     groups = crater.group([res])
     causes = crater.root_causes(groups, crater.moved(plan, [res]))
     assert [(g.root, len(g.attributions)) for g in groups] == [("equinox", 10)]

@@ -20,6 +20,7 @@ import pytest
 from jaxcompat.env import gitsource, projects, testdeps
 from jaxcompat.knowledge.config import load as load_matrix
 from jaxcompat.knowledge.dependents import parse
+from jaxcompat.model.crater import Plan
 from jaxcompat.model.dependents import Dependent, DependentSource
 from jaxcompat.model.matrix import ConfigError
 from jaxcompat.operations import crater
@@ -191,9 +192,9 @@ def test_tool_pytest_filterwarnings_error_holds_through_the_crater(tmp_path):
 def test_the_result_cache_key_holds_the_python_and_what_the_source_resolved_to(tmp_path):
     matrix = load_matrix(REPO_MATRIX)
     dep = Dependent("proj", DependentSource(git="https://x/y"))
-    plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",), python="3.12")
+    plan = Plan(("jax==0.4.33",), ("jax==0.4.31",), python="3.12")
     key = crater.cache_key(dep, plan, matrix, "a" * 40)
-    assert key and key != crater.cache_key(dep, crater.Plan(plan.candidate, plan.baseline, python="3.11"),
+    assert key and key != crater.cache_key(dep, Plan(plan.candidate, plan.baseline, python="3.11"),
                                            matrix, "a" * 40)
     assert key != crater.cache_key(dep, plan, matrix, "b" * 40)  # the branch moved: another result
     assert crater.cache_key(dep, plan, matrix, "") is None  # unresolved: nothing to key on

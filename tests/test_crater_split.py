@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from jaxcompat.knowledge.dependents import parse
-from jaxcompat.model.crater import DependentResult, exit_status
+from jaxcompat.model.crater import DependentResult, Plan, exit_status
 from jaxcompat.model.dependents import Dependent, DependentSource, part_of
 from jaxcompat.model.matrix import ConfigError
 from jaxcompat.model.usertests import UserTest
@@ -100,7 +100,7 @@ def _part(k: int, n: int, files: list[str], verdict=DependentVerdict.SAFE, secon
     return DependentResult(f"diffrax.part{k}-of-{n}", verdict, version="0.6.0", seconds=seconds,
                                   ran={"candidate": len(tests), "baseline": len(tests)}, tests=tests, only=mine,
                                   part=[k, n], split_files=list(files), environments=2,
-                                  plan=crater.Plan(("jax==0.4.33",), ("jax==0.4.31",)).key)
+                                  plan=Plan(("jax==0.4.33",), ("jax==0.4.31",)).key)
 
 
 def test_parts_merge_into_one_dependent_with_its_cost():
@@ -157,7 +157,7 @@ def test_a_part_not_judged_is_said_in_the_merged_verdict():
 
 def _stored(tmp_path: Path, parts: list[int]) -> Path:
     out = tmp_path / "reports" / "crater"
-    plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",))
+    plan = Plan(("jax==0.4.33",), ("jax==0.4.31",))
     units = craterparts.units([_dep("diffrax", 2), _dep("lineax")])
     for s in ("1/2", "2/2"):
         crater.store_plan(out, plan, units, s)

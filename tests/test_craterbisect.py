@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from urllib.parse import urlparse
 
-from jaxcompat.model.crater import DependentResult
+from jaxcompat.model.crater import DependentResult, Plan
 from jaxcompat.model.usertests import UserTest
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
 from jaxcompat.operations import commitbisect, crater, craterbisect
@@ -16,7 +16,7 @@ from jaxcompat.operations.bisect import observed_cell
 from tests.helpers import write_crater
 from tests.test_commitbisect import TARGET, URL, _fakes, _git, make_repo, mirror_env  # noqa: F401 (a fixture)
 
-PLAN = crater.Plan(("jax==2.0", "equinox==0.11.6"), ("jax==1.0", "equinox==0.11.6"))
+PLAN = Plan(("jax==2.0", "equinox==0.11.6"), ("jax==1.0", "equinox==0.11.6"))
 
 
 def _result(name: str, test: str, message: str, rule: str | None = None) -> DependentResult:
@@ -115,7 +115,7 @@ def test_bisect_from_a_crater_report_fetches_a_git_dependent_the_state_folder_la
 
     repo, sha = _dependent_repo(tmp_path)
     _point(monkeypatch, **{DEP_URL: repo})
-    plan = crater.Plan(("jax==2.0", "jaxlib==2.0"), ("jax==1.0", "jaxlib==1.0"), as_of="2024-09-11")
+    plan = Plan(("jax==2.0", "jaxlib==2.0"), ("jax==1.0", "jaxlib==1.0"), as_of="2024-09-11")
     out, deps, _ = _git_dependent_report(tmp_path, sha, plan)
     fresh = tmp_path / "fresh-state"
     seen = []
@@ -149,7 +149,7 @@ def test_crater_bisect_runs_a_rule_s_cases_in_the_git_dependent_s_own_environmen
     jax_repo = make_repo(tmp_path, ["ok"] * 5 + ["bad"] * 6)
     jax_shas = _git(jax_repo, "rev-list", "--reverse", "HEAD").split()
     _point(monkeypatch, **{DEP_URL: dep_repo, URL: jax_repo})
-    plan = crater.Plan(("jax==2.0", "jaxlib==2.0"), ("jax==1.0", "jaxlib==1.0"), python="3.11", as_of="2024-09-11")
+    plan = Plan(("jax==2.0", "jaxlib==2.0"), ("jax==1.0", "jaxlib==1.0"), python="3.11", as_of="2024-09-11")
     out, deps, results = _git_dependent_report(tmp_path, dep_sha, plan, rule=RULE)
     state_dir = tmp_path / "state"
 

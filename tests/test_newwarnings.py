@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from jaxcompat.env import testtarget
 from jaxcompat.knowledge import warnings as kw
 from jaxcompat.knowledge.config import load
-from jaxcompat.model.crater import DependentResult
+from jaxcompat.model.crater import DependentResult, Plan
 from jaxcompat.model.deprecations import History
 from jaxcompat.model.outcomes import RawResult
-from jaxcompat.model.usertests import UserTest
+from jaxcompat.model.usertests import Observed, UserTest
 from jaxcompat.model.vocab import DependentVerdict
 from jaxcompat.model.warnings import TestWarning
 from jaxcompat.operations import crater, newwarnings, usertests
@@ -70,8 +71,8 @@ def test_a_warning_is_new_only_against_the_same_test_that_ran_before():
     assert kw.new([DEP], None, ran_before=True) == []  # no baseline at all
 
 
-def _obs(**tests) -> usertests.Observed:
-    return usertests.Observed(results={f"tests/test_x.py::{n}": RawResult(case=f"tests/test_x.py::{n}", status=st,
+def _obs(**tests) -> Observed:
+    return Observed(results={f"tests/test_x.py::{n}": RawResult(case=f"tests/test_x.py::{n}", status=st,
                                                                           warnings=list(ws))
                                        for n, (st, ws) in tests.items()}, versions={"pytest": "8.0.0"})
 
@@ -120,7 +121,7 @@ def test_a_candidate_that_only_adds_warnings_is_safe_and_the_report_leads_with_t
               for i in range(3)]
     results = [_dependent("alpha", *warned[:2]), _dependent("beta", warned[2]),
                _dependent("gamma", UserTest("tests/test_m.py::q", "passed", "passed", "pass"))]
-    plan = crater.Plan(("jax==0.4.26",), ("jax==0.4.25",))
+    plan = Plan(("jax==0.4.26",), ("jax==0.4.25",))
     text, code = write_crater(tmp_path, results, {"candidate": ["jax==0.4.26"], "baseline": ["jax==0.4.25"],
                                                   "as_of": None}, 1.0, 1, plan)
     assert code == 0
@@ -255,11 +256,11 @@ def test_a_warning_raised_when_a_package_is_imported_is_a_new_warning_of_the_tes
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
 
-    def observe(side: str, env: dict[str, str]) -> usertests.Observed:
+    def observe(side: str, env: dict[str, str]) -> Observed:
         run = run_cases(sys.executable, proj, [], backend="cpu", imports=[], timeout_s=60, workdir=tmp_path / side,
                         project=True, extra_env={"PYTHONPATH": str(site), **env})
         assert run.results and "fakejax.bar is deprecated" in run.log_tail or side == "baseline", run.log_tail
-        return usertests.Observed(results={r.case: r for r in run.results}, versions={"pytest": "8"})
+        return Observed(results={r.case: r for r in run.results}, versions={"pytest": "8"})
 
     after = observe("candidate", {"FAKEJAX_DEPRECATE": "1"})
     before = observe("baseline", {})
@@ -297,12 +298,12 @@ def test_the_crater_scans_each_dependents_own_source_at_the_candidates_jax(tmp_p
     monkeypatch.setattr(projects, "describe", lambda dep, version, cache: version)
     monkeypatch.setattr(projects, "fetch", lambda dep, version, cache, where: src)
     monkeypatch.setattr(projects, "absent_files", lambda dep, version, where: [])
-    monkeypatch.setattr(usertests, "same_python", lambda c, b, target, cache: (c, b, ""))
+    monkeypatch.setattr(testtarget, "same_python", lambda c, b, target, cache: (c, b, ""))
     ran = Comparison([UserTest("tests/test_a.py::test_a", "passed", "passed", "pass")], with_baseline=True,
                      candidate_versions={"jax": "0.6.0", "jaxlib": "0.6.0"},
                      baseline_versions={"jax": "0.5.3", "jaxlib": "0.5.3"}, ran={"candidate": 1, "baseline": 1})
     monkeypatch.setattr(usertests, "compare", lambda *a, **k: ran)
-    plan = crater.Plan(("jax==0.6.0",), ("jax==0.5.3",))
+    plan = Plan(("jax==0.6.0",), ("jax==0.5.3",))
     res = crater.judge(Dependent("alpha", DependentSource(version="1.0")), plan, None, tmp_path / "state")
     assert res.verdict == DependentVerdict.SAFE, res.cause
     assert [(f["path"], f["line"], f["code"], f["name"]) for f in res.scan] == [

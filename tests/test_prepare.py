@@ -15,8 +15,8 @@ from jaxcompat.knowledge import learned
 from jaxcompat.knowledge.config import load
 from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.stages import Ended
-from jaxcompat.operations import usertests
 from jaxcompat.run import cell as cells
+from jaxcompat.run import userrun
 from tests.helpers import MINIMAL, make_tree
 
 AVOID = "equinox!=0.11.7"
@@ -56,11 +56,11 @@ def world(tmp_path, monkeypatch):
 
 
 def test_the_user_tests_environment_is_the_one_the_check_reports(world):
-    """084bcdf: usertests.build/observe went complete -> locked -> install (no learned release
+    """084bcdf: userrun.build/observe went complete -> locked -> install (no learned release
     avoided, no added package settled): the user's tests ran on equinox 0.11.7, installed over the
     environment check.json reported with 0.11.6."""
     matrix, candidate, state, installed = world
-    usertests.build(candidate, matrix, state)
+    userrun.build(candidate, matrix, state)
     assert installed == ["jax==0.4.33\nequinox==0.11.6\n# settled\n"]
     reported = CellResult(id=candidate.id, python=candidate.python, backend=candidate.backend, status="ok")
     done, built = cells.prepare(candidate, matrix, reported, state)

@@ -22,9 +22,10 @@ from jaxcompat.apihistory import apitimeline
 from jaxcompat.apihistory.apiexplain import explain_removed, where
 from jaxcompat.apihistory.apitimeline import Timeline, regenerate
 from jaxcompat.apihistory.scan import scan
+from jaxcompat.model import target as targets
 from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.scan import Target
-from jaxcompat.model.usertests import Comparison
+from jaxcompat.model.usertests import Comparison, Observed
 from jaxcompat.operations import usertests
 from jaxcompat.report import usertests as user_report
 from jaxcompat.report.scan import render, render_scans
@@ -398,8 +399,8 @@ def test_a_users_failing_test_is_explained_by_jax_api_history(tmp_path):
     matrix = load(make_tree(tmp_path, MINIMAL))
     raw = RawResult(case="t.py::test_a", status="failed", error_types=["AttributeError", "Exception"],
                     message="AttributeError: module 'jax' has no attribute 'tree_map'", traceback=TB)
-    after = usertests.Observed(results={"t.py::test_a": raw}, versions={"jax": "0.10.2"})
-    before = usertests.Observed(results={"t.py::test_a": RawResult(case="t.py::test_a", status="passed")},
+    after = Observed(results={"t.py::test_a": raw}, versions={"jax": "0.10.2"})
+    before = Observed(results={"t.py::test_a": RawResult(case="t.py::test_a", status="passed")},
                                 versions={"jax": "0.5.3"})
     [t] = usertests.classify(after, before, matrix, "cpu")
     assert t.cls == "broken" and t.explained_by is None
@@ -409,7 +410,7 @@ def test_a_users_failing_test_is_explained_by_jax_api_history(tmp_path):
     from jaxcompat.report.apiexplain import verdict_lines
 
     cmp = Comparison([t], with_baseline=True, ran={"candidate": 1, "baseline": 1})
-    text = user_report.verdict(cmp, usertests.Target(tmp_path, project=False).describe())
+    text = user_report.verdict(cmp, targets.Target(tmp_path, project=False).describe())
     assert "jax's API history: jax.tree_map was removed in jax 0.6.0" in text
     (tmp_path / "m.py").write_text("import jax\njax.tree_map(abs, 1)\n")
     lines = verdict_lines([t], tmp_path, "0.10.2", project_scan(tmp_path, "0.10.2"))

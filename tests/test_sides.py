@@ -9,18 +9,20 @@ from __future__ import annotations
 import subprocess as sp
 from pathlib import Path
 
-from jaxcompat.env import envs, sides
+from jaxcompat.env import envs, sides, testtarget
 from jaxcompat.knowledge.config import load
 from jaxcompat.model.crater import DependentResult
 from jaxcompat.model.matrix import Cell
 from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.sides import Confounder, Sides
+from jaxcompat.model.usertests import Observed
 from jaxcompat.model.vocab import DependentVerdict
 from jaxcompat.operations import crater, usertests
 from jaxcompat.report import check as check_report
 from jaxcompat.report import usertests as user_report
 from jaxcompat.report.crater import summary, verdict_text
 from jaxcompat.report.sides import sides_lines
+from jaxcompat.run import userrun
 from tests.helpers import make_tree
 
 BASELINE = {"jax": "0.4.31", "jaxlib": "0.4.31", "numpy": "2.0.1", "ml-dtypes": "0.4.0", "equinox": "0.11.4",
@@ -91,7 +93,7 @@ def test_compare_holds_the_candidate_and_names_the_confounder_that_breaks(tmp_pa
     matrix = load(make_tree(tmp_path))
     (tmp_path / "p" / "tests").mkdir(parents=True)
     (tmp_path / "p" / "tests" / "test_x.py").write_text("def test_a():\n    pass\n")
-    target = usertests.locate(str(tmp_path / "p" / "tests"))
+    target = testtarget.locate(str(tmp_path / "p" / "tests"))
     lock = "".join(f"{d}=={v}\n" for d, v in BASELINE.items())
     monkeypatch.setattr(cells, "resolved", lambda cell, *a, **k: (cell, "python3", lock))
     observed: list[tuple[str, tuple[str, ...]]] = []
@@ -103,9 +105,9 @@ def test_compare_holds_the_candidate_and_names_the_confounder_that_breaks(tmp_pa
                                                           "numpy": "2.1.1", "pytest": "8.3.3"}
         versions.update({d: v for d, v in cell.pins.items() if d in ("numpy", "pytest")})
         ok = cell.id == "b" or versions["numpy"] == "2.0.1"
-        return usertests.Observed(results={name: _raw(name, ok)}, versions=versions, locked=versions)
+        return Observed(results={name: _raw(name, ok)}, versions=versions, locked=versions)
 
-    monkeypatch.setattr(usertests, "observe", fake_observe)
+    monkeypatch.setattr(userrun, "observe", fake_observe)
     base = Cell(id="b", python="3.11", backend="cpu", pins={"jax": "0.4.31"})
     cmp = usertests.compare(CANDIDATE, base, target, matrix, tmp_path / "state")
     assert observed[0][0] == "c" and "numpy==2.0.1" in observed[0][1]  # the candidate ran held

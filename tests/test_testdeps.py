@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxcompat.env import testdeps
+from jaxcompat.env import testdeps, testtarget
 from jaxcompat.model.matrix import Cell
-from jaxcompat.operations import usertests
 
 
 def _project(root: Path, pyproject: str, **files: str) -> Path:
@@ -100,13 +99,13 @@ def test_setup_cfg_and_setup_py_extras(tmp_path):
     root.mkdir()
     (root / "setup.py").write_text("from setuptools import setup\nsetup()\n")
     (root / "setup.cfg").write_text("[options.extras_require]\ntesting =\n    pytest\n    hypothesis\n")
-    target = usertests.locate(str(root))
+    target = testtarget.locate(str(root))
     assert target.deps.extras == ("testing",) and target.deps.sources == ("extra `testing` (setup.cfg)",)
     root = tmp_path / "py"
     root.mkdir()
     (root / "setup.py").write_text("from setuptools import setup\nEXTRAS = {'test': ['pytest', 'chex']}\n"
                                    "setup(name='x', extras_require=EXTRAS)\n")
-    assert usertests.locate(str(root)).deps.extras == ("test",)
+    assert testtarget.locate(str(root)).deps.extras == ("test",)
 
 
 def test_extra_group_and_with_override_what_is_found(tmp_path):
@@ -127,7 +126,7 @@ def test_extra_group_and_with_override_what_is_found(tmp_path):
 
 def test_the_candidate_cell_gets_the_extra_and_the_requirements_but_not_its_own_pins(tmp_path):
     root = _project(tmp_path / "p", FLOWJAX_LIKE)
-    target = usertests.locate(str(root), with_=["jax==0.4.30", "numpyro"])
+    target = testtarget.locate(str(root), with_=["jax==0.4.30", "numpyro"])
     cell = target.cell(
         Cell(id="c", python="3.11", backend="cpu", pins={"jax": "0.10.1", "equinox": "0.13.5", "diffrax": "*"})
     )
@@ -209,13 +208,13 @@ def test_baseline_and_candidate_share_one_python_that_the_project_accepts(tmp_pa
     monkeypatch.setattr(resolution, "complete", lambda c, cache_dir: c)
     monkeypatch.setattr(resolution, "python_fits", fits)
     monkeypatch.setattr(resolution, "find_python", lambda v: f"/usr/bin/python{v}")
-    target = usertests.locate(str(_project(tmp_path / "p", FLOWJAX_LIKE)))
+    target = testtarget.locate(str(_project(tmp_path / "p", FLOWJAX_LIKE)))
     new = Cell(id="c", python="auto", backend="cpu", pins={"jax": "0.10.1"})
     old = Cell(id="b", python="auto", backend="cpu", pins={"jax": "0.6.2"})
-    c, b, line = usertests.same_python(new, old, target, tmp_path)
+    c, b, line = testtarget.same_python(new, old, target, tmp_path)
     assert (c.python, b.python) == ("3.11", "3.11") and line.startswith("both sides on Python 3.11")
     root = _project(tmp_path / "q", FLOWJAX_LIKE.replace('name = "flowlike"', 'name = "q"\nrequires-python = ">=3.12"'))
-    c, b, line = usertests.same_python(new, old, usertests.locate(str(root)), tmp_path)
+    c, b, line = testtarget.same_python(new, old, testtarget.locate(str(root)), tmp_path)
     assert (c.python, b.python) == ("3.12", "3.12") and "your project requires Python >=3.12" in line
     named = Cell(id="n", python="3.10", backend="cpu", pins={"jax": "0.6.2"})
-    assert usertests.same_python(new, named, target, tmp_path) == (new, named, "")
+    assert testtarget.same_python(new, named, target, tmp_path) == (new, named, "")

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from jaxcompat.env import testtarget
 from jaxcompat.knowledge.config import load
 from jaxcompat.model.outcomes import RawResult
-from jaxcompat.model.usertests import TEST_CLASSES
+from jaxcompat.model.usertests import TEST_CLASSES, Observed
 from jaxcompat.model.usertests import test_class as class_of  # not a test: pytest would collect the bare name
 from jaxcompat.model.vocab import UserTestSide, UserTestStatus
 from jaxcompat.operations import usertests
@@ -43,7 +44,7 @@ def test_the_class_of_a_test(before, after, cls):
     assert got == cls and type(got) is UserTestStatus  # the word, as its type (model/vocab.py)
 
 
-def _obs(**statuses) -> usertests.Observed:
+def _obs(**statuses) -> Observed:
     results = {}
     for name, st in statuses.items():
         msg = (
@@ -56,7 +57,7 @@ def _obs(**statuses) -> usertests.Observed:
                                                         status="failed" if st in ("closure", "failed") else st,
                                                         error_types=types if st != "passed" else [],
                                                         message=msg if st != "passed" else "", traceback="tb")
-    return usertests.Observed(results=results, versions={"pytest": "8.0.0"})
+    return Observed(results=results, versions={"pytest": "8.0.0"})
 
 
 def test_failures_are_explained_by_the_rule_whose_error_they_are(tmp_path):
@@ -86,30 +87,30 @@ def test_a_fixed_test_says_what_it_failed_with_before(tmp_path):
 
 
 def test_bad_tests_paths_get_one_line_errors(tmp_path):
-    with pytest.raises(usertests.TestsError, match="no such file"):
-        usertests.locate(str(tmp_path / "nope"))
+    with pytest.raises(testtarget.TestsError, match="no such file"):
+        testtarget.locate(str(tmp_path / "nope"))
     (tmp_path / "f.txt").write_text("x")
-    with pytest.raises(usertests.TestsError, match="not a directory"):
-        usertests.locate(str(tmp_path / "f.txt"))
+    with pytest.raises(testtarget.TestsError, match="not a directory"):
+        testtarget.locate(str(tmp_path / "f.txt"))
     (tmp_path / "empty").mkdir()
-    with pytest.raises(usertests.TestsError, match="no test_"):
-        usertests.locate(str(tmp_path / "empty"))
+    with pytest.raises(testtarget.TestsError, match="no test_"):
+        testtarget.locate(str(tmp_path / "empty"))
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "pyproject.toml").write_text('[project]\nname = "p"\n[project.optional-dependencies]\ntest = ["pytest"]\n')
-    target = usertests.locate(str(proj))
+    target = testtarget.locate(str(proj))
     assert target.project and target.deps.extras == ("test",) and target.editable().endswith("proj[test]")
     (proj / "pyproject.toml").write_text('[project]\nname = "p"\n')
     (proj / "requirements").mkdir()
     (proj / "requirements" / "requirements-test.txt").write_text(
         "# tests\ncloudpickle==2.2.0\n-r other.txt\ndm-tree>=0.1.5\n"
     )
-    target = usertests.locate(str(proj))
+    target = testtarget.locate(str(proj))
     assert target.deps.requirements == ("cloudpickle==2.2.0", "dm-tree>=0.1.5")
     assert "requirements/requirements-test.txt" in target.deps.describe()
     (proj / "requirements" / "requirements-test.txt").write_text("not a requirement!\n")
-    with pytest.raises(usertests.TestsError, match="not a PEP 508 requirement"):
-        usertests.locate(str(proj))
+    with pytest.raises(testtarget.TestsError, match="not a PEP 508 requirement"):
+        testtarget.locate(str(proj))
 
 
 USER_TESTS = '''
@@ -177,7 +178,7 @@ def test_baseline_without_tests_is_refused(tmp_path):
 def test_a_module_that_fails_to_import_in_the_candidate_breaks_each_of_its_tests(tmp_path):
     matrix = load(make_tree(tmp_path, RULE))
     before = _obs(a="passed", b="passed")
-    after = usertests.Observed(results={"tests/test_x.py": RawResult(
+    after = Observed(results={"tests/test_x.py": RawResult(
         case="tests/test_x.py", status="failed", error_types=["ValueError"], phase="collect",
         message="E   ValueError: Closure-converted function called with different dynamic arguments")},
         versions={"pytest": "8.0.0"})

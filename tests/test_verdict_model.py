@@ -27,18 +27,20 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from jaxcompat.commands import main
-from jaxcompat.env import projects
+from jaxcompat.env import projects, testtarget
 from jaxcompat.knowledge import flaky
 from jaxcompat.knowledge.config import load
 from jaxcompat.model import verdicts
-from jaxcompat.model.crater import DependentResult
+from jaxcompat.model.crater import DependentResult, Plan
 from jaxcompat.model.dependents import Dependent, DependentSource
 from jaxcompat.model.matrix import Cell
 from jaxcompat.model.outcomes import RawResult
-from jaxcompat.model.usertests import UserTest
+from jaxcompat.model.target import Target
+from jaxcompat.model.usertests import Confirm, Observed, UserTest
 from jaxcompat.model.vocab import CellStatus, DependentVerdict, UserTestStatus
 from jaxcompat.operations import crater, craterparts, usertests
 from jaxcompat.operations.check import user_tests_item
+from jaxcompat.run import userrun
 from tests import verdict_model as model
 from tests.helpers import make_tree
 from tests.verdict_model import ABSENT, ERROR, FAILED, PASSED, SKIPPED, STATUSES, TIMEOUT, Facts
@@ -100,7 +102,7 @@ class Script:
         if self.down and (project, side) == (self.down[0], self.down[2]) and self.down[1] in (None, set(target.only)):
             said = ("error: Failed to fetch: `https://pypi.org/simple/jax/`\n  Caused by: Request failed after 3 "
                     "retries\n  Caused by: operation timed out")
-            return usertests.Observed(error=said, status=CellStatus.INSTALL_ERROR, cause=said.splitlines()[-1])
+            return Observed(error=said, status=CellStatus.INSTALL_ERROR, cause=said.splitlines()[-1])
         facts = self.suites[project]
         chosen = ([f for f in facts if f.name in nodeids] if nodeids
                   else [f for f in facts if not target.only or f.file in target.only])
@@ -119,7 +121,7 @@ class Script:
             if raw is not None:
                 results[f.name] = raw
         numpy = NUMPY["confounded" if side == "candidate" and project in self.confounded else "baseline"]
-        return usertests.Observed(results=results, versions={"pytest": "8.0.0", "numpy": numpy},
+        return Observed(results=results, versions={"pytest": "8.0.0", "numpy": numpy},
                                   error="" if results else "pytest exited with code 5 before running any test:\n")
 
 
@@ -127,12 +129,12 @@ def _patch(mp: pytest.MonkeyPatch, script: Script, roots: dict[str, Path]) -> No
     """The crater's and check's machinery with the tests' runs scripted: no environment, no index."""
     def source(dep, plan, state_dir, version, res):
         res.version = "1.0"
-        return roots[dep.name], usertests.Target(roots[dep.name], project=True, timeout_s=300.0)
+        return roots[dep.name], Target(roots[dep.name], project=True, timeout_s=300.0)
 
-    mp.setattr(usertests, "observe", script.observe)
-    mp.setattr(usertests, "build", lambda *a, **k: None)
-    mp.setattr(usertests, "hold_to_baseline", lambda candidate, *a, **k: candidate)
-    mp.setattr(usertests, "same_python", lambda c, b, *a, **k: (c, b, ""))
+    mp.setattr(userrun, "observe", script.observe)
+    mp.setattr(userrun, "build", lambda *a, **k: None)
+    mp.setattr(userrun, "hold_to_baseline", lambda candidate, *a, **k: candidate)
+    mp.setattr(testtarget, "same_python", lambda c, b, *a, **k: (c, b, ""))
     mp.setattr(crater, "_source", source)
     mp.setattr(projects, "version_of", lambda dep, cache_dir, as_of=None: "1.0")
 
@@ -200,10 +202,10 @@ def _compare(world, suite: list[Facts], reruns: int, aa: bool, with_baseline: bo
     with pytest.MonkeyPatch.context() as mp:
         _patch(mp, Script({"proj": suite}), world["roots"])
         known = tuple((f.name, "seen") for f in suite if f.known)
-        target = usertests.Target(world["roots"]["proj"], project=True, timeout_s=300.0)
+        target = Target(world["roots"]["proj"], project=True, timeout_s=300.0)
         return usertests.compare(Cell("c", "3.12", "cpu", {"jax": "0.4.33"}),
                                  Cell("b", "3.12", "cpu", {"jax": "0.4.31"}) if with_baseline else None,
-                                 target, world["matrix"], world["top"], confirm=usertests.Confirm(reruns, aa, known))
+                                 target, world["matrix"], world["top"], confirm=Confirm(reruns, aa, known))
 
 
 @settings(PROFILE, max_examples=PROFILE.max_examples * 3)
@@ -244,7 +246,7 @@ def _crater(world, run: dict, folder: Path) -> tuple[int, dict | None, set[str]]
     state, out = folder / "state", folder / "reports" / "crater"
     deps = [Dependent(n, DependentSource(version="1.0"), split=s) for n, _, s, _ in run["deps"]]
     units = craterparts.units(deps)
-    plan = crater.Plan(CANDIDATE, BASELINE, reruns=run["reruns"], aa=run["aa"])
+    plan = Plan(CANDIDATE, BASELINE, reruns=run["reruns"], aa=run["aa"])
     other = replace(plan, python="3.12")  # the same candidate and baseline, run with --python 3.12
     store = flaky.load(None, state, learning=True)
     for n, suite, _, _ in run["deps"]:
@@ -412,7 +414,7 @@ def test_a_test_failing_on_every_candidate_run_is_broken_whatever_the_way(world,
     assert [str(t.cls) for t in _compare(world, flipped, 1, False, True).tests] == ["flaky"]
 
 
-def _stored(tmp_path: Path, plans: list[crater.Plan], results: list[DependentResult]) -> Path:
+def _stored(tmp_path: Path, plans: list[Plan], results: list[DependentResult]) -> Path:
     out = tmp_path / "reports" / "crater"
     deps = [Dependent("alpha", DependentSource(version="1.0")), Dependent("beta", DependentSource(version="1.0"))]
     for i, plan in enumerate(plans, 1):
@@ -431,14 +433,14 @@ def _report_only(tmp_path: Path, capsys) -> tuple[int, str]:
     return code, said.out + said.err
 
 
-def _safe(name: str, plan: crater.Plan) -> DependentResult:
+def _safe(name: str, plan: Plan) -> DependentResult:
     return DependentResult(name, DependentVerdict.SAFE, version="1.0", plan=plan.key, run_id=plan.run_id,
                            ran={"candidate": 2, "baseline": 2})
 
 
 def test_report_only_leaves_out_and_names_a_result_no_plan_names(tmp_path, capsys):
     """758816f merged a stale optax.json of the same plan key, which no plan lists: "breaks optax", exit 1."""
-    plan = crater.Plan(CANDIDATE, BASELINE)
+    plan = Plan(CANDIDATE, BASELINE)
     stale = DependentResult("optax", DependentVerdict.BROKEN, version="0.1.0", plan=plan.key,
                             ran={"candidate": 1, "baseline": 1},
                             tests=[UserTest("t.py::t", "failed", "passed", UserTestStatus.BROKEN)])
@@ -459,7 +461,7 @@ def test_shards_run_with_another_python_or_index_are_never_merged(tmp_path, caps
     another --python, --index-url, --extra-index-url, --find-links or --pre merged silently."""
     from jaxcompat.model.index import IndexOptions
 
-    plan = crater.Plan(CANDIDATE, BASELINE)
+    plan = Plan(CANDIDATE, BASELINE)
     python = moved.pop("python", None)
     other = replace(plan, python=python) if python else replace(plan, index=IndexOptions(**moved))
     assert other.key != plan.key
@@ -582,7 +584,7 @@ def test_report_only_leaves_out_an_earlier_runs_result_of_the_same_plan(world, t
         with pytest.MonkeyPatch.context() as mp:
             _patch(mp, Script({"alpha": suite}), world["roots"])
             for i in (1, 2):
-                plan = crater.Plan(CANDIDATE, BASELINE)  # each shard is an invocation of its own
+                plan = Plan(CANDIDATE, BASELINE)  # each shard is an invocation of its own
                 crater.store_plan(out, plan, units, f"{i}/2")
                 if i in finished:
                     crater.run(crater.shard(units, f"{i}/2"), plan, world["matrix"], state, out, isolate=False,

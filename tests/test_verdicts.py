@@ -17,7 +17,7 @@ from jaxcompat.commands import main
 from jaxcompat.env import candidate
 from jaxcompat.knowledge.outcomes import classify
 from jaxcompat.model import verdicts
-from jaxcompat.model.crater import DependentResult
+from jaxcompat.model.crater import DependentResult, Plan
 from jaxcompat.model.dependents import Dependent, DependentSource
 from jaxcompat.model.outcomes import CellResult, RawResult
 from jaxcompat.model.usertests import Comparison, UserTest
@@ -26,8 +26,8 @@ from jaxcompat.operations import crater
 from jaxcompat.operations.check import user_tests_item
 
 NAMES = ["alpha", "beta", "gamma", "delta"]
-PLAN = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",))
-OTHER = crater.Plan(("jax==0.4.34",), ("jax==0.4.31",))
+PLAN = Plan(("jax==0.4.33",), ("jax==0.4.31",))
+OTHER = Plan(("jax==0.4.34",), ("jax==0.4.31",))
 BAD = ("missing", "corrupt", "wrong-schema", "wrong-name", "other-run")
 
 stored = st.one_of(

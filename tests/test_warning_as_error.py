@@ -18,10 +18,12 @@ from jaxcompat.apihistory.apitimeline import Timeline
 from jaxcompat.env.testdeps import warning_filter
 from jaxcompat.knowledge.config import load
 from jaxcompat.model.outcomes import RawResult
-from jaxcompat.model.usertests import Comparison
+from jaxcompat.model.target import Target
+from jaxcompat.model.usertests import Comparison, Observed
 from jaxcompat.model.vocab import Phase
 from jaxcompat.operations import usertests
 from jaxcompat.report import usertests as user_report
+from jaxcompat.run import userrun
 from tests.helpers import MINIMAL, make_tree
 
 REPO = Path(__file__).resolve().parent.parent
@@ -37,21 +39,21 @@ def _history() -> tuple[str, str]:
     return st.deprecated_in, st.removed_in
 
 
-def _passed() -> usertests.Observed:
-    return usertests.Observed(results={t: RawResult(case=t, status="passed") for t in TESTS},
+def _passed() -> Observed:
+    return Observed(results={t: RawResult(case=t, status="passed") for t in TESTS},
                               versions={"jax": "0.7.0", "equinox": "0.13.0"})
 
 
 def test_a_conftest_pytest_could_not_import_is_recorded_with_its_traceback():
     """pytest stops in its configuration (exit 4) before the plugin sees anything: its output is
     the only record, and it becomes the collection error of the folder the conftest configures."""
-    raw = usertests.conftest_failure((DATA / "conftest-notmapped.log").read_text())
+    raw = userrun.conftest_failure((DATA / "conftest-notmapped.log").read_text())
     assert raw is not None and raw.case == "tests" and raw.phase is Phase.COLLECT and raw.status == "failed"
     assert raw.message == f"DeprecationWarning: {NAME} is deprecated."
     assert raw.error_types[:2] == ["DeprecationWarning", "Warning"]
     assert "tests/conftest.py:4: in <module>" in raw.traceback and "equinox/internal/_noinline.py:185" in raw.traceback
-    assert usertests.conftest_failure("1 passed in 0.1s\n") is None
-    root = usertests.conftest_failure("ImportError while loading conftest 'conftest.py'.\nconftest.py:1: in <module>\n"
+    assert userrun.conftest_failure("1 passed in 0.1s\n") is None
+    root = userrun.conftest_failure("ImportError while loading conftest 'conftest.py'.\nconftest.py:1: in <module>\n"
                                       "    import nope\nE   ModuleNotFoundError: No module named 'nope'\n")
     assert root.case == "." and root.error_types[0] == "ModuleNotFoundError"
 
@@ -67,8 +69,8 @@ def test_every_test_under_a_conftest_that_failed_is_broken_and_explained(tmp_pat
     deprecated_in, removed_in = _history()
     assert deprecated_in == "0.7.1"  # what the committed timeline says: the jax the break is seen on
     matrix = load(REPO / "matrix.toml")
-    raw = usertests.conftest_failure((DATA / "conftest-notmapped.log").read_text())
-    after = usertests.Observed(results={raw.case: raw}, versions={"jax": "0.7.1", "equinox": "0.13.0"},
+    raw = userrun.conftest_failure((DATA / "conftest-notmapped.log").read_text())
+    after = Observed(results={raw.case: raw}, versions={"jax": "0.7.1", "equinox": "0.13.0"},
                                warning_filter='filterwarnings "error" in pyproject.toml')
     tests = usertests.classify(after, _passed(), matrix, "cpu")
     assert [(t.test, t.cls, t.candidate, t.phase) for t in tests] == [(n, "broken", "error", Phase.COLLECT)
@@ -84,7 +86,7 @@ def test_every_test_under_a_conftest_that_failed_is_broken_and_explained(tmp_pat
     assert '"ignore::DeprecationWarning:equinox"' in t.fix and f"pin jax<{deprecated_in}" in t.fix
     cmp = Comparison(tests, with_baseline=True, ran={"candidate": 0, "baseline": 3},
                                uncollectable={"candidate": ["tests"], "baseline": []})
-    text = user_report.verdict(cmp, usertests.Target(root=tmp_path, project=True).describe())
+    text = user_report.verdict(cmp, Target(root=tmp_path, project=True).describe())
     assert f"3 × [collect] DeprecationWarning: {NAME} is deprecated." in text
     assert "jax's API history: not collected: equinox 0.13.0 uses" in text and "what to pin or change: " in text
     assert "(no message)" not in text and "no traceback was recorded" not in text
@@ -97,7 +99,7 @@ def test_a_test_module_whose_import_warns_is_explained_the_same_way():
     """The plugin records a module's collection error itself (here pytest got to collecting)."""
     (event,) = [json.loads(line) for line in (DATA / "module-notmapped.jsonl").read_text().splitlines()]
     raw = RawResult.from_dict(event)
-    after = usertests.Observed(results={raw.case: raw}, versions={"jax": "0.7.1", "equinox": "0.13.0"},
+    after = Observed(results={raw.case: raw}, versions={"jax": "0.7.1", "equinox": "0.13.0"},
                                warning_filter="")
     (t, *_) = usertests.classify(after, _passed(), load(REPO / "matrix.toml"), "cpu")
     assert t.cls == "broken" and t.explained_by_api.startswith(f"not collected: equinox 0.13.0 uses {NAME}")
@@ -111,7 +113,7 @@ def test_a_deprecation_that_is_not_jax_s_or_not_an_error_is_not_explained_so(tmp
     plain = RawResult(case="tests/test_x.py", status="failed", phase="collect", error_types=["ImportError"],
                       message=f"ImportError: {NAME} is deprecated.", traceback="")
     for raw in (other, plain):
-        after = usertests.Observed(results={raw.case: raw}, versions={"jax": "0.7.1"}, warning_filter="x")
+        after = Observed(results={raw.case: raw}, versions={"jax": "0.7.1"}, warning_filter="x")
         (t,) = usertests.classify(after, None, matrix, "cpu")
         assert not t.explained_by_api.startswith("not collected")
 
@@ -226,9 +228,9 @@ def test_a_session_error_stands_only_for_the_tests_it_kept_from_running(tmp_path
     err = RawResult(case=".", status="failed", phase="collect", error_types=["ImportError"],
                     message="ImportError: x", traceback="conftest.py:1: in <module>")
     ran = {t: RawResult(case=t, status="passed") for t in TESTS}
-    tests = usertests.classify(usertests.Observed(results={".": err, **ran}), _passed(), matrix, "cpu")
+    tests = usertests.classify(Observed(results={".": err, **ran}), _passed(), matrix, "cpu")
     assert {t.test: t.cls for t in tests} == {**{t: "pass" for t in TESTS}, ".": "fails"}
-    tests = usertests.classify(usertests.Observed(results={".": err, TESTS[0]: ran[TESTS[0]]}), _passed(), matrix,
+    tests = usertests.classify(Observed(results={".": err, TESTS[0]: ran[TESTS[0]]}), _passed(), matrix,
                                "cpu")
     assert {t.test: t.cls for t in tests} == {TESTS[0]: "pass", TESTS[1]: "broken", TESTS[2]: "broken"}
     assert all(t.traceback == err.traceback for t in tests if t.cls == "broken")
@@ -243,7 +245,7 @@ def test_a_deprecated_name_in_the_project_s_own_test_says_what_to_use_instead(tm
     raw = RawResult(case="tests/test_t.py::test_map", status="failed", error_types=["DeprecationWarning", "Warning"],
                     message=f"DeprecationWarning: {st.message or 'jax.tree_map is deprecated'}",
                     traceback="tests/test_t.py:3: in test_map\n    jax.tree_map(f, x)\n")
-    after = usertests.Observed(results={raw.case: raw}, versions={"jax": st.deprecated_in},
+    after = Observed(results={raw.case: raw}, versions={"jax": st.deprecated_in},
                                warning_filter='addopts "-W error" in pytest.ini')
     (u,) = usertests.classify(after, None, load(make_tree(tmp_path, MINIMAL)), "cpu")
     assert u.explained_by_api.startswith("failed: your code uses jax.tree_map (tests/test_t.py:3)")

@@ -24,11 +24,10 @@ from jaxcompat.commands import options
 from jaxcompat.env.candidate import CandidateError, parse_requirement
 from jaxcompat.env.commits import HistoryError
 from jaxcompat.env.gitsource import GitError
-from jaxcompat.env.resolution import AUTO
 from jaxcompat.knowledge import drafts, signature
 from jaxcompat.knowledge.outcomes import reclassify
-from jaxcompat.model.crater import DependentResult
-from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.crater import DependentResult, Plan
+from jaxcompat.model.matrix import AUTO, Matrix
 from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.region import Region
 from jaxcompat.operations import commitbisect, region
@@ -145,7 +144,7 @@ def _commits_from_crater(args, matrix: Matrix) -> int:
     if not (isinstance(data, dict) and data.get("kind") == "crater" and isinstance(data.get("dependents"), list)):
         raise BisectError(f"{path}: not a crater report (no \"kind\": \"crater\" with its \"dependents\"); "
                           "--commits with --from takes a crater.json")
-    plan = crater.Plan(tuple(data.get("candidate", ())), tuple(data.get("baseline", ())), python=args.python or AUTO,
+    plan = Plan(tuple(data.get("candidate", ())), tuple(data.get("baseline", ())), python=args.python or AUTO,
                        as_of=data.get("as_of") or None)
     results = [DependentResult.from_dict(d) for d in data["dependents"]]
     dependents = load_dependents(args.dependents)

@@ -14,9 +14,11 @@ from jaxcompat._util.lock import run_lock
 from jaxcompat._util.redact import redact_text
 from jaxcompat._util.statedir import StateDir
 from jaxcompat.commands import options
+from jaxcompat.env import resolution
 from jaxcompat.env.releases import IndexError_
-from jaxcompat.env.resolution import AUTO
+from jaxcompat.model.crater import Plan
 from jaxcompat.model.index import NO_INDEX
+from jaxcompat.model.matrix import AUTO
 from jaxcompat.report.emit import emit
 from jaxcompat.report.outputs import CraterReport
 from jaxcompat.report.progress import ProgressLine
@@ -112,7 +114,7 @@ def run(args) -> int:
     except (CandidateError, SourceError, IndexError_, FlakyFileError, ReportError) as e:
         print(f"error: {redact_text(str(e))}", file=sys.stderr)
         return EXIT_CONFIG
-    plan = crater.Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of,
+    plan = Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of,
                        reruns=args.reruns, aa=args.aa, flaky_file=args.flaky_file or "",
                        reuse_baseline=not args.no_cache)
     chosen = _units(chosen, args, out_dir)
@@ -164,7 +166,7 @@ def _sides(args, reqs: list[str], index) -> tuple[list[str], list[str]]:
         parse_requirement(text)
     sides = [("--baseline", base)] + ([("the candidate", reqs)] if index == NO_INDEX else [])
     for side, texts in sides:
-        missing = _not_released(texts, StateDir(Path(args.state)).cache)
+        missing = resolution.not_released(texts, StateDir(Path(args.state)).cache)
         if missing:
             raise CandidateError(f"{side} {missing} (fix: name a release, or give the index that holds "
                                  "it: --pre --extra-index-url URL)")
@@ -265,23 +267,6 @@ def _bisect(results, plan, matrix, dependents, args, out_dir: Path) -> None:
                      progress=lambda s: print(shown(s), flush=True))
 
 
-def _not_released(texts: list[str], cache: Path) -> str:
-    """"jax 0.4.34rc1 is not a release on the package index" for the first exact pin (without a URL)
-    that PyPI has no release of, or ""."""
-    from jaxcompat.env.candidate import parse_requirement
-    from jaxcompat.env.releases import release_date
-
-    for text in texts:
-        req = parse_requirement(text)
-        for spec in req.specifier:
-            if spec.operator == "==" and not req.url and "*" not in spec.version:
-                try:
-                    release_date(req.name, spec.version, cache)
-                except IndexError_ as e:
-                    return str(e)
-    return ""
-
-
 def _plan_text(key: str) -> dict:
     import json
 
@@ -316,7 +301,7 @@ def _report_only(out_dir: Path, dependents, failures=(), formats=None) -> int:
     gaps = _gaps(unreadable, bool(plans))
     with run_lock(out_dir):
         said, code = crater.report(out_dir, results, _plan_text(key), sum(r.seconds for r in results), SHARDS,
-                                   crater.Plan.from_key(key), dependents.dependents, gaps=gaps, failures=failures,
+                                   Plan.from_key(key), dependents.dependents, gaps=gaps, failures=failures,
                                    ignored=tuple(ignored))
         files = emit(said, out_dir, formats)
     print(said.text)

@@ -29,9 +29,8 @@ from jaxcompat._util.statedir import CacheDir
 from jaxcompat.env import releases, sources
 from jaxcompat.env.pythons import PythonMissing, find_python
 from jaxcompat.model.index import local_path
-from jaxcompat.model.matrix import Cell, is_exact
+from jaxcompat.model.matrix import AUTO, Cell, is_exact
 
-AUTO = "auto"  # cell.python: choose the lowest supported Python this machine has
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 BINARY = ("jaxlib",)  # compiled: a CPython wheel tag must exist for the chosen Python
 _CP_TAG = re.compile(r"-cp3(\d+)-")
@@ -366,3 +365,19 @@ def local_jaxlib_requirement(cell: Cell) -> tuple[SpecifierSet | None, str]:
     except (OSError, ValueError, StopIteration, zipfile.BadZipFile, tarfile.TarError) as e:
         return None, f"{path.name} unreadable: {e}"
     return spec, path.name
+
+
+def not_released(texts: list[str], cache: Path) -> str:
+    """"jax 0.4.34rc1 is not a release on the package index" for the first exact pin (without a URL)
+    that PyPI has no release of, or ""."""
+    from jaxcompat.env.candidate import parse_requirement
+
+    for text in texts:
+        req = parse_requirement(text)
+        for spec in req.specifier:
+            if spec.operator == "==" and not req.url and "*" not in spec.version:
+                try:
+                    releases.release_date(req.name, spec.version, cache)
+                except releases.IndexError_ as e:
+                    return str(e)
+    return ""

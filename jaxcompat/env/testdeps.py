@@ -21,10 +21,10 @@ import ast
 import configparser
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxcompat._util.toml import tomllib
+from jaxcompat.model.target import Declared, TestDeps, normalise, requirement_name
 
 PREFERRED = ("test", "tests", "testing")  # used when declared
 FALLBACK = ("dev",)  # used only when none of the preferred names is declared
@@ -37,53 +37,6 @@ REQUIREMENT_FILES = ("requirements-test.txt", "requirements_test.txt", "test-req
 
 class TestDepsError(ValueError):
     """A declared test dependency that cannot be used (one line: file, key, fix)."""
-
-
-@dataclass(frozen=True)
-class Declared:
-    """Everything the project declares that may hold test dependencies."""
-
-    name: str = ""  # the project's distribution name, normalised
-    extras: dict[str, list[str]] = field(default_factory=dict)  # extra -> requirements
-    extras_file: str = ""  # where the extras are declared
-    groups: dict[str, list[str]] = field(default_factory=dict)  # group -> requirements (includes expanded)
-    files: dict[str, list[str]] = field(default_factory=dict)  # requirements file -> requirements
-    requires_python: str = ""  # the project's own `requires-python`
-
-
-@dataclass(frozen=True)
-class TestDeps:
-    """The test dependencies chosen for a run, and where each came from."""
-
-    extras: tuple[str, ...] = ()  # installed as project[extra,…]
-    requirements: tuple[str, ...] = ()  # from groups, files and --with
-    sources: tuple[str, ...] = ()  # "extra `dev`", "dependency group `tests`", "requirements-test.txt", "--with x"
-    declared: Declared = field(default_factory=Declared)
-
-    def describe(self) -> str:
-        return (
-            ("test dependencies: " + ", ".join(self.sources))
-            if self.sources
-            else ("test dependencies: none declared (no test/dev extra, dependency group or requirements file; "
-                  "add some with --with REQ)")
-        )
-
-    def for_candidate(self, pinned: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(requirements to install, those left out because the candidate pins that package)."""
-        keep, dropped = [], []
-        for req in self.requirements:
-            (dropped if _name(req) in pinned else keep).append(req)
-        return tuple(keep), tuple(dropped)
-
-
-def normalise(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def _name(requirement: str) -> str:
-    from packaging.requirements import Requirement
-
-    return normalise(Requirement(requirement).name)
 
 
 def _checked(requirements: list, where: str) -> list[str]:
@@ -244,7 +197,7 @@ def choose(root: Path, extras: list[str] | None = None, groups: list[str] | None
     own_extras = list(chosen_extras)
     for g in chosen_groups:
         for req in found.groups[g]:
-            if found.name and _name(req) == found.name:  # "myproject[test]" inside a group
+            if found.name and requirement_name(req) == found.name:  # "myproject[test]" inside a group
                 own_extras += [x for x in _extras_of(req) if x not in own_extras]
             else:
                 reqs.append(req)
@@ -412,7 +365,7 @@ def _provide(module: str, deps: TestDeps) -> str:
 
 def _provides(requirement: str, module: str) -> bool:
     try:
-        return _name(requirement) in (normalise(module), normalise(module).replace("-", ""))
+        return requirement_name(requirement) in (normalise(module), normalise(module).replace("-", ""))
     except ValueError:
         return False
 

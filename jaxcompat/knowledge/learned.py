@@ -31,8 +31,7 @@ from packaging.version import InvalidVersion, Version
 
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.statedir import StateDir
-from jaxcompat._util.text import frames, last_line
-from jaxcompat.model.learned import Added, Learned
+from jaxcompat.model.learned import Added, ImportFailure, Learned
 from jaxcompat.model.matrix import Cell
 from jaxcompat.plugin.packages import IMPORT_FAILED, IMPORTED
 
@@ -194,39 +193,38 @@ def constraints(records: list[Learned], pins: dict[str, str], added: tuple[str, 
 
 # --- observing ---------------------------------------------------------------------------------
 
-def culprit(tb: str, added: list[str], importing: str) -> str:
+def culprit(failure: ImportFailure, added: list[str], importing: str) -> str:
     """The added package whose own code raised: the innermost frame in one of them (else the
     package being imported)."""
-    for pkg in reversed([f.package for f in frames(tb) if f.package]):
+    for pkg in reversed([f.package for f in failure.frames if f.package]):
         if pkg in added:
             return pkg
     return importing
 
 
-def frame(tb: str, package: str) -> str:
+def frame(failure: ImportFailure, package: str) -> str:
     """``optimistix/_misc.py:12``: the innermost frame in ``package``'s own code."""
-    found = [f"{f.in_package}:{f.line}" for f in frames(tb) if f.package == package]
+    found = [f"{f.in_package}:{f.line}" for f in failure.frames if f.package == package]
     return found[-1] if found else ""
 
 
-def lacked(tb: str) -> tuple[str, str] | None:
+def lacked(failure: ImportFailure) -> tuple[str, str] | None:
     """(distribution, name) that the import error says it lacked, e.g. ("equinox", "X")."""
-    msg = last_line(tb)
     for pattern in _MISSING:
-        m = pattern.search(msg)
+        m = pattern.search(failure.error)
         if m:
             return canonicalize_name(m.group("mod").split(".")[0]), m.groupdict().get("name") or m.group("mod")
     return None
 
 
-def learn(package: str, release: str, tb: str, versions: dict[str, str], dates: dict[str, str],
+def learn(package: str, release: str, failure: ImportFailure, versions: dict[str, str], dates: dict[str, str],
           declared: str, user: dict[str, str], first: Callable[[str, str, str], str | None] = None) -> Learned | None:
     """The real requirement a failed import shows, or None when it names nothing we can pin.
 
     ``versions``: what was installed; ``dates``: {dist: release date} of the release that failed
     and of the lacking package's installed release. An attribute the lacking package's release
     predates was added later (needs a newer one: ``>``); one it postdates was removed (``<``)."""
-    what = lacked(tb)
+    what = lacked(failure)
     if what is None:
         return None
     dep, name = what
@@ -240,7 +238,7 @@ def learn(package: str, release: str, tb: str, versions: dict[str, str], dates: 
         found = first(dep, name, have)
         requires = f"{dep}>={found}" if found else requires
     return Learned(package=package, release=release, requires=requires, declares=declared,
-                   error=last_line(tb)[:300], frame=frame(tb, package),
+                   error=failure.error[:300], frame=frame(failure, package),
                    tried=({"with": dict(sorted(user.items())), "imports": IMPORT_FAILED},),
                    observed=dt.date.today().isoformat())
 
@@ -314,25 +312,26 @@ def settle(cell: Cell, lock_text: str, world: World, lock_versions: Callable[[st
         failing = [m for m in present if imports.get(m) != IMPORTED]
         if not failing:
             break
-        tb = imports[failing[0]]
-        pkg = culprit(tb, present, failing[0])
+        failure = ImportFailure.of(imports[failing[0]])
+        pkg = culprit(failure, present, failing[0])
         if f"{pkg}!={versions[pkg]}" in out.cell.avoid or pkg not in out.cell.pins:
             pkg = failing[0]  # already avoided, yet installed as another added package's dependency
         release = versions[pkg]
         tries[pkg] = tries.get(pkg, 0) + 1
         exact = {d: versions[d] for d in user}
         dates = world.dates(pkg)
-        lacking = lacked(tb)
+        lacking = lacked(failure)
         dep_dates = world.dates(lacking[0]) if lacking and lacking[0] in versions and lacking[0] != pkg else {}
         declared = world.declared(pkg, release, lacking[0]) if lacking else ""
-        rec = learn(pkg, release, tb, versions,
+        rec = learn(pkg, release, failure, versions,
                     {pkg: dates.get(release, ""), **({lacking[0]: dep_dates.get(versions[lacking[0]], "")}
                                                      if dep_dates else {})}, declared, exact, world.defines)
-        why = rec.reason() if rec else f"{pkg} {release} does not import with your pins (`{last_line(tb)[:200]}`)"
+        where = frame(failure, pkg)
+        why = rec.reason() if rec else f"{pkg} {release} does not import with your pins (`{failure.error[:200]}`)"
         if rec:
             out.learned.append(rec)
-        out.added[pkg].skipped.append({"version": release, "reason": why, "error": last_line(tb)[:300],
-                                       "frame": frame(tb, pkg)})
+        out.added[pkg].skipped.append({"version": release, "reason": why, "error": failure.error[:300],
+                                       "frame": where})
         out.notes.append(f"{pkg} {release} skipped: {why}")
         if tries[pkg] >= MAX_TRIES:
             out.cell = _drop(out.cell, pkg)

@@ -21,11 +21,9 @@ from jaxcompat.knowledge.rules import applies
 from jaxcompat.knowledge.rules import normalise as normalise_versions
 from jaxcompat.knowledge.signature import volatile_out
 from jaxcompat.model.deprecations import Deprecation, History
-from jaxcompat.model.vocab import UserTestSide
 from jaxcompat.model.warnings import NewWarning, TestWarning
 
 _SPACE = re.compile(r"\s+")
-RAN = (UserTestSide.PASSED, UserTestSide.FAILED, UserTestSide.ERROR)  # a test's statuses that mean it ran on that side
 
 
 def normalise(message: str) -> str:

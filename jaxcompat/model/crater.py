@@ -5,14 +5,54 @@ operations/crater.py, rendered by report/crater.py, stored as dependents/NAME.js
 
 from __future__ import annotations
 
+import json
+import secrets
 from dataclasses import dataclass, field
 
+from jaxcompat._util.redact import redact_text
 from jaxcompat._util.text import last_line
 from jaxcompat.model import verdicts
 from jaxcompat.model.health import Health
+from jaxcompat.model.index import NO_INDEX, IndexOptions
+from jaxcompat.model.matrix import AUTO
 from jaxcompat.model.records import Record, RecordError, attr
 from jaxcompat.model.usertests import Comparison, UserTest
 from jaxcompat.model.vocab import DependentVerdict, UserTestStatus
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one crater run compares: the candidate and the baseline (requirements), where releases
+    come from, and the date the dependents are taken as of (their newest release before it)."""
+
+    candidate: tuple[str, ...]
+    baseline: tuple[str, ...]
+    index: IndexOptions = NO_INDEX
+    python: str = AUTO
+    as_of: str | None = None
+    reruns: int = 1  # what broke is run this many more times on both sides before blame
+    aa: bool = False  # the baseline run twice: the tests that flip by themselves are learned
+    flaky_file: str = ""  # where learned flakiness is kept ("": <state>/flaky.json)
+    # a dependent's baseline side re-used from the result cache while nothing that decides it moved
+    # (userrun.side_key; --no-cache: False); never part of the key: it changes no answer
+    reuse_baseline: bool = field(default=True, compare=False)
+    # this invocation (one shard) of the run: written with its stored plan and into each result it
+    # writes, so a merge takes no result an earlier run of the same key left under the same name
+    run_id: str = field(default_factory=lambda: secrets.token_hex(8), compare=False)
+
+    @property
+    def key(self) -> str:
+        """Which run a stored result belongs to (a merge takes no other's): the candidate, the baseline,
+        the day, the Python and where releases come from; credentials redacted."""
+        return json.dumps([[redact_text(t) for t in self.candidate], [redact_text(t) for t in self.baseline],
+                           self.as_of or "", self.python, self.index.to_dict()])
+
+    @classmethod
+    def from_key(cls, key: str) -> Plan:
+        """The plan a key names, as far as it says (credentials stay redacted): what a merge reports."""
+        said = json.loads(key)
+        return cls(tuple(said[0]), tuple(said[1]), as_of=said[2] or None, python=said[3] if len(said) > 3 else AUTO,
+                   index=IndexOptions.from_dict(said[4] if len(said) > 4 else {}))
 
 
 @dataclass
@@ -50,7 +90,7 @@ class DependentResult(Record):
     scan: list[dict] = field(default_factory=list)
     compared: bool = False  # its tests ran on both sides to a comparison (a judged verdict says so too)
     timeout_s: float = 0.0  # one test's time limit they ran under
-    run_id: str = ""  # the invocation (shard) that wrote it: its stored plan's (operations/crater.Plan.run_id)
+    run_id: str = ""  # the invocation (shard) that wrote it: its stored plan's (``Plan.run_id``)
     # its baseline's whole-suite run re-used from the result cache: when it ran ("" = it ran in this run)
     baseline_reused: str = attr(default="", omit=True)
 

@@ -10,7 +10,21 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from jaxcompat._util.text import Frame, frames, last_line
 from jaxcompat.model.records import Record
+
+
+@dataclass(frozen=True)
+class ImportFailure:
+    """A failed import as the probe reported it, read once: its traceback's frames (outermost
+    first) and its last line (the error)."""
+
+    frames: tuple[Frame, ...]
+    error: str
+
+    @classmethod
+    def of(cls, tb: str) -> ImportFailure:
+        return cls(tuple(frames(tb)), last_line(tb))
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from packaging.version import InvalidVersion, Version
 
 from jaxcompat.model.index import IndexOptions
 
+AUTO = "auto"  # cell.python: choose the lowest supported Python this machine has
+
 STAGES = ("resolve", "import", "case")
 ANY = "*"  # pin value: install, resolved as of the cell's date; dropped if it cannot co-install
 LATEST = "latest"  # pin value: the newest release at run time

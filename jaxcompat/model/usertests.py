@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from jaxcompat._util.text import last_line
+from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.records import Record, attr
 from jaxcompat.model.sides import Sides
-from jaxcompat.model.vocab import CellStatus, FlakyOrigin, Kind, Phase, UserTestSide, UserTestStatus
+from jaxcompat.model.vocab import RAN, CellStatus, FlakyOrigin, Kind, Phase, TestStatus, UserTestSide, UserTestStatus
 from jaxcompat.model.warnings import TestWarning
 
 
@@ -220,3 +221,73 @@ class Comparison:
     def failed(self) -> bool:
         return bool(self.error) or bool(failing(self.tests, self.with_baseline)) or self.none_ran
 
+
+@dataclass(frozen=True)
+class Confirm:
+    """How a break is confirmed before blame: re-runs of what changed, on both sides (``reruns``,
+    0 = none), the baseline run twice to learn the tests that flip by themselves (``aa``), and the
+    tests an earlier --aa learned flip (``known``: test -> what was seen)."""
+
+    reruns: int = 1
+    aa: bool = False
+    known: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class Observed:
+    """The user's tests in one environment."""
+
+    results: dict[str, RawResult] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    error: str = ""  # why the tests could not start there (install, resolution, pytest itself)
+    status: CellStatus = CellStatus.OK  # how far its environment got (not OK: ``error`` says why)
+    cause: str = ""  # when no test ran: the one-line cause and how to provide what is missing
+    warning_filter: str = ""  # the project's setting that turns a DeprecationWarning into an error, if any
+    locked: dict[str, str] = field(default_factory=dict)  # every package of the environment's lock
+    reused: str = ""  # re-used from the result cache: when it ran (``kept``); "" = it ran now
+
+    @property
+    def ran(self) -> int:
+        """Tests that started (passed, failed, crashed or hung): skips and modules that could not
+        be collected are not runs."""
+        return sum(1 for r in self.results.values() if r.status != TestStatus.SKIPPED and not collect_error(r))
+
+    @property
+    def uncollectable(self) -> list[str]:
+        """Modules (or the session, ".") that could not be collected."""
+        return [k for k, r in self.results.items() if collect_error(r)]
+
+
+def collect_error(raw: RawResult) -> bool:
+    return raw.phase == Phase.COLLECT
+
+
+def status(raw: RawResult | None) -> UserTestSide:
+    if raw is None:
+        return UserTestSide.ABSENT
+    if raw.status == TestStatus.TIMEOUT:
+        return UserTestSide.TIMEOUT
+    if raw.status == TestStatus.CRASH or (raw.status == TestStatus.FAILED and raw.phase != Phase.CALL):
+        return UserTestSide.ERROR
+    return UserTestSide(raw.status.value)
+
+
+def fails(s: UserTestSide | None) -> bool:
+    return s is not None and s.fails
+
+
+def suspects(tests: list[UserTest]) -> list[str]:
+    """The tests to run once more before blaming (or crediting) the upgrade."""
+    return [t.test for t in tests if TEST_CLASSES[t.cls].rerun]
+
+
+def flips(first: Observed, second: Observed) -> dict[str, str]:
+    """The tests that passed in one of two runs of the same environment and failed in the other."""
+    if second.error:
+        return {}
+    out = {}
+    for name in first.results.keys() & second.results.keys():
+        s1, s2 = status(first.results[name]), status(second.results[name])
+        if s1 in RAN and s2 in RAN and fails(s1) != fails(s2):
+            out[name] = f"{s1}, then {s2}"
+    return dict(sorted(out.items()))

@@ -260,6 +260,9 @@ class UserTestSide(Word):
         return self in (UserTestSide.FAILED, UserTestSide.ERROR, UserTestSide.TIMEOUT)
 
 
+RAN = (UserTestSide.PASSED, UserTestSide.FAILED, UserTestSide.ERROR)  # a test's statuses that mean it ran on that side
+
+
 class BindProblem(Word):
     """Why a call does not bind to a callable's parameters, as Python would say it."""
 

@@ -12,6 +12,7 @@ from typing import Callable
 from jaxcompat._util.statedir import StateDir
 from jaxcompat._util.uvbin import uv_bin
 from jaxcompat.apihistory import apiexplain
+from jaxcompat.env import testtarget
 from jaxcompat.env.candidate import (
     CandidateError,
     candidate_cell,
@@ -21,12 +22,13 @@ from jaxcompat.env.candidate import (
 )
 from jaxcompat.env.candidate import item as candidate_item
 from jaxcompat.env.releases import unreachable
-from jaxcompat.env.resolution import AUTO
 from jaxcompat.knowledge import flaky
 from jaxcompat.model import verdicts
 from jaxcompat.model.index import IndexOptions, SourceError, index_options
-from jaxcompat.model.matrix import Cell, Matrix
+from jaxcompat.model.matrix import AUTO, Cell, Matrix
 from jaxcompat.model.outcomes import CellResult
+from jaxcompat.model.target import Target
+from jaxcompat.model.usertests import Confirm
 from jaxcompat.model.vocab import CellStatus
 from jaxcompat.operations import confirm, newwarnings, usertests
 from jaxcompat.plugin.packages import ECOSYSTEM
@@ -36,6 +38,7 @@ from jaxcompat.report import reports
 from jaxcompat.report.candidate import candidate_verdict, summary, verdict
 from jaxcompat.report.existing import environment_lines, not_installed_lines
 from jaxcompat.report.outputs import CellReport, Output, UserTestsReport
+from jaxcompat.run import userrun
 from jaxcompat.run.cell import run_cell
 from jaxcompat.run.existing import BadEnvironment, check_existing
 
@@ -77,9 +80,9 @@ class CheckSetup:
     reqs: list[str] = field(default_factory=list)
     cell: Cell | None = None
     index: IndexOptions | None = None
-    target: usertests.Target | None = None
+    target: Target | None = None
     baseline: Cell | None = None
-    confirm: usertests.Confirm | None = None
+    confirm: Confirm | None = None
 
 
 @dataclass
@@ -102,7 +105,7 @@ def prepare(request: CheckRequest, say: Callable[[str], None]) -> CheckSetup:
         return _existing_setup(request, say)
     try:
         setup = _cells(request, say)
-    except (CandidateError, usertests.TestsError, SourceError, flaky.FlakyFileError, confirm.ReportError) as e:
+    except (CandidateError, testtarget.TestsError, SourceError, flaky.FlakyFileError, confirm.ReportError) as e:
         return CheckSetup(request, refused=str(e))
     uv_bin()  # it builds every environment: none on this machine is said now, with the fix (exit 2)
     cell, matrix = setup.cell, request.matrix
@@ -132,33 +135,33 @@ def _cells(request: CheckRequest, say: Callable[[str], None]) -> CheckSetup:
             raise CandidateError("--reruns, --aa, --flaky-file and --rerun-failures confirm breaks of your tests: "
                                  "give --tests PATH too")
         return setup
-    target = usertests.locate(request.tests, list(request.extra), list(request.group), list(request.with_))
+    target = testtarget.locate(request.tests, list(request.extra), list(request.group), list(request.with_))
     setup.target, setup.confirm = _confirmation(request, target, bool(base_reqs))
     setup.cell = setup.target.cell(cell)
     if base_reqs:
         baseline = setup.target.cell(candidate_cell(base_reqs, python=request.python or AUTO, index=index))
-        setup.cell, setup.baseline, shared = usertests.same_python(setup.cell, baseline, setup.target,
+        setup.cell, setup.baseline, shared = testtarget.same_python(setup.cell, baseline, setup.target,
                                                                    StateDir(request.state).cache)
         if shared:
             say(shared)
     return setup
 
 
-def _confirmation(request: CheckRequest, target: usertests.Target, with_baseline: bool):
+def _confirmation(request: CheckRequest, target: Target, with_baseline: bool):
     """The target (only what broke in --rerun-failures REPORT, its --test-timeout) and how breaks are confirmed, every
     option checked before anything is downloaded (a ValueError naming the option and the fix)."""
     if request.aa and not with_baseline:
-        raise usertests.TestsError("--aa runs the baseline twice: give --baseline REQ too")
+        raise testtarget.TestsError("--aa runs the baseline twice: give --baseline REQ too")
     name = target.root.name
     if request.rerun_failures:
         broke = confirm.failures_of(request.rerun_failures)
         if name not in broke:
-            raise usertests.TestsError(f"--rerun-failures {request.rerun_failures}: nothing of {name} broke in it "
+            raise testtarget.TestsError(f"--rerun-failures {request.rerun_failures}: nothing of {name} broke in it "
                                        f"(it names: {', '.join(sorted(broke))}); give the report of this project")
         target = replace(target, only=tuple(broke[name]))
     target = replace(target, timeout_s=request.test_timeout)
     known = flaky.load(request.flaky_file, request.state, learning=request.aa).known(name)
-    return target, usertests.Confirm(reruns=request.reruns, aa=request.aa, known=known)
+    return target, Confirm(reruns=request.reruns, aa=request.aa, known=known)
 
 
 def _existing_setup(request: CheckRequest, say: Callable[[str], None]) -> CheckSetup:
@@ -185,7 +188,7 @@ def _candidate_result(setup: CheckSetup) -> tuple[Cell, CellResult]:
     """The candidate's cell as it ran (held at the baseline's versions where there is one), and its result."""
     request, cell = setup.request, setup.cell
     if setup.baseline is not None:  # resolved first: the candidate keeps what it does not name at its versions
-        cell = usertests.hold_to_baseline(cell, setup.baseline, request.matrix, request.state)
+        cell = userrun.hold_to_baseline(cell, setup.baseline, request.matrix, request.state)
     return cell, run_cell(cell, request.matrix, state_dir=request.state, reports_dir=None, repeat=request.repeat,
                           use_cache=request.use_cache)
 

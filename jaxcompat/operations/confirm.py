@@ -9,10 +9,9 @@ from pathlib import Path
 
 from jaxcompat._util.jsonfile import read_json
 from jaxcompat.knowledge.signature import normalise
-from jaxcompat.knowledge.warnings import RAN
 from jaxcompat.model.health import UNHEALTHY_SHARE, Health
 from jaxcompat.model.usertests import UserTest
-from jaxcompat.model.vocab import SuiteHealth, UserTestStatus
+from jaxcompat.model.vocab import RAN, SuiteHealth, UserTestStatus
 
 RERUN = (UserTestStatus.BROKEN, UserTestStatus.FAILS)  # what "broke" in a report
 

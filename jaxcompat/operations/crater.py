@@ -20,71 +20,34 @@ import contextlib
 import json
 import multiprocessing
 import os
-import secrets
 import signal
 import threading
 import time
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
-from jaxcompat._util.redact import env_secrets, redact_env, redact_text, url_secrets
+from jaxcompat._util.redact import env_secrets, redact_env, url_secrets
 from jaxcompat._util.statedir import StateDir
 from jaxcompat._util.text import last_line, quiet
 from jaxcompat.apihistory import apiexplain
-from jaxcompat.env.resolution import AUTO
+from jaxcompat.env import testtarget
 from jaxcompat.knowledge import dependentsources, drafts, flaky, roots
 from jaxcompat.knowledge.cratergroups import Group
 from jaxcompat.knowledge.dependentsources import describe as source_name
 from jaxcompat.knowledge.signature import Signature, frame, normalise
-from jaxcompat.model.crater import DependentResult, exit_status, verdict_of
+from jaxcompat.model.crater import DependentResult, Plan, exit_status, verdict_of
 from jaxcompat.model.dependents import Dependent, Dependents
-from jaxcompat.model.index import NO_INDEX, IndexOptions
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.roots import Attribution, RootCause
-from jaxcompat.model.usertests import Comparison, UserTest, counts
+from jaxcompat.model.usertests import Comparison, Confirm, UserTest, counts
 from jaxcompat.model.vocab import CellStatus, DependentVerdict, UserTestSide
 from jaxcompat.operations import confirm, newwarnings, usertests
 from jaxcompat.report.crater import summary, verdict_text
 from jaxcompat.report.outputs import CraterReport
 
 RESULTS = "dependents"  # the folder (under the crater's reports) of one JSON per dependent
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What one crater run compares: the candidate and the baseline (requirements), where releases
-    come from, and the date the dependents are taken as of (their newest release before it)."""
-
-    candidate: tuple[str, ...]
-    baseline: tuple[str, ...]
-    index: IndexOptions = NO_INDEX
-    python: str = AUTO
-    as_of: str | None = None
-    reruns: int = 1  # what broke is run this many more times on both sides before blame
-    aa: bool = False  # the baseline run twice: the tests that flip by themselves are learned
-    flaky_file: str = ""  # where learned flakiness is kept ("": <state>/flaky.json)
-    # a dependent's baseline side re-used from the result cache while nothing that decides it moved
-    # (usertests.side_key; --no-cache: False); never part of the key: it changes no answer
-    reuse_baseline: bool = field(default=True, compare=False)
-    # this invocation (one shard) of the run: written with its stored plan and into each result it
-    # writes, so a merge takes no result an earlier run of the same key left under the same name
-    run_id: str = field(default_factory=lambda: secrets.token_hex(8), compare=False)
-
-    @property
-    def key(self) -> str:
-        """Which run a stored result belongs to (a merge takes no other's): the candidate, the baseline,
-        the day, the Python and where releases come from; credentials redacted."""
-        return json.dumps([[redact_text(t) for t in self.candidate], [redact_text(t) for t in self.baseline],
-                           self.as_of or "", self.python, self.index.to_dict()])
-
-    @classmethod
-    def from_key(cls, key: str) -> Plan:
-        """The plan a key names, as far as it says (credentials stay redacted): what a merge reports."""
-        said = json.loads(key)
-        return cls(tuple(said[0]), tuple(said[1]), as_of=said[2] or None, python=said[3] if len(said) > 3 else AUTO,
-                   index=IndexOptions.from_dict(said[4] if len(said) > 4 else {}))
 
 
 # ---------------------------------------------------------------- choosing
@@ -126,7 +89,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     res = DependentResult(dep.unit, DependentVerdict.NO_SOURCE, source=source_name(dep.source), plan=plan.key)
     try:
         root, target = _source(dep, plan, state_dir, version, res)
-    except (projects.SourceMissing, usertests.TestsError) as e:
+    except (projects.SourceMissing, testtarget.TestsError) as e:
         res.cause = _scrub(str(e), state_dir)
         if unreachable(res.cause):  # the index or the network did not answer: its own verdict
             res.verdict = DependentVerdict.UNREACHABLE
@@ -146,7 +109,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
         res.verdict, res.cause = DependentVerdict.CRASHED, str(e)
         return _done(res, t0)
     cell_c, cell_b = target.cell(candidate), target.cell(baseline)
-    cell_c, cell_b, _ = usertests.same_python(cell_c, cell_b, target, cache)
+    cell_c, cell_b, _ = testtarget.same_python(cell_c, cell_b, target, cache)
     cell_c, cell_b = replayed(cell_c, plan), replayed(cell_b, plan)
     res.python = cell_c.python
     needs = projects.runtime_requirements(root)
@@ -228,10 +191,10 @@ def _part(dep: Dependent, root: Path, res: DependentResult) -> tuple[Dependent, 
     return replace(dep, tests=tuple(mine)), ""
 
 
-def _confirm(dep: Dependent, plan: Plan, state_dir: Path) -> usertests.Confirm:
+def _confirm(dep: Dependent, plan: Plan, state_dir: Path) -> Confirm:
     """How its breaks are confirmed: the plan's re-runs and --aa, and what is known of its flaky tests."""
     known = flaky.load(plan.flaky_file or None, state_dir, learning=plan.aa).known(dep.name)
-    return usertests.Confirm(reruns=plan.reruns, aa=plan.aa, known=known)
+    return Confirm(reruns=plan.reruns, aa=plan.aa, known=known)
 
 
 def learn(results: list[DependentResult], plan: Plan, state_dir: Path) -> int:
@@ -253,7 +216,7 @@ def _source(dep: Dependent, plan: Plan, state_dir: Path, version: str | None, re
     res.commit = dependentsources.of(dep.source).commit(version)
     root = projects.fetch(dep, version, cache, src)
     res.absent = projects.absent_files(dep, version, src)
-    target = usertests.locate(str(root), list(dep.extras), list(dep.groups), list(dep.with_), env=dep.environment())
+    target = testtarget.locate(str(root), list(dep.extras), list(dep.groups), list(dep.with_), env=dep.environment())
     return root, replace(target, timeout_s=dep.test_timeout_s)
 
 

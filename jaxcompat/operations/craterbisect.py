@@ -29,22 +29,24 @@ from jaxcompat.knowledge import signature as signatures
 from jaxcompat.knowledge.cratergroups import Group
 from jaxcompat.knowledge.outcomes import classify
 from jaxcompat.model.commits import CommitBisect
-from jaxcompat.model.crater import DependentResult
+from jaxcompat.model.crater import DependentResult, Plan
 from jaxcompat.model.dependents import Dependents
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.outcomes import CellResult, RawResult
 from jaxcompat.model.stages import Ended
-from jaxcompat.model.usertests import UserTest
+from jaxcompat.model.target import Target as TestTarget
+from jaxcompat.model.usertests import UserTest, status
 from jaxcompat.model.vocab import CellStatus, TestStatus, UserTestStatus
-from jaxcompat.operations import commitbisect, crater, usertests
+from jaxcompat.operations import commitbisect, crater
 from jaxcompat.operations.bisect import BisectError, Target, rule_target
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.run import cell as cells
+from jaxcompat.run import userrun
 
 MAX_TESTS = 20  # a group's tests run at each step (its dependent's first ones)
 
 
-def moved(plan: crater.Plan) -> tuple[str, str, str] | None:
+def moved(plan: Plan) -> tuple[str, str, str] | None:
     """(package, baseline's release, candidate's release): the first package of the ecosystem the
     candidate pins at another release than the baseline (jaxlib follows jax), or None."""
     def exact(texts) -> dict[str, str]:
@@ -67,7 +69,7 @@ def chosen(groups: list[Group], mode: str) -> list[Group]:
     return [g for g in groups if mode == "all" or not g.explained_by]
 
 
-def run(out_dir: Path, results: list[DependentResult], plan: crater.Plan, matrix: Matrix,
+def run(out_dir: Path, results: list[DependentResult], plan: Plan, matrix: Matrix,
         dependents: Dependents, state_dir: Path, mode: str = "unexplained", progress=quiet,
         bisector=commitbisect.bisect_commits, targeter=None) -> dict[str, dict]:
     """Every chosen group bisected; the records (by group signature) written to ``bisect.json``.
@@ -104,7 +106,7 @@ def record(res: CommitBisect) -> dict:
             "steps": len(res.steps), "commits": res.commits, "judged": res.judged, "wall_s": res.wall_s}
 
 
-def _target(g: Group, plan: crater.Plan, matrix: Matrix, dependents: Dependents,
+def _target(g: Group, plan: Plan, matrix: Matrix, dependents: Dependents,
             results: list[DependentResult], state_dir: Path, package: str):
     """(target, observe, other pins): the steps in the environment of the dependent that broke most
     (``Steps``), on the rule's cases where a rule explains the group, else on its broken tests."""
@@ -131,7 +133,7 @@ def _same_failure(raw: RawResult, sig: signatures.Signature) -> bool:
     (another error, or the same type with another message) is another failure, never this one."""
     if raw.status in (TestStatus.PASSED, TestStatus.SKIPPED):
         return False
-    seen = crater.signature_of(UserTest(raw.case, usertests.status(raw), None, UserTestStatus.BROKEN,
+    seen = crater.signature_of(UserTest(raw.case, status(raw), None, UserTestStatus.BROKEN,
                                         message=first_line(raw.message, 400), traceback=raw.traceback))
     return (seen.error, seen.message) == (sig.error, sig.message)
 
@@ -149,8 +151,8 @@ class Steps:
     each step installs from its commit. A git dependent brings no pins: without its own
     environment the steps had the moved package, jaxlib and pytest only."""
 
-    target: usertests.Target
-    plan: crater.Plan
+    target: TestTarget
+    plan: Plan
     package: str
     python: str
     matrix: Matrix
@@ -202,7 +204,7 @@ def dependent_observer(steps: Steps, tests: list[str]) -> commitbisect.Observe:
             cell = steps.cell(reqs, step_id)
         except BaselineMissing as e:
             return _not_built(step_id, steps.python, str(e))
-        seen = usertests.observe(cell, steps.matrix, steps.state_dir, replace(steps.target, only=tuple(tests)),
+        seen = userrun.observe(cell, steps.matrix, steps.state_dir, replace(steps.target, only=tuple(tests)),
                                  nodeids=tests)
         if seen.error:
             return _not_built(step_id, steps.python, seen.error)

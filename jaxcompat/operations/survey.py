@@ -19,12 +19,12 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from jaxcompat._util.text import quiet
-from jaxcompat.env import releases, resolution
+from jaxcompat.env import releases
 from jaxcompat.knowledge import compat
 from jaxcompat.knowledge.outcomes import reclassify
 from jaxcompat.knowledge.survey import Observation
 from jaxcompat.model.compat import Releases, Row
-from jaxcompat.model.matrix import ANY, Cell, Matrix
+from jaxcompat.model.matrix import ANY, AUTO, Cell, Matrix
 from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.survey import Combo, Space
 from jaxcompat.model.vocab import CellOutcome, CellStatus, Outcome
@@ -39,7 +39,7 @@ RIGHT = (Outcome.PASS, Outcome.REPRODUCED)
 def combo_cell(combo: Combo) -> Cell:
     """A combination as an ordinary cell: same resolution, cache, runner and rules as matrix.toml's."""
     pins = {"jax": combo.jax, "equinox": combo.equinox, **{d: ANY for d in COMPANIONS}}
-    return Cell(id=combo.id, python=resolution.AUTO, backend="cpu", pins=pins,
+    return Cell(id=combo.id, python=AUTO, backend="cpu", pins=pins,
                 note="survey combination", added=COMPANIONS)
 
 

@@ -228,10 +228,10 @@ def complete(cell: Cell, result: CellResult, state_dir: Path) -> tuple[Cell, str
 def avoid_learned(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path) -> tuple[Cell, list]:
     """The releases of added packages that learned records say do not import with these pins."""
     try:
-        return learned.prepare(cell, learned.known(state_dir, by_hand=matrix.requirements),
-                               lambda d, v: releases.release_date(d, v, StateDir(state_dir).cache))
+        records = learned.known(state_dir, by_hand=matrix.requirements)
+        return learned.prepare(cell, records, lambda d, v: releases.release_date(d, v, StateDir(state_dir).cache))
     except releases.IndexError_:
-        return learned.prepare(cell, learned.known(state_dir, by_hand=matrix.requirements))
+        return learned.prepare(cell, records)
     except learned.LearnedError as e:
         result.notes.append(f"learned requirements not applied: {e}")
         return cell, []

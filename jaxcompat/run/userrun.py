@@ -1,0 +1,199 @@
+"""The user's own tests run in one environment (``observe``: the cell's environment built or found,
+the project's tests run there in the watched runner, every text scrubbed of machine paths), the
+baseline's whole-suite run kept in the result cache and found there again (``side_key``, ``keep``,
+``kept``), and the candidate held at the baseline's resolved versions (``hold_to_baseline``).
+operations/usertests.py compares and classifies what they saw (``Observed``, model/usertests.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from jaxcompat._util.statedir import StateDir
+from jaxcompat._util.text import first_line
+from jaxcompat.env.sides import hold
+from jaxcompat.env.testdeps import diagnose, warning_filter
+from jaxcompat.model.matrix import Cell, Matrix
+from jaxcompat.model.outcomes import CellResult, RawResult
+from jaxcompat.model.stages import Ended
+from jaxcompat.model.target import Target
+from jaxcompat.model.usertests import Observed, collect_error
+from jaxcompat.model.vocab import CellStatus, Phase, TestStatus
+from jaxcompat.report.scrub import Scrubber
+from jaxcompat.run.cell import lock_versions
+from jaxcompat.run.runner import run_cases
+
+# A user's suite may crash many times (each crash is one test); past this many restarts the tests
+# not yet run are `absent` in that environment.
+MAX_RESTARTS = 200
+
+
+
+_CONFTEST = re.compile(r"^ImportError while loading conftest '(?P<path>[^']+)'\.?[ \t]*$", re.M)
+_E_LINE = re.compile(r"^E\s+(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))(?::|$)", re.M)
+
+
+def conftest_failure(log: str) -> RawResult | None:
+    """The conftest that pytest could not import before it collected anything, as a collection
+    error of the folder it configures ("tests", or "." for the project's own), with pytest's
+    traceback and error: pytest stops in its configuration, before any hook of the plugin runs,
+    so this text in its output is the only record of it (without it, every test of the project
+    would read "(no message) … no traceback was recorded"). ``log``: pytest's output, scrubbed (the
+    project's paths relative to it)."""
+    found = list(_CONFTEST.finditer(log or ""))
+    if not found:
+        return None
+    m = found[-1]
+    block = []
+    for line in log[m.end():].lstrip("\n").splitlines():
+        if not line.strip():
+            break
+        block.append(line)
+    errors = [ln[1:].strip() for ln in block if ln.startswith("E ")]
+    kinds = _E_LINE.findall("\n".join(block))
+    rel = m.group("path").replace("\\", "/")
+    folder = rel.rpartition("/")[0] if "/" in rel else ""
+    return RawResult(case=folder or ".", status=TestStatus.FAILED, phase=Phase.COLLECT,
+                     error_types=_classes(kinds[-1].rsplit(".", 1)[-1]) if kinds else [],
+                     message="\n".join(errors) or f"ImportError while loading conftest '{rel}'",
+                     traceback=f"ImportError while loading conftest '{rel}'.\n" + "\n".join(block).strip())
+
+
+def _classes(name: str) -> list[str]:
+    """``DeprecationWarning`` -> its classes up to BaseException (a rule naming Warning matches)."""
+    import builtins
+
+    cls = getattr(builtins, name, None)
+    if isinstance(cls, type) and issubclass(cls, BaseException):
+        return [c.__name__ for c in cls.__mro__ if c is not object]
+    return [name]
+
+
+def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
+            nodeids: list[str] | None = None) -> Observed:
+    """Run the user's tests (or ``nodeids``) in ``cell``'s environment, building it if need be."""
+    from jaxcompat.run import cell as cells
+
+    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
+    got = cells.prepare(cell, matrix, scratch, state_dir)  # as the matrix and check.json do
+    if isinstance(got, Ended):
+        message = Scrubber({str(Path.home()): "~"}, envs_dir=StateDir(state_dir).envs)(f"{got.status}: {got.message}")
+        cause = message.strip().splitlines()[-1] if message.strip() else got.status
+        return Observed(error=message, status=got.status, cause=cause)
+    done, built = got
+    workdir = StateDir(state_dir).run(f"{cell.id}-user")
+    run = run_cases(built.python, target.root, list(nodeids or target.only), backend=done.backend, imports=[],
+                    timeout_s=target.timeout_s or matrix.settings.case_timeout_s, workdir=workdir,
+                    project=True, max_restarts=MAX_RESTARTS, extra_env=dict(target.env), label=cell.id)
+    # the tests' own messages and tracebacks name the environment, the project and the home folder:
+    # scrubbed here, before anything is clipped, judged or written (report.scrub)
+    scrub = Scrubber({str(target.root) + "/": "", str(target.root): "<project>",
+                      str(matrix.root.resolve()) + "/": "<root>/", str(Path.home()): "~"},
+                     envs_dir=StateDir(state_dir).envs)
+    out = Observed(results={r.case: scrub.raw(r) for r in run.results},
+                   versions={k.lower(): v for k, v in run.versions.items()},
+                   warning_filter=warning_filter(target.root), locked=lock_versions(built.lock))
+    # pytest's whole output, not only its tail: a deep import chain can push the conftest's name out of it
+    log = workdir / "pytest.log"
+    stopped = conftest_failure(scrub(log.read_text(encoding="utf-8", errors="replace") if log.is_file()
+                                     else run.log_tail)) if not run.results else None
+    if stopped is not None:
+        out.results[stopped.case] = stopped
+        # the plugin never reported the environment: what is installed is what the lock (and the
+        # cell's exact pins) say
+        out.versions = out.versions or {**done.exact_pins(), **lock_versions(built.lock)}
+    if not run.results and stopped is None:
+        out.error = scrub(f"pytest exited with code {run.rc} before running any test:\n{run.log_tail[-1500:]}")
+    skipped = [r for r in out.results.values() if r.status == TestStatus.SKIPPED]
+    if out.ran == 0 and nodeids is None and skipped and len(skipped) == len(out.results):
+        out.cause = f"all {len(skipped)} collected tests were skipped (e.g. {first_line(skipped[0].message, 200)})"
+    elif out.ran == 0 and nodeids is None:
+        evidence = "\n".join(f"{r.traceback}\n{r.message}" for r in out.results.values() if collect_error(r))
+        out.cause = scrub(diagnose(f"{run.log_tail}\n{evidence}", target.root, target.deps))
+    return out
+
+
+def build(cell: Cell, matrix: Matrix, state_dir: Path) -> None:
+    """Build ``cell``'s environment (or find it built), so that ``observe`` finds it ready; a
+    failure is left for ``observe`` to meet and report."""
+    from jaxcompat.run import cell as cells
+
+    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
+    cells.prepare(cell, matrix, scratch, state_dir)
+
+
+def side_key(cell: Cell, target: Target, matrix: Matrix, state_dir: Path) -> str | None:
+    """The key of everything that decides ``cell``'s whole-suite run of ``target``: its lock as
+    resolved (every line an exact release, or a direct reference pinned by hash or commit), its
+    interpreter, its backend, the plugin and the runner, every file of the project, the tests named, their
+    environment variables (given and inherited), their time limit and the run's restarts. None
+    where any of it is uncertain (it does not resolve, a lock line may move, another index, the
+    project's files cannot be read): then it runs."""
+    import os
+
+    from jaxcompat._util import tree
+    from jaxcompat.run import cell as cells
+    from jaxcompat.run import resultcache
+
+    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
+    got = cells.resolved(cell, matrix, scratch, state_dir, cells.Options())
+    if isinstance(got, Ended):
+        return None
+    done, python_exe, lock = got
+    if done.index or not resultcache.fixed(lock, str(target.root) if target.project else ""):
+        return None
+    try:
+        files = tree.checkout_digest(target.root)
+    except OSError:
+        return None
+    return resultcache.side_key(cell=done.id, lock=lock, python=[done.python, os.path.realpath(python_exe)],
+                                backend=done.backend, project=files, runner=runner_digest(),
+                                plugin=resultcache.plugin_digest(),
+                                kind=target.project, only=list(target.only), env=list(target.env),
+                                inherited=resultcache.inherited(dict(os.environ)), restarts=MAX_RESTARTS,
+                                timeout_s=target.timeout_s or matrix.settings.case_timeout_s)
+
+
+def runner_digest() -> str:
+    """The code that runs pytest and watches it (its argv, environment, restarts, time limits)."""
+    from jaxcompat.run import runner
+
+    return hashlib.sha256(Path(runner.__file__).read_bytes()).hexdigest()
+
+
+def keep(key: str, seen: Observed, state_dir: Path) -> None:
+    """Keep a side's whole-suite run under ``key``: only one whose tests ran, none stopped or crashed."""
+    from jaxcompat.run.resultcache import ResultCache, now
+
+    if seen.error or seen.status != CellStatus.OK or not seen.ran:
+        return
+    ResultCache(state_dir).store_side(key, {
+        "results": {k: r.to_dict() for k, r in seen.results.items()}, "versions": seen.versions,
+        "cause": seen.cause, "warning_filter": seen.warning_filter, "locked": seen.locked, "observed_at": now()})
+
+
+def kept(key: str, state_dir: Path) -> Observed | None:
+    """The side's run kept under ``key`` (``keep``), or None."""
+    from jaxcompat.run.resultcache import ResultCache
+
+    p = ResultCache(state_dir).load_side(key)
+    try:
+        return Observed(results={k: RawResult.from_dict(r) for k, r in p["results"].items()},
+                        versions=dict(p["versions"]), cause=p["cause"], warning_filter=p["warning_filter"],
+                        locked=dict(p["locked"]), reused=p["observed_at"]) if p else None
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def hold_to_baseline(candidate: Cell, baseline: Cell, matrix: Matrix, state_dir: Path) -> Cell:
+    """The candidate held at the baseline's resolved versions for every package it does not name
+    (env/sides.py); as it is when the baseline cannot be resolved (``observe`` meets that)."""
+    from jaxcompat.run import cell as cells
+
+    scratch = CellResult(id=baseline.id, python=baseline.python, backend=baseline.backend, status=CellStatus.OK)
+    got = cells.resolved(baseline, matrix, scratch, state_dir, cells.Options())
+    if isinstance(got, Ended):
+        return candidate
+    _done, _python, lock = got
+    return hold(candidate, lock_versions(lock))
