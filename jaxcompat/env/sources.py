@@ -35,7 +35,7 @@ from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel
 from packaging.version import InvalidVersion, Version
 
 from jaxcompat.env import candidatekinds
-from jaxcompat.env.candidatekinds import archive, files, folder, git, sdist, wheel
+from jaxcompat.env.candidatekinds import files
 from jaxcompat.model.index import PYPI_SIMPLE, IndexOptions, SourceError, local_path
 
 DIRECT = "@ "  # a pin value that is a direct reference: "@ file:///…", "@ git+https://…@ref"
@@ -175,9 +175,9 @@ def find_links_date(dist: str, version: str, index: IndexOptions) -> tuple[str, 
 
 def _file_is(filename: str, dist: str, version: str) -> bool:
     try:
-        if filename.endswith(wheel.SUFFIXES):
+        if filename.endswith(candidatekinds.wheel.SUFFIXES):
             name, ver = parse_wheel_filename(filename)[:2]
-        elif filename.endswith(sdist.SUFFIXES):
+        elif filename.endswith(candidatekinds.sdist.SUFFIXES):
             name, ver = parse_sdist_filename(filename)
         else:
             return False
@@ -225,11 +225,11 @@ def source_record(version: str, direct_url: dict) -> dict:
         return rec
     dir_info = direct_url.get("dir_info")
     if isinstance(dir_info, dict):
-        rec["kind"] = "editable" if dir_info.get("editable") else folder.NAME
+        rec["kind"] = "editable" if dir_info.get("editable") else candidatekinds.folder.NAME
         return rec
     info = direct_url.get("archive_info")
-    rec["kind"] = (wheel.NAME if url.split("#")[0].endswith(".whl")
-                   else sdist.NAME if url.startswith("file:") else archive.NAME)
+    rec["kind"] = (candidatekinds.wheel.NAME if url.split("#")[0].endswith(".whl")
+                   else candidatekinds.sdist.NAME if url.startswith("file:") else candidatekinds.archive.NAME)
     if isinstance(info, dict):
         hashes = info.get("hashes") or {}
         if isinstance(hashes, dict) and hashes.get("sha256"):
@@ -250,9 +250,7 @@ def lock_sources(lock: str) -> dict[str, dict]:
             last = str(canonicalize_name(m.group(1)))
             if m.group(2) == "@":
                 url = m.group(3)
-                kind = git.NAME if url.startswith("git+") else wheel.NAME if url.endswith(".whl") else (
-                    folder.NAME if (p := local_path(url)) is not None and p.is_dir() else archive.NAME)
-                out[last] = {"url": url, "kind": kind}
+                out[last] = {"url": url, "kind": _locked_kind(url)}
             else:
                 out[last] = {"version": m.group(3)}
             continue
@@ -261,6 +259,17 @@ def lock_sources(lock: str) -> dict[str, dict]:
             out[last]["url"] = f.group(1)
             out[last]["kind"] = "index"
     return out
+
+
+def _locked_kind(url: str) -> str:
+    """How a lock line's direct reference is named when nothing installed says more (uv wrote the
+    line; its file need not be here any more)."""
+    kinds = candidatekinds
+    if url.startswith("git+"):
+        return kinds.git.NAME
+    if url.endswith(".whl"):
+        return kinds.wheel.NAME
+    return kinds.folder.NAME if (p := local_path(url)) is not None and p.is_dir() else kinds.archive.NAME
 
 
 def sources(dists, installed: dict[str, str], lock: str, site_packages: Path | None,
