@@ -19,8 +19,8 @@ import pytest
 from jaxcompat._util.uvbin import uv_bin
 from jaxcompat.commands import main
 from jaxcompat.env import candidatekinds, envs, resolution, sources
-from jaxcompat.env.candidatekinds import files
 from jaxcompat.env.candidate import CandidateError, candidate_cell, parse_requirement, read_requirements
+from jaxcompat.env.candidatekinds import files
 from jaxcompat.model.index import NO_INDEX, IndexOptions, SourceError, index_options
 from jaxcompat.model.matrix import Cell
 from jaxcompat.model.outcomes import CellResult
