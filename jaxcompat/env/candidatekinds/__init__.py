@@ -30,10 +30,10 @@ from pathlib import Path
 from types import ModuleType
 from urllib.parse import urlparse
 
-from jaxcompat.env.candidatekinds import archive, folder, git, sdist, wheel
+from jaxcompat.env.candidatekinds import archive, folder, git, sdist, wheel, wheelhouse
 from jaxcompat.model.index import SourceError, local_path
 
-KINDS: tuple[ModuleType, ...] = (git, folder, wheel, sdist, archive)  # asked in this order
+KINDS: tuple[ModuleType, ...] = (git, wheelhouse, folder, wheel, sdist, archive)  # asked in this order
 SUFFIXES = tuple(s for kind in KINDS for s in kind.SUFFIXES)
 
 
