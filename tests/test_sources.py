@@ -19,7 +19,7 @@ import pytest
 from jaxcompat._util.uvbin import uv_bin
 from jaxcompat.commands import main
 from jaxcompat.env import candidatekinds, envs, resolution, sources
-from jaxcompat.env.candidate import CandidateError, candidate_cell, parse_requirement, read_requirements
+from jaxcompat.env.candidate import CandidateError, candidate_cell, needs, parse_requirement, read_requirements
 from jaxcompat.env.candidatekinds import files
 from jaxcompat.model.index import NO_INDEX, IndexOptions, SourceError, index_options
 from jaxcompat.model.matrix import Cell
@@ -113,6 +113,8 @@ def test_a_git_reference_is_parsed_and_reaches_the_resolver_as_written():
     cell = candidate_cell(["jax==0.6.2", f"equinox @ {GIT}"], python="3.11")
     assert f"equinox @ {GIT}" in cell.requirements()
     assert sources.moving(cell.pins, NO_INDEX)  # a branch moves: resolved again on every run
+    assert needs(["jax==0.6.2", f"equinox @ {GIT}", "./dist/x-1-py3-none-any.whl"]) == {"git"}  # git, to have it
+    assert needs(["jax==0.6.2", "equinox @ https://example.org/equinox-0.13.1.tar.gz"]) == set()
     assert sources.identity(cell.pins, NO_INDEX) == {}  # its commit is in uv's lock line instead
     date, why = resolution.resolution_date(cell, Path("/nonexistent"))
     assert date == sources.day_after(files.today()) and "dated today" in why[0]

@@ -102,6 +102,12 @@ def package_of(text: str) -> str:
         return canonicalize_name(name) if name else ""
 
 
+def needs(texts: list[str]) -> set[str]:
+    """What having the candidates' code takes (``"git"``: the git program), by the kind of each
+    direct reference among ``texts``, read before they are validated."""
+    return {need for text in texts for need in candidatekinds.needs(text.partition("@")[2].strip())}
+
+
 def candidate_cell(requirements: list[str], *, python: str, cell_id: str | None = None,
                    companions: bool = True, index: IndexOptions = NO_INDEX) -> Cell:
     """Turn validated requirements into one cell. Exact pins stay exact; other specifiers are

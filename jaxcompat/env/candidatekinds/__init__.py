@@ -8,7 +8,8 @@ Each kind module holds, for its references alone (``url`` as given, ``path`` its
 
 - ``NAME``: how reports and errors name the kind (``"wheel"``); ``SUFFIXES``: the file-name endings
   that make a plain path look like one (``.whl``); ``MOVES``: whether its code may change under the
-  same URL (a git branch): its lock is then resolved again on every run;
+  same URL (a git branch): its lock is then resolved again on every run; ``NEEDS``: what having its
+  code takes (``"git"``: the git program), said before anything runs;
 - ``takes(url, path)``: whether a reference is of this kind (the registry asks in its order; the
   first that takes it is its kind);
 - ``name_of(path, given)``: the distribution a plain path of this kind names (a ``SourceError``
@@ -51,6 +52,12 @@ def moves(url: str) -> bool:
     """Whether the code at a direct reference may change under the same URL."""
     kind = recognise(url, local_path(url) if urlparse(url).scheme == "file" else None)
     return kind is not None and kind.MOVES
+
+
+def needs(url: str) -> frozenset[str]:
+    """What having the code at a direct reference takes (read from the URL alone, unvalidated)."""
+    kind = recognise(url, None)
+    return kind.NEEDS if kind is not None else frozenset()
 
 
 def named_by_file(filename: str) -> str:

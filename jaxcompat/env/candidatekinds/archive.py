@@ -9,6 +9,7 @@ from urllib.parse import urlparse
 from jaxcompat.env.candidatekinds import files
 
 NAME, SUFFIXES, MOVES = "archive", (), False
+NEEDS: frozenset[str] = frozenset()
 
 
 def takes(url: str, path: Path | None) -> bool:

@@ -14,6 +14,7 @@ from jaxcompat.env.candidatekinds import files
 from jaxcompat.model.index import SourceError
 
 NAME, SUFFIXES, MOVES = "folder", (), False
+NEEDS: frozenset[str] = frozenset()
 
 
 def takes(url: str, path: Path | None) -> bool:

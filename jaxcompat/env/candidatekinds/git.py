@@ -10,6 +10,7 @@ from jaxcompat.env.candidatekinds import files
 from jaxcompat.model.index import SourceError
 
 NAME, SUFFIXES, MOVES = "git", (), True
+NEEDS = frozenset({"git"})  # the git program
 SCHEMES = ("git+https", "git+http", "git+ssh", "git+file")
 
 

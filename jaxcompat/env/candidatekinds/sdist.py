@@ -10,6 +10,7 @@ from jaxcompat.env.candidatekinds import files
 from jaxcompat.model.index import SourceError
 
 NAME, SUFFIXES, MOVES = "sdist", (".tar.gz", ".zip", ".tar.bz2", ".tgz"), False
+NEEDS: frozenset[str] = frozenset()
 
 
 def takes(url: str, path: Path | None) -> bool:

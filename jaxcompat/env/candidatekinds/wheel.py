@@ -11,6 +11,7 @@ from jaxcompat.env.candidatekinds import files
 from jaxcompat.model.index import SourceError
 
 NAME, SUFFIXES, MOVES = "wheel", (".whl",), False
+NEEDS: frozenset[str] = frozenset()
 
 
 def takes(url: str, path: Path | None) -> bool:

@@ -14,6 +14,7 @@ from jaxcompat.env.candidatekinds import files
 from jaxcompat.model.index import SourceError
 
 NAME, SUFFIXES, MOVES = "wheelhouse", (), False
+NEEDS: frozenset[str] = frozenset()
 PROJECT = ("pyproject.toml", "setup.cfg", "setup.py")  # a folder with one of these is a project
 
 
