@@ -18,8 +18,9 @@ import pytest
 
 from jaxcompat._util.uvbin import uv_bin
 from jaxcompat.commands import main
-from jaxcompat.env import envs, resolution, sources
-from jaxcompat.env.candidate import CandidateError, candidate_cell, parse_requirement, read_requirements
+from jaxcompat.env import candidatekinds, envs, resolution, sources
+from jaxcompat.env.candidate import CandidateError, candidate_cell, needs, parse_requirement, read_requirements
+from jaxcompat.env.candidatekinds import files
 from jaxcompat.model.index import NO_INDEX, IndexOptions, SourceError, index_options
 from jaxcompat.model.matrix import Cell
 from jaxcompat.model.outcomes import CellResult
@@ -108,13 +109,15 @@ def test_a_wheel_of_another_package_is_refused(tmp_path):
 def test_a_git_reference_is_parsed_and_reaches_the_resolver_as_written():
     """Not installable here (no network to GitHub): the requirement and the plumbing only."""
     req = parse_requirement(f"equinox @ {GIT}")
-    assert sources.direct_ref(req) == sources.DirectRef("equinox", GIT, "git")
+    assert sources.direct_ref(req) == sources.DirectRef("equinox", GIT, candidatekinds.git)
     cell = candidate_cell(["jax==0.6.2", f"equinox @ {GIT}"], python="3.11")
     assert f"equinox @ {GIT}" in cell.requirements()
     assert sources.moving(cell.pins, NO_INDEX)  # a branch moves: resolved again on every run
+    assert needs(["jax==0.6.2", f"equinox @ {GIT}", "./dist/x-1-py3-none-any.whl"]) == {"git"}  # git, to have it
+    assert needs(["jax==0.6.2", "equinox @ https://example.org/equinox-0.13.1.tar.gz"]) == set()
     assert sources.identity(cell.pins, NO_INDEX) == {}  # its commit is in uv's lock line instead
     date, why = resolution.resolution_date(cell, Path("/nonexistent"))
-    assert date == sources.day_after(sources.today()) and "dated today" in why[0]
+    assert date == sources.day_after(files.today()) and "dated today" in why[0]
 
 
 # --- index options -------------------------------------------------------------------------
@@ -309,7 +312,7 @@ def test_the_cell_reports_its_sources_scrubbed(tmp_path, links):
                         versions={"jax": "0.6.2", "equinox": "0.13.1"})
     record_sources(cell, lock, CellRun(versions={"jax": "0.6.2", "equinox": "0.13.1"}), result, tmp_path / "state")
     Scrubber({str(home): "~"}).cell(result)
-    digest = sources.content_digest(sources.DirectRef("equinox", wheel.as_uri(), "wheel"))
+    digest = sources.content_digest(sources.DirectRef("equinox", wheel.as_uri(), candidatekinds.wheel))
     assert result.sources == {"equinox": {"version": "0.13.1", "url": "file://~/dist/equinox-0.13.1-py3-none-any.whl",
                                           "kind": "wheel", "sha256": digest}}
     assert result.requested["equinox"] == "@ file://~/dist/equinox-0.13.1-py3-none-any.whl"
@@ -369,7 +372,7 @@ def test_a_project_folder_is_identified_by_its_files_not_its_build_output(tmp_pa
     (project / "pyproject.toml").write_text('[project]\nname = "equinox"\nversion = "0.14.0.dev0"\n')
     (project / "equinox" / "__init__.py").write_text("x = 1\n")
     ref = sources.direct_ref(parse_requirement(str(project)))
-    assert ref.kind == "folder" and ref.name == "equinox"
+    assert ref.kind is candidatekinds.folder and ref.name == "equinox"
     before = sources.content_digest(ref)
     (project / "equinox" / "__pycache__").mkdir()
     (project / "equinox" / "__pycache__" / "m.pyc").write_bytes(b"\0")
@@ -391,7 +394,7 @@ def test_a_project_folder_is_identified_by_its_files_not_its_build_output(tmp_pa
     (shared / "ops.py").write_text("w = 2\n")
     assert sources.content_digest(ref) != keyed
     date, why = resolution.resolution_date(candidate_cell([ref.name + " " + ref.pin], python="3.11"), Path("/x"))
-    assert date == sources.day_after(sources.today()) and "from a folder, dated today" in why[0]
+    assert date == sources.day_after(files.today()) and "from a folder, dated today" in why[0]
 
 
 def test_latest_takes_the_index_options(tmp_path, links):

@@ -203,6 +203,7 @@ def _ready(args, reqs: list[str], dependents) -> None:
     run learns (--aa); uv, which builds every side; and git where a dependent the candidate runs
     comes from git, a requirement is a git URL, or --bisect walks commits."""
     from jaxcompat._util.uvbin import git_bin, uv_bin
+    from jaxcompat.env import candidate
     from jaxcompat.env.candidate import CandidateError, package_of
     from jaxcompat.knowledge import dependentsources, flaky
     from jaxcompat.knowledge.dependentsources import folder
@@ -215,7 +216,7 @@ def _ready(args, reqs: list[str], dependents) -> None:
     uv_bin()
     chosen = crater.select(dependents, {package_of(r) for r in reqs}, args.dependent)
     needs = {need for d in chosen for need in dependentsources.of(d.source).NEEDS}
-    if args.bisect or "git" in needs or any("git+" in r for r in reqs + args.baseline):
+    if args.bisect or "git" in needs | candidate.needs(reqs + args.baseline):
         git_bin()
     for dep in chosen:  # a ConfigError: exit 2, before anything is copied
         folder.refuse_holding(Path(args.dependents), dep, state=Path(args.state), reports=Path(args.reports))

@@ -7,16 +7,15 @@ is ``report/candidate.py``'s.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
+from packaging.utils import canonicalize_name
 
 from jaxcompat._util.layout import command
 from jaxcompat._util.text import first_line
-from jaxcompat.env import sources
+from jaxcompat.env import candidatekinds, sources
 from jaxcompat.model import verdicts
 from jaxcompat.model.index import NO_INDEX, IndexOptions, SourceError
 from jaxcompat.model.matrix import ANY, Cell, Matrix
@@ -83,7 +82,7 @@ def parse_requirement(text: str) -> Requirement:
         if req.specifier:
             raise CandidateError(f"{text!r}: a direct reference takes no version specifier")
         try:
-            sources.direct_ref(req)
+            req.url = sources.target(sources.direct_ref(req))  # what the pin holds: as its kind says
         except SourceError as e:
             raise CandidateError(str(e)) from None
     if req.marker is not None:
@@ -99,11 +98,14 @@ def package_of(text: str) -> str:
     try:
         return canonicalize_name(parse_requirement(text).name)
     except CandidateError:
-        name = Path(text.strip()).name
-        for parse in (parse_wheel_filename, parse_sdist_filename):
-            with contextlib.suppress(ValueError):  # not that kind of file name
-                return canonicalize_name(parse(name)[0])
-        return ""
+        name = candidatekinds.named_by_file(Path(text.strip()).name)
+        return canonicalize_name(name) if name else ""
+
+
+def needs(texts: list[str]) -> set[str]:
+    """What having the candidates' code takes (``"git"``: the git program), by the kind of each
+    direct reference among ``texts``, read before they are validated."""
+    return {need for text in texts for need in candidatekinds.needs(text.partition("@")[2].strip())}
 
 
 def candidate_cell(requirements: list[str], *, python: str, cell_id: str | None = None,

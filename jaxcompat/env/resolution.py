@@ -339,7 +339,7 @@ def local_jaxlib_requirement(cell: Cell) -> tuple[SpecifierSet | None, str]:
         ref = sources.direct_refs({"jax": jax})["jax"]
         path = ref.path
         if path is None:
-            return None, f"jax from a {ref.kind}, not readable here"
+            return None, f"jax from a {ref.kind.NAME}, not readable here"
     else:
         for link in cell.index.find_links:
             folder = local_path(link)

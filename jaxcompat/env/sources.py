@@ -23,27 +23,24 @@ for a release, the index uv's lock says it came from.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from urllib.parse import unquote, urlparse
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from jaxcompat._util import tree
-from jaxcompat._util.toml import tomllib
+from jaxcompat.env import candidatekinds
+from jaxcompat.env.candidatekinds import files
 from jaxcompat.model.index import PYPI_SIMPLE, IndexOptions, SourceError, local_path
 
 DIRECT = "@ "  # a pin value that is a direct reference: "@ file:///…", "@ git+https://…@ref"
-VCS_SCHEMES = ("git+https", "git+http", "git+ssh", "git+file")
-ARCHIVE_SCHEMES = ("https", "http", "file")
 _LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*(==|@)\s*(\S+)")
 _FROM_LINE = re.compile(r"^\s*#\s*from\s+(\S+)")
-_SDIST_ENDINGS = (".tar.gz", ".zip", ".tar.bz2", ".tgz")
 
 
 # --------------------------------------------------------------------------------------------
@@ -56,7 +53,7 @@ class DirectRef:
 
     name: str
     url: str
-    kind: str  # wheel | sdist | folder | git | archive
+    kind: ModuleType  # one of ``candidatekinds.KINDS``
 
     @property
     def path(self) -> Path | None:
@@ -75,7 +72,7 @@ def looks_like_path(text: str) -> bool:
     """A plain local path given where a requirement was expected (``./dist/x.whl``, ``../equinox``)."""
     text = text.strip()
     return (text in (".", "..") or text.startswith(("/", "./", "../", "~"))
-            or text.endswith((".whl", *_SDIST_ENDINGS)) and "@" not in text and "==" not in text)
+            or text.endswith(candidatekinds.SUFFIXES) and "@" not in text and "==" not in text)
 
 
 def path_requirement(text: str, cwd: Path | None = None) -> str:
@@ -91,84 +88,41 @@ def path_requirement(text: str, cwd: Path | None = None) -> str:
 
 
 def _name_of(path: Path, given: str) -> str:
-    if path.is_file() and path.name.endswith(".whl"):
-        try:
-            return str(parse_wheel_filename(path.name)[0])
-        except ValueError as e:
-            raise SourceError(f"{given!r}: not a wheel file name ({e})") from None
-    if path.is_file() and path.name.endswith(_SDIST_ENDINGS):
-        try:
-            return str(parse_sdist_filename(path.name)[0])
-        except ValueError as e:
-            raise SourceError(f"{given!r}: not an sdist file name ({e})") from None
-    if path.is_dir():
-        name = project_name(path)
-        if name:
-            return name
-        raise SourceError(f"{given!r}: a folder without a project name (no [project] name in pyproject.toml, "
-                          f"no name in setup.cfg): write it as NAME @ {path.as_uri()}")
-    raise SourceError(f"{given!r}: neither a wheel (.whl), an sdist (.tar.gz, .zip) nor a project folder")
-
-
-def project_name(folder: Path) -> str:
-    """A project folder's distribution name, from pyproject.toml or setup.cfg ("" if neither says)."""
-    try:
-        data = tomllib.loads((folder / "pyproject.toml").read_text(encoding="utf-8"))
-        name = data.get("project", {}).get("name", "")
-        if name:
-            return str(canonicalize_name(name))
-    except (OSError, ValueError):
-        pass
-    try:
-        m = re.search(r"^\s*name\s*=\s*(\S+)", (folder / "setup.cfg").read_text(encoding="utf-8"), re.M)
-        return str(canonicalize_name(m.group(1))) if m else ""
-    except OSError:
-        return ""
+    kind = candidatekinds.recognise(path.as_uri(), path)
+    if kind is None:
+        raise SourceError(f"{given!r}: neither a wheel (.whl), an sdist (.tar.gz, .zip) nor a project folder")
+    return kind.name_of(path, given)
 
 
 def direct_ref(req: Requirement) -> DirectRef:
-    """Validate a PEP 508 direct reference: a scheme uv can use, a local file or folder that exists
-    and, for a wheel, a file name of the same distribution."""
+    """Validate a PEP 508 direct reference: a scheme uv can use, a local file or folder that exists,
+    and what its kind checks (for a wheel, a file name of the same distribution)."""
     url = req.url or ""
-    name = str(canonicalize_name(req.name))
     scheme = urlparse(url).scheme
-    if scheme in VCS_SCHEMES:
-        if not urlparse(url).netloc and scheme != "git+file":
-            raise SourceError(f"{req.name} @ {url}: a git URL needs a host (git+https://github.com/OWNER/REPO@REF)")
-        return DirectRef(name, url, "git")
-    if scheme.startswith(("hg+", "svn+", "bzr+")) or scheme not in ARCHIVE_SCHEMES:
+    path = local_path(url) if scheme == "file" else None
+    if path is not None and not path.is_absolute():
+        raise SourceError(f"{req.name} @ {url}: a file URL needs an absolute path (file:///…)")
+    if path is not None and not path.exists():
+        raise SourceError(f"{req.name} @ {url}: no such file or folder")
+    kind = candidatekinds.recognise(url, path)
+    if kind is None and path is not None:
+        raise SourceError(f"{req.name} @ {url}: neither a wheel, an sdist nor a project folder")
+    if kind is None:
         raise SourceError(f"{req.name} @ {url}: uv cannot install from a {scheme or 'scheme-less'} URL; "
                           f"write file:///ABSOLUTE/PATH, https://…/NAME.whl or git+https://HOST/REPO@REF")
-    if scheme == "file":
-        path = local_path(url)
-        assert path is not None
-        if not path.is_absolute():
-            raise SourceError(f"{req.name} @ {url}: a file URL needs an absolute path (file:///…)")
-        if not path.exists():
-            raise SourceError(f"{req.name} @ {url}: no such file or folder")
-        kind = "folder" if path.is_dir() else "wheel" if path.name.endswith(".whl") else (
-            "sdist" if path.name.endswith(_SDIST_ENDINGS) else "")
-        if not kind:
-            raise SourceError(f"{req.name} @ {url}: neither a wheel, an sdist nor a project folder")
-        if kind != "folder" and canonicalize_name(_name_of(path, url)) != name:
-            raise SourceError(f"{req.name} @ {url}: that file is {_name_of(path, url)}, not {req.name}")
-        return DirectRef(name, url, kind)
-    return DirectRef(name, url, "wheel" if urlparse(url).path.endswith(".whl") else "archive")
+    kind.check(req.name, url, path)
+    return DirectRef(str(canonicalize_name(req.name)), url, kind)
+
+
+def target(ref: DirectRef) -> str:
+    """The URL a candidate's pin holds for ``ref``: the reference, or the one file it stands for."""
+    return ref.kind.target(ref.name, ref.url, ref.path)
 
 
 def content_digest(ref: DirectRef) -> str:
     """The content of a local direct reference (a file's SHA-256; a folder's files as a checkout's
     are keyed: ``tree.checkout``), "" for a remote one (a git URL is pinned to its commit by the lock)."""
-    path = ref.path
-    if path is None or not path.exists():
-        return ""
-    h = hashlib.sha256()
-    if path.is_file():
-        with path.open("rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        return h.hexdigest()
-    return tree.checkout_digest(path)
+    return ref.kind.digest(ref.name, ref.url, ref.path)
 
 
 def direct_refs(pins: dict[str, str]) -> dict[str, DirectRef]:
@@ -202,20 +156,9 @@ def lock_header(pins: dict[str, str], index: IndexOptions) -> str:
 # Dates
 
 
-def file_date(path: Path) -> str:
-    return dt.datetime.fromtimestamp(path.stat().st_mtime, dt.timezone.utc).date().isoformat()
-
-
-def today() -> str:
-    return dt.datetime.now(dt.timezone.utc).date().isoformat()
-
-
 def ref_date(ref: DirectRef) -> tuple[str, str]:
-    """(date, why) of a direct reference that PyPI does not date."""
-    path = ref.path
-    if ref.kind in ("wheel", "sdist") and path is not None and path.is_file():
-        return file_date(path), f"{ref.name} from {path.name}, dated by its file ({file_date(path)})"
-    return today(), f"{ref.name} from a {ref.kind}, dated today (its code is as of now)"
+    """(date, why) of a direct reference that PyPI does not date: as its kind dates it."""
+    return ref.kind.date(ref.name, ref.url, ref.path)
 
 
 def find_links_date(dist: str, version: str, index: IndexOptions) -> tuple[str, str]:
@@ -226,15 +169,15 @@ def find_links_date(dist: str, version: str, index: IndexOptions) -> tuple[str, 
             continue
         for p in sorted(folder.iterdir()):
             if _file_is(p.name, dist, version):
-                return file_date(p), f"{dist} {version} from {p.name}, dated by its file ({file_date(p)})"
-    return today(), f"{dist} {version} is not on PyPI: dated today"
+                return files.file_date(p), f"{dist} {version} from {p.name}, dated by its file ({files.file_date(p)})"
+    return files.today(), f"{dist} {version} is not on PyPI: dated today"
 
 
 def _file_is(filename: str, dist: str, version: str) -> bool:
     try:
-        if filename.endswith(".whl"):
+        if filename.endswith(candidatekinds.wheel.SUFFIXES):
             name, ver = parse_wheel_filename(filename)[:2]
-        elif filename.endswith(_SDIST_ENDINGS):
+        elif filename.endswith(candidatekinds.sdist.SUFFIXES):
             name, ver = parse_sdist_filename(filename)
         else:
             return False
@@ -282,16 +225,17 @@ def source_record(version: str, direct_url: dict) -> dict:
         return rec
     dir_info = direct_url.get("dir_info")
     if isinstance(dir_info, dict):
-        rec["kind"] = "editable" if dir_info.get("editable") else "folder"
+        rec["kind"] = "editable" if dir_info.get("editable") else candidatekinds.folder.NAME
         return rec
-    archive = direct_url.get("archive_info")
-    rec["kind"] = "wheel" if url.split("#")[0].endswith(".whl") else "sdist" if url.startswith("file:") else "archive"
-    if isinstance(archive, dict):
-        hashes = archive.get("hashes") or {}
+    info = direct_url.get("archive_info")
+    rec["kind"] = (candidatekinds.wheel.NAME if url.split("#")[0].endswith(".whl")
+                   else candidatekinds.sdist.NAME if url.startswith("file:") else candidatekinds.archive.NAME)
+    if isinstance(info, dict):
+        hashes = info.get("hashes") or {}
         if isinstance(hashes, dict) and hashes.get("sha256"):
             rec["sha256"] = str(hashes["sha256"])
-        elif isinstance(archive.get("hash"), str):
-            rec["hash"] = archive["hash"]
+        elif isinstance(info.get("hash"), str):
+            rec["hash"] = info["hash"]
     return rec
 
 
@@ -306,9 +250,7 @@ def lock_sources(lock: str) -> dict[str, dict]:
             last = str(canonicalize_name(m.group(1)))
             if m.group(2) == "@":
                 url = m.group(3)
-                kind = "git" if url.startswith("git+") else "wheel" if url.endswith(".whl") else (
-                    "folder" if (p := local_path(url)) is not None and p.is_dir() else "archive")
-                out[last] = {"url": url, "kind": kind}
+                out[last] = {"url": url, "kind": _locked_kind(url)}
             else:
                 out[last] = {"version": m.group(3)}
             continue
@@ -317,6 +259,17 @@ def lock_sources(lock: str) -> dict[str, dict]:
             out[last]["url"] = f.group(1)
             out[last]["kind"] = "index"
     return out
+
+
+def _locked_kind(url: str) -> str:
+    """How a lock line's direct reference is named when nothing installed says more (uv wrote the
+    line; its file need not be here any more)."""
+    kinds = candidatekinds
+    if url.startswith("git+"):
+        return kinds.git.NAME
+    if url.endswith(".whl"):
+        return kinds.wheel.NAME
+    return kinds.folder.NAME if (p := local_path(url)) is not None and p.is_dir() else kinds.archive.NAME
 
 
 def sources(dists, installed: dict[str, str], lock: str, site_packages: Path | None,
@@ -339,8 +292,9 @@ def sources(dists, installed: dict[str, str], lock: str, site_packages: Path | N
         if rec.get("kind") == "index" and rec["url"].rstrip("/") in links:
             rec["kind"] = "find-links"
         path = local_path(rec["url"]) if rec["url"].startswith("file:") else None
-        if rec.get("kind") in ("wheel", "sdist") and "sha256" not in rec and path is not None and path.is_file():
-            rec["sha256"] = content_digest(DirectRef(dist, rec["url"], rec["kind"]))  # uv leaves archive_info empty
+        kind = candidatekinds.named(rec.get("kind", ""))
+        if kind is not None and "sha256" not in rec and path is not None and path.is_file():
+            rec["sha256"] = content_digest(DirectRef(dist, rec["url"], kind))  # uv leaves archive_info empty
         try:
             pre = Version(version).is_prerelease if version else False
         except InvalidVersion:
@@ -401,4 +355,4 @@ def moving(pins: dict[str, str], index: IndexOptions) -> bool:
     nightly index): its lock is then resolved again on every run, never read from the cache."""
     remote = [u for u in (index.index_url, *index.extra_index_urls, *index.find_links)
               if urlparse(u).scheme in ("http", "https")]
-    return bool(remote) or any(is_direct(v) and v[len(DIRECT):].startswith("git+") for v in pins.values())
+    return bool(remote) or any(is_direct(v) and candidatekinds.moves(v[len(DIRECT):]) for v in pins.values())
