@@ -76,6 +76,24 @@ def test_failures_are_explained_by_the_rule_whose_error_they_are(tmp_path):
     assert "baseline" not in usertests.classify(after, None, matrix, "cpu")[0].to_dict()
 
 
+def test_a_test_that_passed_and_skips_itself_for_a_failing_import_is_broken(tmp_path):
+    """Red team 6 (F8): five tests that passed before hit ``pytest.importorskip`` in the candidate (a
+    module it removed): plain pytest says skipped and exits 0; the check said safe. They are broken,
+    with the skip's reason as their message; a skip for another reason (``skipif``) stays skipped,
+    and so does an import skip of a test that did not pass before."""
+    matrix = load(make_tree(tmp_path, RULE))
+    skip = "Skipped: could not import 'jax.experimental.foo': No module named 'jax.experimental.foo'"
+    after = Observed(results={f"tests/test_x.py::{n}": RawResult(case=f"tests/test_x.py::{n}", status="skipped",
+                                                                 message=m, error_types=[])
+                              for n, m in (("a", skip), ("b", "Skipped: needs jax<0.5"), ("c", skip))},
+                     versions={"pytest": "8.0.0"})
+    before = _obs(a="passed", b="passed", c="failed")
+    tests = {t.test.split("::")[1]: t for t in usertests.classify(after, before, matrix, "cpu")}
+    assert tests["a"].cls == "broken" and "could not import 'jax.experimental.foo'" in tests["a"].message
+    assert tests["b"].cls == "skipped" and tests["c"].cls == "skipped"
+    assert [t.cls for t in usertests.classify(after, None, matrix, "cpu")] == ["skipped"] * 3  # no baseline
+
+
 def test_a_fixed_test_says_what_it_failed_with_before(tmp_path):
     """A test the upgrade fixed carried no message: the verdict's 'fixed' group said '(no message)'
     where the baseline's failure (equinox's weak-type error, fixed by 0.11.7) is what a user reads."""
@@ -165,6 +183,35 @@ def test_check_with_tests_end_to_end(tmp_path):
     assert 'name="test_closure"' in xml and "closure-bug" in xml
     assert "| fails | `test_user.py::test_closure`" in (tmp_path / "reports" / "check.md").read_text()
     assert "closure-bug" in (tmp_path / "reports" / "check.html").read_text()
+
+
+@pytest.mark.integration
+def test_our_cases_failing_unpredicted_in_the_candidate_fail_check_tests_too(tmp_path):
+    """Red team 6 (F12): a case of ours regressed in the candidate while the user's tests passed:
+    check.json held the regression and the exit and the page said safe. The exit and the page now
+    agree with check.json (1, not safe); a known failure our cases reproduce is said and, with the
+    user's tests passing, does not fail the check (docs/check.md)."""
+    cases = {"test_demo.py": "def test_bug():\n    raise ValueError('it broke')\n\n"
+                             "def test_control_ok():\n    pass\n"}
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    proj = tmp_path / "proj"
+    (proj / "tests").mkdir(parents=True)
+    (proj / "pyproject.toml").write_text('[project]\nname = "proj"\nversion = "1"\n')
+    (proj / "tests" / "test_mine.py").write_text("def test_mine():\n    pass\n")
+    for rule, code, banner in (("", 1, "v-not-safe"), (failure_toml("demo-bug", "cases/test_demo.py::test_bug",
+                                                                      '{ pytest = ">=1" }', "ValueError", "it broke",
+                                                                      "pin it"), 0, "v-safe")):
+        make_tree(tmp_path, MINIMAL.split("[[failure]]")[0] + rule, cases)
+        reports = tmp_path / f"reports{code}"
+        proc = subprocess.run([sys.executable, str(DRIVER), "check", "--matrix", str(tmp_path / "matrix.toml"),
+                               "--reports", str(reports), "--state", str(tmp_path / "state"), "--tests", str(proj),
+                               "--no-verify-escapes", "jax==0.4.33"], capture_output=True, text=True, timeout=300)
+        data = json.loads((reports / "check.json").read_text())
+        outcome = {r["case"].split("::")[1]: r["outcome"] for r in data["results"]}["test_bug"]
+        assert outcome == ("regression" if code else "reproduced"), proc.stdout + proc.stderr
+        assert proc.returncode == code, proc.stdout + proc.stderr
+        assert f'class="verdict-banner {banner}"' in (reports / "check.html").read_text()
 
 
 def test_baseline_without_tests_is_refused(tmp_path):

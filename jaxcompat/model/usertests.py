@@ -114,6 +114,15 @@ def test_class(before: UserTestSide | None, after: UserTestSide) -> UserTestStat
     return cls.FIXED if before.fails and before != side.TIMEOUT else cls.PASS
 
 
+def import_skip(raw) -> bool:
+    """A skip for an import that fails (``pytest.importorskip``: "could not import 'x': ..."). A test
+    that passed in the baseline and is so skipped in the candidate lost a module it needs there: it
+    is broken (plain pytest says "skipped" and exits 0; a suite whose tests skip themselves out of
+    the candidate is not safe). Other skip reasons (``skipif`` on a version, a missing device) are
+    the project's own choice and stay skipped."""
+    return raw is not None and "could not import '" in (raw.message or "")
+
+
 def changed(runs: list[UserTestSide]) -> bool:
     """Whether a side's runs of a test (its first, then its re-runs) disagree: it passed in one and
     failed outright in another (failed, error; a test the first run did not collect did not pass

@@ -222,22 +222,35 @@ def _judge_existing(request: CheckRequest) -> CheckVerdict:
 
 
 def _judge_tests(setup: CheckSetup, say: Callable[[str], None]) -> CheckVerdict:
-    """check --tests: the user's tests after (and before), explained; exit 1 exactly when one is
-    broken by the upgrade (with --baseline) or fails (without). What the candidate announces (the
-    tests' new warnings) leads the verdict; it never fails the check."""
+    """check --tests: the user's tests after (and before), explained; exit 1 when one is broken by
+    the upgrade (with --baseline) or fails (without), or when our cases did not behave as the rules
+    predict (``_cases_item``). What the candidate announces (the tests' new warnings) leads the
+    verdict; it never fails the check."""
     request, matrix, target = setup.request, setup.request.matrix, setup.target
     cell, result = _candidate_result(setup)
     cmp = usertests.compare(cell, setup.baseline, target, matrix, request.state, progress=say, confirm=setup.confirm)
     warned, health, learned = _announced(cmp, target, request, matrix.failures)
-    item = user_tests_item(cmp, f"your tests ({target.root.name})")
+    items = [user_tests_item(cmp, f"your tests ({target.root.name})"), *_cases_item(result)]
     ours, _ = candidate_verdict(result, matrix)
     jax = cmp.candidate_versions.get("jax", "")
     api = apiexplain_report.verdict_lines(cmp.tests, target.root, jax, apiexplain.project_scan(target.root, jax))
     text = check_report.tests_text(result, cmp, target.describe(), warned=warned, health=health, learned=learned,
                                    api=api, ours=ours)
     output = UserTestsReport("check", cell=result, comparison=cmp, text=text, project=target.root.name,
-                             warned=warned, health=health, code=verdicts.decide([item]).code)
-    return CheckVerdict(result, text, output, [item])
+                             warned=warned, health=health, code=verdicts.decide(items).code)
+    return CheckVerdict(result, text, output, items)
+
+
+def _cases_item(result: CellResult) -> list[verdicts.Item]:
+    """Our cases in the candidate beside your tests: they fail ``check --tests`` where they did not
+    behave as the rules predict (a regression, a mismatch, a stale rule, a crash, a cell error no rule
+    explains: the candidate does not resolve, install or import). A known failure they reproduced is
+    said in the verdict, and fails the check only through your tests; where our harness, the machine or
+    the index kept them from running, your tests alone decide."""
+    if not (result.outcome.fails or any(r.outcome.fails for r in result.results)):
+        return []
+    found = candidate_item(result, safe=False)
+    return [replace(found, name=f"our cases ({result.id})")] if found.broken else []
 
 
 def user_tests_item(cmp, name: str) -> verdicts.Item:

@@ -36,6 +36,7 @@ from jaxcompat.model.usertests import (
     failing,
     fails,
     flips,
+    import_skip,
     settled,
     status,
     suspects,
@@ -121,6 +122,8 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
                     t.explained_by_api, t.fix = made_error.text(), made_error.fix()
                 else:
                     t.explained_by_api = explain_result(raw, candidate.versions)
+        elif t.cls == UserTestStatus.SKIPPED and before == UserTestSide.PASSED and import_skip(raw):
+            t.cls, t.message = UserTestStatus.BROKEN, first_line(raw.message, 400)  # lost a module it needs
         elif t.cls == UserTestStatus.FIXED and before_raw is not None and before_raw.message:
             t.message = "before: " + first_line(before_raw.message, 400)  # what the upgrade fixed
         if flaky and name in flaky and TEST_CLASSES[t.cls].rerun:  # a pass stays a pass
