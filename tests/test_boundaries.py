@@ -224,6 +224,45 @@ def test_the_users_own_test_messages_and_tracebacks_hold_no_machine_path(tmp_pat
     assert str(state) not in proc.stdout
 
 
+
+PATH_IDS = '''
+import glob, os, pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(HERE, "data", "*.json"))))
+def test_example(path):  # fails once, then passes: flaky only if its re-run finds it by its own id
+    marker = path + ".seen"
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        raise RuntimeError("first run fails")
+'''
+
+
+def test_a_test_parametrized_over_absolute_paths_is_named_without_them_and_still_re_run(tmp_path):
+    """pytest's id of a test parametrized over its data files by absolute path names the checkout: the
+    project is <project> in every report and on the terminal, on both sides alike (compared as before),
+    and pytest gets its own id back on a re-run (the test is flaky, not absent)."""
+    make_tree(tmp_path, MINIMAL)
+    user = tmp_path / "user"
+    (user / "data").mkdir(parents=True)
+    (user / "data" / "example1.json").write_text("{}\n")
+    (user / "test_user.py").write_text(PATH_IDS)
+    proc = subprocess.run([sys.executable, str(DRIVER), "check", "--matrix", str(tmp_path / "matrix.toml"),
+                           "--reports", str(tmp_path / "reports"), "--state", str(tmp_path / "state"),
+                           "--tests", str(user), "--no-verify-escapes", "jax==0.4.33"],
+                          capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, out
+    written = _everything_written(tmp_path / "reports")
+    assert str(tmp_path) not in written and str(user) not in out  # (the reports folder given is named)
+    data = json.loads((tmp_path / "reports" / "check.json").read_text())
+    [test] = data["user_tests"]
+    assert test["test"] == "test_user.py::test_example[<project>/data/example1.json]"
+    assert test["class"] == "flaky", test
+
+
 # -- bad input, before any network work --------------------------------------------------------
 
 @pytest.mark.parametrize("argv, option", [(["--jax", "=>0.6"], "--jax"), (["--shard", "a/b"], "--shard"),

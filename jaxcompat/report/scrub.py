@@ -27,6 +27,7 @@ from jaxcompat.model.outcomes import CellResult, RawResult
 
 _BEFORE_MARK = re.compile(r"(/[^\s\"'()\[\]<>]*)(?=" + re.escape(CLIP_MARK) + ")")
 _MIN_FRAGMENT = 2  # "/h" of "/home/…": any start of a known folder goes
+PROJECT = "<project>"  # the folder of the tests run (a user's project, a dependent's checkout)
 
 
 class Scrubber:
