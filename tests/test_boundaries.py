@@ -203,6 +203,10 @@ def test_import_fails_naming_the_environment():
 
 def test_home():
     assert os.path.expanduser("~") + "/secret-project/data.npy" == "nothing"
+
+
+def test_tmp(tmp_path):
+    open(tmp_path / "model.eqx").read()
 '''
 
 
@@ -222,6 +226,18 @@ def test_the_users_own_test_messages_and_tracebacks_hold_no_machine_path(tmp_pat
     assert "xla_bridge" in written and "secret-project" in written
     assert str(state) not in written and str(tmp_path) not in written and str(Path.home()) + "/" not in written
     assert str(state) not in proc.stdout
+    assert "pytest-of-" not in written and "No such file or directory: '<pytest-tmp>/test_tmp0/model.eqx'" in written
+
+
+def test_pytests_temporary_folders_become_a_placeholder():
+    """tmp_path under any temporary folder (the user's name, the run's number), under home too."""
+    scrub = Scrubber({str(Path.home()): "~"})
+    assert scrub("No such file: '/tmp/pytest-of-jane/pytest-335/test_save0/model.eqx'") == (
+        "No such file: '<pytest-tmp>/test_save0/model.eqx'")
+    assert scrub("/private/var/folders/x_/q1/T/pytest-of-jane.doe/pytest-current/t0 and "
+                 + str(Path.home()) + "/tmp/pytest-of-jane/pytest-3/t1") == "<pytest-tmp>/t0 and <pytest-tmp>/t1"
+    assert scrub("test_x[/tmp/pytest-of-bob/pytest-12/d]") == "test_x[<pytest-tmp>/d]"
+    assert scrub("/tmp/data/pytest-of-it.txt") == "/tmp/data/pytest-of-it.txt"  # not a pytest folder
 
 
 

@@ -9,6 +9,8 @@ judged, clipped, written or shown.
   judged and clipped, and a path fragment left right before a clip mark (the plugin clips inside
   the cell, before anything outside sees the text) is replaced when it is the start of a known
   folder.
+- **pytest's temporary folders** (``/tmp/pytest-of-<user>/pytest-<N>``, under any temporary folder)
+  become ``<pytest-tmp>``: no user name, and the same text on both sides of a comparison.
 - **Credentials.** ``user:token@`` in any URL of a text is redacted (``_util.redact``), and so is
   every credential known by value (``secrets``: a dependent's environment, an URL's user and
   password), wherever it appears.
@@ -28,6 +30,9 @@ from jaxcompat.model.outcomes import CellResult, RawResult
 _BEFORE_MARK = re.compile(r"(/[^\s\"'()\[\]<>]*)(?=" + re.escape(CLIP_MARK) + ")")
 _MIN_FRAGMENT = 2  # "/h" of "/home/…": any start of a known folder goes
 PROJECT = "<project>"  # the folder of the tests run (a user's project, a dependent's checkout)
+# pytest's temporary folders (tmp_path, tmp_path_factory): <tmp>/pytest-of-<user>/pytest-<N> (or -current),
+# wherever the temporary folder is; the user's name and the run's number in no report (nor between two sides)
+_PYTEST_TMP = re.compile(r"(?:/[^\s\"'/()\[\]<>]+)*/pytest-of-[^\s\"'/()\[\]<>]+/pytest-(?:\d+|current)")
 
 
 class Scrubber:
@@ -45,6 +50,8 @@ class Scrubber:
     def __call__(self, text: str) -> str:
         if not text:
             return text
+        if "/pytest-of-" in text:  # first: a temporary folder under home is no "~/…"
+            text = _PYTEST_TMP.sub("<pytest-tmp>", text)
         for old, new in self.order:
             text = text.replace(old, new)
         for rx in self.others:
