@@ -14,6 +14,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
+from jaxcompat._util.redact import redact_url
 from jaxcompat.commands import main
 from jaxcompat.knowledge.config import load
 from jaxcompat.model.index import index_options
@@ -77,6 +78,50 @@ def test_an_index_url_with_credentials_appears_in_no_report_no_terminal_line(tmp
     data = json.loads((tmp_path / "reports" / "check.json").read_text())
     assert data["index"]["extra_index_urls"] == ["https://****@nightly.example.invalid/simple"]
     assert SECRET not in _everything_written(tmp_path / "reports")
+
+
+PATH_TOKEN, QUERY_TOKEN = "AbCdEf123456Tok", "QwErTy987654"
+TOKEN_URLS = [f"https://dl.cloudsmith.io/{PATH_TOKEN}/acme/private/python/simple",
+              f"https://files.example.invalid/wheels/?token={QUERY_TOKEN}"]
+
+
+def test_an_index_token_in_the_path_or_query_appears_in_no_report_no_terminal_line(tmp_path):
+    """Cloudsmith's and Gemfury's entitlement tokens ride in the URL's path, others in its query."""
+    make_tree(tmp_path, MINIMAL)
+    proc = subprocess.run([sys.executable, str(DRIVER), "check", "--matrix", str(tmp_path / "matrix.toml"),
+                           "--reports", str(tmp_path / "reports"), "--state", str(tmp_path / "state"),
+                           "--extra-index-url", TOKEN_URLS[0], "--find-links", TOKEN_URLS[1],
+                           "--no-verify-escapes", "jax==0.4.33"], capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode in (0, 1, 2) and "Traceback" not in out, out
+    data = json.loads((tmp_path / "reports" / "check.json").read_text())
+    assert data["index"]["extra_index_urls"] == ["https://dl.cloudsmith.io/****/acme/private/python/simple"]
+    assert data["index"]["find_links"] == ["https://files.example.invalid/wheels/?token=****"]
+    for text in (out, _everything_written(tmp_path / "reports")):
+        assert PATH_TOKEN not in text and QUERY_TOKEN not in text
+
+
+@pytest.mark.parametrize("url", ["https://download.pytorch.org/whl/cpu", "https://pypi.org/simple/",
+                                 "https://storage.googleapis.com/jax-releases/jax_nightly_releases.html",
+                                 "https://storage.googleapis.com/jax-releases/libtpu_releases.html",
+                                 "https://us-python.pkg.dev/my-project/my-repo/simple/",
+                                 "https://example.jfrog.io/artifactory/api/pypi/pypi-remote/simple",
+                                 "https://example.org/wheels/manylinux2014/python311/cu121/"])
+def test_an_ordinary_index_url_stays_readable(url):
+    assert redact_url(url) == url and str(index_options(None, [url]).extra_index_urls[0]) == url.rstrip("/")
+
+
+def test_a_token_in_an_index_url_stays_out_of_the_lock_header_and_the_resolvers_message():
+    from jaxcompat.env.sources import lock_header
+
+    opts = index_options(None, [TOKEN_URLS[0], "https://pypi.fury.io/1aBcDeFgH2iJkLmN3oP/acme/"], [TOKEN_URLS[1]])
+    assert PATH_TOKEN in " ".join(opts.uv_args(resolving=True))  # uv gets the real URLs
+    header = lock_header({}, opts)
+    assert "cloudsmith.io/****/acme" in header and "pypi.fury.io/****/acme" in header
+    assert PATH_TOKEN not in header and QUERY_TOKEN not in header and "1aBcDeFgH2iJkLmN3oP" not in header
+    assert header != lock_header({}, index_options(None, [TOKEN_URLS[0].replace("Tok", "Tak")], [TOKEN_URLS[1]]))
+    said = opts.hide(f"error: GET {TOKEN_URLS[0]}/jax/: 403 (token {QUERY_TOKEN})")
+    assert said == "error: GET https://dl.cloudsmith.io/****/acme/private/python/simple/jax/: 403 (token ****)"
 
 
 def test_a_bad_index_url_is_refused_without_its_credentials(tmp_path, capsys):
