@@ -531,7 +531,8 @@ def side_key(cell: Cell, target: Target, matrix: Matrix, state_dir: Path) -> str
                                 plugin=resultcache.plugin_digest(),
                                 kind=target.project, only=list(target.only), env=list(target.env),
                                 inherited=resultcache.inherited(dict(os.environ)), restarts=MAX_RESTARTS,
-                                timeout_s=target.timeout_s or matrix.settings.case_timeout_s)
+                                timeout_s=target.timeout_s or matrix.settings.case_timeout_s,
+                                ids=PROJECT)  # the tests' ids as observe names them (no side kept with paths)
 
 
 def runner_digest() -> str:
