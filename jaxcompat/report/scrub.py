@@ -32,7 +32,7 @@ _MIN_FRAGMENT = 2  # "/h" of "/home/…": any start of a known folder goes
 PROJECT = "<project>"  # the folder of the tests run (a user's project, a dependent's checkout)
 # pytest's temporary folders (tmp_path, tmp_path_factory): <tmp>/pytest-of-<user>/pytest-<N> (or -current),
 # wherever the temporary folder is; the user's name and the run's number in no report (nor between two sides)
-_PYTEST_TMP = re.compile(r"(?:/[^\s\"'/()\[\]<>]+)*/pytest-of-[^\s\"'/()\[\]<>]+/pytest-(?:\d+|current)")
+_PYTEST_TMP = re.compile(r"~?(?:/[^\s\"'/()\[\]<>]+)*/pytest-of-[^\s\"'/()\[\]<>]+/pytest-(?:\d+|current)")
 
 
 class Scrubber:
@@ -50,10 +50,10 @@ class Scrubber:
     def __call__(self, text: str) -> str:
         if not text:
             return text
-        if "/pytest-of-" in text:  # first: a temporary folder under home is no "~/…"
-            text = _PYTEST_TMP.sub("<pytest-tmp>", text)
         for old, new in self.order:
             text = text.replace(old, new)
+        if "/pytest-of-" in text:  # after the known folders (a project under it stays <project>); under home: ~/…
+            text = _PYTEST_TMP.sub("<pytest-tmp>", text)
         for rx in self.others:
             text = rx.sub("<env>", text)
         if CLIP_MARK in text:
