@@ -14,6 +14,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
+from jaxcompat._util.redact import redact_url
 from jaxcompat.commands import main
 from jaxcompat.knowledge.config import load
 from jaxcompat.model.index import index_options
@@ -77,6 +78,50 @@ def test_an_index_url_with_credentials_appears_in_no_report_no_terminal_line(tmp
     data = json.loads((tmp_path / "reports" / "check.json").read_text())
     assert data["index"]["extra_index_urls"] == ["https://****@nightly.example.invalid/simple"]
     assert SECRET not in _everything_written(tmp_path / "reports")
+
+
+PATH_TOKEN, QUERY_TOKEN = "AbCdEf123456Tok", "QwErTy987654"
+TOKEN_URLS = [f"https://dl.cloudsmith.io/{PATH_TOKEN}/acme/private/python/simple",
+              f"https://files.example.invalid/wheels/?token={QUERY_TOKEN}"]
+
+
+def test_an_index_token_in_the_path_or_query_appears_in_no_report_no_terminal_line(tmp_path):
+    """Cloudsmith's and Gemfury's entitlement tokens ride in the URL's path, others in its query."""
+    make_tree(tmp_path, MINIMAL)
+    proc = subprocess.run([sys.executable, str(DRIVER), "check", "--matrix", str(tmp_path / "matrix.toml"),
+                           "--reports", str(tmp_path / "reports"), "--state", str(tmp_path / "state"),
+                           "--extra-index-url", TOKEN_URLS[0], "--find-links", TOKEN_URLS[1],
+                           "--no-verify-escapes", "jax==0.4.33"], capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode in (0, 1, 2) and "Traceback" not in out, out
+    data = json.loads((tmp_path / "reports" / "check.json").read_text())
+    assert data["index"]["extra_index_urls"] == ["https://dl.cloudsmith.io/****/acme/private/python/simple"]
+    assert data["index"]["find_links"] == ["https://files.example.invalid/wheels/?token=****"]
+    for text in (out, _everything_written(tmp_path / "reports")):
+        assert PATH_TOKEN not in text and QUERY_TOKEN not in text
+
+
+@pytest.mark.parametrize("url", ["https://download.pytorch.org/whl/cpu", "https://pypi.org/simple/",
+                                 "https://storage.googleapis.com/jax-releases/jax_nightly_releases.html",
+                                 "https://storage.googleapis.com/jax-releases/libtpu_releases.html",
+                                 "https://us-python.pkg.dev/my-project/my-repo/simple/",
+                                 "https://example.jfrog.io/artifactory/api/pypi/pypi-remote/simple",
+                                 "https://example.org/wheels/manylinux2014/python311/cu121/"])
+def test_an_ordinary_index_url_stays_readable(url):
+    assert redact_url(url) == url and str(index_options(None, [url]).extra_index_urls[0]) == url.rstrip("/")
+
+
+def test_a_token_in_an_index_url_stays_out_of_the_lock_header_and_the_resolvers_message():
+    from jaxcompat.env.sources import lock_header
+
+    opts = index_options(None, [TOKEN_URLS[0], "https://pypi.fury.io/1aBcDeFgH2iJkLmN3oP/acme/"], [TOKEN_URLS[1]])
+    assert PATH_TOKEN in " ".join(opts.uv_args(resolving=True))  # uv gets the real URLs
+    header = lock_header({}, opts)
+    assert "cloudsmith.io/****/acme" in header and "pypi.fury.io/****/acme" in header
+    assert PATH_TOKEN not in header and QUERY_TOKEN not in header and "1aBcDeFgH2iJkLmN3oP" not in header
+    assert header != lock_header({}, index_options(None, [TOKEN_URLS[0].replace("Tok", "Tak")], [TOKEN_URLS[1]]))
+    said = opts.hide(f"error: GET {TOKEN_URLS[0]}/jax/: 403 (token {QUERY_TOKEN})")
+    assert said == "error: GET https://dl.cloudsmith.io/****/acme/private/python/simple/jax/: 403 (token ****)"
 
 
 def test_a_bad_index_url_is_refused_without_its_credentials(tmp_path, capsys):
@@ -203,6 +248,10 @@ def test_import_fails_naming_the_environment():
 
 def test_home():
     assert os.path.expanduser("~") + "/secret-project/data.npy" == "nothing"
+
+
+def test_tmp(tmp_path):
+    open(tmp_path / "model.eqx").read()
 '''
 
 
@@ -222,6 +271,57 @@ def test_the_users_own_test_messages_and_tracebacks_hold_no_machine_path(tmp_pat
     assert "xla_bridge" in written and "secret-project" in written
     assert str(state) not in written and str(tmp_path) not in written and str(Path.home()) + "/" not in written
     assert str(state) not in proc.stdout
+    assert "pytest-of-" not in written and "No such file or directory: '<pytest-tmp>/test_tmp0/model.eqx'" in written
+
+
+def test_pytests_temporary_folders_become_a_placeholder():
+    """tmp_path under any temporary folder (the user's name, the run's number), under home too."""
+    scrub = Scrubber({str(Path.home()): "~"})
+    assert scrub("No such file: '/tmp/pytest-of-jane/pytest-335/test_save0/model.eqx'") == (
+        "No such file: '<pytest-tmp>/test_save0/model.eqx'")
+    assert scrub("/private/var/folders/x_/q1/T/pytest-of-jane.doe/pytest-current/t0 and "
+                 + str(Path.home()) + "/tmp/pytest-of-jane/pytest-3/t1") == "<pytest-tmp>/t0 and <pytest-tmp>/t1"
+    assert scrub("test_x[/tmp/pytest-of-bob/pytest-12/d]") == "test_x[<pytest-tmp>/d]"
+    assert scrub("/tmp/data/pytest-of-it.txt") == "/tmp/data/pytest-of-it.txt"  # not a pytest folder
+
+
+
+PATH_IDS = '''
+import glob, os, pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(HERE, "data", "*.json"))))
+def test_example(path):  # fails once, then passes: flaky only if its re-run finds it by its own id
+    marker = path + ".seen"
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        raise RuntimeError("first run fails")
+'''
+
+
+def test_a_test_parametrized_over_absolute_paths_is_named_without_them_and_still_re_run(tmp_path):
+    """pytest's id of a test parametrized over its data files by absolute path names the checkout: the
+    project is <project> in every report and on the terminal, on both sides alike (compared as before),
+    and pytest gets its own id back on a re-run (the test is flaky, not absent)."""
+    make_tree(tmp_path, MINIMAL)
+    user = tmp_path / "user"
+    (user / "data").mkdir(parents=True)
+    (user / "data" / "example1.json").write_text("{}\n")
+    (user / "test_user.py").write_text(PATH_IDS)
+    proc = subprocess.run([sys.executable, str(DRIVER), "check", "--matrix", str(tmp_path / "matrix.toml"),
+                           "--reports", str(tmp_path / "reports"), "--state", str(tmp_path / "state"),
+                           "--tests", str(user), "--no-verify-escapes", "jax==0.4.33"],
+                          capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, out
+    written = _everything_written(tmp_path / "reports")
+    assert str(tmp_path) not in written and str(user) not in out  # (the reports folder given is named)
+    data = json.loads((tmp_path / "reports" / "check.json").read_text())
+    [test] = data["user_tests"]
+    assert test["test"] == "test_user.py::test_example[<project>/data/example1.json]"
+    assert test["class"] == "flaky", test
 
 
 # -- bad input, before any network work --------------------------------------------------------

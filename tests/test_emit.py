@@ -220,3 +220,38 @@ def test_check_drafts_and_points_bisect_at_check_json_only_when_it_wrote_it(fmt,
     out = capsys.readouterr().out
     assert (tmp_path / "check.json").exists() is drafts  # not written now: the earlier one goes too
     assert bool(called) is drafts and ("check.json" in out) is drafts and ("drafted" in out) is drafts
+
+
+def test_a_plain_check_leaves_no_file_of_an_earlier_check_with_tests(tmp_path):
+    """`check --tests` writes check.json, check.md, check.html, check-tests.xml; a plain `check` into the same
+    folder writes check.json: none of the earlier run's files stays beside it as if current (a green
+    check.html of another candidate); another command's files stay."""
+    from tests.helpers import make_tree
+
+    make_tree(tmp_path)
+    (tmp_path / "user").mkdir()
+    (tmp_path / "user" / "test_user.py").write_text("def test_ok():\n    pass\n")
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "crater.md").write_text("another command's\n")
+
+    def check(*args: str) -> set[str]:
+        proc = subprocess.run([sys.executable, str(ROOT / "tests" / "fake_matrix.py"), "check", "--matrix",
+                               str(tmp_path / "matrix.toml"), "--reports", str(reports), "--state",
+                               str(tmp_path / "state"), "--no-verify-escapes", *args, "jax==0.4.33"],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode in (0, 1, 2) and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+        return {p.name for p in reports.iterdir()} - {".lock"}
+
+    assert check("--tests", str(tmp_path / "user")) == {"check.json", "check.md", "check.html", "check-tests.xml",
+                                                        "crater.md"}
+    assert check() == {"check.json", "crater.md"}
+
+
+def test_a_check_with_tests_leaves_no_file_of_an_earlier_plain_check(tmp_path):
+    """The other way: a plain check's check.xml (`--format json,junit`) goes when check --tests writes check.*."""
+    (tmp_path / "check.xml").write_text("<testsuites/>\n")
+    (tmp_path / "check.md").write_text("an earlier check --tests\n")
+    (tmp_path / "crater.xml").write_text("another command's\n")
+    emit(outputs.UserTestsReport("check"), tmp_path, ())  # no format asked: nothing of check.* stays
+    assert {p.name for p in tmp_path.iterdir()} == {"crater.xml"}

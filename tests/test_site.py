@@ -304,3 +304,30 @@ def test_a_night_s_kept_crater_html_is_not_copied_but_rendered_again_from_its_cr
     page = (tmp_path / "site" / "nights" / "2024-09-30" / "crater.html").read_text(encoding="utf-8")
     assert "<script" not in page and "ghp_" not in page and "SECRET123" not in page
     assert 'id="verdict"' in page and "equinox" in page  # the night's own dependents, as its crater.json says
+
+
+def test_a_site_built_again_into_its_folder_keeps_none_of_the_earlier_builds_pages(tmp_path):
+    """The second build (one night, no stored reports) removes the first's matrix.html, survey.html and the
+    nights it no longer shows; a file someone else put there stays; a folder holding files that no build
+    wrote is refused (exit 2, the folder and the fix named) and nothing is written into it."""
+    nights, night = tmp_path / "A", tmp_path / "B"
+    for name in ("2024-06-18", "2024-09-11"):
+        shutil.copytree(REPLAY / name, nights / name)
+    shutil.copytree(REPLAY / "2024-09-30", night / "2024-09-30")
+    out = tmp_path / "site"
+    assert _site("--reports", str(_committed_reports(tmp_path)), "--history", str(nights), "--out",
+                 str(out)).returncode == 0
+    assert (out / "matrix.html").is_file() and (out / "nights" / "2024-06-18").is_dir()
+    (out / "CNAME").write_text("example.org\n")
+    proc = _site("--reports", str(tmp_path / "none-such"), "--history", str(night), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert files == {*json.loads((out / "site-files.json").read_text()), "site-files.json", "CNAME"}
+    assert "matrix.html" not in files and "survey.html" not in files and not (out / "nights" / "2024-06-18").exists()
+    assert "nights/2024-09-30/crater.json" in files
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine\n")
+    proc = _site("--reports", str(tmp_path / "none-such"), "--history", str(night), "--out", str(other))
+    assert proc.returncode == 2 and f"--out {other}: the folder holds files that no build" in proc.stderr
+    assert f"remove {other} first" in proc.stderr and [p.name for p in other.iterdir()] == ["notes.txt"]

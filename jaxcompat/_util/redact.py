@@ -1,7 +1,8 @@
 """Credentials out of everything shown or stored: ``https://user:token@host/simple`` becomes
 ``https://****@host/simple`` (as pip's ``redact_auth_from_url`` does, but the user name goes too:
 an index's token is often passed as the user name, e.g. ``https://__token__:…@`` or
-``https://<token>@``).
+``https://<token>@``). An index URL's query values (``?token=…``) and a path segment that is a token
+(``https://dl.cloudsmith.io/<token>/org/repo/python/simple/``) are ``****`` too.
 
 The index options hold each URL as a ``Secret``: its text is the redacted URL, the real one (uv
 needs it to install) is reached only by ``Secret.reveal()``. Every other text that may hold a
@@ -22,18 +23,43 @@ _NO_SECRET = {"git"}  # git+ssh://git@github.com/…: a fixed user name, not a c
 _USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s'\"<>]+)@")
 
 
+# A path segment that is a token (Cloudsmith's, Gemfury's entitlement paths: https://dl.cloudsmith.io/<token>/…):
+# letters and digits only, 20 or more, or 12 or more with a digit before a letter (random, not a word and its
+# number: "manylinux2014", "python311" stay; "simple", "cu121", "jax-releases", "jax_nightly_releases.html" too)
+_TOKEN = re.compile(r"[A-Za-z0-9]{20,}|(?=[A-Za-z0-9]*[0-9][A-Za-z])[A-Za-z0-9]{12,}")
+
+
 def redact_url(url: str) -> str:
-    """The URL without its user name and password (unchanged when it has none)."""
+    """The URL without its user name and password, the value of each query parameter (``?token=…``) and
+    any path segment that is a token (``_TOKEN``); unchanged when it has none of them."""
     try:
         parts = urlsplit(url)
     except ValueError:
         return redact_text(url)
-    if "@" not in parts.netloc:
+    if not parts.scheme or not parts.netloc:  # a folder (--find-links): no credential of a URL
         return url
-    userinfo, host = parts.netloc.rsplit("@", 1)
-    if userinfo in _NO_SECRET:
+    netloc = parts.netloc
+    if "@" in netloc and netloc.rsplit("@", 1)[0] not in _NO_SECRET:
+        netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
+    path = "/".join(REDACTED if _TOKEN.fullmatch(seg) else seg for seg in parts.path.split("/"))
+    query = "&".join(f"{kv.split('=', 1)[0]}={REDACTED}" if "=" in kv else kv
+                     for kv in parts.query.split("&")) if parts.query else ""
+    if (netloc, path, query) == (parts.netloc, parts.path, parts.query):
         return url
-    return urlunsplit(parts._replace(netloc=f"{REDACTED}@{host}"))
+    return urlunsplit(parts._replace(netloc=netloc, path=path, query=query))
+
+
+def url_tokens(url: str) -> list[str]:
+    """The query values and token path segments of ``url`` (``redact_url`` hides them): a tool's message
+    may show one without its URL."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    if not parts.scheme or not parts.netloc:
+        return []
+    values = [kv.split("=", 1)[1] for kv in parts.query.split("&") if "=" in kv]
+    return [v for v in values if len(v) >= 4] + [seg for seg in parts.path.split("/") if _TOKEN.fullmatch(seg)]
 
 
 class Secret(str):
@@ -98,10 +124,11 @@ def env_secrets(env: dict[str, str]) -> list[str]:
 
 def url_secrets(text: str) -> list[str]:
     """The user names and passwords of every ``scheme://user:secret@`` in ``text`` (as written and
-    percent-decoded): a tool's message may show one without its URL."""
+    percent-decoded), and every URL's ``url_tokens``: a tool's message may show one without its URL."""
     from urllib.parse import unquote
 
-    out: list[str] = []
+    out: list[str] = [t for url in re.findall(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+", text)
+                      for t in url_tokens(url)]  # and its query values and token path segments
     for m in _USERINFO.finditer(text):
         userinfo = m.group("userinfo")
         if userinfo in _NO_SECRET:

@@ -93,7 +93,7 @@ def run(args) -> int:
 def _site(args) -> int:
     """report site: the pages from the stored reports (--reports) and the nights (--history)."""
     from jaxcompat.operations.site import SiteError, gather
-    from jaxcompat.report.site import write
+    from jaxcompat.report.site import NotASite, write
 
     if not args.out:
         print("error: report site needs --out DIR, the folder to write the site to (e.g. --out site)",
@@ -105,7 +105,11 @@ def _site(args) -> int:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
     out = Path(args.out)
-    written = write(site, out)
+    try:
+        written = write(site, out)
+    except NotASite as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
     pages = [p for p in written if p.endswith(".html") and "/" not in p]
     print(f"site: {out} ({len(pages)} pages: {', '.join(pages)}; {len(written)} files)")
     if site.history:

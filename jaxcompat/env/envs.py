@@ -207,6 +207,7 @@ def resolve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, .
                                  f"({first[-1].strip() if first else 'resolver failed'})")
             if not accepted:
                 proc = _compile(cell, python_exe, date, base, workdir)
+    proc.stderr, proc.stdout = cell.index.hide(proc.stderr), cell.index.hide(proc.stdout)  # a token in a URL
     if proc.returncode != 0:
         if UNRESOLVABLE.search(proc.stderr):
             write_text(failed_file, clean_error(proc.stderr))

@@ -2,10 +2,11 @@
 ``--extra-index-url``, ``--find-links``, ``--pre``), as a typed record that travels with the cell.
 
 A record of the model: no I/O beyond checking that a named folder exists when the options are
-validated. An index URL may carry credentials (``https://user:token@host/simple``): each URL is
-held as a ``Secret`` (``jaxcompat._util.redact``), whose text is the redacted URL wherever it is
-shown, stored, joined or raised; ``uv_args`` (uv needs the credentials to install) and ``identity``
-(a new token is a new environment) alone reveal it.
+validated. An index URL may carry credentials (``https://user:token@host/simple``, a token in its
+path or query): each URL is held as a ``Secret`` (``jaxcompat._util.redact``), whose text is the
+redacted URL wherever it is shown, stored, joined or raised; ``uv_args`` (uv needs the credentials to
+install) alone reveals it, and ``identity`` (a new token is a new environment; it is written into the
+lock's header) holds its digest.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from jaxcompat._util.redact import Secret, redact_url
+from jaxcompat._util.redact import REDACTED, Secret, redact_url, url_secrets
 from jaxcompat.model.records import Record, attr
 
 PYPI_SIMPLE = "https://pypi.org/simple"
@@ -30,6 +31,12 @@ def local_path(url: str) -> Path | None:
     if parsed.scheme == "" and url:
         return Path(url)
     return None
+
+
+def _held(url: Secret) -> str:
+    """A URL as a lock header or a key holds it: its credentials (``redact_url``) as a digest, the rest readable."""
+    raw = url.reveal()
+    return raw if str(url) == raw else f"{url} sha256:{hashlib.sha256(raw.encode()).hexdigest()[:16]}"
 
 
 def _texts(urls: tuple[Secret, ...]) -> list[str]:
@@ -79,6 +86,13 @@ class IndexOptions(Record):
             argv += ["--emit-index-annotation"]  # "# from URL" under each package: its source
         return argv
 
+    def hide(self, text: str) -> str:
+        """``text`` (the resolver's message, a lock's ``# from`` lines) without any credential of these URLs."""
+        found = {t for u in (self.index_url, *self.extra_index_urls, *self.find_links) for t in url_secrets(u.reveal())}
+        for token in sorted(found, key=len, reverse=True):
+            text = text.replace(token, REDACTED)
+        return text
+
     def identity(self) -> dict:
         """What makes two runs' environments different: the options, and the files of each local
         find-links folder (a wheel replaced under the same name is a new environment)."""
@@ -88,10 +102,10 @@ class IndexOptions(Record):
             if path is not None and path.is_dir():
                 files = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns)
                                for p in path.iterdir() if p.is_file())
-                links.append([link.reveal(), hashlib.sha256(repr(files).encode()).hexdigest()[:16]])
+                links.append([_held(link), hashlib.sha256(repr(files).encode()).hexdigest()[:16]])
             else:
-                links.append([link.reveal(), ""])
-        return {"index_url": self.index_url.reveal(), "extra_index_urls": [u.reveal() for u in self.extra_index_urls],
+                links.append([_held(link), ""])
+        return {"index_url": _held(self.index_url), "extra_index_urls": [_held(u) for u in self.extra_index_urls],
                 "find_links": links, "pre": self.pre}
 
     index_url: Secret = attr(Secret(""), dump=str)  # replaces PyPI (uv --index-url)

@@ -4,9 +4,10 @@
 boundary, ``report/scrub.py``; none: credentials out of URLs), writes each file atomically and
 returns the files written, in order, for the command to print. A format the record does not have is
 left out; a format with nothing to say for it (no rule drafted) writes no file. After a run, no file of
-any format the record has (every format in the registry that renders it) that was not written this time
-remains from an earlier run: a ``--format`` subset or a format with nothing to say removes the earlier
-file, so the folder never holds two answers."""
+any format the record has (every format in the registry that renders it), or that a record kind of its
+``FAMILY`` has (the kinds one command writes under one stem: plain ``check`` and ``check --tests``), that
+was not written this time remains from an earlier run: a ``--format`` subset, a format with nothing to
+say or a run of the family's other kind removes the earlier file, so the folder never holds two answers."""
 
 from __future__ import annotations
 
@@ -35,10 +36,11 @@ def emit(record: Output, out_dir: Path, formats: Iterable[str] | None = None) ->
         body = None if render is None else render(record)
         if body is not None:
             written.append(write_file(Path(out_dir) / record.filename(name, fmt.suffix), body, scrub))
-    for name in formats_of([type(record)]):  # an earlier run's file of a format not written now
-        stale = Path(out_dir) / record.filename(name, FORMATS[name].suffix)
-        if stale not in written:
-            stale.unlink(missing_ok=True)
+    for kind in record.FAMILY or (type(record),):  # an earlier run's file of a format (or kind) not written now
+        for name in formats_of([kind]):
+            stale = Path(out_dir) / kind(record.stem).filename(name, FORMATS[name].suffix)
+            if stale not in written:
+                stale.unlink(missing_ok=True)
     return written
 
 

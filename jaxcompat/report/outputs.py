@@ -21,6 +21,7 @@ class Output:
     scrub: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
     DEFAULT: ClassVar[tuple[str, ...]] = ("json",)
     NAMES: ClassVar[dict[str, str]] = {}
+    FAMILY: ClassVar[tuple[type, ...]] = ()  # the kinds one command writes under this stem, one kind a run
 
     def filename(self, fmt: str, suffix: str) -> str:
         return self.NAMES.get(fmt, f"{self.stem}{suffix}")
@@ -67,6 +68,11 @@ class UserTestsReport(Output):
     code: int | None = None  # the exit status: check.html's verdict
     DEFAULT: ClassVar[tuple[str, ...]] = ("json", "junit", "md", "html")
     NAMES: ClassVar[dict[str, str]] = {"junit": "check-tests.xml"}
+
+
+# `check` writes a CellReport (plain) or a UserTestsReport (--tests) as check.*: after either, no file of
+# the other (check.md/.html, check-tests.xml, check.xml) stays to contradict its check.json.
+CellReport.FAMILY = UserTestsReport.FAMILY = (CellReport, UserTestsReport)
 
 
 @dataclass

@@ -9,6 +9,8 @@ judged, clipped, written or shown.
   judged and clipped, and a path fragment left right before a clip mark (the plugin clips inside
   the cell, before anything outside sees the text) is replaced when it is the start of a known
   folder.
+- **pytest's temporary folders** (``/tmp/pytest-of-<user>/pytest-<N>``, under any temporary folder)
+  become ``<pytest-tmp>``: no user name, and the same text on both sides of a comparison.
 - **Credentials.** ``user:token@`` in any URL of a text is redacted (``_util.redact``), and so is
   every credential known by value (``secrets``: a dependent's environment, an URL's user and
   password), wherever it appears.
@@ -27,6 +29,10 @@ from jaxcompat.model.outcomes import CellResult, RawResult
 
 _BEFORE_MARK = re.compile(r"(/[^\s\"'()\[\]<>]*)(?=" + re.escape(CLIP_MARK) + ")")
 _MIN_FRAGMENT = 2  # "/h" of "/home/…": any start of a known folder goes
+PROJECT = "<project>"  # the folder of the tests run (a user's project, a dependent's checkout)
+# pytest's temporary folders (tmp_path, tmp_path_factory): <tmp>/pytest-of-<user>/pytest-<N> (or -current),
+# wherever the temporary folder is; the user's name and the run's number in no report (nor between two sides)
+_PYTEST_TMP = re.compile(r"~?(?:/[^\s\"'/()\[\]<>]+)*/pytest-of-[^\s\"'/()\[\]<>]+/pytest-(?:\d+|current)")
 
 
 class Scrubber:
@@ -46,6 +52,8 @@ class Scrubber:
             return text
         for old, new in self.order:
             text = text.replace(old, new)
+        if "/pytest-of-" in text:  # after the known folders (a project under it stays <project>); under home: ~/…
+            text = _PYTEST_TMP.sub("<pytest-tmp>", text)
         for rx in self.others:
             text = rx.sub("<env>", text)
         if CLIP_MARK in text:

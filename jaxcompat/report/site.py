@@ -8,10 +8,14 @@ is relative; every text was scrubbed when it was read (operations/site.py) and i
     survey.html    the survey's picture of jax × equinox (the stored page, with the site's bar)
     matrix.html    the matrix (matrix.json, else the committed baseline.json)
     nights/NIGHT/  what the site keeps of each night (crater.json, and its crater.html when kept)
+    site-files.json  the files this build wrote: the next build into the folder removes those it does
+                   not write again (an earlier build's pages never stay as if current); a folder holding
+                   files and no site-files.json is refused (exit 2), and no other file is ever removed
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from jaxcompat._util.atomic import write_text
@@ -74,12 +78,46 @@ def pages(site: Site) -> dict[str, str]:
     return out
 
 
+MANIFEST = "site-files.json"
+
+
+class NotASite(ValueError):
+    """``--out`` holds files that no build of the site wrote: nothing is written there."""
+
+
 def write(site: Site, out_dir: Path) -> list[str]:
-    """Write every file of the site into ``out_dir`` (atomically, each); the paths written."""
+    """Write every file of the site into ``out_dir`` (atomically, each), then remove the files of the earlier
+    build there (its ``MANIFEST``) that this one did not write; the paths written."""
     files = pages(site)
+    before = earlier_build(out_dir)
     for rel, text in files.items():
         write_text(out_dir / rel, text)
+    for rel in sorted(set(before) - set(files), reverse=True):
+        if (out_dir / rel).is_file() or (out_dir / rel).is_symlink():
+            (out_dir / rel).unlink()
+        for folder in (out_dir / rel).parents:  # nights/NIGHT/, left empty
+            if folder == out_dir or not folder.is_dir() or any(folder.iterdir()):
+                break
+            folder.rmdir()
+    write_text(out_dir / MANIFEST, json.dumps(sorted(files), indent=1) + "\n")
     return sorted(files)
+
+
+def earlier_build(out_dir: Path) -> list[str]:
+    """The files the build before wrote into ``out_dir`` (none: a new or empty folder); ``NotASite`` where it
+    holds files and no readable ``MANIFEST``."""
+    manifest = out_dir / MANIFEST
+    try:
+        listed = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else None
+    except (OSError, ValueError):
+        listed = None
+    if isinstance(listed, list) and all(isinstance(x, str) for x in listed):
+        return [x for x in listed if x and not Path(x).is_absolute() and ".." not in Path(x).parts]
+    if out_dir.is_dir() and any(p.is_file() or p.is_symlink() for p in out_dir.rglob("*")):
+        raise NotASite(f"--out {out_dir}: the folder holds files that no build of the site wrote (no readable "
+                       f"{MANIFEST}), and the site removes an earlier build's pages: give a new or empty folder, "
+                       f"or remove {out_dir} first")
+    return []
 
 
 def index_body(site: Site, have: set[str]) -> str:

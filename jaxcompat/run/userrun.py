@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from jaxcompat._util.statedir import StateDir
@@ -20,7 +21,7 @@ from jaxcompat.model.stages import Ended
 from jaxcompat.model.target import Target
 from jaxcompat.model.usertests import Observed, collect_error
 from jaxcompat.model.vocab import CellStatus, Phase, TestStatus
-from jaxcompat.report.scrub import Scrubber
+from jaxcompat.report.scrub import PROJECT, Scrubber
 from jaxcompat.run.cell import lock_versions
 from jaxcompat.run.runner import run_cases
 
@@ -83,15 +84,19 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
         return Observed(error=message, status=got.status, cause=cause)
     done, built = got
     workdir = StateDir(state_dir).run(f"{cell.id}-user")
-    run = run_cases(built.python, target.root, list(nodeids or target.only), backend=done.backend, imports=[],
+    asked = [n.replace(PROJECT, str(target.root)) for n in nodeids] if nodeids else list(target.only)
+    run = run_cases(built.python, target.root, asked, backend=done.backend, imports=[],
                     timeout_s=target.timeout_s or matrix.settings.case_timeout_s, workdir=workdir,
                     project=True, max_restarts=MAX_RESTARTS, extra_env=dict(target.env), label=cell.id)
     # the tests' own messages and tracebacks name the environment, the project and the home folder:
     # scrubbed here, before anything is clipped, judged or written (report.scrub)
-    scrub = Scrubber({str(target.root) + "/": "", str(target.root): "<project>",
+    scrub = Scrubber({str(target.root) + "/": "", str(target.root): PROJECT,
                       str(matrix.root.resolve()) + "/": "<root>/", str(Path.home()): "~"},
                      envs_dir=StateDir(state_dir).envs)
-    out = Observed(results={r.case: scrub.raw(r) for r in run.results},
+    # a test's id names a path where it is parametrized over files: the project as <project> (given back
+    # to pytest on a re-run, above), on both sides alike before they are compared
+    ids = Scrubber({str(target.root): PROJECT, str(Path.home()): "~"}, envs_dir=StateDir(state_dir).envs)
+    out = Observed(results={ids(r.case): scrub.raw(replace(r, case=ids(r.case))) for r in run.results},
                    versions={k.lower(): v for k, v in run.versions.items()},
                    warning_filter=warning_filter(target.root), locked=lock_versions(built.lock))
     # pytest's whole output, not only its tail: a deep import chain can push the conftest's name out of it
@@ -152,7 +157,8 @@ def side_key(cell: Cell, target: Target, matrix: Matrix, state_dir: Path) -> str
                                 plugin=resultcache.plugin_digest(),
                                 kind=target.project, only=list(target.only), env=list(target.env),
                                 inherited=resultcache.inherited(dict(os.environ)), restarts=MAX_RESTARTS,
-                                timeout_s=target.timeout_s or matrix.settings.case_timeout_s)
+                                timeout_s=target.timeout_s or matrix.settings.case_timeout_s,
+                                ids=PROJECT)  # the tests' ids as observe names them (no side kept with paths)
 
 
 def runner_digest() -> str:
