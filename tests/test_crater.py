@@ -563,6 +563,28 @@ def test_a_merge_of_every_planned_result_is_safe_and_without_a_plan_is_not(tmp_p
     assert code == 2 and "no shard stored its plan" in said.out
 
 
+def test_a_merge_takes_no_shard_of_an_earlier_run_of_the_same_plan(tmp_path, capsys):
+    """Regression (red team 6, F4: night 1's shards 1/2 and 2/2 stored in one reports folder, night 2
+    only shard 1/2 ran: the merge took night 1's shard-2 result as tonight's, "breaks none", exit 0)."""
+    out = tmp_path / "reports" / "crater"
+    deps = [Dependent(n, DependentSource(version="1.0")) for n in ("alpha", "beta")]
+    for night, shards in (("day 2026-11-26", ("1/2", "2/2")), ("day 2026-11-27", ("1/2",))):
+        plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",), run=night)  # the same key every night
+        for s in shards:
+            crater.store_plan(out, plan, deps, s)
+            name = "alpha" if s == "1/2" else "beta"
+            res = DependentResult(name, DependentVerdict.SAFE, version="1.0", plan=plan.key, run_id=plan.run_id,
+                                  ran={"candidate": 2, "baseline": 2})
+            (out / crater.RESULTS / f"{name}.json").write_text(json.dumps(res.to_dict()))
+    (tmp_path / "dependents.toml").write_text("".join(f'[[dependent]]\nname = "{d.name}"\nversion = "latest"\n'
+                                                      for d in deps))
+    code, said = _merge(tmp_path, capsys)
+    assert code == 2 and "breaks none" not in said.out, said.out
+    assert "no stored result" in said.out and "beta" in said.out and "shard-2-of-2.json" in said.out
+    data = json.loads((out / "crater.json").read_text())
+    assert {d["name"]: d["verdict"] for d in data["dependents"]} == {"alpha": "safe", "beta": "not-run"}
+
+
 # -------------------------------------------------------------------- causes that are not caps
 
 

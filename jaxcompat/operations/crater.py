@@ -26,8 +26,10 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from pathlib import Path
 
+from jaxcompat._util import runenv
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.redact import env_secrets, redact_env, redact_text, url_secrets
 from jaxcompat._util.statedir import StateDir
@@ -71,6 +73,8 @@ class Plan:
     # this invocation (one shard) of the run: written with its stored plan and into each result it
     # writes, so a merge takes no result an earlier run of the same key left under the same name
     run_id: str = field(default_factory=lambda: secrets.token_hex(8), compare=False)
+    # the run its shards share (``run_of``): a merge takes no shard of another (an earlier night's)
+    run: str = field(default_factory=lambda: run_of(os.environ), compare=False)
 
     @property
     def key(self) -> str:
@@ -85,6 +89,13 @@ class Plan:
         said = json.loads(key)
         return cls(tuple(said[0]), tuple(said[1]), as_of=said[2] or None, python=said[3] if len(said) > 3 else AUTO,
                    index=IndexOptions.from_dict(said[4] if len(said) > 4 else {}))
+
+
+def run_of(environ: dict[str, str]) -> str:
+    """The run one shard belongs to, the same in every shard of it: the CI run that started them
+    (``GITHUB_RUN_ID``: a re-run of a failed shard keeps it), else the day (UTC) it started on."""
+    ci = environ.get("GITHUB_RUN_ID", "")
+    return f"ci-run {ci}" if ci else "day " + time.strftime("%Y-%m-%d", time.gmtime())
 
 
 # ---------------------------------------------------------------- choosing
@@ -427,7 +438,9 @@ def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "",
     of both sides an exact release, no other index, the dependent resolved to ``version``: a
     release, or a git source's commit); the key holds the plan, the Python asked for, the
     dependent's record and what it resolved to, the matrix file and the rules as loaded (every
-    ``--rules`` file merged, less each ``--without-rule``: they explain the failures)."""
+    ``--rules`` file merged, less each ``--without-rule``: they explain the failures), the full
+    version of each interpreter it may run on, and the environment variables that configure a test
+    run (_util/runenv: the caller's, which every test run inherits)."""
     import hashlib
 
     from jaxcompat.env.candidate import CandidateError, parse_requirement
@@ -444,7 +457,23 @@ def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "",
     rules = matrix.path.read_bytes() if matrix.path.is_file() else b""
     known = _confirm(dep, plan, Path(state_dir)).known if state_dir is not None else ()
     said = f"{plan.key}|{plan.python}|{dep!r}|{version}|{plan.reruns}|{known!r}|held|{_rules_digest(matrix)}"
+    said += "|" + json.dumps([_interpreters(plan.python), runenv.configuring(dict(os.environ))])
     return hashlib.sha256(said.encode() + rules).hexdigest()[:20]
+
+
+def _interpreters(python: str) -> dict[str, str]:
+    """Every interpreter ``python`` may stand for on this machine (``auto``: each supported minor),
+    by its full ``sys.version``: a patch upgrade in place is another key."""
+    from jaxcompat.env import pythons
+    from jaxcompat.env.resolution import PYTHONS
+
+    out = {}
+    for version in PYTHONS if python == AUTO else (python,):
+        try:
+            out[version] = pythons.full_version(pythons.find_python(version))
+        except pythons.PythonMissing:
+            out[version] = ""
+    return out
 
 
 def _rules_digest(matrix: Matrix) -> str:
@@ -616,27 +645,40 @@ def store_plan(out_dir: Path, plan: Plan, chosen: list[Dependent], shard: str | 
     a merge knows what is missing."""
     name = f"shard-{shard.replace('/', '-of-')}" if shard else "all"
     write_text(out_dir / RESULTS / PLANS / f"{name}.json",
-               json.dumps({"plan": plan.key, "dependents": sorted(d.unit for d in chosen), "run": plan.run_id},
+               json.dumps({"plan": plan.key, "dependents": sorted(d.unit for d in chosen), "run": plan.run_id,
+                           "of": plan.run, "written": datetime.now(timezone.utc).isoformat()},
                           indent=1) + "\n")
 
 
-def planned(out_dir: Path, runs: set[str] | None = None) -> tuple[dict[str, set[str]], list[str]]:
-    """({run key: the dependents planned}, unreadable plan files) as the shards stored them; into
-    ``runs``, each stored plan's ``run_id`` (the shard that wrote it)."""
-    plans: dict[str, set[str]] = {}
+def planned(out_dir: Path, runs: set[str] | None = None,
+            stale: list[str] | None = None) -> tuple[dict[str, set[str]], list[str]]:
+    """({run key: the dependents planned}, unreadable plan files) as the shards of the run being
+    merged stored them (the run, ``run_of``, of the plan written last); into ``runs``, each such
+    plan's ``run_id`` (the shard that wrote it); into ``stale``, the plan files of another run (an
+    earlier night's shard: its results are not this run's)."""
+    read: list[tuple[str, dict]] = []
     unreadable = []
     for path in sorted((out_dir / RESULTS / PLANS).glob("*.json")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             names = data["dependents"]
             if not isinstance(data["plan"], str) or not isinstance(names, list) or not all(
-                    isinstance(n, str) for n in names) or not isinstance(data.get("run", ""), str):
+                    isinstance(n, str) for n in names) or not all(
+                    isinstance(data.get(k, ""), str) for k in ("run", "of", "written")):
                 raise ValueError("another schema")
-            plans.setdefault(data["plan"], set()).update(names)
-            if runs is not None:
-                runs.add(data.get("run", ""))
+            read.append((path.name, data))
         except (OSError, ValueError, KeyError, TypeError):
             unreadable.append(f"{PLANS}/{path.name}")
+    this = max(read, key=lambda nd: nd[1].get("written", ""))[1].get("of", "") if read else ""
+    plans: dict[str, set[str]] = {}
+    for name, data in read:
+        if data.get("of", "") != this:
+            if stale is not None:
+                stale.append(f"{PLANS}/{name} (of another run: {data.get('of') or 'unknown'}, not {this})")
+            continue
+        plans.setdefault(data["plan"], set()).update(data["dependents"])
+        if runs is not None:
+            runs.add(data.get("run", ""))
     return plans, unreadable
 
 
