@@ -295,6 +295,8 @@ def _report_only(out_dir: Path, dependents, failures=(), formats=None) -> int:
     a stored result no stored plan names (left from another or an earlier run) is named and left out."""
     from jaxcompat.operations import crater, craterparts
 
+    with run_lock(out_dir):
+        _withdraw(out_dir)  # a merge that fails leaves no earlier merge's report looking current
     stored, unreadable = crater.read_stored(out_dir)
     runs: set[str] = set()
     stale: list[str] = []  # an earlier run's shard plans: their results are not this run's
@@ -329,6 +331,15 @@ def _report_only(out_dir: Path, dependents, failures=(), formats=None) -> int:
         print(f"✗ left out, a shard of another run: {plan_file}")
     print("\n" + options.files_line(files))
     return code
+
+
+def _withdraw(out_dir: Path) -> None:
+    """The crater reports an earlier run wrote under ``out_dir``, removed (every format's file)."""
+    from jaxcompat.report.emit import formats_of
+    from jaxcompat.report.formats import FORMATS
+
+    for name in formats_of([CraterReport]):
+        (out_dir / CraterReport("crater").filename(name, FORMATS[name].suffix)).unlink(missing_ok=True)
 
 
 def _gaps(unreadable: list[str], had_plan: bool) -> tuple[str, ...]:

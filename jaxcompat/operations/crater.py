@@ -616,10 +616,62 @@ def read_stored(out_dir: Path) -> tuple[list[DependentResult], list[str]]:
             data = json.loads(path.read_text(encoding="utf-8"))
             if not _well_formed(data, path.stem):
                 raise ValueError("another schema")
-            found.append(DependentResult.from_dict(data))
+            bad = _mistyped(data)
+            if bad:
+                unreadable.append(f"{path.name} (unreadable part: its key {bad!r} holds another type)")
+                continue
+            found.append(_as_its_tests_say(DependentResult.from_dict(data)))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             unreadable.append(path.name)
     return found, unreadable
+
+
+def _strs(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _table(value: object, member) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and member(v) for k, v in value.items())
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# what each key of a stored result holds, where a report reads into it (a wrong type: an unreadable part)
+_SHAPES = {
+    "versions": lambda v: _table(v, lambda x: _table(x, lambda y: isinstance(y, str))),
+    "classes": lambda v: _table(v, _count), "ran": lambda v: _table(v, _count),
+    **{k: lambda v: _table(v, lambda x: isinstance(x, str)) for k in ("cells", "env", "learned")},
+    "past_day": lambda v: _table(v, _strs),
+    "sides": lambda v: isinstance(v, dict), "health": lambda v: v is None or isinstance(v, dict),
+    "caps": _strs, "absent": _strs, "only": _strs, "split_files": _strs,
+    "part": lambda v: isinstance(v, list) and all(_count(x) for x in v) and len(v) in (0, 2),
+    "part_seconds": lambda v: isinstance(v, list) and all(_number(x) for x in v),
+    "scan": lambda v: isinstance(v, list) and all(isinstance(f, dict) and all(k in f for k in ("path", "line", "code"))
+                                                  for f in v),
+    "seconds": _number, "timeout_s": _number, "environments": lambda v: _count(v),
+    "cached": lambda v: isinstance(v, bool), "compared": lambda v: isinstance(v, bool),
+    **{k: lambda v: isinstance(v, str) for k in ("version", "commit", "source", "cause", "test_deps", "python",
+                                                 "plan", "run_id", "verdict")},
+}
+
+
+def _mistyped(data: dict) -> str:
+    """The first key of a stored result whose value is not of the type its record holds ("" when none)."""
+    return next((k for k, ok in _SHAPES.items() if k in data and data[k] is not None and not ok(data[k])), "")
+
+
+def _as_its_tests_say(r: DependentResult) -> DependentResult:
+    """A stored result whose verdict says safe while its tests say otherwise (a broken one among them):
+    the tests are the truth, its verdict is recomputed from them."""
+    if r.verdict != DependentVerdict.SAFE or not r.tests:
+        return r
+    verdict, cause = verdict_of(Comparison(r.tests, with_baseline=True, ran=r.ran, timeout_s=r.timeout_s))
+    if verdict == DependentVerdict.SAFE:
+        return r
+    return replace(r, verdict=verdict, cause=cause or "its stored verdict (safe) contradicted its tests: "
+                   "recomputed from them")
 
 
 def _count(value: object) -> bool:
