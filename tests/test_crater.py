@@ -564,6 +564,69 @@ def test_a_merge_of_every_planned_result_is_safe_and_without_a_plan_is_not(tmp_p
     assert code == 2 and "no shard stored its plan" in said.out
 
 
+def test_a_merge_takes_no_shard_of_an_earlier_run_of_the_same_plan(tmp_path, capsys):
+    """Regression (red team 6, F4: night 1's shards 1/2 and 2/2 stored in one reports folder, night 2
+    only shard 1/2 ran: the merge took night 1's shard-2 result as tonight's, "breaks none", exit 0)."""
+    out = tmp_path / "reports" / "crater"
+    deps = [Dependent(n, DependentSource(version="1.0")) for n in ("alpha", "beta")]
+    for night, shards in (("day 2026-11-26", ("1/2", "2/2")), ("day 2026-11-27", ("1/2",))):
+        plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",), run=night)  # the same key every night
+        for s in shards:
+            crater.store_plan(out, plan, deps, s)
+            name = "alpha" if s == "1/2" else "beta"
+            res = DependentResult(name, DependentVerdict.SAFE, version="1.0", plan=plan.key, run_id=plan.run_id,
+                                  ran={"candidate": 2, "baseline": 2})
+            (out / crater.RESULTS / f"{name}.json").write_text(json.dumps(res.to_dict()))
+    (tmp_path / "dependents.toml").write_text("".join(f'[[dependent]]\nname = "{d.name}"\nversion = "latest"\n'
+                                                      for d in deps))
+    code, said = _merge(tmp_path, capsys)
+    assert code == 2 and "breaks none" not in said.out, said.out
+    assert "no stored result" in said.out and "beta" in said.out and "shard-2-of-2.json" in said.out
+    data = json.loads((out / "crater.json").read_text())
+    assert {d["name"]: d["verdict"] for d in data["dependents"]} == {"alpha": "safe", "beta": "not-run"}
+
+
+@pytest.mark.parametrize("key, value", [("versions", []), ("sides", "x"), ("classes", {"broken": "one"}),
+                                        ("scan", [{"x": 1}]), ("past_day", ["x"]), ("caps", "x")])
+def test_a_merge_names_a_stored_part_of_a_wrong_type_and_never_crashes(tmp_path, capsys, key, value):
+    """Regression (red team 6, F15: such a stored result crashed --report-only, "a bug of jax-compat",
+    and the previous merge's crater.json/md/html stayed as if current)."""
+    out = _stored_run(tmp_path, ["alpha", "beta"], ["alpha", "beta"])
+    code, said = _merge(tmp_path, capsys)
+    assert code == 0 and (out / "crater.json").is_file()
+    data = json.loads((out / crater.RESULTS / "beta.json").read_text())
+    (out / crater.RESULTS / "beta.json").write_text(json.dumps({**data, key: value}))
+    code, said = _merge(tmp_path, capsys)
+    assert code == 2 and "a bug of jax-compat" not in said.err, said
+    assert f"beta.json (unreadable part: its key '{key}' holds another type)" in said.out
+    assert json.loads((out / "crater.json").read_text())["exit"] == 2  # the report written is this merge's
+
+
+def test_a_failed_merge_leaves_no_earlier_merge_s_report_looking_current(tmp_path, capsys):
+    out = _stored_run(tmp_path, ["alpha"], ["alpha"])
+    assert _merge(tmp_path, capsys)[0] == 0 and {p.name for p in out.glob("crater.*")} >= {"crater.json", "crater.md"}
+    other = crater.Plan(("jax==0.4.34",), ("jax==0.4.31",))  # a plan of another run beside it: refused, exit 2
+    crater.store_plan(out, other, [Dependent("alpha", DependentSource(version="1.0"))], "2/2")
+    code, said = _merge(tmp_path, capsys)
+    assert code == 2 and "different crater runs" in said.err
+    assert not list(out.glob("crater.*"))
+
+
+def test_a_stored_safe_verdict_beside_a_broken_test_is_judged_from_its_tests(tmp_path, capsys):
+    """Regression (red team 6, F15: merged as safe, exit 0)."""
+    from jaxcompat.model.usertests import UserTest
+    from jaxcompat.model.vocab import UserTestSide, UserTestStatus
+
+    out = _stored_run(tmp_path, ["alpha"], ["alpha"])
+    res = DependentResult.from_dict(json.loads((out / crater.RESULTS / "alpha.json").read_text()))
+    res.tests = [UserTest("t.py::a", candidate=UserTestSide.FAILED, baseline=UserTestSide.PASSED,
+                          cls=UserTestStatus.BROKEN)]
+    (out / crater.RESULTS / "alpha.json").write_text(json.dumps(res.to_dict()))
+    code, said = _merge(tmp_path, capsys)
+    assert code == 1 and "breaks none" not in said.out
+    assert [d["verdict"] for d in json.loads((out / "crater.json").read_text())["dependents"]] == ["broken"]
+
+
 # -------------------------------------------------------------------- causes that are not caps
 
 

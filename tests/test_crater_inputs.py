@@ -121,6 +121,43 @@ def test_the_result_cache_key_holds_the_rules_as_loaded(tmp_path):
     assert key([extra]) not in keys  # the rules file edited
 
 
+def test_the_result_cache_key_holds_the_environment_that_configures_a_run_and_the_full_python(
+        tmp_path, monkeypatch):
+    """Regression (red team 6, F5: a run with JAX_ENABLE_X64=1 re-used the judged result of a run
+    without it, "safe" where its tests break; F2: the baseline side's key ignored EQX_ON_ERROR and
+    the index variables, and keyed the Python by its minor only). One list (_util/runenv) in both keys."""
+    from jaxcompat.env import pythons
+    from jaxcompat.run import resultcache
+
+    path = make_tree(tmp_path, RULE)
+    dep, plan = _dep(tmp_path), crater.Plan(("jax==0.4.33",), ("jax==0.4.31",), python="3.11")
+    matrix = options.load_matrix(argparse.Namespace(matrix=str(path), rules=[], without_rule=[]))
+    for name in [k for k in os.environ if resultcache.inherited({k: "x"})]:
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(pythons, "full_version", lambda exe: "3.11.9 (main)")
+    monkeypatch.setattr(pythons, "find_python", lambda version: "/py")
+    base = crater.cache_key(dep, plan, matrix, "1.0", tmp_path)
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "t.py::x (call)")  # never passed on to a run
+    monkeypatch.setenv("HOME", "/elsewhere")
+    assert base and crater.cache_key(dep, plan, matrix, "1.0", tmp_path) == base
+    seen = {base}
+    for name, value in [("JAX_ENABLE_X64", "1"), ("EQX_ON_ERROR", "breakpoint"), ("XLA_FLAGS", "--x"),
+                        ("HYPOTHESIS_PROFILE", "ci"), ("OMP_NUM_THREADS", "1"), ("PYTHONHASHSEED", "0"),
+                        ("UV_INDEX_URL", "https://u:tok123456@idx/simple"), ("PIP_EXTRA_INDEX_URL", "https://x")]:
+        monkeypatch.setenv(name, value)
+        key = crater.cache_key(dep, plan, matrix, "1.0", tmp_path)
+        assert key not in seen, name
+        seen.add(key)
+    side = resultcache.inherited(dict(os.environ))
+    assert side["EQX_ON_ERROR"] == "breakpoint" and "PYTEST_CURRENT_TEST" not in side and "HOME" not in side
+    assert side["UV_INDEX_URL"].startswith("sha256:") and "tok123456" not in json.dumps(side)  # hashed, never in clear
+    monkeypatch.setattr(pythons, "full_version", lambda exe: "3.11.10 (main)")  # a patch upgrade in place
+    assert crater.cache_key(dep, plan, matrix, "1.0", tmp_path) not in seen
+    cell = resultcache.env_key("a==1\n", "/py", "cpu", None, "h")  # a matrix cell's cases, keyed alike
+    monkeypatch.setenv("EQX_ON_ERROR", "nan")
+    assert resultcache.env_key("a==1\n", "/py", "cpu", None, "h") != cell
+
+
 # -------------------------------------------------------------------- 9: the flaky file
 
 

@@ -116,7 +116,7 @@ def test_a_second_night_with_a_new_candidate_reuses_the_baseline_side_and_judges
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("change", ["lock", "project", "timeout", "aa", "plugin"])
+@pytest.mark.parametrize("change", ["lock", "project", "timeout", "aa", "plugin", "env"])
 def test_a_baseline_whose_inputs_moved_is_run_again(tmp_path, change, monkeypatch):
     tmp = tree(tmp_path)
     night(tmp, "jax==0.4.33")
@@ -132,6 +132,8 @@ def test_a_baseline_whose_inputs_moved_is_run_again(tmp_path, change, monkeypatc
         (tmp / "dependents.toml").write_text(text)
     elif change == "aa":
         args = ["--aa"]
+    elif change == "env":  # a variable the tests inherit and read (red team 6, F2: re-used, "safe")
+        env["EQX_ON_ERROR"] = "breakpoint"
     else:  # the plugin is keyed by its files' digest
         real = resultcache.plugin_digest()
         assert resultcache.plugin_digest(REPO / "jaxcompat" / "plugin") == real

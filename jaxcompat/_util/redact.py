@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit, urlunsplit
 
+from jaxcompat._util.runenv import CONFIGURES
+
 REDACTED = "****"
 _NO_SECRET = {"git"}  # git+ssh://git@github.com/…: a fixed user name, not a credential
 
@@ -107,8 +109,7 @@ def redact_text(text: str) -> str:
 # Environment variables a dependents file may set whose values are shown as they are; any other
 # value is taken for a credential: "****" where the environment is shown, and (when it is long
 # enough not to be an ordinary word) replaced wherever it appears in a text.
-SHOWN_ENV = re.compile(r"^(JAX|XLA|TF|TPU|CUDA|NVIDIA|ROCM|HIP|OMP|MKL|OPENBLAS|EQX|EQUINOX|JAXTYPING|DIFFRAX|"
-                       r"PYTHON|PYTEST|HYPOTHESIS|NUMPY|NPY|LC|LANG|TZ|MPLBACKEND|KERAS)(_|$)")
+SHOWN_ENV = CONFIGURES  # what configures a test run (_util/runenv): one list
 MIN_SECRET = 6  # a shorter value ("1", "true") is redacted where the environment is shown, not in every text
 
 

@@ -281,9 +281,12 @@ def _report_only(out_dir: Path, dependents, failures=(), formats=None) -> int:
     a stored result no stored plan names (left from another or an earlier run) is named and left out."""
     from jaxcompat.operations import crater, craterparts
 
+    with run_lock(out_dir):
+        _withdraw(out_dir)  # a merge that fails leaves no earlier merge's report looking current
     stored, unreadable = crater.read_stored(out_dir)
     runs: set[str] = set()
-    plans, bad_plans = crater.planned(out_dir, runs)
+    stale: list[str] = []  # an earlier run's shard plans: their results are not this run's
+    plans, bad_plans = crater.planned(out_dir, runs, stale)
     unreadable += bad_plans
     if not stored and not plans:
         print(f"error: no dependent's result and no plan under {out_dir / crater.RESULTS}: run the shards first "
@@ -296,6 +299,7 @@ def _report_only(out_dir: Path, dependents, failures=(), formats=None) -> int:
         return EXIT_CONFIG
     key = next(iter(plans)) if plans else min(r.plan for r in stored)  # without a plan, only its words are shown
     results, ignored = crater.named_by(stored, plans, runs)
+    ignored = stale + ignored
     missing = sorted(plans.get(key, set()) - {r.name for r in results})
     results = craterparts.merge(results + [crater.missing_result(n, key) for n in missing])
     craterparts.store_weights(out_dir, results)  # the parts' tests: what the next run deals them by
@@ -309,8 +313,19 @@ def _report_only(out_dir: Path, dependents, failures=(), formats=None) -> int:
     if missing:
         print(f"✗ {len(missing)} planned dependent(s) have no stored result (a shard did not finish or its "
               f"artifact is missing): {', '.join(missing)}")
+    for plan_file in stale:
+        print(f"✗ left out, a shard of another run: {plan_file}")
     print("\n" + options.files_line(files))
     return code
+
+
+def _withdraw(out_dir: Path) -> None:
+    """The crater reports an earlier run wrote under ``out_dir``, removed (every format's file)."""
+    from jaxcompat.report.emit import formats_of
+    from jaxcompat.report.formats import FORMATS
+
+    for name in formats_of([CraterReport]):
+        (out_dir / CraterReport("crater").filename(name, FORMATS[name].suffix)).unlink(missing_ok=True)
 
 
 def _gaps(unreadable: list[str], had_plan: bool) -> tuple[str, ...]:

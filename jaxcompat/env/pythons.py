@@ -29,6 +29,18 @@ def _version_of(exe: str) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
+@functools.lru_cache(maxsize=None)
+def full_version(exe: str) -> str:
+    """``sys.version`` of the interpreter ``exe`` (a patch upgrade in place changes it), or "" when
+    it does not run."""
+    try:
+        out = subprocess.run([exe, "-c", "import sys; print(sys.version)"], capture_output=True, text=True,
+                             timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
 def _pyenv_candidates(version: str) -> list[str]:
     roots = [os.environ.get("PYENV_ROOT"), str(Path.home() / ".pyenv")]
     found = []

@@ -45,6 +45,11 @@ class Group:
     draft: str = ""  # the rule drafted for it (no rule explains it)
     fix: str = ""
     commit: Commit | None = None
+    tests: tuple[tuple[str, tuple[str, ...]], ...] = ()  # per dependent, its tests the group holds
+
+    def of(self, dependent: str) -> tuple[str, ...]:
+        """The tests of ``dependent`` in the group, by name."""
+        return tuple(sorted(next((t for d, t in self.tests if d == dependent), ())))
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class Outcome:
     ran: tuple[int, int] = (0, 0)  # tests run (baseline, candidate)
     broken: int = 0
     cause: str = ""  # why it was not judged, when it was not
+    passed: frozenset[str] = frozenset()  # its tests that ran and passed in the candidate
 
     @property
     def compared(self) -> bool:
@@ -93,6 +99,9 @@ class Break:
     commit: Commit | None = None
     bisected_on: str = ""  # the night whose bisection named the commit
     nights: list[str] = field(default_factory=list)  # the nights it showed
+    key: str = ""  # what it is known by from night to night (``_key``)
+    tests: tuple[str, ...] = ()  # its broken tests, as the last night it showed named them
+    not_rerun: str = ""  # the last night the dependent ran clear of it without its tests passing
 
 
 @dataclass(frozen=True)
@@ -135,7 +144,9 @@ def fold(nights: list[Night]) -> History:
     operations/site.py checks, so the text's order is the days'). A break stays open through a night
     the dependent was absent or not judged (its mark ``NOT_JUDGED`` where the night's run exited 2 or
     its tests ran 0 on a side); it is fixed on the first night the dependent's tests ran on both
-    sides without it, in a run that judged. A commit found on any night of a break is the break's."""
+    sides without it, in a run that judged, and its broken tests ran and passed in the candidate (a
+    night that did not re-run them, or where one still fails, leaves it open: ``Break.not_rerun``).
+    A commit found on any night of a break is the break's."""
     nights = sorted(nights, key=lambda n: n.name)
     names = sorted({o.name for n in nights for o in n.outcomes})
     open_: dict[tuple[str, str], Break] = {}
@@ -167,24 +178,44 @@ def _step(night: Night, o: Outcome, open_: dict, breaks: list[Break]) -> tuple[t
     """One dependent's night: the breaks it opens, carries and closes."""
     if not o.compared:  # not run, capped, over budget, none ran...: says nothing of its breaks
         return (), ()
-    now = _signatures(night, o)
+    now = _keyed(o.name, _signatures(night, o))
     appeared = []
-    for sig, g in now.items():
-        b = open_.get((o.name, sig))
+    for key, (sig, g, tests) in now.items():
+        b = open_.get((o.name, key))
         if b is None:
             b = Break(o.name, sig, night.name, explained_by=(g.explained_by if g else "") or "",
-                      draft=(g.draft if g else "") or "", fix=(g.fix if g else "") or "")
-            open_[(o.name, sig)] = b
+                      draft=(g.draft if g else "") or "", fix=(g.fix if g else "") or "", key=key)
+            open_[(o.name, key)] = b
             breaks.append(b)
             appeared.append(sig)
         b.nights.append(night.name)
-        b.last_seen = night.name
+        b.last_seen, b.tests = night.name, tests
         if b.commit is None and g is not None and g.commit is not None:
             b.commit, b.bisected_on = g.commit, night.name
     fixed = []
-    for (dep, sig), b in list(open_.items()):
-        if dep == o.name and sig not in now:
-            b.fixed = night.name
-            fixed.append(sig)
-            del open_[(dep, sig)]
+    for (dep, key), b in list(open_.items()):
+        if dep != o.name or key in now:
+            continue
+        if b.tests and not set(b.tests) <= o.passed:  # not re-run that night, or still failing: open
+            b.not_rerun = night.name
+            continue
+        b.fixed = night.name
+        fixed.append(b.signature)
+        del open_[(dep, key)]
     return tuple(appeared), tuple(fixed)
+
+
+def _keyed(dependent: str, now: dict[str, Group | None]) -> dict[str, tuple[str, Group | None, tuple[str, ...]]]:
+    """The night's breaks of ``dependent`` by what they are known by from night to night: the rule that
+    explains the group, else its first test by name (a group's signature text is its first test's
+    message and frame: it moves when another test or dependent joins), else the signature; each with
+    its signature, group and tests (groups of one key: their tests together)."""
+    out: dict[str, tuple[str, Group | None, tuple[str, ...]]] = {}
+    for sig, g in now.items():
+        tests = g.of(dependent) if g else ()
+        key = (f"rule {g.explained_by}" if g and g.explained_by else f"test {tests[0]}" if tests else f"sig {sig}")
+        if key in out:
+            tests = tuple(sorted({*out[key][2], *tests}))
+            sig, g = out[key][0], out[key][1]
+        out[key] = (sig, g, tests)
+    return out

@@ -25,8 +25,10 @@ import threading
 import time
 import traceback
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 
+from jaxcompat._util import runenv
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.redact import env_secrets, redact_env, url_secrets
 from jaxcompat._util.statedir import StateDir
@@ -39,7 +41,7 @@ from jaxcompat.knowledge.dependentsources import describe as source_name
 from jaxcompat.knowledge.signature import Signature, frame, normalise
 from jaxcompat.model.crater import DependentResult, Plan, exit_status, verdict_of
 from jaxcompat.model.dependents import Dependent, Dependents
-from jaxcompat.model.matrix import Matrix
+from jaxcompat.model.matrix import AUTO, Matrix
 from jaxcompat.model.roots import Attribution, RootCause
 from jaxcompat.model.usertests import Comparison, Confirm, UserTest, counts
 from jaxcompat.model.vocab import CellStatus, DependentVerdict, UserTestSide
@@ -48,6 +50,13 @@ from jaxcompat.report.crater import summary, verdict_text
 from jaxcompat.report.outputs import CraterReport
 
 RESULTS = "dependents"  # the folder (under the crater's reports) of one JSON per dependent
+
+
+def run_of(environ: dict[str, str]) -> str:
+    """The run one shard belongs to, the same in every shard of it: the CI run that started them
+    (``GITHUB_RUN_ID``: a re-run of a failed shard keeps it), else the day (UTC) it started on."""
+    ci = environ.get("GITHUB_RUN_ID", "")
+    return f"ci-run {ci}" if ci else "day " + time.strftime("%Y-%m-%d", time.gmtime())
 
 
 # ---------------------------------------------------------------- choosing
@@ -390,7 +399,9 @@ def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "",
     of both sides an exact release, no other index, the dependent resolved to ``version``: a
     release, or a git source's commit); the key holds the plan, the Python asked for, the
     dependent's record and what it resolved to, the matrix file and the rules as loaded (every
-    ``--rules`` file merged, less each ``--without-rule``: they explain the failures)."""
+    ``--rules`` file merged, less each ``--without-rule``: they explain the failures), the full
+    version of each interpreter it may run on, and the environment variables that configure a test
+    run (_util/runenv: the caller's, which every test run inherits)."""
     import hashlib
 
     from jaxcompat.env.candidate import CandidateError, parse_requirement
@@ -407,7 +418,23 @@ def cache_key(dep: Dependent, plan: Plan, matrix: Matrix, version: str = "",
     rules = matrix.path.read_bytes() if matrix.path.is_file() else b""
     known = _confirm(dep, plan, Path(state_dir)).known if state_dir is not None else ()
     said = f"{plan.key}|{plan.python}|{dep!r}|{version}|{plan.reruns}|{known!r}|held|{_rules_digest(matrix)}"
+    said += "|" + json.dumps([_interpreters(plan.python), runenv.configuring(dict(os.environ))])
     return hashlib.sha256(said.encode() + rules).hexdigest()[:20]
+
+
+def _interpreters(python: str) -> dict[str, str]:
+    """Every interpreter ``python`` may stand for on this machine (``auto``: each supported minor),
+    by its full ``sys.version``: a patch upgrade in place is another key."""
+    from jaxcompat.env import pythons
+    from jaxcompat.env.resolution import PYTHONS
+
+    out = {}
+    for version in PYTHONS if python == AUTO else (python,):
+        try:
+            out[version] = pythons.full_version(pythons.find_python(version))
+        except pythons.PythonMissing:
+            out[version] = ""
+    return out
 
 
 def _rules_digest(matrix: Matrix) -> str:
@@ -550,10 +577,62 @@ def read_stored(out_dir: Path) -> tuple[list[DependentResult], list[str]]:
             data = json.loads(path.read_text(encoding="utf-8"))
             if not _well_formed(data, path.stem):
                 raise ValueError("another schema")
-            found.append(DependentResult.from_dict(data))
+            bad = _mistyped(data)
+            if bad:
+                unreadable.append(f"{path.name} (unreadable part: its key {bad!r} holds another type)")
+                continue
+            found.append(_as_its_tests_say(DependentResult.from_dict(data)))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             unreadable.append(path.name)
     return found, unreadable
+
+
+def _strs(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _table(value: object, member) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and member(v) for k, v in value.items())
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# what each key of a stored result holds, where a report reads into it (a wrong type: an unreadable part)
+_SHAPES = {
+    "versions": lambda v: _table(v, lambda x: _table(x, lambda y: isinstance(y, str))),
+    "classes": lambda v: _table(v, _count), "ran": lambda v: _table(v, _count),
+    **{k: lambda v: _table(v, lambda x: isinstance(x, str)) for k in ("cells", "env", "learned")},
+    "past_day": lambda v: _table(v, _strs),
+    "sides": lambda v: isinstance(v, dict), "health": lambda v: v is None or isinstance(v, dict),
+    "caps": _strs, "absent": _strs, "only": _strs, "split_files": _strs,
+    "part": lambda v: isinstance(v, list) and all(_count(x) for x in v) and len(v) in (0, 2),
+    "part_seconds": lambda v: isinstance(v, list) and all(_number(x) for x in v),
+    "scan": lambda v: isinstance(v, list) and all(isinstance(f, dict) and all(k in f for k in ("path", "line", "code"))
+                                                  for f in v),
+    "seconds": _number, "timeout_s": _number, "environments": lambda v: _count(v),
+    "cached": lambda v: isinstance(v, bool), "compared": lambda v: isinstance(v, bool),
+    **{k: lambda v: isinstance(v, str) for k in ("version", "commit", "source", "cause", "test_deps", "python",
+                                                 "plan", "run_id", "verdict")},
+}
+
+
+def _mistyped(data: dict) -> str:
+    """The first key of a stored result whose value is not of the type its record holds ("" when none)."""
+    return next((k for k, ok in _SHAPES.items() if k in data and data[k] is not None and not ok(data[k])), "")
+
+
+def _as_its_tests_say(r: DependentResult) -> DependentResult:
+    """A stored result whose verdict says safe while its tests say otherwise (a broken one among them):
+    the tests are the truth, its verdict is recomputed from them."""
+    if r.verdict != DependentVerdict.SAFE or not r.tests:
+        return r
+    verdict, cause = verdict_of(Comparison(r.tests, with_baseline=True, ran=r.ran, timeout_s=r.timeout_s))
+    if verdict == DependentVerdict.SAFE:
+        return r
+    return replace(r, verdict=verdict, cause=cause or "its stored verdict (safe) contradicted its tests: "
+                   "recomputed from them")
 
 
 def _count(value: object) -> bool:
@@ -579,27 +658,41 @@ def store_plan(out_dir: Path, plan: Plan, chosen: list[Dependent], shard: str | 
     a merge knows what is missing."""
     name = f"shard-{shard.replace('/', '-of-')}" if shard else "all"
     write_text(out_dir / RESULTS / PLANS / f"{name}.json",
-               json.dumps({"plan": plan.key, "dependents": sorted(d.unit for d in chosen), "run": plan.run_id},
+               json.dumps({"plan": plan.key, "dependents": sorted(d.unit for d in chosen), "run": plan.run_id,
+                           "of": plan.run or run_of(dict(os.environ)),
+                           "written": datetime.now(timezone.utc).isoformat()},
                           indent=1) + "\n")
 
 
-def planned(out_dir: Path, runs: set[str] | None = None) -> tuple[dict[str, set[str]], list[str]]:
-    """({run key: the dependents planned}, unreadable plan files) as the shards stored them; into
-    ``runs``, each stored plan's ``run_id`` (the shard that wrote it)."""
-    plans: dict[str, set[str]] = {}
+def planned(out_dir: Path, runs: set[str] | None = None,
+            stale: list[str] | None = None) -> tuple[dict[str, set[str]], list[str]]:
+    """({run key: the dependents planned}, unreadable plan files) as the shards of the run being
+    merged stored them (the run, ``run_of``, of the plan written last); into ``runs``, each such
+    plan's ``run_id`` (the shard that wrote it); into ``stale``, the plan files of another run (an
+    earlier night's shard: its results are not this run's)."""
+    read: list[tuple[str, dict]] = []
     unreadable = []
     for path in sorted((out_dir / RESULTS / PLANS).glob("*.json")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             names = data["dependents"]
             if not isinstance(data["plan"], str) or not isinstance(names, list) or not all(
-                    isinstance(n, str) for n in names) or not isinstance(data.get("run", ""), str):
+                    isinstance(n, str) for n in names) or not all(
+                    isinstance(data.get(k, ""), str) for k in ("run", "of", "written")):
                 raise ValueError("another schema")
-            plans.setdefault(data["plan"], set()).update(names)
-            if runs is not None:
-                runs.add(data.get("run", ""))
+            read.append((path.name, data))
         except (OSError, ValueError, KeyError, TypeError):
             unreadable.append(f"{PLANS}/{path.name}")
+    this = max(read, key=lambda nd: nd[1].get("written", ""))[1].get("of", "") if read else ""
+    plans: dict[str, set[str]] = {}
+    for name, data in read:
+        if data.get("of", "") != this:
+            if stale is not None:
+                stale.append(f"{PLANS}/{name} (of another run: {data.get('of') or 'unknown'}, not {this})")
+            continue
+        plans.setdefault(data["plan"], set()).update(data["dependents"])
+        if runs is not None:
+            runs.add(data.get("run", ""))
     return plans, unreadable
 
 

@@ -175,9 +175,11 @@ def read_night(folder: Path, scrub: Scrubber) -> Night:
 def _outcome(x: dict) -> Outcome:
     ran = x.get("ran") if isinstance(x.get("ran"), dict) else {}
     classes = x.get("classes") if isinstance(x.get("classes"), dict) else {}
+    tests = [t for t in x.get("tests") or [] if isinstance(t, dict) and isinstance(t.get("test"), str)]
     return Outcome(name=str(x["name"]), verdict=str(x.get("verdict", "")), version=str(x.get("version") or ""),
                    ran=(int(ran.get("baseline", 0) or 0), int(ran.get("candidate", 0) or 0)),
-                   broken=int(classes.get("broken", 0) or 0), cause=str(x.get("cause") or ""))
+                   broken=int(classes.get("broken", 0) or 0), cause=str(x.get("cause") or ""),
+                   passed=frozenset(t["test"] for t in tests if t.get("candidate") == "passed"))
 
 
 def _group(g: dict, bisected: dict) -> Group:
@@ -185,7 +187,9 @@ def _group(g: dict, bisected: dict) -> Group:
     answer = g.get("first_bad_commit") or bisected.get(sig) or {}
     deps = g.get("dependents") or sorted(g.get("tests") or {})
     return Group(signature=sig, dependents=tuple(map(str, deps)), explained_by=str(g.get("explained_by") or ""),
-                 draft=str(g.get("draft") or ""), fix=str(g.get("fix") or ""), commit=Commit.answer_of(answer))
+                 draft=str(g.get("draft") or ""), fix=str(g.get("fix") or ""), commit=Commit.answer_of(answer),
+                 tests=tuple((str(d), tuple(map(str, t))) for d, t in (g.get("tests") or {}).items()
+                             if isinstance(t, list)) if isinstance(g.get("tests"), dict) else ())
 
 
 _ROW = re.compile(r"^\| (?P<pkg>[^|]+?) \| `(?P<what>[^`]*)` \((?P<where>[^)]*)\) \| (?P<removal>[^|]+?) \| "

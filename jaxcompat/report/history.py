@@ -89,7 +89,9 @@ def breaks_table(h: History) -> str:
                                             if b.bisected_on != b.appeared else "")
                   if b.commit else "not bisected")
         fixed = (f"fixed on the night of <b>{esc(b.fixed)}</b>" if b.fixed
-                 else f"<b>still broken</b> (last seen {esc(b.last_seen)})")
+                 else f"<b>still broken</b> (last seen {esc(b.last_seen)}" + (
+                     f"; not re-run, or still failing, on the night of {esc(b.not_rerun)})" if b.not_rerun
+                     else ")"))
         rows.append(f'<tr class="{"fixed" if b.fixed else "open"}"><td><b>{esc(b.dependent)}</b></td>'
                     f"<td>{_what(b)}</td><td>appeared on the night of <b>{esc(b.appeared)}</b></td>"
                     f"<td>{commit}</td><td>{fixed}</td></tr>")

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jaxcompat._util import runenv
 from jaxcompat._util.atomic import write_text
 from jaxcompat._util.layout import PACKAGE
 from jaxcompat._util.statedir import StateDir
@@ -90,7 +91,14 @@ def harness_digest(root: Path, cases_dir: str, plugin: Path = PLUGIN) -> str:
 
 
 def env_key(lock: str, python: str, backend: str, extra_env: dict[str, str] | None, harness: str) -> str:
-    return _sha("env", lock, python, backend, json.dumps(extra_env or {}, sort_keys=True), harness)[:24]
+    """The key of a cell's environment: its lock, its interpreter (path and full version), backend,
+    the variables given and those inherited that configure a run (``inherited``), the harness."""
+    import os
+
+    from jaxcompat.env.pythons import full_version
+
+    return _sha("env", lock, python, full_version(python), backend, json.dumps(extra_env or {}, sort_keys=True),
+                json.dumps(inherited(dict(os.environ))), harness)[:24]
 
 
 def case_modules(root: Path, case_args: list[str]) -> tuple[list[str], list[str]]:
@@ -148,8 +156,6 @@ def plugin_digest(plugin: Path = PLUGIN) -> str:
 # URL, an option line) may move under the same text: a side locked so is never re-used.
 _RELEASE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?==[^\s;@]+(\s*;.*)?$")
 _FIXED_URL = re.compile(r"\s@\s\S+(#sha256=[0-9a-f]{64}\b|@[0-9a-f]{40}(#\S*)?$)")
-# the caller's environment variables a side's tests inherit (runner.pytest_env) that change what they do
-INHERITED = ("JAX", "XLA_", "CUDA_", "TF_", "NVIDIA_", "PYTHON")
 
 
 def fixed(lock: str, project: str = "") -> bool:
@@ -164,7 +170,9 @@ def fixed(lock: str, project: str = "") -> bool:
 
 
 def inherited(environ: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in sorted(environ.items()) if k.startswith(INHERITED)}
+    """The caller's variables a side's tests inherit (runner.pytest_env) that change what they do
+    (_util/runenv: the ecosystem's, the indexes' hashed)."""
+    return runenv.configuring(environ)
 
 
 def side_key(**inputs: object) -> str:

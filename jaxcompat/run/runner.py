@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jaxcompat._util import runenv
 from jaxcompat._util.layout import PACKAGE
 from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.vocab import TestStatus
@@ -230,7 +231,7 @@ def pytest_env(root: Path, workdir: Path, backend: str, imports: list[str],
     pytest options."""
     env = {**os.environ, **(extra_env or {}), "JAXCOMPAT_BACKEND": backend,
            "JAXCOMPAT_IMPORTS": ",".join(imports), "PYTHONUNBUFFERED": "1"}
-    for name in [k for k in env if k == "PYTEST_ADDOPTS" or k.startswith(("PYTEST_XDIST_", "PYTEST_CURRENT_"))]:
+    for name in [k for k in env if not runenv.passed(k)]:
         del env[name]  # a caller that is itself an xdist worker (or a test) must not leak into the run
     shim = plugin_path(root, workdir)
     if shim is not None:

@@ -138,6 +138,7 @@ def side_key(cell: Cell, target: Target, matrix: Matrix, state_dir: Path) -> str
     import os
 
     from jaxcompat._util import tree
+    from jaxcompat.env import pythons
     from jaxcompat.run import cell as cells
     from jaxcompat.run import resultcache
 
@@ -152,7 +153,8 @@ def side_key(cell: Cell, target: Target, matrix: Matrix, state_dir: Path) -> str
         files = tree.checkout_digest(target.root)
     except OSError:
         return None
-    return resultcache.side_key(cell=done.id, lock=lock, python=[done.python, os.path.realpath(python_exe)],
+    python = [done.python, os.path.realpath(python_exe), pythons.full_version(python_exe)]
+    return resultcache.side_key(cell=done.id, lock=lock, python=python,
                                 backend=done.backend, project=files, runner=runner_digest(),
                                 plugin=resultcache.plugin_digest(),
                                 kind=target.project, only=list(target.only), env=list(target.env),
