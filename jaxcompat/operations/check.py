@@ -26,10 +26,10 @@ from jaxcompat.knowledge import flaky
 from jaxcompat.model import verdicts
 from jaxcompat.model.index import IndexOptions, SourceError, index_options
 from jaxcompat.model.matrix import AUTO, Cell, Matrix
-from jaxcompat.model.outcomes import CellResult
+from jaxcompat.model.outcomes import UNEXPLAINED_OUTCOMES, CellResult
 from jaxcompat.model.target import Target
 from jaxcompat.model.usertests import Confirm
-from jaxcompat.model.vocab import CellStatus
+from jaxcompat.model.vocab import CellOutcome, CellStatus
 from jaxcompat.operations import confirm, newwarnings, usertests
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.report import apiexplain as apiexplain_report
@@ -242,13 +242,13 @@ def _judge_tests(setup: CheckSetup, say: Callable[[str], None]) -> CheckVerdict:
 
 
 def _cases_item(result: CellResult) -> list[verdicts.Item]:
-    """Our cases in the candidate beside your tests: they fail ``check --tests`` where they did not
-    behave as the rules predict (a regression, a mismatch, a stale rule, a crash, a cell error no rule
-    explains: the candidate does not resolve, install or import). A known failure they reproduced is
+    """Our cases in the candidate beside your tests: they fail ``check --tests`` where they failed as
+    no rule predicts (a regression, a mismatch, a time-out, a crash, a cell error no rule explains:
+    the candidate does not resolve, install or import). A known failure they reproduced is
     said in the verdict, and fails the check only through your tests; where our harness, the machine or
     the index kept them from running, your tests alone decide."""
-    if not (result.outcome.fails or any(r.outcome.fails for r in result.results)):
-        return []
+    if not (result.outcome == CellOutcome.CELL_ERROR or any(r.outcome in UNEXPLAINED_OUTCOMES for r in result.results)):
+        return []  # a stale rule is ours to mend: said in the verdict, never the user's check failed
     found = candidate_item(result, safe=False)
     return [replace(found, name=f"our cases ({result.id})")] if found.broken else []
 
