@@ -309,6 +309,9 @@ def test_a_break_is_fixed_only_on_a_night_its_tests_ran_and_passed(tmp_path, sec
     text = _text(tmp_path / "site" / "history.html")
     assert "fixed on the night of" not in text
     assert "still broken (last seen 2026-11-20; not re-run, or still failing, on the night of 2026-11-21)" in text
+    # and that night's mark says not judged, not a green "safe" beside the open break
+    page = (tmp_path / "site" / "history.html").read_text()
+    assert 'data-verdict="not-judged" title="2026-11-21: not-judged' in page and "a break still open" in page
     # the night it ran and passed, it is fixed
     _stored_night(nights, "2026-11-22", 0,
                   [_dep("alpha", "safe", [(grad, "passed", "pass"), (ok, "passed", "pass")])], [])

@@ -161,7 +161,11 @@ def fold(nights: list[Night]) -> History:
                 continue
             o = _judged(night, o)
             appeared, fixed = _step(night, o, open_, breaks)
-            marks[dep].append(Mark(night.name, o.verdict, o.broken, o.ran, o.version, o.cause, appeared, fixed))
+            verdict, cause = o.verdict, o.cause
+            still = [b for (d, _), b in open_.items() if d == dep and b.not_rerun == night.name]
+            if verdict == DependentVerdict.SAFE and still:  # safe in what ran; a break's tests did not pass
+                verdict, cause = NOT_JUDGED, "a break still open: its tests were not re-run that night, or still fail"
+            marks[dep].append(Mark(night.name, verdict, o.broken, o.ran, o.version, cause, appeared, fixed))
     return History(nights, marks, breaks)
 
 
