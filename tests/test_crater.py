@@ -570,7 +570,7 @@ def test_a_merge_takes_no_shard_of_an_earlier_run_of_the_same_plan(tmp_path, cap
     out = tmp_path / "reports" / "crater"
     deps = [Dependent(n, DependentSource(version="1.0")) for n in ("alpha", "beta")]
     for night, shards in (("day 2026-11-26", ("1/2", "2/2")), ("day 2026-11-27", ("1/2",))):
-        plan = crater.Plan(("jax==0.4.33",), ("jax==0.4.31",), run=night)  # the same key every night
+        plan = Plan(("jax==0.4.33",), ("jax==0.4.31",), run=night)  # the same key every night
         for s in shards:
             crater.store_plan(out, plan, deps, s)
             name = "alpha" if s == "1/2" else "beta"
@@ -605,7 +605,7 @@ def test_a_merge_names_a_stored_part_of_a_wrong_type_and_never_crashes(tmp_path,
 def test_a_failed_merge_leaves_no_earlier_merge_s_report_looking_current(tmp_path, capsys):
     out = _stored_run(tmp_path, ["alpha"], ["alpha"])
     assert _merge(tmp_path, capsys)[0] == 0 and {p.name for p in out.glob("crater.*")} >= {"crater.json", "crater.md"}
-    other = crater.Plan(("jax==0.4.34",), ("jax==0.4.31",))  # a plan of another run beside it: refused, exit 2
+    other = Plan(("jax==0.4.34",), ("jax==0.4.31",))  # a plan of another run beside it: refused, exit 2
     crater.store_plan(out, other, [Dependent("alpha", DependentSource(version="1.0"))], "2/2")
     code, said = _merge(tmp_path, capsys)
     assert code == 2 and "different crater runs" in said.err

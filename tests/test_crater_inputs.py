@@ -130,7 +130,7 @@ def test_the_result_cache_key_holds_the_environment_that_configures_a_run_and_th
     from jaxcompat.run import resultcache
 
     path = make_tree(tmp_path, RULE)
-    dep, plan = _dep(tmp_path), crater.Plan(("jax==0.4.33",), ("jax==0.4.31",), python="3.11")
+    dep, plan = _dep(tmp_path), Plan(("jax==0.4.33",), ("jax==0.4.31",), python="3.11")
     matrix = options.load_matrix(argparse.Namespace(matrix=str(path), rules=[], without_rule=[]))
     for name in [k for k in os.environ if resultcache.inherited({k: "x"})]:
         monkeypatch.delenv(name)

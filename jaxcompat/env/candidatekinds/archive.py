@@ -24,12 +24,10 @@ def check(name: str, url: str, path: Path | None) -> None:
     """Nothing to read before uv downloads it."""
 
 
-def target(name: str, url: str, path: Path | None) -> str:
-    return url
+target = files.as_given
 
 
-def digest(name: str, url: str, path: Path | None) -> str:
-    return ""
+digest = files.no_digest
 
 
 def date(name: str, url: str, path: Path | None) -> tuple[str, str]:

@@ -1,11 +1,16 @@
-"""What the candidate's kinds share: a file's digest and date, and the date of code that is what it
-is now (today)."""
+"""What the candidate's kinds share: a file's digest and date, the date of code that is what it is
+now (today), and the parts of the interface several kinds answer alike."""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
 from pathlib import Path
+from typing import Callable
+
+from packaging.utils import canonicalize_name
+
+from jaxcompat.model.index import SourceError
 
 
 def sha256(path: Path) -> str:
@@ -33,3 +38,24 @@ def dated_by_file(name: str, path: Path | None, kind: str) -> tuple[str, str]:
 
 def dated_today(name: str, kind: str) -> tuple[str, str]:
     return today(), f"{name} from a {kind}, dated today (its code is as of now)"
+
+
+def as_given(name: str, url: str, path: Path | None) -> str:
+    """``target`` of a kind whose pin holds the URL as it was given."""
+    return url
+
+
+def file_digest(name: str, url: str, path: Path | None) -> str:
+    """``digest`` of a kind that is one local file: its SHA-256 ("" for a remote one)."""
+    return sha256(path) if path is not None and path.is_file() else ""
+
+
+def no_digest(name: str, url: str, path: Path | None) -> str:
+    """``digest`` of a remote kind: nothing here to hash (its lock pins it)."""
+    return ""
+
+
+def same_name(name: str, url: str, path: Path | None, name_of: Callable[[Path, str], str]) -> None:
+    """``check`` of a file kind: a local file's name names the distribution it is given for."""
+    if path is not None and canonicalize_name(name_of(path, url)) != canonicalize_name(name):
+        raise SourceError(f"{name} @ {url}: that file is {name_of(path, url)}, not {name}")

@@ -28,12 +28,10 @@ def check(name: str, url: str, path: Path | None) -> None:
         raise SourceError(f"{name} @ {url}: a git URL needs a host (git+https://github.com/OWNER/REPO@REF)")
 
 
-def target(name: str, url: str, path: Path | None) -> str:
-    return url
+target = files.as_given
 
 
-def digest(name: str, url: str, path: Path | None) -> str:
-    return ""
+digest = files.no_digest
 
 
 def date(name: str, url: str, path: Path | None) -> tuple[str, str]:

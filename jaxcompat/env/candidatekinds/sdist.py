@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from packaging.utils import canonicalize_name, parse_sdist_filename
+from packaging.utils import parse_sdist_filename
 
 from jaxcompat.env.candidatekinds import files
 from jaxcompat.model.index import SourceError
@@ -26,16 +26,13 @@ def name_of(path: Path, given: str) -> str:
 
 def check(name: str, url: str, path: Path | None) -> None:
     """Its file name names the distribution it is given for."""
-    if path is not None and canonicalize_name(name_of(path, url)) != canonicalize_name(name):
-        raise SourceError(f"{name} @ {url}: that file is {name_of(path, url)}, not {name}")
+    files.same_name(name, url, path, name_of)
 
 
-def target(name: str, url: str, path: Path | None) -> str:
-    return url
+target = files.as_given
 
 
-def digest(name: str, url: str, path: Path | None) -> str:
-    return files.sha256(path) if path is not None and path.is_file() else ""
+digest = files.file_digest
 
 
 def date(name: str, url: str, path: Path | None) -> tuple[str, str]:
