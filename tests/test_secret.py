@@ -82,3 +82,31 @@ def test_a_password_holding_an_at_sign_is_redacted_whole():
     assert redact_text("failed: https://user:p@ss@host/simple and mail a@b.c") == \
         "failed: https://****@host/simple and mail a@b.c"
     assert redact_url("https://user:p@ss@host/simple") == "https://****@host/simple"
+
+
+def test_a_commit_hash_and_an_ordinary_query_stay_readable_a_token_does_not():
+    """Red team 7 (R4): a candidate's URL holding its commit's hash and ``?ref=main`` was blanked, and
+    so was every later text naming that commit or branch ("broke at jax commit **** on branch ****")."""
+    from jaxcompat._util.redact import redact_url, url_tokens
+
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    url = f"https://storage.example.org/jax-nightly/{sha}/jax-0.4.36-py3-none-any.whl?ref=main"
+    assert redact_url(url) == url and url_tokens(url) == []
+    assert redact_url("https://x.org/jax/abc1234/simple/") == "https://x.org/jax/abc1234/simple/"
+    token = "AbCdEfGh1234567890XyZq"
+    assert redact_url(f"https://dl.cloudsmith.io/{token}/org/repo/python/simple/").count(token) == 0
+    assert redact_url("https://x.org/simple/?token=abc&ref=main") == "https://x.org/simple/?token=****&ref=main"
+    assert url_tokens(f"https://x.org/f?x={token}") == [token]
+
+
+def test_every_variable_a_test_may_read_is_in_the_key_and_none_in_clear_but_the_ecosystems():
+    """Red team 7 (R6): ``SCIPY_ARRAY_API`` (not on the ecosystem's list) changed what a test did, and
+    a baseline side kept under the other value was re-used: a break read as fails-both, exit 0."""
+    from jaxcompat._util.runenv import configuring
+
+    assert configuring({"SCIPY_ARRAY_API": "1"}) != configuring({})
+    assert configuring({"SCIPY_ARRAY_API": "1"})["SCIPY_ARRAY_API"].startswith("sha256:")  # never in clear
+    assert configuring({"JAX_ENABLE_X64": "1"}) == {"JAX_ENABLE_X64": "1"}
+    volatile = {"GITHUB_RUN_ID": "1", "RUNNER_TEMP": "/t", "HOME": "/root", "PWD": "/x", "TERM": "xterm",
+                "JAXCOMPAT_STATE": "/s", "PYTEST_CURRENT_TEST": "t"}
+    assert configuring(volatile) == {}

@@ -401,3 +401,16 @@ def test_a_site_built_again_into_its_folder_keeps_none_of_the_earlier_builds_pag
     proc = _site("--reports", str(tmp_path / "none-such"), "--history", str(night), "--out", str(other))
     assert proc.returncode == 2 and f"--out {other}: the folder holds files that no build" in proc.stderr
     assert f"remove {other} first" in proc.stderr and [p.name for p in other.iterdir()] == ["notes.txt"]
+
+
+def test_a_break_of_a_module_that_could_not_be_collected_is_fixed_when_its_tests_pass(tmp_path):
+    """Red team 7 (R5): a group held the module's own id (``tests/test_a.py``: its collection error);
+    that id never shows among passed tests, so the break stayed open for ever once it was mended."""
+    nights = tmp_path / "h"
+    mod = "tests/test_a.py"
+    _stored_night(nights, "2026-11-20", 1, [_dep("alpha", "broken", [(mod, "error", "broken")])],
+                  [{"signature": "ImportError: x @ alpha/a.py:f", "dependents": ["alpha"], "tests": {"alpha": [mod]}}])
+    _stored_night(nights, "2026-11-21", 0, [_dep("alpha", "safe", [(mod + "::test_grad", "passed", "pass"),
+                                                                    (mod + "::test_ok", "passed", "pass")])], [])
+    out = _site("--reports", str(tmp_path / "none"), "--history", str(nights), "--out", str(tmp_path / "site"))
+    assert "no break open (2 nights, 1 breaks, all fixed)" in out.stdout, out.stdout

@@ -370,3 +370,17 @@ def test_a_test_stopped_at_the_limit_on_both_sides_is_said_not_judged(tmp_path):
     by = {t["test"].split("::")[1]: t for t in data["user_tests"]}
     assert by["test_slow"]["candidate"] == by["test_slow"]["baseline"] == "timeout"
     assert "killed after 3 s" in by["test_slow"]["message"]
+
+
+def test_two_ids_that_would_be_one_once_scrubbed_keep_their_own():
+    """Red team 7 (R2): a test parametrized over a path and the same path spelled another way became one
+    id once scrubbed; the failing one was lost and the suite read safe (plain pytest: 1 failed)."""
+    from jaxcompat.report.scrub import PROJECT, Scrubber
+    from jaxcompat.run.userrun import _ids
+
+    scrub = Scrubber({"/home/u/proj": PROJECT})
+    got = _ids(["t.py::test_p[/home/u/proj/data]", f"t.py::test_p[{PROJECT}/data]", "t.py::test_q[/home/u/proj/x]"],
+               scrub)
+    assert got == {"t.py::test_p[/home/u/proj/data]": "t.py::test_p[/home/u/proj/data]",
+                   f"t.py::test_p[{PROJECT}/data]": f"t.py::test_p[{PROJECT}/data]",
+                   "t.py::test_q[/home/u/proj/x]": f"t.py::test_q[{PROJECT}/x]"}

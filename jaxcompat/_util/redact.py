@@ -27,13 +27,23 @@ _USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^
 
 # A path segment that is a token (Cloudsmith's, Gemfury's entitlement paths: https://dl.cloudsmith.io/<token>/…):
 # letters and digits only, 20 or more, or 12 or more with a digit before a letter (random, not a word and its
-# number: "manylinux2014", "python311" stay; "simple", "cu121", "jax-releases", "jax_nightly_releases.html" too)
-_TOKEN = re.compile(r"[A-Za-z0-9]{20,}|(?=[A-Za-z0-9]*[0-9][A-Za-z])[A-Za-z0-9]{12,}")
+# number: "manylinux2014", "python311" stay; "simple", "cu121", "jax-releases", "jax_nightly_releases.html" too).
+# A commit's hash (40 hexadecimal digits, or 7 to 12 abbreviated) is no secret: a user needs it to know what was tested.
+_TOKEN = re.compile(r"(?!(?:[0-9a-f]{40}|[0-9a-f]{7,12})$)"
+                    r"(?:[A-Za-z0-9]{20,}|(?=[A-Za-z0-9]*[0-9][A-Za-z])[A-Za-z0-9]{12,})")
+# a query parameter whose value is a secret by its name, whatever the value (else: when it looks like a token)
+_SECRET_KEY = re.compile(r"token|key|secret|pass|auth|sig|credential|session|access|code|entitlement", re.I)
+
+
+def _secret_query(kv: str) -> bool:
+    key, _, value = kv.partition("=")
+    return bool(value) and (bool(_SECRET_KEY.search(key)) or bool(_TOKEN.fullmatch(value)))
 
 
 def redact_url(url: str) -> str:
-    """The URL without its user name and password, the value of each query parameter (``?token=…``) and
-    any path segment that is a token (``_TOKEN``); unchanged when it has none of them."""
+    """The URL without its user name and password, the value of each query parameter that is a secret
+    (``?token=…``, or a value that looks like a token: ``_secret_query``) and any path segment that is a
+    token (``_TOKEN``; a commit's hash is not); unchanged when it has none of them."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -44,7 +54,7 @@ def redact_url(url: str) -> str:
     if "@" in netloc and netloc.rsplit("@", 1)[0] not in _NO_SECRET:
         netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
     path = "/".join(REDACTED if _TOKEN.fullmatch(seg) else seg for seg in parts.path.split("/"))
-    query = "&".join(f"{kv.split('=', 1)[0]}={REDACTED}" if "=" in kv else kv
+    query = "&".join(f"{kv.split('=', 1)[0]}={REDACTED}" if _secret_query(kv) else kv
                      for kv in parts.query.split("&")) if parts.query else ""
     if (netloc, path, query) == (parts.netloc, parts.path, parts.query):
         return url
@@ -60,7 +70,7 @@ def url_tokens(url: str) -> list[str]:
         return []
     if not parts.scheme or not parts.netloc:
         return []
-    values = [kv.split("=", 1)[1] for kv in parts.query.split("&") if "=" in kv]
+    values = [kv.split("=", 1)[1] for kv in parts.query.split("&") if _secret_query(kv)]
     return [v for v in values if len(v) >= 4] + [seg for seg in parts.path.split("/") if _TOKEN.fullmatch(seg)]
 
 

@@ -31,15 +31,25 @@ def passed(name: str) -> bool:
     return not name.startswith(NOT_PASSED)
 
 
+# what changes from one run or shell to the next and configures no test: left out of a key (every other
+# variable is in it: a test may read any, ``SCIPY_ARRAY_API``, ``CHEX_…``, and a stale side is the worst
+# answer; an unknown one costs a run, never a wrong verdict)
+VOLATILE = re.compile(r"^(GITHUB_\w*|RUNNER_\w*|ACTIONS_\w*|CI|BUILD_\w*|JOB_\w*|HOSTNAME|HOST|PWD|OLDPWD|SHLVL|_|"
+                      r"TERM\w*|COLORTERM|COLUMNS|LINES|SSH_\w*|DISPLAY|WAYLAND_\w*|XDG_\w*|DBUS_\w*|LS_COLORS|"
+                      r"MAIL|USER|LOGNAME|HOME|SHELL|EDITOR|VISUAL|PAGER|LESS\w*|PS\d|PROMPT_COMMAND|"
+                      r"HISTFILE|HISTSIZE|NOX_\w*|VIRTUAL_ENV_PROMPT|TMUX\w*|STY|WINDOW|SUDO_\w*|OTEL_\w*)$")
+
+
 def configuring(environ: dict[str, str]) -> dict[str, str]:
-    """The variables of ``environ`` that configure a test run, as a key holds them: the ecosystem's
-    as they are, an index's as the SHA-256 of its value."""
+    """The variables of ``environ`` that may configure a test run, as a key holds them: the ecosystem's
+    (``CONFIGURES``) as they are; every other that is passed on and not ``VOLATILE`` as the SHA-256 of
+    its value (an index's, a token's: never in clear)."""
     out = {}
     for name, value in sorted(environ.items()):
         if not passed(name) or name.startswith(OWN):
             continue
         if CONFIGURES.match(name):
             out[name] = value
-        elif name in INDEXES:
+        elif name in INDEXES or not VOLATILE.match(name):
             out[name] = "sha256:" + hashlib.sha256(value.encode()).hexdigest()
     return out

@@ -95,8 +95,9 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
                      envs_dir=StateDir(state_dir).envs)
     # a test's id names a path where it is parametrized over files: the project as <project> (given back
     # to pytest on a re-run, above), on both sides alike before they are compared
-    ids = Scrubber({str(target.root): PROJECT, str(Path.home()): "~"}, envs_dir=StateDir(state_dir).envs)
-    out = Observed(results={ids(r.case): scrub.raw(replace(r, case=ids(r.case))) for r in run.results},
+    ids = _ids([r.case for r in run.results],
+               Scrubber({str(target.root): PROJECT, str(Path.home()): "~"}, envs_dir=StateDir(state_dir).envs))
+    out = Observed(results={ids[r.case]: scrub.raw(replace(r, case=ids[r.case])) for r in run.results},
                    versions={k.lower(): v for k, v in run.versions.items()},
                    warning_filter=warning_filter(target.root), locked=lock_versions(built.lock))
     # pytest's whole output, not only its tail: a deep import chain can push the conftest's name out of it
@@ -126,6 +127,17 @@ def build(cell: Cell, matrix: Matrix, state_dir: Path) -> None:
 
     scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
     cells.prepare(cell, matrix, scratch, state_dir)
+
+
+def _ids(cases: list[str], scrub: Scrubber) -> dict[str, str]:
+    """Each test's id as the reports name it (the project as <project>), unless two ids would become
+    one (a test parametrized over both a path and its <project> spelling): those keep their own, as a
+    result lost to a collision would be a test that did not run read as one that passed."""
+    named = {c: scrub(c) for c in cases}
+    seen: dict[str, int] = {}
+    for n in named.values():
+        seen[n] = seen.get(n, 0) + 1
+    return {c: n if seen[n] == 1 else c for c, n in named.items()}
 
 
 def side_key(cell: Cell, target: Target, matrix: Matrix, state_dir: Path) -> str | None:
