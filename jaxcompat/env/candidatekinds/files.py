@@ -55,7 +55,19 @@ def no_digest(name: str, url: str, path: Path | None) -> str:
     return ""
 
 
-def same_name(name: str, url: str, path: Path | None, name_of: Callable[[Path, str], str]) -> None:
+def named_by(parse: Callable[[str], tuple], what: str) -> Callable[[Path, str], str]:
+    """``name_of`` of a file kind: the distribution its file name (read by ``parse``) names."""
+    def name_of(path: Path, given: str) -> str:
+        try:
+            return str(parse(path.name)[0])
+        except ValueError as e:
+            raise SourceError(f"{given!r}: not {what} file name ({e})") from None
+    return name_of
+
+
+def same_name(name_of: Callable[[Path, str], str]) -> Callable[[str, str, Path | None], None]:
     """``check`` of a file kind: a local file's name names the distribution it is given for."""
-    if path is not None and canonicalize_name(name_of(path, url)) != canonicalize_name(name):
-        raise SourceError(f"{name} @ {url}: that file is {name_of(path, url)}, not {name}")
+    def check(name: str, url: str, path: Path | None) -> None:
+        if path is not None and canonicalize_name(name_of(path, url)) != canonicalize_name(name):
+            raise SourceError(f"{name} @ {url}: that file is {name_of(path, url)}, not {name}")
+    return check
