@@ -22,6 +22,8 @@ def name_of(path: Path, given: str) -> str:
 
 def check(name: str, url: str, path: Path | None) -> None:
     """Nothing to read before uv downloads it."""
+
+
 target = files.as_given
 digest = files.no_digest
 

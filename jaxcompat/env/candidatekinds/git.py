@@ -26,6 +26,8 @@ def check(name: str, url: str, path: Path | None) -> None:
     parsed = urlparse(url)
     if not parsed.netloc and parsed.scheme != "git+file":
         raise SourceError(f"{name} @ {url}: a git URL needs a host (git+https://github.com/OWNER/REPO@REF)")
+
+
 target = files.as_given
 digest = files.no_digest
 

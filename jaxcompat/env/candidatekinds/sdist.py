@@ -14,6 +14,8 @@ NEEDS: frozenset[str] = frozenset()
 
 def takes(url: str, path: Path | None) -> bool:
     return path is not None and path.is_file() and path.name.endswith(SUFFIXES)
+
+
 name_of = files.named_by(parse_sdist_filename, "an sdist")
 check = files.same_name(name_of)  # Its file name names the distribution it is given for.
 target = files.as_given

@@ -17,6 +17,8 @@ def takes(url: str, path: Path | None) -> bool:
     if path is None:
         return urlparse(url).scheme in ("https", "http") and urlparse(url).path.endswith(SUFFIXES)
     return path.is_file() and path.name.endswith(SUFFIXES)
+
+
 name_of = files.named_by(parse_wheel_filename, "a wheel")
 check = files.same_name(name_of)  # A local wheel's file name names the distribution it is given for.
 target = files.as_given
