@@ -143,6 +143,7 @@ def test_crater_bisect_runs_a_rule_s_cases_in_the_git_dependent_s_own_environmen
     from jaxcompat.env import commits as history
     from jaxcompat.knowledge.config import load as load_matrix
     from jaxcompat.knowledge.dependents import load as load_dependents
+    from jaxcompat.model.stages import Resolved
     from jaxcompat.run import cell as cells
 
     dep_repo, dep_sha = _dependent_repo(tmp_path)
@@ -159,7 +160,7 @@ def test_crater_bisect_runs_a_rule_s_cases_in_the_git_dependent_s_own_environmen
         (tree / "state.txt").write_text(history.show(URL, sha, "state.txt", state_dir / "cache"))
         return [f"jax @ {tree.as_uri()}"], ""
     baseline_lock = "jax==1.0\njaxlib==1.0\nnumpy==2.1.1\nscipy==1.14.1\n-e file:///somewhere/depx\n"
-    monkeypatch.setattr(cells, "resolved", lambda cell, *a, **k: (cell, "python3.11", baseline_lock))
+    monkeypatch.setattr(cells, "resolved", lambda cell, *a, **k: Resolved(cell, "python3.11", baseline_lock))
     ran = []
 
     def run_cell(cell, matrix, **kw):

@@ -88,6 +88,7 @@ def _raw(name: str, ok: bool) -> RawResult:
 def test_compare_holds_the_candidate_and_names_the_confounder_that_breaks(tmp_path, monkeypatch):
     """The baseline is resolved first and the candidate held at it; what still differs (numpy,
     pytest) is re-run one by one held at the baseline's version: numpy is the cause, pytest not."""
+    from jaxcompat.model.stages import Resolved
     from jaxcompat.run import cell as cells
 
     matrix = load(make_tree(tmp_path))
@@ -95,7 +96,7 @@ def test_compare_holds_the_candidate_and_names_the_confounder_that_breaks(tmp_pa
     (tmp_path / "p" / "tests" / "test_x.py").write_text("def test_a():\n    pass\n")
     target = testtarget.locate(str(tmp_path / "p" / "tests"))
     lock = "".join(f"{d}=={v}\n" for d, v in BASELINE.items())
-    monkeypatch.setattr(cells, "resolved", lambda cell, *a, **k: (cell, "python3", lock))
+    monkeypatch.setattr(cells, "resolved", lambda cell, *a, **k: Resolved(cell, "python3", lock))
     observed: list[tuple[str, tuple[str, ...]]] = []
     name = "tests/test_x.py::test_a"
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jaxcompat.model.matrix import Cell
+
 
 @dataclass(frozen=True)
 class Ended:
@@ -15,3 +17,14 @@ class Ended:
     message: str
     outcome: str = ""  # model/vocab.CellOutcome
     pins: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A cell's environment decided (``run/cell.resolved``): the cell completed, its interpreter and
+    its lock. Resolved once and handed on: holding a candidate to a baseline and keying the
+    baseline's run read the same lock."""
+
+    cell: Cell
+    python_exe: str
+    lock: str

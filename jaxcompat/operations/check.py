@@ -27,6 +27,7 @@ from jaxcompat.model import verdicts
 from jaxcompat.model.index import IndexOptions, SourceError, index_options
 from jaxcompat.model.matrix import AUTO, Cell, Matrix
 from jaxcompat.model.outcomes import UNEXPLAINED_OUTCOMES, CellResult
+from jaxcompat.model.stages import Ended, Resolved
 from jaxcompat.model.target import Target
 from jaxcompat.model.usertests import Confirm
 from jaxcompat.model.vocab import CellOutcome, CellStatus
@@ -39,7 +40,7 @@ from jaxcompat.report.candidate import candidate_verdict, summary, verdict
 from jaxcompat.report.existing import environment_lines, not_installed_lines
 from jaxcompat.report.outputs import CellReport, Output, UserTestsReport
 from jaxcompat.run import userrun
-from jaxcompat.run.cell import run_cell
+from jaxcompat.run.cell import resolve, run_cell
 from jaxcompat.run.existing import BadEnvironment, check_existing
 
 ESCAPES = 3  # the nearest pins that avoid the known failures, each verified by a run
@@ -184,11 +185,12 @@ def judge(setup: CheckSetup, say: Callable[[str], None]) -> CheckVerdict:
     return _judge_candidate(setup)
 
 
-def _candidate_result(setup: CheckSetup) -> tuple[Cell, CellResult]:
-    """The candidate's cell as it ran (held at the baseline's versions where there is one), and its result."""
+def _candidate_result(setup: CheckSetup, decided: Resolved | Ended | None = None) -> tuple[Cell, CellResult]:
+    """The candidate's cell as it ran (held at the baseline's versions where there is one, ``decided``:
+    the baseline resolved first), and its result."""
     request, cell = setup.request, setup.cell
-    if setup.baseline is not None:  # resolved first: the candidate keeps what it does not name at its versions
-        cell = userrun.hold_to_baseline(cell, setup.baseline, request.matrix, request.state)
+    if decided is not None:  # the candidate keeps what it does not name at the baseline's versions
+        cell = userrun.hold_to_baseline(cell, decided)
     return cell, run_cell(cell, request.matrix, state_dir=request.state, reports_dir=None, repeat=request.repeat,
                           use_cache=request.use_cache)
 
@@ -227,8 +229,10 @@ def _judge_tests(setup: CheckSetup, say: Callable[[str], None]) -> CheckVerdict:
     predict (``_cases_item``). What the candidate announces (the tests' new warnings) leads the
     verdict; it never fails the check."""
     request, matrix, target = setup.request, setup.request.matrix, setup.target
-    cell, result = _candidate_result(setup)
-    cmp = usertests.compare(cell, setup.baseline, target, matrix, request.state, progress=say, confirm=setup.confirm)
+    decided = resolve(setup.baseline, matrix, request.state) if setup.baseline is not None else None
+    cell, result = _candidate_result(setup, decided)
+    cmp = usertests.compare(cell, setup.baseline, target, matrix, request.state, progress=say, confirm=setup.confirm,
+                            decided=decided)
     warned, health, learned = _announced(cmp, target, request, matrix.failures)
     items = [user_tests_item(cmp, f"your tests ({target.root.name})"), *_cases_item(result)]
     ours, _ = candidate_verdict(result, matrix)

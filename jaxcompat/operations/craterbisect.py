@@ -169,14 +169,12 @@ class Steps:
         the same day in a state folder that lacks it), the moved package aside."""
         if self.held is None:
             base = self.baseline()
-            scratch = CellResult(id=base.id, python=base.python, backend=base.backend, status=CellStatus.OK)
-            got = cells.resolved(base, self.matrix, scratch, self.state_dir, cells.Options())
+            got = cells.resolve(base, self.matrix, self.state_dir)
             if isinstance(got, Ended):
                 raise BaselineMissing(f"the baseline of {self.target.root.name} could not be resolved: "
                                       f"{got.status}: {got.message}")
-            _done, _python, text = got
             aside = {self.package, *FORCED.get(self.package, ())}
-            self.held = {d: v for d, v in cells.lock_versions(text).items() if d not in aside}
+            self.held = {d: v for d, v in cells.lock_versions(got.lock).items() if d not in aside}
         return self.held
 
     def cell(self, reqs: list[str], step_id: str):

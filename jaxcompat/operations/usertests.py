@@ -24,6 +24,7 @@ from jaxcompat.knowledge.warnings import new as new_warnings
 from jaxcompat.model.matrix import Cell, Matrix
 from jaxcompat.model.outcomes import RawResult
 from jaxcompat.model.sides import Sides
+from jaxcompat.model.stages import Ended, Resolved
 from jaxcompat.model.target import Target
 from jaxcompat.model.usertests import (
     TEST_CLASSES,
@@ -44,6 +45,7 @@ from jaxcompat.model.usertests import (
 )
 from jaxcompat.model.vocab import RAN, FlakyOrigin, UserTestSide, UserTestStatus
 from jaxcompat.run import userrun
+from jaxcompat.run.cell import resolve
 
 # ---------------------------------------------------------------- running
 
@@ -135,18 +137,21 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
 
 
 def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matrix, state_dir: Path,
-            progress=quiet, jobs: int = 1, confirm: Confirm = Confirm(), reuse: bool = False) -> Comparison:
+            progress=quiet, jobs: int = 1, confirm: Confirm = Confirm(), reuse: bool = False,
+            decided: Resolved | Ended | None = None) -> Comparison:
     """Run the user's tests after (and before; with --aa the baseline twice), run what changed
     ``confirm.reruns`` more times on both sides, classify. With ``jobs`` > 1 the baseline's
     environment is built while the candidate's tests run. ``reuse``: the baseline's whole-suite run
     is taken from the result cache where everything that decides it is the same (``side_key``; never
-    with --aa); the re-runs of what changed stay live on both sides."""
+    with --aa); the re-runs of what changed stay live on both sides. ``decided``: the baseline as
+    the caller resolved it already (else resolved here, once)."""
     from concurrent.futures import ThreadPoolExecutor
 
     if baseline is not None:  # the baseline is resolved first; the candidate is held at its versions
-        candidate = userrun.hold_to_baseline(candidate, baseline, matrix, state_dir)
-    reusable = reuse and baseline is not None and not confirm.aa
-    key = userrun.side_key(baseline, target, matrix, state_dir) if reusable else None
+        decided = decided or resolve(baseline, matrix, state_dir)
+        candidate = userrun.hold_to_baseline(candidate, decided)
+    reusable = reuse and isinstance(decided, Resolved) and not confirm.aa
+    key = userrun.side_key(decided, target, matrix) if reusable else None
     kept_before = userrun.kept(key, state_dir) if key else None
     pool = ThreadPoolExecutor(1) if baseline is not None and kept_before is None and jobs > 1 else None
     ahead = pool.submit(userrun.build, baseline, matrix, state_dir) if pool is not None else None

@@ -20,7 +20,7 @@ from jaxcompat.knowledge import learned, rules
 from jaxcompat.knowledge.outcomes import check_import_rules, classify, classify_cell_error
 from jaxcompat.model.matrix import Cell, Matrix
 from jaxcompat.model.outcomes import FAILING_OUTCOMES, CellResult, render_failed_imports
-from jaxcompat.model.stages import Ended
+from jaxcompat.model.stages import Ended, Resolved
 from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Outcome
 from jaxcompat.plugin.backends import backend_of, describe_device
 from jaxcompat.plugin.loaded import describe_shadowed
@@ -137,7 +137,7 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: 
     got = resolved(cell, matrix, result, state_dir, opts)
     if isinstance(got, Ended):
         return got
-    cell, python_exe, lock_text = got
+    cell, python_exe, lock_text = got.cell, got.python_exe, got.lock
     run = observe(cell, python_exe, lock_text, matrix, result, state_dir, opts)
     if isinstance(run, Ended):
         return run
@@ -148,7 +148,7 @@ def _run(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: 
 
 
 def resolved(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, opts: Options,
-             settle: bool = True) -> tuple[Cell, str, str] | Ended:
+             settle: bool = True) -> Resolved | Ended:
     """The one way a cell's environment is decided, for the matrix, ``check --tests``, the crater
     and the cache key alike: (the cell completed, its interpreter, its lock) — complete what the
     cell leaves open, walk back what learned records say does not import, lock, settle what the
@@ -163,12 +163,19 @@ def resolved(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, op
     if isinstance(lock_text, Ended):
         return lock_text
     if not settle:
-        return cell, python_exe, lock_text
+        return Resolved(cell, python_exe, lock_text)
     got = settle_added(cell, python_exe, lock_text, matrix, result, state_dir, opts, applied)
     if isinstance(got, Ended):
         return got
     cell, lock_text = got
-    return cell, python_exe, lock_text
+    return Resolved(cell, python_exe, lock_text)
+
+
+def resolve(cell: Cell, matrix: Matrix, state_dir: Path) -> Resolved | Ended:
+    """``resolved`` alone, for a caller that wants the environment decided and nothing else (the
+    baseline a candidate is held to, a side's cache key): its notes and timings are not kept."""
+    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
+    return resolved(cell, matrix, scratch, state_dir, Options())
 
 
 def prepare(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
@@ -178,9 +185,8 @@ def prepare(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path,
     got = resolved(cell, matrix, result, state_dir, opts)
     if isinstance(got, Ended):
         return got
-    done, python_exe, lock_text = got
-    built = install(done, python_exe, lock_text, result, state_dir, opts)
-    return built if isinstance(built, Ended) else (done, built)
+    built = install(got.cell, got.python_exe, got.lock, result, state_dir, opts)
+    return built if isinstance(built, Ended) else (got.cell, built)
 
 
 def record_sources(cell: Cell, lock_text: str, run: CellRun, result: CellResult, state_dir: Path) -> None:
@@ -326,9 +332,8 @@ def input_key(cell: Cell, matrix: Matrix, state_dir: Path, case_args: list[str] 
     got = unavailable_backend(cell) or resolved(cell, matrix, result, state_dir, Options(), settle=False)
     if isinstance(got, Ended):
         return f"{got.status}-{resultcache._sha(got.message)[:12]}"
-    done, python_exe, lock_text = got
     harness = resultcache.harness_digest(matrix.root, matrix.settings.cases_dir)
-    env = resultcache.env_key(lock_text, python_exe, done.backend, None, harness)
+    env = resultcache.env_key(got.lock, got.python_exe, got.cell.backend, None, harness)
     modules, narrow = resultcache.case_modules(matrix.root, case_args or [matrix.settings.cases_dir])
     return resultcache._sha(env, *(resultcache.module_key(matrix.root, m, harness) for m in modules),
                             *narrow)[:24]

@@ -17,7 +17,7 @@ from jaxcompat.env.sides import hold
 from jaxcompat.env.testdeps import diagnose, warning_filter
 from jaxcompat.model.matrix import Cell, Matrix
 from jaxcompat.model.outcomes import CellResult, RawResult
-from jaxcompat.model.stages import Ended
+from jaxcompat.model.stages import Ended, Resolved
 from jaxcompat.model.target import Target
 from jaxcompat.model.usertests import Observed, collect_error
 from jaxcompat.model.vocab import CellStatus, Phase, TestStatus
@@ -140,32 +140,27 @@ def _ids(cases: list[str], scrub: Scrubber) -> dict[str, str]:
     return {c: n if seen[n] == 1 else c for c, n in named.items()}
 
 
-def side_key(cell: Cell, target: Target, matrix: Matrix, state_dir: Path) -> str | None:
-    """The key of everything that decides ``cell``'s whole-suite run of ``target``: its lock as
-    resolved (every line an exact release, or a direct reference pinned by hash or commit), its
-    interpreter, its backend, the plugin and the runner, every file of the project, the tests named, their
-    environment variables (given and inherited), their time limit and the run's restarts. None
-    where any of it is uncertain (it does not resolve, a lock line may move, another index, the
-    project's files cannot be read): then it runs."""
+def side_key(side: Resolved, target: Target, matrix: Matrix) -> str | None:
+    """The key of everything that decides a side's whole-suite run of ``target`` (``side``: its cell
+    as resolved): its lock (every line an exact release, or a direct reference pinned by hash or
+    commit), its interpreter, its backend, the plugin and the runner, every file of the project, the
+    tests named, their environment variables (given and inherited), their time limit and the run's
+    restarts. None where any of it is uncertain (a lock line may move, another index, the project's
+    files cannot be read): then it runs."""
     import os
 
     from jaxcompat._util import tree
     from jaxcompat.env import pythons
-    from jaxcompat.run import cell as cells
     from jaxcompat.run import resultcache
 
-    scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
-    got = cells.resolved(cell, matrix, scratch, state_dir, cells.Options())
-    if isinstance(got, Ended):
-        return None
-    done, python_exe, lock = got
+    done, lock = side.cell, side.lock
     if done.index or not resultcache.fixed(lock, str(target.root) if target.project else ""):
         return None
     try:
         files = tree.checkout_digest(target.root)
     except OSError:
         return None
-    python = [done.python, os.path.realpath(python_exe), pythons.full_version(python_exe)]
+    python = [done.python, os.path.realpath(side.python_exe), pythons.full_version(side.python_exe)]
     return resultcache.side_key(cell=done.id, lock=lock, python=python,
                                 backend=done.backend, project=files, runner=runner_digest(),
                                 plugin=resultcache.plugin_digest(),
@@ -206,14 +201,7 @@ def kept(key: str, state_dir: Path) -> Observed | None:
         return None
 
 
-def hold_to_baseline(candidate: Cell, baseline: Cell, matrix: Matrix, state_dir: Path) -> Cell:
+def hold_to_baseline(candidate: Cell, baseline: Resolved | Ended) -> Cell:
     """The candidate held at the baseline's resolved versions for every package it does not name
-    (env/sides.py); as it is when the baseline cannot be resolved (``observe`` meets that)."""
-    from jaxcompat.run import cell as cells
-
-    scratch = CellResult(id=baseline.id, python=baseline.python, backend=baseline.backend, status=CellStatus.OK)
-    got = cells.resolved(baseline, matrix, scratch, state_dir, cells.Options())
-    if isinstance(got, Ended):
-        return candidate
-    _done, _python, lock = got
-    return hold(candidate, lock_versions(lock))
+    (env/sides.py); as it is when the baseline could not be resolved (``observe`` meets that)."""
+    return candidate if isinstance(baseline, Ended) else hold(candidate, lock_versions(baseline.lock))
