@@ -23,6 +23,7 @@ for a release, the index uv's lock says it came from.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from packaging.version import InvalidVersion, Version
 
 from jaxcompat.env import candidatekinds
 from jaxcompat.env.candidatekinds import files
-from jaxcompat.model.index import PYPI_SIMPLE, IndexOptions, SourceError, local_path
+from jaxcompat.model.index import PYPI_SIMPLE, IndexOptions, SourceError, held_text, local_path
 
 DIRECT = "@ "  # a pin value that is a direct reference: "@ file:///…", "@ git+https://…@ref"
 _LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*(==|@)\s*(\S+)")
@@ -141,8 +142,24 @@ def identity(pins: dict[str, str], index: IndexOptions) -> dict:
     if any(refs.values()):
         out["direct"] = refs
     if index:
-        out["index"] = index.identity()
+        out["index"] = index_identity(index)
     return out
+
+
+def index_identity(index: IndexOptions) -> dict:
+    """What makes two runs' environments different: the index options, and the files of each
+    local find-links folder (a wheel replaced under the same name is a new environment);
+    credentials as digests (``held_text``)."""
+    links = []
+    for link in index.find_links:
+        path = local_path(link)
+        if path is not None and path.is_dir():
+            files_ = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in path.iterdir() if p.is_file())
+            links.append([held_text(link), hashlib.sha256(repr(files_).encode()).hexdigest()[:16]])
+        else:
+            links.append([held_text(link), ""])
+    return {"index_url": held_text(index.index_url), "extra_index_urls": [held_text(u) for u in index.extra_index_urls],
+            "find_links": links, "pre": index.pre}
 
 
 def lock_header(pins: dict[str, str], index: IndexOptions) -> str:

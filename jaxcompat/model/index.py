@@ -33,7 +33,7 @@ def local_path(url: str) -> Path | None:
     return None
 
 
-def _held(url: Secret) -> str:
+def held_text(url: Secret) -> str:
     """A URL as a lock header or a key holds it: its credentials (``redact_url``) as a digest, the rest readable."""
     raw = url.reveal()
     return raw if str(url) == raw else f"{url} sha256:{hashlib.sha256(raw.encode()).hexdigest()[:16]}"
@@ -93,24 +93,6 @@ class IndexOptions(Record):
             text = text.replace(token, REDACTED)
         return text
 
-    def identity(self) -> dict:
-        """What makes two runs' environments different: the options, and the files of each local
-        find-links folder (a wheel replaced under the same name is a new environment)."""
-        links = []
-        for link in self.find_links:
-            path = local_path(link)
-            if path is not None and path.is_dir():
-                files = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns)
-                               for p in path.iterdir() if p.is_file())
-                links.append([_held(link), hashlib.sha256(repr(files).encode()).hexdigest()[:16]])
-            else:
-                links.append([_held(link), ""])
-        return {"index_url": _held(self.index_url), "extra_index_urls": [_held(u) for u in self.extra_index_urls],
-                "find_links": links, "pre": self.pre}
-
-    index_url: Secret = attr(Secret(""), dump=str)  # replaces PyPI (uv --index-url)
-    extra_index_urls: tuple[Secret, ...] = attr((), dump=_texts)  # searched too (uv --extra-index-url)
-    find_links: tuple[Secret, ...] = attr((), dump=_texts)  # folders (absolute) or URLs of wheels (uv --find-links)
     def describe(self) -> str:
         """Where releases come from, for a person ("; from PyPI, https://****@host/simple; --pre"),
         or "" for PyPI alone."""
