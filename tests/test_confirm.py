@@ -18,6 +18,7 @@ from jaxcompat.knowledge.config import load
 from jaxcompat.model.crater import Plan
 from jaxcompat.model.matrix import Cell
 from jaxcompat.model.outcomes import RawResult
+from jaxcompat.model.stages import Resolved
 from jaxcompat.model.target import Target
 from jaxcompat.model.usertests import Comparison, Confirm, Observed, UserTest
 from jaxcompat.model.vocab import FlakyOrigin, SuiteHealth
@@ -53,8 +54,9 @@ class Script:
 def _compare(tmp_path, confirm_: Confirm) -> Comparison:
     matrix = load(make_tree(tmp_path))
     target = Target(tmp_path, project=False)
-    return usertests.compare(Cell("c", "3.12", "cpu", {}), Cell("b", "3.12", "cpu", {}), target, matrix, tmp_path,
-                             confirm=confirm_)
+    base = Cell("b", "3.12", "cpu", {})
+    return usertests.compare(Cell("c", "3.12", "cpu", {}), base, target, matrix, tmp_path,
+                             confirm=confirm_, decided=Resolved(base, "python3", ""))
 
 
 def test_a_break_is_rerun_n_times_on_both_sides_before_blame(tmp_path, monkeypatch):

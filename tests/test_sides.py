@@ -110,7 +110,8 @@ def test_compare_holds_the_candidate_and_names_the_confounder_that_breaks(tmp_pa
 
     monkeypatch.setattr(userrun, "observe", fake_observe)
     base = Cell(id="b", python="3.11", backend="cpu", pins={"jax": "0.4.31"})
-    cmp = usertests.compare(CANDIDATE, base, target, matrix, tmp_path / "state")
+    cmp = usertests.compare(CANDIDATE, base, target, matrix, tmp_path / "state",
+                            decided=cells.resolve(base, matrix, tmp_path / "state"))
     assert observed[0][0] == "c" and "numpy==2.0.1" in observed[0][1]  # the candidate ran held
     # what check.json's user_tests_run says was run and installed, on the record itself
     assert cmp.cells == {"candidate": "c", "baseline": "b"}

@@ -35,6 +35,7 @@ from jaxcompat.model.crater import DependentResult, Plan
 from jaxcompat.model.dependents import Dependent, DependentSource
 from jaxcompat.model.matrix import Cell
 from jaxcompat.model.outcomes import RawResult
+from jaxcompat.model.stages import Resolved
 from jaxcompat.model.target import Target
 from jaxcompat.model.usertests import Confirm, Observed, UserTest
 from jaxcompat.model.vocab import CellStatus, DependentVerdict, UserTestStatus
@@ -134,6 +135,7 @@ def _patch(mp: pytest.MonkeyPatch, script: Script, roots: dict[str, Path]) -> No
     mp.setattr(userrun, "observe", script.observe)
     mp.setattr(userrun, "build", lambda *a, **k: None)
     mp.setattr(userrun, "hold_to_baseline", lambda candidate, *a, **k: candidate)
+    mp.setattr(crater, "resolve", lambda cell, *a, **k: Resolved(cell, "python3", ""))
     mp.setattr(testtarget, "same_python", lambda c, b, *a, **k: (c, b, ""))
     mp.setattr(crater, "_source", source)
     mp.setattr(projects, "version_of", lambda dep, cache_dir, as_of=None: "1.0")
@@ -203,9 +205,10 @@ def _compare(world, suite: list[Facts], reruns: int, aa: bool, with_baseline: bo
         _patch(mp, Script({"proj": suite}), world["roots"])
         known = tuple((f.name, "seen") for f in suite if f.known)
         target = Target(world["roots"]["proj"], project=True, timeout_s=300.0)
-        return usertests.compare(Cell("c", "3.12", "cpu", {"jax": "0.4.33"}),
-                                 Cell("b", "3.12", "cpu", {"jax": "0.4.31"}) if with_baseline else None,
-                                 target, world["matrix"], world["top"], confirm=Confirm(reruns, aa, known))
+        base = Cell("b", "3.12", "cpu", {"jax": "0.4.31"}) if with_baseline else None
+        return usertests.compare(Cell("c", "3.12", "cpu", {"jax": "0.4.33"}), base,
+                                 target, world["matrix"], world["top"], confirm=Confirm(reruns, aa, known),
+                                 decided=Resolved(base, "python3", "") if base else None)
 
 
 @settings(PROFILE, max_examples=PROFILE.max_examples * 3)

@@ -45,7 +45,6 @@ from jaxcompat.model.usertests import (
 )
 from jaxcompat.model.vocab import RAN, FlakyOrigin, UserTestSide, UserTestStatus
 from jaxcompat.run import userrun
-from jaxcompat.run.cell import resolve
 
 # ---------------------------------------------------------------- running
 
@@ -144,11 +143,12 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
     environment is built while the candidate's tests run. ``reuse``: the baseline's whole-suite run
     is taken from the result cache where everything that decides it is the same (``side_key``; never
     with --aa); the re-runs of what changed stay live on both sides. ``decided``: the baseline as
-    the caller resolved it already (else resolved here, once)."""
+    the caller resolved it (``run/cell.resolve``), given with the baseline."""
     from concurrent.futures import ThreadPoolExecutor
 
-    if baseline is not None:  # the baseline is resolved first; the candidate is held at its versions
-        decided = decided or resolve(baseline, matrix, state_dir)
+    if (baseline is None) != (decided is None):
+        raise TypeError("usertests.compare: a baseline is given with its resolution (decided), or neither")
+    if decided is not None:  # the baseline is resolved first; the candidate is held at its versions
         candidate = userrun.hold_to_baseline(candidate, decided)
     reusable = reuse and isinstance(decided, Resolved) and not confirm.aa
     key = userrun.side_key(decided, target, matrix) if reusable else None
