@@ -57,7 +57,7 @@ def test_a_held_cell_resolves_with_constraints_and_lets_go_of_those_the_resolver
 
     monkeypatch.setattr(envs, "run_tool", fake_run)
     cell = sides.hold(CANDIDATE, BASELINE)
-    text, notes = envs.resolve(cell, "python3", "2024-09-13", ("pytest",), tmp_path / "w", tmp_path / "locks")
+    text, notes = envs.solve(cell, "python3", "2024-09-13", ("pytest",), tmp_path / "w", tmp_path / "locks")
     assert len(seen) == 2 and "ml-dtypes==0.4.0" in seen[0]
     assert "ml-dtypes==0.4.0" not in seen[1] and "numpy==2.0.1" in seen[1] and "equinox==0.11.4" in seen[1]
     assert "numpy==2.0.1" in text
@@ -111,7 +111,7 @@ def test_compare_holds_the_candidate_and_names_the_confounder_that_breaks(tmp_pa
     monkeypatch.setattr(userrun, "observe", fake_observe)
     base = Cell(id="b", python="3.11", backend="cpu", pins={"jax": "0.4.31"})
     cmp = usertests.compare(CANDIDATE, base, target, matrix, tmp_path / "state",
-                            decided=cells.resolve(base, matrix, tmp_path / "state"))
+                            decided=cells.resolve_cell(base, matrix, tmp_path / "state"))
     assert observed[0][0] == "c" and "numpy==2.0.1" in observed[0][1]  # the candidate ran held
     # what check.json's user_tests_run says was run and installed, on the record itself
     assert cmp.cells == {"candidate": "c", "baseline": "b"}

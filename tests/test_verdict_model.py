@@ -135,7 +135,7 @@ def _patch(mp: pytest.MonkeyPatch, script: Script, roots: dict[str, Path]) -> No
     mp.setattr(userrun, "observe", script.observe)
     mp.setattr(userrun, "build", lambda *a, **k: None)
     mp.setattr(userrun, "hold_to_baseline", lambda candidate, *a, **k: candidate)
-    mp.setattr(crater, "resolve", lambda cell, *a, **k: Resolved(cell, "python3", ""))
+    mp.setattr(crater, "resolve_cell", lambda cell, *a, **k: Resolved(cell, "python3", ""))
     mp.setattr(testtarget, "same_python", lambda c, b, *a, **k: (c, b, ""))
     mp.setattr(crater, "_source", source)
     mp.setattr(projects, "version_of", lambda dep, cache_dir, as_of=None: "1.0")

@@ -170,8 +170,8 @@ def backend_requirements(cell: Cell) -> list[str]:
     return []
 
 
-def resolve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...],
-            workdir: Path, lock_cache: Path, reuse_failure: bool = True) -> tuple[str, list[str]]:
+def solve(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...],
+          workdir: Path, lock_cache: Path, reuse_failure: bool = True) -> tuple[str, list[str]]:
     """Return (lock text, notes). Optional ("*") pins that cannot co-install are dropped, noted.
 
     Both answers are cached by the spec: the lock, and "no solution" (exact pins as of a date
@@ -233,7 +233,7 @@ def lock(cell: Cell, python_exe: str, date: str | None, harness: tuple[str, ...]
     workdir = env_root / f".{cell.id}.work"
     workdir.mkdir(parents=True, exist_ok=True)
     try:
-        text, notes = resolve(cell, python_exe, date, harness, workdir, lock_cache, reuse_failure)
+        text, notes = solve(cell, python_exe, date, harness, workdir, lock_cache, reuse_failure)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return text, notes, round(time.perf_counter() - t0, 3)

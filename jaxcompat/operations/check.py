@@ -40,7 +40,7 @@ from jaxcompat.report.candidate import candidate_verdict, summary, verdict
 from jaxcompat.report.existing import environment_lines, not_installed_lines
 from jaxcompat.report.outputs import CellReport, Output, UserTestsReport
 from jaxcompat.run import userrun
-from jaxcompat.run.cell import resolve, run_cell
+from jaxcompat.run.cell import resolve_cell, run_cell
 from jaxcompat.run.existing import BadEnvironment, check_existing
 
 ESCAPES = 3  # the nearest pins that avoid the known failures, each verified by a run
@@ -229,7 +229,7 @@ def _judge_tests(setup: CheckSetup, say: Callable[[str], None]) -> CheckVerdict:
     predict (``_cases_item``). What the candidate announces (the tests' new warnings) leads the
     verdict; it never fails the check."""
     request, matrix, target = setup.request, setup.request.matrix, setup.target
-    decided = resolve(setup.baseline, matrix, request.state) if setup.baseline is not None else None
+    decided = resolve_cell(setup.baseline, matrix, request.state) if setup.baseline is not None else None
     cell, result = _candidate_result(setup, decided)
     cmp = usertests.compare(cell, setup.baseline, target, matrix, request.state, progress=say, confirm=setup.confirm,
                             decided=decided)

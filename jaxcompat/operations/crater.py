@@ -48,7 +48,7 @@ from jaxcompat.model.vocab import CellStatus, DependentVerdict, UserTestSide
 from jaxcompat.operations import confirm, newwarnings, usertests
 from jaxcompat.report.crater import summary, verdict_text
 from jaxcompat.report.outputs import CraterReport
-from jaxcompat.run.cell import resolve
+from jaxcompat.run.cell import resolve_cell
 
 RESULTS = "dependents"  # the folder (under the crater's reports) of one JSON per dependent
 
@@ -133,7 +133,7 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     res.env = redact_env(dict(target.env))
     cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress, min(2, os.cpu_count() or 1),
                             confirm=_confirm(dep, plan, state_dir), reuse=plan.reuse_baseline,
-                            decided=resolve(cell_b, matrix, state_dir))
+                            decided=resolve_cell(cell_b, matrix, state_dir))
     res.environments = 2
     res.tests, res.learned, res.health = list(cmp.tests), dict(cmp.learned), confirm.health(cmp.tests)
     res.ran, res.classes = dict(cmp.ran), counts(cmp.tests)

@@ -169,7 +169,7 @@ class Steps:
         the same day in a state folder that lacks it), the moved package aside."""
         if self.held is None:
             base = self.baseline()
-            got = cells.resolve(base, self.matrix, self.state_dir)
+            got = cells.resolve_cell(base, self.matrix, self.state_dir)
             if isinstance(got, Ended):
                 raise BaselineMissing(f"the baseline of {self.target.root.name} could not be resolved: "
                                       f"{got.status}: {got.message}")

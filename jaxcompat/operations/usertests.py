@@ -143,7 +143,7 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
     environment is built while the candidate's tests run. ``reuse``: the baseline's whole-suite run
     is taken from the result cache where everything that decides it is the same (``side_key``; never
     with --aa); the re-runs of what changed stay live on both sides. ``decided``: the baseline as
-    the caller resolved it (``run/cell.resolve``), given with the baseline."""
+    the caller resolved it (``run/cell.resolve_cell``), given with the baseline."""
     from concurrent.futures import ThreadPoolExecutor
 
     if (baseline is None) != (decided is None):

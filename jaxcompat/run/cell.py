@@ -171,7 +171,7 @@ def resolved(cell: Cell, matrix: Matrix, result: CellResult, state_dir: Path, op
     return Resolved(cell, python_exe, lock_text)
 
 
-def resolve(cell: Cell, matrix: Matrix, state_dir: Path) -> Resolved | Ended:
+def resolve_cell(cell: Cell, matrix: Matrix, state_dir: Path) -> Resolved | Ended:
     """``resolved`` alone, for a caller that wants the environment decided and nothing else (the
     baseline a candidate is held to, a side's cache key): its notes and timings are not kept."""
     scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
