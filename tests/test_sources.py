@@ -25,7 +25,7 @@ from jaxcompat.model.index import NO_INDEX, IndexOptions, SourceError, index_opt
 from jaxcompat.model.matrix import Cell
 from jaxcompat.model.outcomes import CellResult
 from jaxcompat.report.candidate import verdict
-from jaxcompat.report.scrub import Scrubber
+from jaxcompat.report.scrub import Scrubber, scrub_pin, scrub_url
 from jaxcompat.run import resultcache
 from jaxcompat.run.cell import record_sources
 from jaxcompat.run.runner import CellRun
@@ -355,14 +355,14 @@ def test_bad_sources_stop_before_anything_installs(argv, message, capsys, tmp_pa
 
 def test_local_paths_in_urls_keep_only_their_names():
     home = {"/home/u": "~"}
-    assert sources.scrub_url("file:///home/u/dist/x-1-py3-none-any.whl", home) == "file://~/dist/x-1-py3-none-any.whl"
-    assert sources.scrub_url("file:///srv/build/x-1-py3-none-any.whl", home) == "file://<local>/x-1-py3-none-any.whl"
-    assert sources.scrub_url("git+file:///srv/repos/equinox@v0.13.1", home) == "git+file://<local>/equinox@v0.13.1"
-    assert sources.scrub_url("/srv/wheels", home) == "<local>/wheels"
-    assert sources.scrub_url(GIT, home) == GIT and sources.scrub_url("https://x.org/simple", home) == "https://x.org/simple"
+    assert scrub_url("file:///home/u/dist/x-1-py3-none-any.whl", home) == "file://~/dist/x-1-py3-none-any.whl"
+    assert scrub_url("file:///srv/build/x-1-py3-none-any.whl", home) == "file://<local>/x-1-py3-none-any.whl"
+    assert scrub_url("git+file:///srv/repos/equinox@v0.13.1", home) == "git+file://<local>/equinox@v0.13.1"
+    assert scrub_url("/srv/wheels", home) == "<local>/wheels"
+    assert scrub_url(GIT, home) == GIT and scrub_url("https://x.org/simple", home) == "https://x.org/simple"
     assert (
-        sources.scrub_pin("@ file:///srv/eqx", home) == "@ file://<local>/eqx"
-        and sources.scrub_pin("0.6.2", home) == "0.6.2"
+        scrub_pin("@ file:///srv/eqx", home) == "@ file://<local>/eqx"
+        and scrub_pin("0.6.2", home) == "0.6.2"
     )
 
 

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
@@ -339,32 +339,6 @@ def describe(dist: str, rec: dict) -> str:
     if rec.get("sha256"):
         text += f" (sha256 {rec['sha256'][:12]}…)"
     return text
-
-
-def scrub_url(url: str, replacements: dict[str, str]) -> str:
-    """A URL or path without machine paths: each known folder replaced (longest first; in a
-    file:// URL a path is URL-quoted, so both spellings), and any other local file reduced to
-    ``file://<local>/NAME`` (its name, not where it lies on this machine)."""
-    from urllib.parse import quote
-
-    order = sorted(((k, v) for k, v in replacements.items() if k and k != "/"), key=lambda kv: -len(kv[0]))
-    for old, new in order:
-        if old in url or quote(old) in url:
-            return url.replace(quote(old), new).replace(old, new)
-    parsed = urlparse(url)
-    if parsed.scheme in ("file", "git+file") and parsed.path.startswith("/"):
-        return f"{parsed.scheme}://<local>/{Path(unquote(parsed.path)).name}"  # git: NAME@REF
-    if parsed.scheme == "" and url.startswith("/"):
-        return f"<local>/{Path(url).name}"
-    return url
-
-
-def scrub(rec: dict, replacements: dict[str, str]) -> dict:
-    return {**rec, "url": scrub_url(rec.get("url", ""), replacements)} if "url" in rec else dict(rec)
-
-
-def scrub_pin(value: str, replacements: dict[str, str]) -> str:
-    return DIRECT + scrub_url(value[len(DIRECT):], replacements) if is_direct(value) else value
 
 
 def moving(pins: dict[str, str], index: IndexOptions) -> bool:

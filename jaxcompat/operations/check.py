@@ -185,21 +185,22 @@ def judge(setup: CheckSetup, say: Callable[[str], None]) -> CheckVerdict:
     return _judge_candidate(setup)
 
 
-def _candidate_result(setup: CheckSetup, decided: Resolved | Ended | None = None) -> tuple[Cell, CellResult]:
-    """The candidate's cell as it ran (held at the baseline's versions where there is one, ``decided``:
-    the baseline resolved first), and its result."""
+def _candidate_result(setup: CheckSetup) -> tuple[Cell, CellResult, Resolved | Ended | None]:
+    """The candidate's cell as it ran (held at the baseline's versions where there is one: the
+    baseline is resolved first, ``decided``), its result, and ``decided``."""
     request, cell = setup.request, setup.cell
+    decided = resolve_cell(setup.baseline, request.matrix, request.state) if setup.baseline is not None else None
     if decided is not None:  # the candidate keeps what it does not name at the baseline's versions
         cell = userrun.hold_to_baseline(cell, decided)
     return cell, run_cell(cell, request.matrix, state_dir=request.state, reports_dir=None, repeat=request.repeat,
-                          use_cache=request.use_cache)
+                          use_cache=request.use_cache), decided
 
 
 def _judge_candidate(setup: CheckSetup) -> CheckVerdict:
     """check without --tests: the candidate by the suite's cases (and, where the resolver led to a
     known failure, the nearest pins that avoid it)."""
     request, matrix = setup.request, setup.request.matrix
-    cell, result = _candidate_result(setup)
+    cell, result, _ = _candidate_result(setup)
     text, safe = candidate_verdict(result, matrix)
     scanned = apiexplain.ecosystem_scan(StateDir(request.state).env(cell.id), result.versions.get("jax", ""))
     eco = apiexplain_report.ecosystem_lines(scanned, result.versions.get("jax", ""), result.results)
@@ -229,8 +230,7 @@ def _judge_tests(setup: CheckSetup, say: Callable[[str], None]) -> CheckVerdict:
     predict (``_cases_item``). What the candidate announces (the tests' new warnings) leads the
     verdict; it never fails the check."""
     request, matrix, target = setup.request, setup.request.matrix, setup.target
-    decided = resolve_cell(setup.baseline, matrix, request.state) if setup.baseline is not None else None
-    cell, result = _candidate_result(setup, decided)
+    cell, result, decided = _candidate_result(setup)
     cmp = usertests.compare(cell, setup.baseline, target, matrix, request.state, progress=say, confirm=setup.confirm,
                             decided=decided)
     warned, health, learned = _announced(cmp, target, request, matrix.failures)

@@ -134,9 +134,8 @@ def judge(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=
     cmp = usertests.compare(cell_c, cell_b, target, matrix, state_dir, progress, min(2, os.cpu_count() or 1),
                             confirm=_confirm(dep, plan, state_dir), reuse=plan.reuse_baseline,
                             decided=resolve_cell(cell_b, matrix, state_dir))
-    res.environments = 2
-    res.tests, res.learned, res.health = list(cmp.tests), dict(cmp.learned), confirm.health(cmp.tests)
-    res.ran, res.classes = dict(cmp.ran), counts(cmp.tests)
+    res.environments, res.tests, res.learned = 2, list(cmp.tests), dict(cmp.learned)
+    res.health, res.ran, res.classes = confirm.health(cmp.tests), dict(cmp.ran), counts(cmp.tests)
     res.versions = {"candidate": _eco(cmp.candidate_versions), "baseline": _eco(cmp.baseline_versions)}
     res.past_day = past_day(cmp, plan, dep.name, cache) if plan.as_of else {}
     res.sides = cmp.sides.to_dict() if cmp.sides else {}

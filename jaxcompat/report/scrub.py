@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import quote, unquote, urlparse
 
 from jaxcompat._util.redact import REDACTED, redact_text
 from jaxcompat.env import sources
@@ -89,17 +90,43 @@ class Scrubber:
         result.failed_imports = {m: self(tb) for m, tb in result.failed_imports.items()}
         result.notes = [self(n) for n in result.notes]
         result.requested = {
-            d: redact_text(sources.scrub_pin(v, self.replacements)) for d, v in result.requested.items()
+            d: redact_text(scrub_pin(v, self.replacements)) for d, v in result.requested.items()
         }
         result.sources = {d: {k: redact_text(v) if isinstance(v, str) else v
-                              for k, v in sources.scrub(rec, self.replacements).items()}
+                              for k, v in scrub_source(rec, self.replacements).items()}
                           for d, rec in result.sources.items()}
         if result.index:
             result.index = {**result.index,
                             "index_url": redact_text(result.index.get("index_url", "")),
                             "extra_index_urls": [redact_text(u) for u in result.index.get("extra_index_urls", [])],
-                            "find_links": [redact_text(sources.scrub_url(f, self.replacements))
+                            "find_links": [redact_text(scrub_url(f, self.replacements))
                                            for f in result.index.get("find_links", [])]}
         for r in result.results:
             r.message, r.traceback = self(r.message), self(r.traceback)
         result.deprecations = [replace(d, where=self(d.where), message=self(d.message)) for d in result.deprecations]
+
+
+def scrub_url(url: str, replacements: dict[str, str]) -> str:
+    """A URL or path without machine paths: each known folder replaced (longest first; in a
+    file:// URL a path is URL-quoted, so both spellings), and any other local file reduced to
+    ``file://<local>/NAME`` (its name, not where it lies on this machine)."""
+    order = sorted(((k, v) for k, v in replacements.items() if k and k != "/"), key=lambda kv: -len(kv[0]))
+    for old, new in order:
+        if old in url or quote(old) in url:
+            return url.replace(quote(old), new).replace(old, new)
+    parsed = urlparse(url)
+    if parsed.scheme in ("file", "git+file") and parsed.path.startswith("/"):
+        return f"{parsed.scheme}://<local>/{Path(unquote(parsed.path)).name}"  # git: NAME@REF
+    if parsed.scheme == "" and url.startswith("/"):
+        return f"<local>/{Path(url).name}"
+    return url
+
+
+def scrub_source(rec: dict, replacements: dict[str, str]) -> dict:
+    """A source record (``env/sources.sources``) with its URL scrubbed (``scrub_url``)."""
+    return {**rec, "url": scrub_url(rec.get("url", ""), replacements)} if "url" in rec else dict(rec)
+
+
+def scrub_pin(value: str, replacements: dict[str, str]) -> str:
+    """A pin (a version, or ``@ URL``: a direct reference) with its URL scrubbed (``scrub_url``)."""
+    return sources.DIRECT + scrub_url(value[len(sources.DIRECT):], replacements) if sources.is_direct(value) else value
