@@ -168,8 +168,7 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
     flaky: dict[str, str | tuple[FlakyOrigin, str]] = {
         **{n: (FlakyOrigin.KNOWN, f"known to flip by itself ({note})") for n, note in confirm.known},
         **{n: (FlakyOrigin.AA, f"flipped by itself in the baseline run twice ({note})") for n, note in learned.items()}}
-    sides = [("candidate", after, candidate)] + ([("baseline", before, baseline)] if before else [])
-    tests = confirmed(sides, flaky, target, matrix, state_dir, progress, confirm.reruns)
+    tests = confirmed(after, before, candidate, baseline, flaky, target, matrix, state_dir, progress, confirm.reruns)
     found = compare_sides(candidate, before.locked or before.versions,
                           after.locked or after.versions) if before else None
     if found and found.confounders and (broken := [t.test for t in failing(tests, True)]):
@@ -192,18 +191,19 @@ def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matr
                       baseline_reused=before.reused if before else "")
 
 
-def confirmed(sides, flaky: dict[str, str | tuple[FlakyOrigin, str]], target: Target, matrix: Matrix,
+def confirmed(after: Observed, before: Observed | None, candidate: Cell, baseline: Cell | None,
+              flaky: dict[str, str | tuple[FlakyOrigin, str]], target: Target, matrix: Matrix,
               state_dir: Path, progress, reruns: int) -> list[UserTest]:
-    """Each test classified (``sides``: (side, its first run, its cell), the candidate first); what
-    would be broken, failing or fixed re-run ``reruns`` more times on each side first and classified
-    again (``flaky`` learns what changed on a re-run)."""
-    (_, after, candidate), before = sides[0], (sides[1][1] if len(sides) > 1 else None)
+    """Each test classified from the first runs (``after``, ``before``); what would be broken, failing
+    or fixed re-run ``reruns`` more times on each side and classified again (``flaky`` learns what
+    changed on a re-run)."""
     tests = classify(after, before, matrix, candidate.backend, flaky)
     again = [n for n in suspects(tests) if n not in flaky]
     if not (again and reruns):
         return tests
     progress(f"running {len(again)} test(s) " + ("once more" if reruns == 1 else f"up to {reruns} more times")
              + " on each side before blaming the upgrade…")
+    sides = [("candidate", after, candidate)] + ([("baseline", before, baseline)] if before else [])
     changed_, settle = rerun(again, sides, matrix, state_dir, target, reruns)
     flaky.update(changed_)
     return classify(after, before, matrix, candidate.backend, flaky, settle)
