@@ -89,18 +89,17 @@ class Scrubber:
         result.message = self(result.message)
         result.failed_imports = {m: self(tb) for m, tb in result.failed_imports.items()}
         result.notes = [self(n) for n in result.notes]
-        result.requested = {
-            d: redact_text(scrub_pin(v, self.replacements)) for d, v in result.requested.items()
-        }
-        result.sources = {d: {k: redact_text(v) if isinstance(v, str) else v
-                              for k, v in scrub_source(rec, self.replacements).items()}
-                          for d, rec in result.sources.items()}
+        pins = {d: scrub_pin(v, self.replacements) for d, v in result.requested.items()}
+        found = {d: scrub_source(rec, self.replacements) for d, rec in result.sources.items()}
+        links = [scrub_url(f, self.replacements) for f in result.index.get("find_links", [])]
+        result.requested = {d: redact_text(v) for d, v in pins.items()}
+        result.sources = {d: {k: redact_text(v) if isinstance(v, str) else v for k, v in rec.items()}
+                          for d, rec in found.items()}
         if result.index:
             result.index = {**result.index,
                             "index_url": redact_text(result.index.get("index_url", "")),
                             "extra_index_urls": [redact_text(u) for u in result.index.get("extra_index_urls", [])],
-                            "find_links": [redact_text(scrub_url(f, self.replacements))
-                                           for f in result.index.get("find_links", [])]}
+                            "find_links": [redact_text(f) for f in links]}
         for r in result.results:
             r.message, r.traceback = self(r.message), self(r.traceback)
         result.deprecations = [replace(d, where=self(d.where), message=self(d.message)) for d in result.deprecations]
