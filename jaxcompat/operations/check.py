@@ -37,7 +37,7 @@ from jaxcompat.report import apiexplain as apiexplain_report
 from jaxcompat.report import check as check_report
 from jaxcompat.report import reports
 from jaxcompat.report.candidate import candidate_verdict, summary, verdict
-from jaxcompat.report.existing import environment_lines, not_installed_lines
+from jaxcompat.report.existing import existing_verdict
 from jaxcompat.report.outputs import CellReport, Output, UserTestsReport
 from jaxcompat.run import userrun
 from jaxcompat.run.cell import resolve_cell, run_cell
@@ -218,8 +218,7 @@ def _judge_existing(request: CheckRequest) -> CheckVerdict:
         result = check_existing(request.env, request.matrix, state_dir=request.state, repeat=request.repeat)
     except BadEnvironment as e:
         return CheckVerdict(e.result, "", CellReport("check", cell=e.result), [], refused=e.message)
-    text, safe = candidate_verdict(result, request.matrix)
-    text = "\n".join(environment_lines(result) + [text] + not_installed_lines(result))
+    text, safe = existing_verdict(result, request.matrix)
     return CheckVerdict(result, text, CellReport("check", cell=result),
                         [candidate_item(result, safe)])
 

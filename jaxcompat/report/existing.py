@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import re
 
+from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.vocab import TestStatus
 from jaxcompat.plugin import loaded
 from jaxcompat.plugin.backends import describe_device
 from jaxcompat.plugin.packages import KEY_DISTS, NOT_INSTALLED
+from jaxcompat.report.candidate import candidate_verdict
 
 _NOT_INSTALLED = re.compile(r"^(?:Skipped: )?needs ([\w, -]+), " + re.escape(NOT_INSTALLED))
 # (the reason the plugin gives: jaxcompat/plugin/pytest_plugin.py _reason), and pytest.importorskip's
@@ -51,3 +53,11 @@ def environment_lines(result: CellResult) -> list[str]:
                          "loads, and what is reported and judged")
     sites = next((n for n in result.notes if n.startswith("site dirs on its sys.path")), "")
     return lines + ([f"    ({sites})"] if sites and lines[-1:] and lines[-1].startswith("  !") else [])
+
+
+def existing_verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
+    """``check --env``'s text (the environment, the candidate's verdict, what is not installed) and
+    whether it is safe."""
+    head, tail = environment_lines(result), not_installed_lines(result)
+    text, safe = candidate_verdict(result, matrix)
+    return "\n".join(head + [text] + tail), safe
