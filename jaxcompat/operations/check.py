@@ -35,8 +35,7 @@ from jaxcompat.operations import confirm, newwarnings, usertests
 from jaxcompat.plugin.packages import ECOSYSTEM
 from jaxcompat.report import apiexplain as apiexplain_report
 from jaxcompat.report import check as check_report
-from jaxcompat.report import reports
-from jaxcompat.report.candidate import candidate_verdict, summary, verdict
+from jaxcompat.report.candidate import candidate_verdict, check_verdict, summary, verdict
 from jaxcompat.report.existing import existing_verdict
 from jaxcompat.report.outputs import CellReport, Output, UserTestsReport
 from jaxcompat.run import userrun
@@ -201,12 +200,8 @@ def _judge_candidate(setup: CheckSetup) -> CheckVerdict:
     known failure, the nearest pins that avoid it)."""
     request, matrix = setup.request, setup.request.matrix
     cell, result, _ = _candidate_result(setup)
-    text, safe = candidate_verdict(result, matrix)
     scanned = apiexplain.ecosystem_scan(StateDir(request.state).env(cell.id), result.versions.get("jax", ""))
-    eco = apiexplain_report.ecosystem_lines(scanned, result.versions.get("jax", ""), result.results)
-    text += "\n" * bool(eco) + eco
-    if reports.reuse_line([result]):
-        text += "\n" + reports.reuse_line([result])
+    text, safe = check_verdict(result, matrix, scanned)
     escapes = _escapes(result, setup) if not safe and result.status == CellStatus.OK else []
     return CheckVerdict(result, text, CellReport("check", cell=result),
                         [candidate_item(result, safe)], after=escapes, drafts=f"check {' '.join(setup.reqs)}")

@@ -14,8 +14,20 @@ from jaxcompat.knowledge.deprecations import forecast
 from jaxcompat.model.deprecations import History
 from jaxcompat.model.matrix import Matrix
 from jaxcompat.model.outcomes import FAILING_OUTCOMES, UNEXPLAINED_OUTCOMES, CellResult
+from jaxcompat.model.scan import InstalledScan
 from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Outcome
 from jaxcompat.plugin.packages import ECOSYSTEM
+from jaxcompat.report.apiexplain import ecosystem_lines
+from jaxcompat.report.reports import reuse_line
+
+
+def check_verdict(result: CellResult, matrix: Matrix, scanned: InstalledScan | None) -> tuple[str, bool]:
+    """``check``'s text (without --tests or --env): the candidate's verdict, its ecosystem read against
+    jax's API history (``scanned``), what the result cache supplied; and whether it is safe."""
+    jax = result.versions.get("jax", "")
+    eco, reused = ecosystem_lines(scanned, jax, result.results), reuse_line([result])
+    text, safe = candidate_verdict(result, matrix)
+    return text + "\n" * bool(eco) + eco + ("\n" + reused if reused else ""), safe
 
 
 def candidate_verdict(result: CellResult, matrix: Matrix) -> tuple[str, bool]:
