@@ -236,6 +236,25 @@ def test_a_module_that_fails_to_import_in_the_candidate_breaks_each_of_its_tests
     ]
 
 
+def test_a_module_that_fails_to_import_is_explained_by_the_import_rule_that_documents_its_error(tmp_path):
+    """flowjax 19.1.2, jax 0.7.2 -> 0.10.1 with equinox held at 0.13.0: every test module failed at
+    collection with equinox's own import error; the import-stage rule that documents it (its error and
+    message) names the fix beside each broken test, not only beside our cases."""
+    rule = (failure_toml("eqx-import-bug", "cases/test_demo.py::test_bug", '{ pytest = ">=1" }', "AttributeError",
+                         "batching.NotMapped is deprecated", "upgrade equinox to >=0.13.1")
+            .replace('cases = ["cases/test_demo.py::test_bug"]\n', 'stage = "import"\n'))
+    matrix = load(make_tree(tmp_path, MINIMAL + rule))
+    before = _obs(a="passed")
+    after = Observed(results={"tests/test_x.py": RawResult(
+        case="tests/test_x.py", status="failed", error_types=["AttributeError", "Exception"], phase="collect",
+        message="E   AttributeError: jax.interpreters.batching.NotMapped is deprecated.")},
+        versions={"pytest": "8.0.0"})
+    [t] = usertests.classify(after, before, matrix, "cpu")
+    assert (t.cls, t.explained_by, t.fix) == ("broken", "eqx-import-bug", "upgrade equinox to >=0.13.1")
+    outside = load(make_tree(tmp_path, MINIMAL + rule.replace('">=1"', '"<1"')))  # not these versions
+    assert usertests.classify(after, before, outside, "cpu")[0].explained_by is None
+
+
 def test_the_test_classes_are_defined_once_and_documented():
     readme = (Path(__file__).resolve().parents[1] / "docs" / "check.md").read_text()
     assert all(f"`{cls}`" in readme for cls in TEST_CLASSES)

@@ -70,9 +70,12 @@ def _stands_for(key: str, name: str) -> bool:
 
 
 def explain(raw: RawResult, matrix: Matrix, versions: dict[str, str], backend: str):
-    """The first known failure that applies to these versions and whose documented error this is."""
+    """The first known failure that applies to these versions and whose documented error this is:
+    a case rule's, or an import rule's (a package of the ecosystem that does not import fails the
+    user's test modules that import it, at collection, with the error the rule documents)."""
     for f in matrix.failures:
-        if f.stage == "case" and applies(f, versions, backend) and error_matches(f, raw.error_types, raw.message):
+        if f.stage in ("case", "import") and applies(f, versions, backend) \
+                and error_matches(f, raw.error_types, raw.message):
             return f
     return None
 
