@@ -73,9 +73,9 @@ def explain(raw: RawResult, matrix: Matrix, versions: dict[str, str], backend: s
     """The first known failure that applies to these versions and whose documented error this is:
     a case rule's, or an import rule's (a package of the ecosystem that does not import fails the
     user's test modules that import it, at collection, with the error the rule documents)."""
+    stages = ("case", "import")
     for f in matrix.failures:
-        if f.stage in ("case", "import") and applies(f, versions, backend) \
-                and error_matches(f, raw.error_types, raw.message):
+        if f.stage in stages and applies(f, versions, backend) and error_matches(f, raw.error_types, raw.message):
             return f
     return None
 
