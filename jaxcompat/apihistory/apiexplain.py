@@ -295,8 +295,8 @@ class WarningAsError:
             out.append(f'add "ignore::{self.category}:{self.package}" to the project\'s filterwarnings, after '
                        f"its \"error\" (the warning comes from {self.package}, not from your code)")
         else:
-            instead = f"use {self.replacement} instead of {self.name}" if self.replacement else \
-                f"stop using {self.name}"
+            instead = (f"use {self.replacement} instead of {self.name}" if self.replacement else
+                       f"stop using {self.name}")
             out.append(f"{instead} in your code")
         if self.deprecated_in:
             until = f" (jax {self.removed_in} removes it: this only postpones the break)" if self.removed_in else ""

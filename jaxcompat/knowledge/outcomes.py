@@ -113,8 +113,8 @@ def _rejudge(stored: CaseResult, failures, versions: dict[str, str], backend: st
     from dataclasses import replace
 
     new = classify(stored.raw(), failures, versions, backend)
-    if new.outcome not in (Outcome.MISMATCH, Outcome.REGRESSION) or stored.outcome != Outcome.REPRODUCED \
-            or CLIP_MARK not in stored.message:
+    if (new.outcome not in (Outcome.MISMATCH, Outcome.REGRESSION) or stored.outcome != Outcome.REPRODUCED
+            or CLIP_MARK not in stored.message):
         return new
     applying = {f.id: f for f in case_failures(failures, stored.case, versions, backend)
                 + collateral_failures(failures, stored.case, versions, backend)}

@@ -204,8 +204,8 @@ def _loader(tp: Any, default: Any = dataclasses.MISSING) -> Callable[[Any, str],
         return lambda v, w: origin(item(x, f"{w}[{i}]") for i, x in enumerate(v)) if isinstance(v, (list, tuple)) else v
     if origin is tuple:  # tuple[A, B]: each place its own type
         items = [_loader(a) for a in args]
-        return lambda v, w: tuple(r(x, f"{w}[{i}]") for i, (r, x) in enumerate(zip(items, v, strict=False))) \
-            if isinstance(v, (list, tuple)) else v
+        return lambda v, w: (tuple(r(x, f"{w}[{i}]") for i, (r, x) in enumerate(zip(items, v, strict=False)))
+                             if isinstance(v, (list, tuple)) else v)
     if origin is dict:
         item = _loader(args[1]) if len(args) == 2 else _same
         if item is _same:

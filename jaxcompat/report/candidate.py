@@ -88,9 +88,9 @@ def summary(result: CellResult, matrix: Matrix) -> str:
             and not getattr(matrix.failure(r.failure), "advisory", False)]
     unexplained = [r for r in result.results if r.outcome in UNEXPLAINED_OUTCOMES]
     stale = [r for r in result.results if r.outcome == Outcome.STALE]
-    said = ([f"hits {', '.join(dict.fromkeys(hits))}"] if hits else []) + \
-        ([f"{len(unexplained)} unexplained failure(s)"] if unexplained else []) + \
-        ([f"{len(stale)} rule(s) out of date"] if stale or result.outcome == CellOutcome.STALE else [])
+    said = (([f"hits {', '.join(dict.fromkeys(hits))}"] if hits else [])
+            + ([f"{len(unexplained)} unexplained failure(s)"] if unexplained else [])
+            + ([f"{len(stale)} rule(s) out of date"] if stale or result.outcome == CellOutcome.STALE else []))
     return "; ".join(said) or "safe"
 
 
@@ -99,9 +99,9 @@ def source_lines(result: CellResult) -> list[str]:
     indexes it was resolved from."""
     lines = []
     idx = result.index or {}
-    where = ([f"index {idx['index_url']}"] if idx.get("index_url") else []) + \
-        [f"extra index {u}" for u in idx.get("extra_index_urls", [])] + \
-        [f"find-links {f}" for f in idx.get("find_links", [])]
+    where = (([f"index {idx['index_url']}"] if idx.get("index_url") else [])
+             + [f"extra index {u}" for u in idx.get("extra_index_urls", [])]
+             + [f"find-links {f}" for f in idx.get("find_links", [])])
     if where or idx.get("pre"):
         lines.append("  resolved from: " + ", ".join(where or ["PyPI"]) + ("; pre-releases allowed (--pre)"
                                                                           if idx.get("pre") else ""))
@@ -164,8 +164,8 @@ def _hits(hits: dict[str, list[str]], matrix: Matrix) -> list[str]:
 
 
 def _advisories(advisories: dict[str, list[str]], matrix: Matrix) -> list[str]:
-    lines = ["  i advisories (usage pitfalls present on every release; not a reason to avoid this one):"] \
-        if advisories else []
+    lines = (["  i advisories (usage pitfalls present on every release; not a reason to avoid this one):"]
+             if advisories else [])
     for fid in advisories:
         f = matrix.failure(fid)
         lines.append(f"    - {fid}: {f.title if f else ''}" + (f"\n        advice: {f.fix}" if f else ""))

@@ -24,8 +24,8 @@ def held_section(refresh: Refresh) -> list[str]:
         return []
     return ["## Kept out of the baseline", "",
             "Tonight's regressions are findings, not the new normal: the baseline keeps its earlier record "
-            "for these (merging this proposal does not stop them being flagged):", ""] + \
-        [f"- `{h}`" for h in refresh.held] + [""]
+            "for these (merging this proposal does not stop them being flagged):", "",
+            *[f"- `{h}`" for h in refresh.held], ""]
 
 
 def issue_body(result: CellResult, diff: Diff) -> str:
@@ -88,8 +88,8 @@ def latest_md(result: CellResult, diff: Diff, body: str) -> str:
     """``latest.md``: the run's report, what moved since the baseline, the warnings before the break
     and, when something regressed, the issue ``body`` (``issue_body``; "" when none)."""
     origin = _origin(result)
-    md = [markdown([result], {"matrix_file": "(latest releases)"}), ""] + [f"- {x}" for x in origin] + \
-        ([""] if origin else []) + ["## Since the baseline", "", "```", _since(result, diff), "```", ""]
+    md = ([markdown([result], {"matrix_file": "(latest releases)"}), ""] + [f"- {x}" for x in origin]
+          + ([""] if origin else []) + ["## Since the baseline", "", "```", _since(result, diff), "```", ""])
     if diff.new_failures:
         md += ["New failures: " + ", ".join(f"`{m.case}` ({m.before} → {m.after})" for m in diff.new_failures), ""]
     if diff.fixed:

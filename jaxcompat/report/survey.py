@@ -59,8 +59,9 @@ def forecasts(obs: list[Observation]) -> list[dict]:
             entry["warned_on"].append(o.combo.jax)
     for entry in out.values():
         for o in obs:
-            if o.cell.versions.get(entry["package"], o.combo.equinox if entry["package"] == "equinox" else None) \
-                    != entry["version"] or o.combo.jax in entry["warned_on"]:
+            package = entry["package"]
+            installed = o.cell.versions.get(package, o.combo.equinox if package == "equinox" else None)
+            if installed != entry["version"] or o.combo.jax in entry["warned_on"]:
                 continue
             failed = [o.cell.message] if o.cell.status != CellStatus.OK else []
             failed += [r.message for r in o.cell.results if r.outcome not in (Outcome.PASS, Outcome.SKIPPED)]

@@ -195,8 +195,8 @@ def import_sites(f, name: str) -> list[ast.stmt]:
     while todo:
         st = todo.pop()
         if type(st) in (ast.Import, ast.ImportFrom):
-            if f.is_jax_import(st) and any((a.asname or a.name.split(".")[0]) == name for a in st.names) \
-                    and not f.guards.under_type_checking(st.lineno):
+            if (f.is_jax_import(st) and any((a.asname or a.name.split(".")[0]) == name for a in st.names)
+                    and not f.guards.under_type_checking(st.lineno)):
                 out.append(st)
         elif not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             todo += [c for c in ast.iter_child_nodes(st) if isinstance(c, ast.stmt)]
