@@ -130,3 +130,14 @@ def cell_label(cell: CellResult) -> str:
     if cell.status == CELL_OK:
         return str(CellOutcome.OK) + ("" if cell.outcome == CellOutcome.OK else f" [{cell.outcome}]")
     return f"{cell.status} = known {cell.failure}" if cell.failure else f"{cell.status} [{cell.outcome}]"
+
+
+def flag_flaky(result: CellResult, repeats: list[list]) -> None:
+    """A case whose outcome differs between repeats is ``flaky`` (and fails the run)."""
+    result.notes.append(f"each case ran {len(repeats) + 1} times")
+    for r in result.results:
+        seen = [r.outcome] + [next((x.outcome for x in rep if x.case == r.case), "missing")
+                              for rep in repeats]
+        if len(set(seen)) > 1:
+            r.message = f"outcomes over {len(seen)} runs: {', '.join(seen)}\n{r.message}"
+            r.outcome = Outcome.FLAKY

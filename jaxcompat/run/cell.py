@@ -17,7 +17,7 @@ from jaxcompat._util.statedir import StateDir
 from jaxcompat.env import envs, probe, releases, resolution, sources
 from jaxcompat.env.pythons import PythonMissing, find_python
 from jaxcompat.knowledge import learned, rules
-from jaxcompat.knowledge.outcomes import check_import_rules, classify, classify_cell_error
+from jaxcompat.knowledge.outcomes import check_import_rules, classify, classify_cell_error, flag_flaky
 from jaxcompat.model.matrix import Cell, Matrix
 from jaxcompat.model.outcomes import FAILING_OUTCOMES, CellResult, render_failed_imports
 from jaxcompat.model.stages import Ended, Resolved
@@ -470,14 +470,3 @@ def judge(result: CellResult, run: CellRun, failures, backend: str, fallback_ver
     if run.rc not in (0, 1) and not run.results:
         result.status, result.outcome = CellStatus.RUN_ERROR, CellOutcome.CELL_ERROR
         result.message = f"pytest exited with code {run.rc} before running any case:\n{run.log_tail}"
-
-
-def flag_flaky(result: CellResult, repeats: list[list]) -> None:
-    """A case whose outcome differs between repeats is ``flaky`` (and fails the run)."""
-    result.notes.append(f"each case ran {len(repeats) + 1} times")
-    for r in result.results:
-        seen = [r.outcome] + [next((x.outcome for x in rep if x.case == r.case), "missing")
-                              for rep in repeats]
-        if len(set(seen)) > 1:
-            r.message = f"outcomes over {len(seen)} runs: {', '.join(seen)}\n{r.message}"
-            r.outcome = Outcome.FLAKY
