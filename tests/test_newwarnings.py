@@ -285,6 +285,7 @@ def test_the_crater_scans_each_dependents_own_source_at_the_candidates_jax(tmp_p
     reads the user's project, and said per dependent (the run itself faked: no jax, no network)."""
     from jaxcompat.env import projects
     from jaxcompat.model.dependents import Dependent, DependentSource
+    from jaxcompat.model.stages import Resolved
     from jaxcompat.model.usertests import Comparison
 
     src = tmp_path / "src"
@@ -303,6 +304,7 @@ def test_the_crater_scans_each_dependents_own_source_at_the_candidates_jax(tmp_p
                      candidate_versions={"jax": "0.6.0", "jaxlib": "0.6.0"},
                      baseline_versions={"jax": "0.5.3", "jaxlib": "0.5.3"}, ran={"candidate": 1, "baseline": 1})
     monkeypatch.setattr(usertests, "compare", lambda *a, **k: ran)
+    monkeypatch.setattr(crater, "resolve_cell", lambda cell, *a, **k: Resolved(cell, "python3", ""))
     plan = Plan(("jax==0.6.0",), ("jax==0.5.3",))
     res = crater.judge(Dependent("alpha", DependentSource(version="1.0")), plan, None, tmp_path / "state")
     assert res.verdict == DependentVerdict.SAFE, res.cause
