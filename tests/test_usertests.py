@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -240,19 +241,27 @@ def test_a_module_that_fails_to_import_is_explained_by_the_import_rule_that_docu
     """flowjax 19.1.2, jax 0.7.2 -> 0.10.1 with equinox held at 0.13.0: every test module failed at
     collection with equinox's own import error; the import-stage rule that documents it (its error and
     message) names the fix beside each broken test, not only beside our cases."""
-    rule = (failure_toml("eqx-import-bug", "cases/test_demo.py::test_bug", '{ pytest = ">=1" }', "AttributeError",
+    rule = (failure_toml("eqx-import-bug", "cases/test_demo.py::test_bug", '{ somepkg = ">=1" }', "AttributeError",
                          "batching.NotMapped is deprecated", "upgrade equinox to >=0.13.1")
             .replace('cases = ["cases/test_demo.py::test_bug"]\n', 'stage = "import"\n'))
     matrix = load(make_tree(tmp_path, MINIMAL + rule))
     before = _obs(a="passed")
     after = Observed(results={"tests/test_x.py": RawResult(
         case="tests/test_x.py", status="failed", error_types=["AttributeError", "Exception"], phase="collect",
-        message="E   AttributeError: jax.interpreters.batching.NotMapped is deprecated.")},
-        versions={"pytest": "8.0.0"})
+        message="E   AttributeError: jax.interpreters.batching.NotMapped is deprecated.",
+        traceback=("tests/test_x.py:1: in <module>\n    import somepkg\n"
+                   ".venv/lib/python3.11/site-packages/somepkg/__init__.py:3: in <module>\n    from x import y\n"))},
+        versions={"pytest": "8.0.0", "somepkg": "1.0"})
     [t] = usertests.classify(after, before, matrix, "cpu")
     assert (t.cls, t.explained_by, t.fix) == ("broken", "eqx-import-bug", "upgrade equinox to >=0.13.1")
     outside = load(make_tree(tmp_path, MINIMAL + rule.replace('">=1"', '"<1"')))  # not these versions
     assert usertests.classify(after, before, outside, "cpu")[0].explained_by is None
+    # red team 8: the same error raised by the project's own code (no frame in the rule's package) is not
+    # the rule's: unexplained, its traceback shown, jax's API history asked
+    own = Observed(results={"tests/test_x.py": replace(after.results["tests/test_x.py"],
+                                                       traceback="tests/test_x.py:1: in <module>\n    import jax\n")},
+                   versions=after.versions)
+    assert usertests.classify(own, before, matrix, "cpu")[0].explained_by is None
 
 
 def test_the_test_classes_are_defined_once_and_documented():

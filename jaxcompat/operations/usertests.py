@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jaxcompat._util.text import first_line, last_line, quiet
+from jaxcompat._util.text import first_line, frames, last_line, quiet
 from jaxcompat.env.sides import compare as compare_sides
 from jaxcompat.env.sides import held_at_baseline
 from jaxcompat.knowledge.outcomes import error_matches
+from jaxcompat.knowledge.roots import key, known_names, package_of, rule_package
 from jaxcompat.knowledge.rules import applies
 from jaxcompat.knowledge.warnings import new as new_warnings
 from jaxcompat.model.matrix import Cell, Matrix
@@ -71,13 +72,22 @@ def _stands_for(key: str, name: str) -> bool:
 
 def explain(raw: RawResult, matrix: Matrix, versions: dict[str, str], backend: str):
     """The first known failure that applies to these versions and whose documented error this is:
-    a case rule's, or an import rule's (a package of the ecosystem that does not import fails the
-    user's test modules that import it, at collection, with the error the rule documents)."""
-    stages = ("case", "import")
+    a case rule's, or an import rule's where the traceback passes through the package the rule is
+    about (``_through``: equinox not importing fails the user's modules that import it, with the
+    error the rule documents; the user's own code hitting the same removed name is not equinox's)."""
     for f in matrix.failures:
-        if f.stage in stages and applies(f, versions, backend) and error_matches(f, raw.error_types, raw.message):
+        documented = f.stage in ("case", "import") and error_matches(f, raw.error_types, raw.message)
+        if documented and applies(f, versions, backend) and (f.stage == "case" or _through(f, raw, versions)):
             return f
     return None
+
+
+def _through(failure, raw: RawResult, versions: dict[str, str]) -> bool:
+    """Whether a frame of the failure's traceback lies in the one package ``failure`` names besides
+    jax and jaxlib (``knowledge/roots.rule_package``)."""
+    package = rule_package(failure)
+    known = known_names(versions)
+    return bool(package) and any(key(package_of(f.path, "", known)) == key(package) for f in frames(raw.traceback))
 
 
 def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, backend: str,
