@@ -84,7 +84,7 @@ def test_a_run_started_either_side_of_midnight_is_one_run_and_an_earlier_run_of_
     out = merge.stdout + merge.stderr
     assert merge.returncode == 2 and "breaks none" not in out, out
     assert ("✗ left out, a shard of another run: plans/shard-2-of-2.json (of another run: it has no run id and ran "
-            "from 2026-11-27 00:01 UTC to 2026-11-27 00:31 UTC, ended before the shards merged started)") in out
+            "from 2026-11-27 00:01 UTC to 2026-11-27 00:31 UTC, ended before the shards merged started;") in out
     assert "(2026-11-27 10:00 UTC)" in out and "no stored result" in out
     assert _verdicts(merged) == {"alpha": "safe", "beta": "not-run"}
 
@@ -130,7 +130,7 @@ def test_shards_run_one_after_another_are_one_run_by_their_id_only(tmp_path, mon
     else:
         assert code == 2 and "breaks none" not in said, said
         assert "plans/shard-1-of-2.json (of another run: it has no run id and ran from 2026-11-27 09:00 UTC" in said
-        assert "give every shard of one run the same --run ID or $JAXCOMPAT_RUN_ID" in said
+        assert "shards of one run run one after another share an id: --run ID or $JAXCOMPAT_RUN_ID" in said
 
 
 def test_a_merge_takes_the_run_named_and_else_the_last_started(tmp_path, monkeypatch, capsys):

@@ -685,7 +685,10 @@ def finish_plan(out_dir: Path, shard: str | None) -> None:
     """The shard's stored plan, with when it stopped running (``finished``, interrupted or not): the
     shards of a run without an id are those that ran at the same time (``this_run``)."""
     path = _plan_file(out_dir, shard)
-    data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # gone or damaged since: a merge names it, or takes the shard as running on
+        return
     write_text(path, json.dumps({**data, "finished": _now().isoformat()}, indent=1) + "\n")
 
 
@@ -731,9 +734,10 @@ def this_run(read: list[tuple[str, dict]], given: str = "") -> tuple[set[str], s
             group, reach = [], end
         group.append(name)
         reach = max(reach, end)
+    if _when(newest, "written") == EARLIEST:  # an earlier version's plans, which say neither: one run, as then
+        return set(group), ""
     return set(group), ("the shards without a run id that ran at the same time as the one started last ("
-                        f"{_clock(_when(newest, 'written'))}); a shard that ended before it started is of an "
-                        "earlier run: give every shard of one run the same --run ID or $JAXCOMPAT_RUN_ID")
+                        f"{_clock(_when(newest, 'written'))})")
 
 
 def _left_out(name: str, data: dict, this: str) -> str:
@@ -745,7 +749,8 @@ def _left_out(name: str, data: dict, this: str) -> str:
         return f"{PLANS}/{name} (of another run: it has no run id, not {this})"
     start, end = _span(data)
     return (f"{PLANS}/{name} (of another run: it has no run id and ran from {_clock(start)} to {_clock(end)}, "
-            "ended before the shards merged started)")
+            "ended before the shards merged started; shards of one run run one after another share an id: "
+            "--run ID or $JAXCOMPAT_RUN_ID)")
 
 
 def _read_plans(out_dir: Path) -> tuple[list[tuple[str, dict]], list[str]]:
