@@ -93,6 +93,19 @@ def _run_id(text: str) -> str:
     return text
 
 
+def _unknown_dependent(args, dependents) -> str:
+    """What is wrong with the first --dependent the dependents file lacks, or ""."""
+    from jaxcompat.knowledge.tables import similar
+
+    unknown = [n for n in args.dependent if dependents.get(n) is None]
+    if not unknown:
+        return ""
+    names = [d.name for d in dependents.dependents]
+    close = [k for k in names if similar(unknown[0], k)]
+    return (f"--dependent {unknown[0]}: not in {Path(args.dependents).name}"
+            + (f"; did you mean {close[0]!r}?" if close else "") + f" (it has: {', '.join(names)})")
+
+
 def _date(text: str) -> str:
     """A day of the calendar as YYYY-MM-DD (2024-02-30 is none: git would take any commit for it,
     and uv refuse it in every environment, after the downloads)."""
@@ -112,7 +125,6 @@ def run(args) -> int:
     from jaxcompat.env.candidate import CandidateError, read_requirements
     from jaxcompat.knowledge.dependents import load as load_dependents
     from jaxcompat.knowledge.flaky import FlakyFileError
-    from jaxcompat.knowledge.tables import similar
     from jaxcompat.model.index import SourceError
     from jaxcompat.operations import crater, craterparts
     from jaxcompat.operations.confirm import ReportError
@@ -120,16 +132,11 @@ def run(args) -> int:
     matrix = options.load_matrix(args)
     dependents = load_dependents(args.dependents)  # a ConfigError: exit 2, before anything is downloaded
     out_dir = Path(args.reports) / "crater" / (args.name or "")
-    unknown = [n for n in args.dependent if dependents.get(n) is None]
-    if unknown:
-        names = [d.name for d in dependents.dependents]
-        close = [k for k in names if similar(unknown[0], k)]
-        print(f"error: --dependent {unknown[0]}: not in {Path(args.dependents).name}"
-              + (f"; did you mean {close[0]!r}?" if close else "") + f" (it has: {', '.join(names)})", file=sys.stderr)
-        return EXIT_CONFIG
-    given = os.environ.get(crater.RUN_ENV, "") if args.run is None else args.run
-    if given and _run_problem(given):
-        print(f"error: ${crater.RUN_ENV}: {_run_problem(given)} (or give --run ID)", file=sys.stderr)
+    given = os.environ.get(crater.RUN_ENV, "") if args.run is None else args.run  # --run's is checked already
+    problem = _unknown_dependent(args, dependents) or (given and _run_problem(given) and
+                                                       f"${crater.RUN_ENV}: {_run_problem(given)} (or give --run ID)")
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return EXIT_CONFIG
     if args.report_only:
         return _report_only(out_dir, dependents, matrix.failures, args.format, given)
