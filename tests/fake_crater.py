@@ -3,7 +3,8 @@ interpreter, no uv, no network), and each dependent's source a folder under $FAK
 of its sdist (a local checkout, ``path = …``, is had as it is: it needs no network). A source
 folder holding a file named CRASH kills the crater's process for that dependent (as a segfault
 would); one holding HANG never returns (its budget stops it). A git dependent without a folder
-fails as git would, naming its URL.
+fails as git would, naming its URL. $FAKE_CLOCK (ISO times, comma-separated): what the crater's
+clock reads in turn, the last one kept (a shard's start, then its end: shards "in parallel").
 
 usage: FAKE_SOURCES=DIR python tests/fake_crater.py crater <args...>
 """
@@ -50,6 +51,14 @@ _lock = cell.envs.lock
 # $FAKE_LOCK_EXTRA: a line added to every lock (a package that moved, as a new release of a dependency would)
 cell.envs.lock = lambda *a, **k: ((lambda got: (got[0] + os.environ.get("FAKE_LOCK_EXTRA", ""), *got[1:]))
                                   (_lock(*a, **k)))
+
+if os.environ.get("FAKE_CLOCK"):
+    from datetime import datetime
+
+    from jaxcompat.operations import crater
+
+    _times = [datetime.fromisoformat(t) for t in os.environ["FAKE_CLOCK"].split(",")]
+    crater._now = lambda: _times.pop(0) if len(_times) > 1 else _times[0]
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -332,6 +332,7 @@ WRITES_ABOVE_REPORT = {
     "jaxcompat.operations.crater.run": "dependents/<name>.json: each raw result the moment it is known (merged by "
                                        "--report-only)",
     "jaxcompat.operations.crater.store_plan": "dependents/plans/: what a shard planned (read by --report-only)",
+    "jaxcompat.operations.crater.finish_plan": "dependents/plans/: when a shard stopped (read by --report-only)",
     "jaxcompat.operations.craterbisect.run": "bisect.json: crater --bisect's answers, read back into the report",
     "jaxcompat.operations.craterparts.store_weights": "the parts' weights the next deal reads",
     "jaxcompat.operations.edges._ledger": "edges-cost.json: every search run's cost, read back",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
@@ -53,6 +54,10 @@ def add_parser(sub) -> None:
     c.add_argument("--shard", type=options.shard, help="i/n: every n-th dependent by name from the i-th (CI jobs)")
     c.add_argument("--report-only", action="store_true",
                    help="merge the stored results of every shard into one report (runs nothing)")
+    c.add_argument("--run", type=_run_id, metavar="ID",
+                   help="the run this shard belongs to, the same ID in every shard of it (default: $JAXCOMPAT_RUN_ID, "
+                        "else the CI run's GITHUB_RUN_ID, else none: a merge takes the shards that ran at the same "
+                        "time as the last one started); with --report-only, the run to merge")
     c.add_argument("--bisect", nargs="?", const="unexplained", choices=("unexplained", "all"),
                    help="trace each broken group no rule explains (all: every group) to the commit of the moved "
                         "package that broke it (bisect --commits; the repository from a mirror through git's "
@@ -67,6 +72,38 @@ def _name(text: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", text):
         raise argparse.ArgumentTypeError(f"{text!r}: a name of letters, digits, '.', '_' and '-'")
     return text
+
+
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,99}")
+
+
+def _run_problem(text: str) -> str:
+    """What is wrong with a run id (--run, $JAXCOMPAT_RUN_ID), or ""."""
+    if RUN_ID.fullmatch(text):
+        return ""
+    return (("an empty run id" if not text.strip() else f"{text!r} is not a run id") + ": write the id every "
+            "shard of one run shares, of letters, digits, '.', '_', '-' and ':' (at most 100), e.g. nightly-2026-11-27")
+
+
+def _run_id(text: str) -> str:
+    import argparse
+
+    if _run_problem(text):
+        raise argparse.ArgumentTypeError(_run_problem(text))
+    return text
+
+
+def _unknown_dependent(args, dependents) -> str:
+    """What is wrong with the first --dependent the dependents file lacks, or ""."""
+    from jaxcompat.knowledge.tables import similar
+
+    unknown = [n for n in args.dependent if dependents.get(n) is None]
+    if not unknown:
+        return ""
+    names = [d.name for d in dependents.dependents]
+    close = [k for k in names if similar(unknown[0], k)]
+    return (f"--dependent {unknown[0]}: not in {Path(args.dependents).name}"
+            + (f"; did you mean {close[0]!r}?" if close else "") + f" (it has: {', '.join(names)})")
 
 
 def _date(text: str) -> str:
@@ -88,7 +125,6 @@ def run(args) -> int:
     from jaxcompat.env.candidate import CandidateError, read_requirements
     from jaxcompat.knowledge.dependents import load as load_dependents
     from jaxcompat.knowledge.flaky import FlakyFileError
-    from jaxcompat.knowledge.tables import similar
     from jaxcompat.model.index import SourceError
     from jaxcompat.operations import crater, craterparts
     from jaxcompat.operations.confirm import ReportError
@@ -96,15 +132,14 @@ def run(args) -> int:
     matrix = options.load_matrix(args)
     dependents = load_dependents(args.dependents)  # a ConfigError: exit 2, before anything is downloaded
     out_dir = Path(args.reports) / "crater" / (args.name or "")
-    unknown = [n for n in args.dependent if dependents.get(n) is None]
-    if unknown:
-        names = [d.name for d in dependents.dependents]
-        close = [k for k in names if similar(unknown[0], k)]
-        print(f"error: --dependent {unknown[0]}: not in {Path(args.dependents).name}"
-              + (f"; did you mean {close[0]!r}?" if close else "") + f" (it has: {', '.join(names)})", file=sys.stderr)
+    given = os.environ.get(crater.RUN_ENV, "") if args.run is None else args.run  # --run's is checked already
+    problem = _unknown_dependent(args, dependents) or (given and _run_problem(given) and
+                                                       f"${crater.RUN_ENV}: {_run_problem(given)} (or give --run ID)")
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return EXIT_CONFIG
     if args.report_only:
-        return _report_only(out_dir, dependents, matrix.failures, args.format)
+        return _report_only(out_dir, dependents, matrix.failures, args.format, given)
     try:
         index = options.index_options(args)
         reqs = read_requirements(args.requirements + [x for f in args.requirement_files for x in ("-r", f)])
@@ -116,13 +151,14 @@ def run(args) -> int:
         return EXIT_CONFIG
     plan = Plan(tuple(reqs), tuple(base), index=index, python=args.python or AUTO, as_of=args.as_of,
                        reruns=args.reruns, aa=args.aa, flaky_file=args.flaky_file or "",
-                       reuse_baseline=not args.no_cache)
+                       reuse_baseline=not args.no_cache, run=crater.run_of(dict(os.environ), given))
     chosen = _units(chosen, args, out_dir)
     mine = crater.shard(chosen, args.shard)
     t0 = time.perf_counter()
     with run_lock(out_dir):
         crater.store_plan(out_dir, plan, chosen, args.shard)
         interrupted = _run(crater, chosen, mine, plan, matrix, args, out_dir)
+        crater.finish_plan(out_dir, args.shard)
         results = crater.current(crater.stored(out_dir), chosen, mine, plan, Path(args.state))
         held = len(results)
         results = craterparts.merge(results)
@@ -275,7 +311,7 @@ def _plan_text(key: str) -> dict:
     return {"candidate": candidate, "baseline": baseline, "as_of": as_of}
 
 
-def _report_only(out_dir: Path, dependents, failures=(), formats=None) -> int:
+def _report_only(out_dir: Path, dependents, failures=(), formats=None, given: str = "") -> int:
     """Merge the shards' stored results against what they planned: a dependent planned and not
     reported, or a result that does not read, is named and the merge exits 2 (never "breaks none");
     a stored result no stored plan names (left from another or an earlier run) is named and left out."""
@@ -286,8 +322,13 @@ def _report_only(out_dir: Path, dependents, failures=(), formats=None) -> int:
     stored, unreadable = crater.read_stored(out_dir)
     runs: set[str] = set()
     stale: list[str] = []  # an earlier run's shard plans: their results are not this run's
-    plans, bad_plans = crater.planned(out_dir, runs, stale)
+    merged: list[str] = []  # which run is merged, and why those shards
+    plans, bad_plans = crater.planned(out_dir, runs, stale, given, merged)
     unreadable += bad_plans
+    if given and not plans:
+        print(f"error: --run {given}: no shard plan under {out_dir / crater.RESULTS} has that run id"
+              + (": " + "; ".join(stale) if stale else ""), file=sys.stderr)
+        return EXIT_CONFIG
     if not stored and not plans:
         print(f"error: no dependent's result and no plan under {out_dir / crater.RESULTS}: run the shards first "
               "(crater CANDIDATE --shard i/n), or download their artifacts there", file=sys.stderr)
@@ -310,6 +351,8 @@ def _report_only(out_dir: Path, dependents, failures=(), formats=None) -> int:
                                    ignored=tuple(ignored))
         files = emit(said, out_dir, formats)
     print(said.text)
+    for run in merged:
+        print(f"merged: {run}")
     if missing:
         print(f"✗ {len(missing)} planned dependent(s) have no stored result (a shard did not finish or its "
               f"artifact is missing): {', '.join(missing)}")

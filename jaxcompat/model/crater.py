@@ -39,8 +39,8 @@ class Plan:
     # this invocation (one shard) of the run: written with its stored plan and into each result it
     # writes, so a merge takes no result an earlier run of the same key left under the same name
     run_id: str = field(default_factory=lambda: secrets.token_hex(8), compare=False)
-    # the run its shards share (operations/crater.run_of: the CI run, else the day; "": this one's): a
-    # merge takes no shard of another (an earlier night's)
+    # the run its shards share (operations/crater.run_of: --run, $JAXCOMPAT_RUN_ID, else the CI run; "":
+    # as run_of says of the environment): a merge takes no shard of another (an earlier night's)
     run: str = field(default="", compare=False)
 
     @property

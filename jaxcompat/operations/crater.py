@@ -53,11 +53,20 @@ from jaxcompat.run.cell import resolve_cell
 RESULTS = "dependents"  # the folder (under the crater's reports) of one JSON per dependent
 
 
-def run_of(environ: dict[str, str]) -> str:
-    """The run one shard belongs to, the same in every shard of it: the CI run that started them
-    (``GITHUB_RUN_ID``: a re-run of a failed shard keeps it), else the day (UTC) it started on."""
+RUN_ENV = "JAXCOMPAT_RUN_ID"  # the run's id where --run is not given (empty: not given)
+
+
+def run_of(environ: dict[str, str], given: str = "") -> str:
+    """The run one shard belongs to, the same in every shard of it: the id the user gave (``--run``,
+    else ``$JAXCOMPAT_RUN_ID``), else the CI run that started them (``GITHUB_RUN_ID``: a re-run of a
+    failed shard keeps it), else "" (no id: a merge tells its shards apart by when they ran,
+    ``this_run``; never by the day, which splits a run started either side of midnight and joins
+    two runs of one day)."""
+    own = given or environ.get(RUN_ENV, "")
+    if own:
+        return f"run {own}"
     ci = environ.get("GITHUB_RUN_ID", "")
-    return f"ci-run {ci}" if ci else "day " + time.strftime("%Y-%m-%d", time.gmtime())
+    return f"ci-run {ci}" if ci else ""
 
 
 # ---------------------------------------------------------------- choosing
@@ -652,25 +661,101 @@ def _well_formed(data: object, stem: str) -> bool:
 
 
 PLANS = "plans"  # under dependents/: what each shard was asked to judge (travels with its results)
+EARLIEST = datetime.min.replace(tzinfo=timezone.utc)  # a plan that says not when it ran (an earlier version's)
+
+
+def _plan_file(out_dir: Path, shard: str | None) -> Path:
+    return out_dir / RESULTS / PLANS / (f"shard-{shard.replace('/', '-of-')}.json" if shard else "all.json")
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
 
 
 def store_plan(out_dir: Path, plan: Plan, chosen: list[Dependent], shard: str | None) -> None:
     """What this run (or shard) plans: the run's key and every dependent selected across shards, so
-    a merge knows what is missing."""
-    name = f"shard-{shard.replace('/', '-of-')}" if shard else "all"
-    write_text(out_dir / RESULTS / PLANS / f"{name}.json",
+    a merge knows what is missing; its run (``run_of``) and when it started (``written``)."""
+    write_text(_plan_file(out_dir, shard),
                json.dumps({"plan": plan.key, "dependents": sorted(d.unit for d in chosen), "run": plan.run_id,
                            "of": plan.run or run_of(dict(os.environ)),
-                           "written": datetime.now(timezone.utc).isoformat()},
+                           "written": _now().isoformat()},
                           indent=1) + "\n")
 
 
-def planned(out_dir: Path, runs: set[str] | None = None,
-            stale: list[str] | None = None) -> tuple[dict[str, set[str]], list[str]]:
-    """({run key: the dependents planned}, unreadable plan files) as the shards of the run being
-    merged stored them (the run, ``run_of``, of the plan written last); into ``runs``, each such
-    plan's ``run_id`` (the shard that wrote it); into ``stale``, the plan files of another run (an
-    earlier night's shard: its results are not this run's)."""
+def finish_plan(out_dir: Path, shard: str | None) -> None:
+    """The shard's stored plan, with when it stopped running (``finished``, interrupted or not): the
+    shards of a run without an id are those that ran at the same time (``this_run``)."""
+    path = _plan_file(out_dir, shard)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # gone or damaged since: a merge names it, or takes the shard as running on
+        return
+    write_text(path, json.dumps({**data, "finished": _now().isoformat()}, indent=1) + "\n")
+
+
+def _when(data: dict, key: str) -> datetime:
+    """A stored plan's time (``written``, ``finished``) as it says it, UTC; EARLIEST where it has none."""
+    text = data.get(key, "")
+    if not text:
+        return EARLIEST
+    when = datetime.fromisoformat(text)  # a ValueError: not a time, the plan does not read
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def _span(data: dict) -> tuple[datetime, datetime]:
+    """When a stored plan's shard ran: from ``written`` to ``finished``; one that has not recorded its
+    end (still running, or stopped hard) runs on as far as a merge can tell; one that says neither
+    (an earlier version's) at EARLIEST."""
+    start = _when(data, "written")
+    if "finished" in data:
+        return start, max(start, _when(data, "finished"))
+    return start, (start if start == EARLIEST else datetime.max.replace(tzinfo=timezone.utc))
+
+
+def _clock(when: datetime) -> str:
+    return when.strftime("%Y-%m-%d %H:%M UTC") if when != EARLIEST else "an unknown time"
+
+
+def this_run(read: list[tuple[str, dict]], given: str = "") -> tuple[set[str], str]:
+    """(the stored plan files of the run a merge takes, which run that is and why): the run ``given``
+    (--run ID); else the run of the shard that started last: every plan of its id (``run_of``), or,
+    without one, every plan without an id whose shard ran at the same time as it or as another such
+    (running times overlapping): never a shard of an earlier run, which ended before these started."""
+    if given:
+        return ({name for name, data in read if data.get("of", "") in (f"run {given}", f"ci-run {given}")},
+                f"run {given} (as --run asked)")
+    newest = max(read, key=lambda nd: _when(nd[1], "written"))[1]
+    if newest.get("of", ""):
+        return ({name for name, data in read if data.get("of", "") == newest["of"]},
+                f"{newest['of']} (the run id of the shard that started last; a shard of another id is another run)")
+    group: list[str] = []
+    reach = None
+    for start, end, name in sorted((*_span(data), name) for name, data in read if not data.get("of", "")):
+        if reach is None or start > reach:
+            group, reach = [], end
+        group.append(name)
+        reach = max(reach, end)
+    if _when(newest, "written") == EARLIEST:  # an earlier version's plans, which say neither: one run, as then
+        return set(group), ""
+    return set(group), ("the shards without a run id that ran at the same time as the one started last ("
+                        f"{_clock(_when(newest, 'written'))})")
+
+
+def _left_out(name: str, data: dict, this: str) -> str:
+    """Why a stored plan is not of the run merged (``this``: its id; "": it has none)."""
+    if data.get("of", ""):
+        return f"{PLANS}/{name} (of another run: {data['of']}, not " + (f"{this})" if this else "the shards merged, "
+                                                                         "which have no run id)")
+    if this:
+        return f"{PLANS}/{name} (of another run: it has no run id, not {this})"
+    start, end = _span(data)
+    return (f"{PLANS}/{name} (of another run: it has no run id and ran from {_clock(start)} to {_clock(end)}, "
+            "ended before the shards merged started; shards of one run run one after another share an id: "
+            "--run ID or $JAXCOMPAT_RUN_ID)")
+
+
+def _read_plans(out_dir: Path) -> tuple[list[tuple[str, dict]], list[str]]:
+    """(each stored plan that reads: its file's name and its data; the files that do not)."""
     read: list[tuple[str, dict]] = []
     unreadable = []
     for path in sorted((out_dir / RESULTS / PLANS).glob("*.json")):
@@ -679,17 +764,32 @@ def planned(out_dir: Path, runs: set[str] | None = None,
             names = data["dependents"]
             if not isinstance(data["plan"], str) or not isinstance(names, list) or not all(
                     isinstance(n, str) for n in names) or not all(
-                    isinstance(data.get(k, ""), str) for k in ("run", "of", "written")):
+                    isinstance(data.get(k, ""), str) for k in ("run", "of", "written", "finished")):
                 raise ValueError("another schema")
+            _span(data)
             read.append((path.name, data))
         except (OSError, ValueError, KeyError, TypeError):
             unreadable.append(f"{PLANS}/{path.name}")
-    this = max(read, key=lambda nd: nd[1].get("written", ""))[1].get("of", "") if read else ""
+    return read, unreadable
+
+
+def planned(out_dir: Path, runs: set[str] | None = None, stale: list[str] | None = None, given: str = "",
+            said: list[str] | None = None) -> tuple[dict[str, set[str]], list[str]]:
+    """({run key: the dependents planned}, unreadable plan files) as the shards of the run being
+    merged stored them (``this_run``: the run ``given``, else the run of the shard that started
+    last); into ``runs``, each such plan's ``run_id`` (the shard that wrote it); into ``stale``,
+    the plan files of another run (an earlier night's shard: its results are not this run's), each
+    with why; into ``said``, which run it is and why."""
+    read, unreadable = _read_plans(out_dir)
+    this, why = this_run(read, given) if read else (set(), "")
+    if said is not None and why:
+        said.append(why)
+    of = next((data.get("of", "") for name, data in read if name in this), f"run {given}" if given else "")
     plans: dict[str, set[str]] = {}
     for name, data in read:
-        if data.get("of", "") != this:
+        if name not in this:
             if stale is not None:
-                stale.append(f"{PLANS}/{name} (of another run: {data.get('of') or 'unknown'}, not {this})")
+                stale.append(_left_out(name, data, of))
             continue
         plans.setdefault(data["plan"], set()).update(data["dependents"])
         if runs is not None:
