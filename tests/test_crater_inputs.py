@@ -242,6 +242,19 @@ def test_a_day_that_is_not_in_the_calendar_is_refused(tmp_path, day):
     assert not (tmp_path / "state").exists() and not (tmp_path / "reports").exists()
 
 
+def test_a_dependent_the_file_lacks_is_refused_with_the_nearest_name(tmp_path):
+    """--dependent names one dependents.toml has: a typo is refused before anything runs, naming the
+    file, the nearest name and every name it has (exit 2)."""
+    (tmp_path / "dependents.toml").write_text(textwrap.dedent(DEPS))
+    proc = subprocess.run([sys.executable, "-m", "jaxcompat", "crater", "--reports", str(tmp_path / "reports"),
+                           "--state", str(tmp_path / "state"), "--dependents", str(tmp_path / "dependents.toml"),
+                           "--dependent", "alpah", "jax==0.4.33"],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 2, proc.stderr
+    assert "--dependent alpah: not in dependents.toml; did you mean 'alpha'? (it has: alpha, beta" in proc.stderr
+    assert not (tmp_path / "state").exists()
+
+
 # -------------------------------------------------------------------- 14: git's cause, a missing tool
 
 

@@ -93,19 +93,6 @@ def _run_id(text: str) -> str:
     return text
 
 
-def _unknown_dependent(args, dependents) -> str:
-    """What is wrong with the first --dependent the dependents file lacks, or ""."""
-    from jaxcompat.knowledge.tables import similar
-
-    unknown = [n for n in args.dependent if dependents.get(n) is None]
-    if not unknown:
-        return ""
-    names = [d.name for d in dependents.dependents]
-    close = [k for k in names if similar(unknown[0], k)]
-    return (f"--dependent {unknown[0]}: not in {Path(args.dependents).name}"
-            + (f"; did you mean {close[0]!r}?" if close else "") + f" (it has: {', '.join(names)})")
-
-
 def _date(text: str) -> str:
     """A day of the calendar as YYYY-MM-DD (2024-02-30 is none: git would take any commit for it,
     and uv refuse it in every environment, after the downloads)."""
@@ -124,6 +111,7 @@ def _date(text: str) -> str:
 def run(args) -> int:
     from jaxcompat.env.candidate import CandidateError, read_requirements
     from jaxcompat.knowledge.dependents import load as load_dependents
+    from jaxcompat.knowledge.dependents import unknown
     from jaxcompat.knowledge.flaky import FlakyFileError
     from jaxcompat.model.index import SourceError
     from jaxcompat.operations import crater, craterparts
@@ -133,7 +121,7 @@ def run(args) -> int:
     dependents = load_dependents(args.dependents)  # a ConfigError: exit 2, before anything is downloaded
     out_dir = Path(args.reports) / "crater" / (args.name or "")
     given = os.environ.get(crater.RUN_ENV, "") if args.run is None else args.run  # --run's is checked already
-    problem = _unknown_dependent(args, dependents) or (given and _run_problem(given) and
+    problem = unknown(dependents, args.dependent, args.dependents) or (given and _run_problem(given) and
                                                        f"${crater.RUN_ENV}: {_run_problem(given)} (or give --run ID)")
     if problem:
         print(f"error: {problem}", file=sys.stderr)

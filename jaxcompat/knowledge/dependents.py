@@ -52,6 +52,17 @@ def load(path: Path | str) -> Dependents:
     return parse(data, path)
 
 
+def unknown(dependents: Dependents, names: list[str], path: Path | str) -> str:
+    """What is wrong with the first of ``names`` (``--dependent``) the dependents file lacks, or ""."""
+    known = [d.name for d in dependents.dependents]
+    missing = [n for n in names if n not in known]
+    if not missing:
+        return ""
+    close = [k for k in known if similar(missing[0], k)]
+    return (f"--dependent {missing[0]}: not in {Path(path).name}"
+            + (f"; did you mean {close[0]!r}?" if close else "") + f" (it has: {', '.join(known)})")
+
+
 def parse(data: object, path: Path | str = "dependents.toml") -> Dependents:
     path = Path(path)
     if not isinstance(data, dict):
