@@ -123,6 +123,35 @@ def import_skip(raw) -> bool:
     return raw is not None and "could not import '" in (raw.message or "")
 
 
+def renamed(candidate: Observed, baseline: Observed) -> dict[str, str]:
+    """The parametrized tests whose ids changed wholesale between the sides (ids built from
+    ``str(device)``: ``test_x[cpu:0]`` in the baseline, ``test_x[TFRT_CPU_0]`` in the candidate):
+    candidate id -> the baseline's id it stands for, so that the two are judged as one test. Only
+    where a test function (its id without ``[...]``) has as many ids on each side, none in common,
+    and every one of the baseline's passed: they are paired in the order pytest ran them (the order
+    of the results). As every baseline id passed, the pairing cannot change a class: each pair is
+    judged by its candidate's outcome. Anything less (ids in common, counts that differ, a baseline
+    id that did not pass) is left as it is: a test absent in the candidate is broken."""
+    sides = [_by_function(candidate.results), _by_function(baseline.results)]
+    out: dict[str, str] = {}
+    for function, after in sides[0].items():
+        before = sides[1].get(function, [])
+        if (len(after) == len(before) and not set(after) & set(before)
+                and all(status(baseline.results[b]) == UserTestSide.PASSED for b in before)):
+            out.update(zip(after, before))
+    return out
+
+
+def _by_function(results: dict[str, RawResult]) -> dict[str, list[str]]:
+    """The parametrized tests' ids (``file::test[id]``), in the order of ``results``, per function."""
+    out: dict[str, list[str]] = {}
+    for name, raw in results.items():
+        cut = name.find("[", name.find("::"))
+        if "::" in name and cut > 0 and name.endswith("]") and raw.phase != Phase.COLLECT:
+            out.setdefault(name[:cut], []).append(name)
+    return out
+
+
 def changed(runs: list[UserTestSide]) -> bool:
     """Whether a side's runs of a test (its first, then its re-runs) disagree: it passed in one and
     failed outright in another (failed, error; a test the first run did not collect did not pass
@@ -268,7 +297,12 @@ class Observed:
 
 
 def collect_error(raw: RawResult) -> bool:
-    return raw.phase == Phase.COLLECT
+    return raw.phase == Phase.COLLECT and raw.status != TestStatus.SKIPPED
+
+
+def collect_skip(raw: RawResult) -> bool:
+    """A module (or folder) that skipped itself whole while it was collected: none of its tests ran."""
+    return raw.phase == Phase.COLLECT and raw.status == TestStatus.SKIPPED
 
 
 def status(raw: RawResult | None) -> UserTestSide:
