@@ -465,6 +465,10 @@ def test_parametrized_ids_that_changed_wholesale_are_judged_as_the_same_tests(tm
     assert got == [(f"tests/test_dev.py::test_x[TFRT_CPU_{k}]", "passed", cls,
                     f"id changed: tests/test_dev.py::test_x[cpu:{k}] -> tests/test_dev.py::test_x[TFRT_CPU_{k}]")
                    for k, cls in enumerate(classes)], out
+    assert [t["was"] for t in data["user_tests"]] == [f"tests/test_dev.py::test_x[cpu:{k}]" for k in range(3)]
+    assert ("! 3 test id(s) changed between the sides (all the ids of a parametrized test): each judged as the same "
+            "test, paired in the order they ran: tests/test_dev.py::test_x[cpu:0] -> "
+            "tests/test_dev.py::test_x[TFRT_CPU_0], ") in out
 
 
 def _side(tmp_path: Path, proj: Path, side: str, nodeids: list[str] | None = None) -> Observed:
@@ -606,11 +610,11 @@ def test_parametrized_ids_that_changed_wholesale_are_one_test_each(tmp_path):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(usertests.userrun, "observe", observe)
         flipped, settle = usertests.rerun([broken], [("candidate", after, "candidate"), ("baseline", before, "baseline")],
-                                          matrix, tmp_path, None, 1, usertests.renamed(after, before))
+                                          matrix, tmp_path, None, 1)
     assert asked == [("candidate", [broken]), ("baseline", ["tests/test_dev.py::test_x[cpu:1]"])]
     assert flipped == {} and settle == {broken: {"candidate": "failed", "baseline": "passed"}}
     (t,) = [t for t in usertests.classify(after, before, matrix, "cpu", settle=settle) if t.test == broken]
-    assert (t.cls, t.note) == ("broken", changed.format(1))
+    assert (t.cls, t.note, t.was) == ("broken", changed.format(1), "tests/test_dev.py::test_x[cpu:1]")
     # the baseline's run twice saw its old id flip: flaky, the id change still said
     (t,) = [t for t in usertests.classify(after, before, matrix, "cpu", {"tests/test_dev.py::test_x[cpu:1]": "x"})
             if t.test == broken]

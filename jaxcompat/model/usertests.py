@@ -84,11 +84,12 @@ class UserTest(Record):
     message: str = ""
     traceback: str = ""
     note: str = ""
+    was: str = attr("", omit=True)  # its id in the baseline, where its function's ids all changed (``renamed``)
     phase: Phase = attr(Phase.CALL, omit=True)  # where it failed: collecting its module, setup, the test, teardown
     new_warnings: list[TestWarning] = attr(default_factory=list, omit=True)  # raised here, not in the baseline
     flaky: FlakyOrigin | None = attr(None, omit=True)  # class flaky: how it came to be
     _keys = ("test", "candidate", "baseline", "explained_by", "explained_by_api", "fix", "upstream", "message",
-             "traceback", "note", "phase", "new_warnings", "flaky", "class")  # its class last
+             "traceback", "note", "was", "phase", "new_warnings", "flaky", "class")  # its class last
 
     @property
     def shown(self) -> str:

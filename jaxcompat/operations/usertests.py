@@ -132,7 +132,7 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
             t.flaky, t.note = said if isinstance(said, tuple) else (FlakyOrigin.RERUN, said)
             t.cls = UserTestStatus.FLAKY
         if was != name:
-            t.note = "; ".join(filter(None, (f"id changed: {was} -> {name}", t.note)))
+            t.was, t.note = was, "; ".join(filter(None, (f"id changed: {was} -> {name}", t.note)))
         out.append(t)
     return out
 
@@ -246,18 +246,20 @@ def baseline_side(baseline: Cell, target: Target, matrix: Matrix, state_dir: Pat
     return before, flips(before, again)
 
 
-def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Target, times: int,
-          renames: dict[str, str] | None = None) -> tuple[dict[str, str], dict[str, dict[str, UserTestSide]]]:
+def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Target,
+          times: int) -> tuple[dict[str, str], dict[str, dict[str, UserTestSide]]]:
     """``names`` run up to ``times`` more times on each side (``sides``: (side, first run, cell)):
     (test -> what changed, for those whose outcome changed on a side: passed in one run, failed
     outright in another, ``model/usertests.changed``; test -> side -> what its runs there settle
     on, ``model/usertests.settled``, for the others: a time-limit stop is no evidence either way).
-    ``renames``: a test's id in the baseline where it changed (``model/usertests.renamed``): run so
-    there. A test whose module skipped itself whole in a run is skipped in it."""
+    A test whose id changed (``model/usertests.renamed``) runs by its baseline id there; one whose
+    module skipped itself whole in a run is skipped in it."""
     runs: dict[str, dict[str, list[UserTestSide]]] = {}
     notes: dict[str, dict[str, str]] = {}
+    first_runs = {side: first for side, first, _ in sides}
+    renames = renamed(first_runs["candidate"], first_runs["baseline"]) if "baseline" in first_runs else {}
     for side, first, cell in sides:
-        there = {n: (renames or {}).get(n, n) if side == "baseline" else n for n in names}
+        there = {n: renames.get(n, n) if side == "baseline" else n for n in names}
         seen_first = _seen(first)
         for name in names:
             runs.setdefault(name, {})[side] = [status(seen_first(there[name]))]
