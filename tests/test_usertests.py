@@ -469,6 +469,13 @@ def test_parametrized_ids_that_changed_wholesale_are_judged_as_the_same_tests(tm
     assert ("! 3 test id(s) changed between the sides (all the ids of a parametrized test): each judged as the same "
             "test, paired in the order they ran: tests/test_dev.py::test_x[cpu:0] -> "
             "tests/test_dev.py::test_x[TFRT_CPU_0], ") in out
+    if code:  # --rerun-failures: the function runs whole on each side, its ids paired again
+        proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "--rerun-failures",
+                            str(tmp_path / "reports" / "check.json"), "jax==0.4.33")
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert [(t["test"], t["class"], t["was"]) for t in data["user_tests"]] == [
+            (f"tests/test_dev.py::test_x[TFRT_CPU_{k}]", cls, f"tests/test_dev.py::test_x[cpu:{k}]")
+            for k, cls in enumerate(classes)]
 
 
 def _side(tmp_path: Path, proj: Path, side: str, nodeids: list[str] | None = None) -> Observed:

@@ -139,7 +139,7 @@ def renamed(candidate: Observed, baseline: Observed) -> dict[str, str]:
         before = sides[1].get(function, [])
         if (len(after) == len(before) and not set(after) & set(before)
                 and all(status(baseline.results[b]) == UserTestSide.PASSED for b in before)):
-            out.update(zip(after, before))
+            out.update(zip(after, before, strict=True))
     return out
 
 
@@ -147,10 +147,15 @@ def _by_function(results: dict[str, RawResult]) -> dict[str, list[str]]:
     """The parametrized tests' ids (``file::test[id]``), in the order of ``results``, per function."""
     out: dict[str, list[str]] = {}
     for name, raw in results.items():
-        cut = name.find("[", name.find("::"))
-        if "::" in name and cut > 0 and name.endswith("]") and raw.phase != Phase.COLLECT:
-            out.setdefault(name[:cut], []).append(name)
+        if function_of(name) != name and raw.phase != Phase.COLLECT:
+            out.setdefault(function_of(name), []).append(name)
     return out
+
+
+def function_of(name: str) -> str:
+    """A parametrized test's id without its parameters (``file::test[id]`` -> ``file::test``); else ``name``."""
+    cut = name.find("[", name.find("::"))
+    return name[:cut] if "::" in name and cut > 0 and name.endswith("]") else name
 
 
 def changed(runs: list[UserTestSide]) -> bool:
