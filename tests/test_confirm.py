@@ -146,6 +146,11 @@ def test_rerun_failures_reads_what_broke_in_a_crater_or_check_report(tmp_path):
     k = tmp_path / "check.json"
     k.write_text(json.dumps({"user_tests_target": "proj", "user_tests": [{"test": "t::x", "class": "fails"}]}))
     assert confirm.failures_of(str(k)) == {"proj": ["t::x"]}
+    # a test whose id changed between the sides is re-run by its function: every id of it, on both sides
+    k.write_text(json.dumps({"user_tests_target": "proj", "user_tests": [
+        {"test": "t::x[TFRT_CPU_1]", "was": "t::x[cpu:1]", "class": "broken"},
+        {"test": "t::y[1]", "class": "broken"}]}))
+    assert confirm.failures_of(str(k)) == {"proj": ["t::x", "t::y[1]"]}
     k.write_text(json.dumps({"user_tests_target": "proj", "user_tests": [{"test": "t::x", "class": "pass"}]}))
     with pytest.raises(confirm.ReportError, match="no test broke in it"):
         confirm.failures_of(str(k))

@@ -412,3 +412,245 @@ def test_two_ids_that_would_be_one_once_scrubbed_keep_their_own():
     assert got == {"t.py::test_p[/home/u/proj/data]": "t.py::test_p[/home/u/proj/data]",
                    f"t.py::test_p[{PROJECT}/data]": f"t.py::test_p[{PROJECT}/data]",
                    "t.py::test_q[/home/u/proj/x]": f"t.py::test_q[{PROJECT}/x]"}
+
+
+SKIPS_IN_CANDIDATE = '''import os
+
+import pytest
+
+if "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"]:  # the candidate's run (every side is this interpreter)
+    REASON
+
+
+def test_a():
+    pass
+
+
+def test_b():
+    pass
+'''
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("skip, code, cls, message", [
+    ('pytest.skip("needs jax<0.5", allow_module_level=True)', 0, "skipped", "Skipped: needs jax<0.5"),
+    ('pytest.importorskip("missingdep_xyz")', 1, "broken", "Skipped: could not import 'missingdep_xyz'"),
+])
+def test_a_module_that_skips_itself_at_import_in_the_candidate_gives_its_tests_its_skip(tmp_path, skip, code, cls,
+                                                                                        message):
+    """Red team 8 (R1): a module skipped whole at import in the candidate (pytest: "1 skipped", none of its
+    tests collected) read as two tests broken (absent). Its tests take the module's skip; a skip for an
+    import that fails (importorskip) is a lost dependency: broken, as a test's own importorskip is."""
+    from jaxcompat.env.candidate import candidate_cell
+
+    candidate = candidate_cell(["jax==0.4.33"], python="auto").id
+    project = _user_project(tmp_path / "proj", "", test_mod=SKIPS_IN_CANDIDATE.replace("CANDIDATE", candidate)
+                            .replace("REASON", skip), test_other="def test_c():\n    pass\n")
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == code, out
+    by = {t["test"]: t for t in data["user_tests"]}
+    assert sorted(by) == ["tests/test_mod.py::test_a", "tests/test_mod.py::test_b", "tests/test_other.py::test_c"]
+    for name in ("tests/test_mod.py::test_a", "tests/test_mod.py::test_b"):
+        assert (by[name]["class"], by[name]["baseline"], by[name]["candidate"]) == (cls, "passed", "skipped"), out
+        assert by[name]["message"].startswith(message), by[name]
+    assert by["tests/test_other.py::test_c"]["class"] == "pass"
+    assert data["user_tests_run"]["sides"]["candidate"]["uncollectable"] == []
+
+
+RENAMED_IDS = '''import os
+
+import pytest
+
+CANDIDATE = "CELL" in os.environ["JAXCOMPAT_RESULTS"]  # the candidate's run (every side is this interpreter)
+DEVICES = ["TFRT_CPU_0", "TFRT_CPU_1", "TFRT_CPU_2"] if CANDIDATE else ["cpu:0", "cpu:1", "cpu:2"]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_x(device):
+    assert not (CANDIDATE and BREAKS), "broken by the upgrade"
+'''
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("breaks, code, classes", [
+    ('device == "TFRT_CPU_1"', 1, ["pass", "broken", "pass"]),
+    ("False", 0, ["pass", "pass", "pass"]),
+])
+def test_parametrized_ids_that_changed_wholesale_are_judged_as_the_same_tests(tmp_path, breaks, code, classes):
+    """Red team 8 (F11): ids built from ``str(device)`` changed with jaxlib (``cpu:0`` -> ``TFRT_CPU_0``): the
+    baseline's ids read broken (absent), the candidate's new. The same function with as many ids, none in
+    common, all passing before: matched in the order pytest collected them, each judged as one test."""
+    from jaxcompat.env.candidate import candidate_cell
+
+    candidate = candidate_cell(["jax==0.4.33"], python="auto").id
+    project = _user_project(tmp_path / "proj", "", test_dev=RENAMED_IDS.replace("CELL", candidate)
+                            .replace("BREAKS", breaks))
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == code, out
+    got = [(t["test"], t["baseline"], t["class"], t["note"]) for t in data["user_tests"]]
+    assert got == [(f"tests/test_dev.py::test_x[TFRT_CPU_{k}]", "passed", cls,
+                    f"id changed: tests/test_dev.py::test_x[cpu:{k}] -> tests/test_dev.py::test_x[TFRT_CPU_{k}]")
+                   for k, cls in enumerate(classes)], out
+    assert [t["was"] for t in data["user_tests"]] == [f"tests/test_dev.py::test_x[cpu:{k}]" for k in range(3)]
+    assert ("! 3 test id(s) changed between the sides (all the ids of a parametrized test): each judged as the same "
+            "test, paired in the order they ran: tests/test_dev.py::test_x[cpu:0] -> "
+            "tests/test_dev.py::test_x[TFRT_CPU_0], ") in out
+    if code:  # --rerun-failures: the function runs whole on each side, its ids paired again
+        proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "--rerun-failures",
+                            str(tmp_path / "reports" / "check.json"), "jax==0.4.33")
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert [(t["test"], t["class"], t["was"]) for t in data["user_tests"]] == [
+            (f"tests/test_dev.py::test_x[TFRT_CPU_{k}]", cls, f"tests/test_dev.py::test_x[cpu:{k}]")
+            for k, cls in enumerate(classes)]
+
+
+def _side(tmp_path: Path, proj: Path, side: str, nodeids: list[str] | None = None) -> Observed:
+    """The project's tests run as ``observe`` runs them (the real runner and plugin, this interpreter),
+    ``SIDE`` telling the project which side it is; the results keyed by their ids, in their order."""
+    from jaxcompat.run.runner import run_cases
+
+    run = run_cases(sys.executable, proj, nodeids or [], backend="cpu", imports=[], timeout_s=60,
+                    workdir=tmp_path / f"{side}-{len(list(tmp_path.glob(side + '-*')))}", project=True,
+                    extra_env={"SIDE": side})
+    return Observed(results={r.case: r for r in run.results}, versions={"pytest": "8.0.0"})
+
+
+def _project(root: Path, **modules: str) -> Path:
+    for name, text in modules.items():
+        (root / "tests" / f"{name}.py").parent.mkdir(parents=True, exist_ok=True)
+        (root / "tests" / f"{name}.py").write_text(text)
+    (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    return root
+
+
+ON_SIDE = ("import os\n\nimport pytest\n\nif os.environ['SIDE'] == 'WHERE':\n    SKIP\n\n\n"
+           "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
+
+
+def test_a_module_skipped_whole_at_import_gives_its_tests_its_skip(tmp_path):
+    """Red team 8 (R1): pytest reports a module that skips itself at import as one skipped collector, none of
+    its tests collected; the plugin records it (a skip while collecting), and its tests that passed before take
+    its skip (not "broken, absent"), or are broken where the skip is for an import that fails (importorskip),
+    as a test's own importorskip is. The module's own record is not counted beside its tests; it is no
+    module that could not be collected, and no test that ran."""
+    (tmp_path / "m").mkdir()
+    matrix = load(make_tree(tmp_path / "m", RULE))
+    proj = _project(tmp_path / "proj",
+                    test_mod=ON_SIDE.replace("WHERE", "candidate").replace(
+                        "SKIP", "pytest.skip('needs jax<0.5', allow_module_level=True)"),
+                    test_imp=ON_SIDE.replace("WHERE", "candidate").replace("SKIP", "pytest.importorskip('nodep_xyz')"),
+                    test_old=ON_SIDE.replace("WHERE", "baseline").replace(
+                        "SKIP", "pytest.skip('needs jax>=0.5', allow_module_level=True)"),
+                    test_other="def test_c():\n    pass\n")
+    after, before = _side(tmp_path, proj, "candidate"), _side(tmp_path, proj, "baseline")
+    assert after.results["tests/test_mod.py"].phase == "collect" and after.results["tests/test_mod.py"].status == "skipped"
+    assert after.results["tests/test_mod.py"].message == "Skipped: needs jax<0.5"
+    assert after.uncollectable == [] and after.ran == 3 and before.ran == 5
+    got = {t.test: (t.baseline, t.candidate, t.cls, t.message) for t in usertests.classify(after, before, matrix, "cpu")}
+    imp = "Skipped: could not import 'nodep_xyz': No module named 'nodep_xyz'"
+    assert got == {
+        "tests/test_mod.py::test_a": ("passed", "skipped", "skipped", "Skipped: needs jax<0.5"),
+        "tests/test_mod.py::test_b": ("passed", "skipped", "skipped", "Skipped: needs jax<0.5"),
+        "tests/test_imp.py::test_a": ("passed", "skipped", "broken", imp),
+        "tests/test_imp.py::test_b": ("passed", "skipped", "broken", imp),
+        # the other way: skipped whole in the baseline, they did not run before
+        "tests/test_old.py::test_a": ("absent", "passed", "pass", ""),
+        "tests/test_old.py::test_b": ("absent", "passed", "pass", ""),
+        "tests/test_other.py::test_c": ("passed", "passed", "pass", ""),
+    }
+    # without a baseline, or skipped on both sides: the module is one skipped record, as pytest counts it
+    alone = {t.test: t.cls for t in usertests.classify(after, None, matrix, "cpu")}
+    assert alone["tests/test_mod.py"] == alone["tests/test_imp.py"] == "skipped"
+    both = {t.test: t.cls for t in usertests.classify(after, after, matrix, "cpu")}
+    assert both["tests/test_mod.py"] == "skipped" and "tests/test_mod.py::test_a" not in both
+    # a re-run of its tests meets the module's skip again: skipped there, not absent
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(usertests.userrun, "observe", lambda cell, m, s, target, nodeids: _side(tmp_path, proj, cell, nodeids))
+        names = ["tests/test_imp.py::test_a", "tests/test_mod.py::test_a"]
+        changed, settle = usertests.rerun(names, [("candidate", after, "candidate"), ("baseline", before, "baseline")],
+                                          matrix, tmp_path, None, 1)
+    assert changed == {} and settle == {n: {"candidate": "skipped", "baseline": "passed"} for n in names}
+    tests = {t.test: t for t in usertests.classify(after, before, matrix, "cpu", settle=settle)}
+    assert (tests[names[0]].cls, tests[names[0]].message, tests[names[0]].note) == ("broken", imp, "")
+
+
+DEVICE_IDS = '''import os
+
+import pytest
+
+CANDIDATE = os.environ["SIDE"] == "candidate"
+
+
+@pytest.mark.parametrize("device", ["TFRT_CPU_0", "TFRT_CPU_1", "TFRT_CPU_2"] if CANDIDATE else ["cpu:0", "cpu:1", "cpu:2"])
+def test_x(device):
+    assert device != "TFRT_CPU_1", "broken by the upgrade"
+
+
+@pytest.mark.parametrize("device", ["TFRT_CPU_0", "TFRT_CPU_1"] if CANDIDATE else ["cpu:0", "cpu:1", "cpu:2"])
+def test_fewer(device):
+    pass
+
+
+@pytest.mark.parametrize("device", ["TFRT_CPU_0", "both"] if CANDIDATE else ["cpu:0", "both"])
+def test_common(device):
+    pass
+
+
+@pytest.mark.parametrize("device", ["TFRT_CPU_0", "TFRT_CPU_1"] if CANDIDATE else ["cpu:0", "cpu:1"])
+def test_failed_before(device):
+    assert CANDIDATE or device == "cpu:0"
+'''
+
+
+def test_parametrized_ids_that_changed_wholesale_are_one_test_each(tmp_path):
+    """Red team 8 (F11): ids built from ``str(device)`` changed with jaxlib; the baseline's read broken (absent),
+    the candidate's new. Where a function has as many ids on each side, none in common, and all passed before,
+    they are paired in the order pytest ran them and judged as one test each (the candidate's id, the change in
+    its note); anything less stays as it was: a test absent in the candidate is broken."""
+    (tmp_path / "m").mkdir()
+    matrix = load(make_tree(tmp_path / "m", RULE))
+    proj = _project(tmp_path / "proj", test_dev=DEVICE_IDS)
+    after, before = _side(tmp_path, proj, "candidate"), _side(tmp_path, proj, "baseline")
+    got = {t.test.split("::")[1]: (t.baseline, t.candidate, t.cls, t.note)
+           for t in usertests.classify(after, before, matrix, "cpu")}
+    changed = "id changed: tests/test_dev.py::test_x[cpu:{0}] -> tests/test_dev.py::test_x[TFRT_CPU_{0}]"
+    assert got == {
+        "test_x[TFRT_CPU_0]": ("passed", "passed", "pass", changed.format(0)),
+        "test_x[TFRT_CPU_1]": ("passed", "failed", "broken", changed.format(1)),
+        "test_x[TFRT_CPU_2]": ("passed", "passed", "pass", changed.format(2)),
+        # as many ids, but not all changed; fewer ids; not all passed before: as before
+        "test_fewer[TFRT_CPU_0]": ("absent", "passed", "pass", ""),
+        "test_fewer[TFRT_CPU_1]": ("absent", "passed", "pass", ""),
+        "test_fewer[cpu:0]": ("passed", "absent", "broken", ""),
+        "test_fewer[cpu:1]": ("passed", "absent", "broken", ""),
+        "test_fewer[cpu:2]": ("passed", "absent", "broken", ""),
+        "test_common[TFRT_CPU_0]": ("absent", "passed", "pass", ""),
+        "test_common[both]": ("passed", "passed", "pass", ""),
+        "test_common[cpu:0]": ("passed", "absent", "broken", ""),
+        "test_failed_before[TFRT_CPU_0]": ("absent", "passed", "pass", ""),
+        "test_failed_before[TFRT_CPU_1]": ("absent", "passed", "pass", ""),
+        "test_failed_before[cpu:0]": ("passed", "absent", "broken", ""),
+        "test_failed_before[cpu:1]": ("failed", "absent", "skipped", ""),
+    }
+    # re-run before blame: each side runs the test under its own id there
+    asked = []
+
+    def observe(cell, m, s, target, nodeids):
+        asked.append((cell, nodeids))
+        return _side(tmp_path, proj, cell, nodeids)
+
+    broken = "tests/test_dev.py::test_x[TFRT_CPU_1]"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(usertests.userrun, "observe", observe)
+        flipped, settle = usertests.rerun([broken], [("candidate", after, "candidate"), ("baseline", before, "baseline")],
+                                          matrix, tmp_path, None, 1)
+    assert asked == [("candidate", [broken]), ("baseline", ["tests/test_dev.py::test_x[cpu:1]"])]
+    assert flipped == {} and settle == {broken: {"candidate": "failed", "baseline": "passed"}}
+    (t,) = [t for t in usertests.classify(after, before, matrix, "cpu", settle=settle) if t.test == broken]
+    assert (t.cls, t.note, t.was) == ("broken", changed.format(1), "tests/test_dev.py::test_x[cpu:1]")
+    # the baseline's run twice saw its old id flip: flaky, the id change still said
+    (t,) = [t for t in usertests.classify(after, before, matrix, "cpu", {"tests/test_dev.py::test_x[cpu:1]": "x"})
+            if t.test == broken]
+    assert t.cls == "flaky" and t.note == changed.format(1) + "; x"

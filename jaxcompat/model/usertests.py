@@ -84,11 +84,12 @@ class UserTest(Record):
     message: str = ""
     traceback: str = ""
     note: str = ""
+    was: str = attr("", omit=True)  # its id in the baseline, where its function's ids all changed (``renamed``)
     phase: Phase = attr(Phase.CALL, omit=True)  # where it failed: collecting its module, setup, the test, teardown
     new_warnings: list[TestWarning] = attr(default_factory=list, omit=True)  # raised here, not in the baseline
     flaky: FlakyOrigin | None = attr(None, omit=True)  # class flaky: how it came to be
     _keys = ("test", "candidate", "baseline", "explained_by", "explained_by_api", "fix", "upstream", "message",
-             "traceback", "note", "phase", "new_warnings", "flaky", "class")  # its class last
+             "traceback", "note", "was", "phase", "new_warnings", "flaky", "class")  # its class last
 
     @property
     def shown(self) -> str:
@@ -121,6 +122,40 @@ def import_skip(raw) -> bool:
     the candidate is not safe). Other skip reasons (``skipif`` on a version, a missing device) are
     the project's own choice and stay skipped."""
     return raw is not None and "could not import '" in (raw.message or "")
+
+
+def renamed(candidate: Observed, baseline: Observed) -> dict[str, str]:
+    """The parametrized tests whose ids changed wholesale between the sides (ids built from
+    ``str(device)``: ``test_x[cpu:0]`` in the baseline, ``test_x[TFRT_CPU_0]`` in the candidate):
+    candidate id -> the baseline's id it stands for, so that the two are judged as one test. Only
+    where a test function (its id without ``[...]``) has as many ids on each side, none in common,
+    and every one of the baseline's passed: they are paired in the order pytest ran them (the order
+    of the results). As every baseline id passed, the pairing cannot change a class: each pair is
+    judged by its candidate's outcome. Anything less (ids in common, counts that differ, a baseline
+    id that did not pass) is left as it is: a test absent in the candidate is broken."""
+    sides = [_by_function(candidate.results), _by_function(baseline.results)]
+    out: dict[str, str] = {}
+    for function, after in sides[0].items():
+        before = sides[1].get(function, [])
+        if (len(after) == len(before) and not set(after) & set(before)
+                and all(status(baseline.results[b]) == UserTestSide.PASSED for b in before)):
+            out.update(zip(after, before, strict=True))
+    return out
+
+
+def _by_function(results: dict[str, RawResult]) -> dict[str, list[str]]:
+    """The parametrized tests' ids (``file::test[id]``), in the order of ``results``, per function."""
+    out: dict[str, list[str]] = {}
+    for name, raw in results.items():
+        if function_of(name) != name and raw.phase != Phase.COLLECT:
+            out.setdefault(function_of(name), []).append(name)
+    return out
+
+
+def function_of(name: str) -> str:
+    """A parametrized test's id without its parameters (``file::test[id]`` -> ``file::test``); else ``name``."""
+    cut = name.find("[", name.find("::"))
+    return name[:cut] if "::" in name and cut > 0 and name.endswith("]") else name
 
 
 def changed(runs: list[UserTestSide]) -> bool:
@@ -268,7 +303,12 @@ class Observed:
 
 
 def collect_error(raw: RawResult) -> bool:
-    return raw.phase == Phase.COLLECT
+    return raw.phase == Phase.COLLECT and raw.status != TestStatus.SKIPPED
+
+
+def collect_skip(raw: RawResult) -> bool:
+    """A module (or folder) that skipped itself whole while it was collected: none of its tests ran."""
+    return raw.phase == Phase.COLLECT and raw.status == TestStatus.SKIPPED
 
 
 def status(raw: RawResult | None) -> UserTestSide:

@@ -10,7 +10,7 @@ from pathlib import Path
 from jaxcompat._util.jsonfile import read_json
 from jaxcompat.knowledge.signature import normalise
 from jaxcompat.model.health import UNHEALTHY_SHARE, Health
-from jaxcompat.model.usertests import UserTest
+from jaxcompat.model.usertests import UserTest, function_of
 from jaxcompat.model.vocab import RAN, SuiteHealth, UserTestStatus
 
 RERUN = (UserTestStatus.BROKEN, UserTestStatus.FAILS)  # what "broke" in a report
@@ -52,7 +52,10 @@ def failures_of(path: str) -> dict[str, list[str]]:
                           f"report (check.json with user_tests); {fix}")
     out = {}
     for project, tests in per.items():
-        broke = [t["test"] for t in tests if isinstance(t, dict) and t.get("class") in RERUN and t.get("test")]
+        # a test whose id changed between the sides (``was``): its function, every id of it on each side (the
+        # baseline has none of the candidate's ids), so that they are paired again (model/usertests.renamed)
+        broke = [function_of(t["test"]) if t.get("was") else t["test"]
+                 for t in tests if isinstance(t, dict) and t.get("class") in RERUN and t.get("test")]
         if broke:
             out[project] = list(dict.fromkeys(broke))
     if not out:

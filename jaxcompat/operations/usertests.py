@@ -35,10 +35,12 @@ from jaxcompat.model.usertests import (
     UserTest,
     changed,
     collect_error,
+    collect_skip,
     failing,
     fails,
     flips,
     import_skip,
+    renamed,
     settled,
     status,
     suspects,
@@ -99,21 +101,27 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
     (``model/usertests.settled``), which its class is of (its record keeps the first runs)."""
     names = list(candidate.results) + [t for t in (baseline.results if baseline else {}) if t not in candidate.results]
     # A module that cannot even be imported in the candidate: its tests take its error, and the
-    # module's own record is not counted again beside them.
-    broken_modules = {k: r for k, r in candidate.results.items() if collect_error(r)}
+    # module's own record is not counted again beside them; one that skipped itself whole at import
+    # there (pytest.skip(allow_module_level=True), a module-level importorskip): its tests take its skip.
+    broken_modules = {k: r for k, r in candidate.results.items() if collect_error(r) or collect_skip(r)}
     stands_for = {m for m in broken_modules if baseline
                   and any(_stands_for(m, t) and t not in candidate.results for t in baseline.results)}
-    # and the other way: a module that could not be collected in the baseline gives its tests that
-    # ran in the candidate its error as their baseline (they did not pass before)
-    broken_before = {k: r for k, r in (baseline.results if baseline else {}).items() if collect_error(r)}
+    # and the other way: a module that could not be collected (or skipped itself) in the baseline
+    # gives its tests that ran in the candidate its record as their baseline (they did not pass before)
+    broken_before = {k: r for k, r in (baseline.results if baseline else {}).items()
+                     if collect_error(r) or collect_skip(r)}
     stands_for |= {m for m in broken_before if m not in candidate.results
                    and any(_stands_for(m, t) and t not in baseline.results for t in candidate.results)}
+    # a parametrized test whose ids all changed (``model/usertests.renamed``): one test, by its candidate id
+    renames = renamed(candidate, baseline) if baseline else {}
+    gone = set(renames.values())
     out = []
-    for name in (n for n in names if n not in stands_for):
+    for name in (n for n in names if n not in stands_for and n not in gone):
+        was = renames.get(name, name)  # its id in the baseline
         raw = candidate.results.get(name) or _enclosing(name, broken_modules)
-        before_raw = (baseline.results.get(name) or _enclosing(name, broken_before)) if baseline else None
+        before_raw = (baseline.results.get(was) or _enclosing(name, broken_before)) if baseline else None
         before = status(before_raw) if baseline else None
-        if baseline and name not in baseline.results and before_raw is not None:  # its module did not import
+        if baseline and was not in baseline.results and before_raw is not None:  # its module did not import
             before = UserTestSide.ABSENT  # there: it did not run before (never a test that ran on both sides)
         after = status(raw)
         t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(before, after))
@@ -125,27 +133,37 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
         t.new_warnings = new_warnings(raw.warnings if raw else [], before_raw.warnings if before_raw else None,
                                       before in RAN)
         if raw is not None and fails(after):
-            t.message, t.traceback, t.phase = first_line(raw.message, 400), raw.traceback, raw.phase
-            known = explain(raw, matrix, candidate.versions, backend)
-            if known is not None:
-                t.explained_by, t.fix, t.upstream = known.id, known.fix, list(known.upstream)
-            else:
-                from jaxcompat.apihistory.apiexplain import explain_result, explain_warning_result
-                made_error = explain_warning_result(raw, candidate.versions, candidate.warning_filter, matrix)
-                if made_error is not None:
-                    t.explained_by_api, t.fix = made_error.text(), made_error.fix()
-                else:
-                    t.explained_by_api = explain_result(raw, candidate.versions)
+            _failure(t, raw, candidate, matrix, backend)
         elif t.cls == UserTestStatus.SKIPPED and before == UserTestSide.PASSED and import_skip(raw):
             t.cls, t.message = UserTestStatus.BROKEN, first_line(raw.message, 400)  # lost a module it needs
+        elif t.cls == UserTestStatus.SKIPPED and raw is not None and name not in candidate.results:
+            t.message = first_line(raw.message, 400)  # its module's skip: why none of its tests ran
         elif t.cls == UserTestStatus.FIXED and before_raw is not None and before_raw.message:
             t.message = "before: " + first_line(before_raw.message, 400)  # what the upgrade fixed
-        if flaky and name in flaky and TEST_CLASSES[t.cls].rerun:  # a pass stays a pass
-            said = flaky[name]
+        if flaky and (name in flaky or was in flaky) and TEST_CLASSES[t.cls].rerun:  # a pass stays a pass
+            said = flaky.get(name, flaky.get(was))
             t.flaky, t.note = said if isinstance(said, tuple) else (FlakyOrigin.RERUN, said)
             t.cls = UserTestStatus.FLAKY
+        if was != name:
+            t.was, t.note = was, "; ".join(filter(None, (f"id changed: {was} -> {name}", t.note)))
         out.append(t)
     return out
+
+
+def _failure(t: UserTest, raw: RawResult, candidate: Observed, matrix: Matrix, backend: str) -> None:
+    """A failing test's message, traceback and where it failed, with what explains it: a rule, else
+    jax's API history."""
+    t.message, t.traceback, t.phase = first_line(raw.message, 400), raw.traceback, raw.phase
+    known = explain(raw, matrix, candidate.versions, backend)
+    if known is not None:
+        t.explained_by, t.fix, t.upstream = known.id, known.fix, list(known.upstream)
+    else:
+        from jaxcompat.apihistory.apiexplain import explain_result, explain_warning_result
+        made_error = explain_warning_result(raw, candidate.versions, candidate.warning_filter, matrix)
+        if made_error is not None:
+            t.explained_by_api, t.fix = made_error.text(), made_error.fix()
+        else:
+            t.explained_by_api = explain_result(raw, candidate.versions)
 
 
 def compare(candidate: Cell, baseline: Cell | None, target: Target, matrix: Matrix, state_dir: Path,
@@ -246,27 +264,41 @@ def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Targ
     """``names`` run up to ``times`` more times on each side (``sides``: (side, first run, cell)):
     (test -> what changed, for those whose outcome changed on a side: passed in one run, failed
     outright in another, ``model/usertests.changed``; test -> side -> what its runs there settle
-    on, ``model/usertests.settled``, for the others: a time-limit stop is no evidence either way)."""
+    on, ``model/usertests.settled``, for the others: a time-limit stop is no evidence either way).
+    A test whose id changed (``model/usertests.renamed``) runs by its baseline id there; one whose
+    module skipped itself whole in a run is skipped in it."""
     runs: dict[str, dict[str, list[UserTestSide]]] = {}
     notes: dict[str, dict[str, str]] = {}
+    first_runs = {side: first for side, first, _ in sides}
+    renames = renamed(first_runs["candidate"], first_runs["baseline"]) if "baseline" in first_runs else {}
     for side, first, cell in sides:
+        there = {n: renames.get(n, n) if side == "baseline" else n for n in names}
+        seen_first = _seen(first)
         for name in names:
-            runs.setdefault(name, {})[side] = [status(first.results.get(name))]
+            runs.setdefault(name, {})[side] = [status(seen_first(there[name]))]
         for _ in range(times):
             pending = [n for n in names if side not in notes.get(n, {})]
             if not pending:
                 break
-            again = userrun.observe(cell, matrix, state_dir, target, nodeids=pending)
+            again = userrun.observe(cell, matrix, state_dir, target, nodeids=[there[n] for n in pending])
             if again.error:
                 continue
+            seen_again = _seen(again)
             for name in pending:  # failed, then timeout or error: still failing, not flaky
                 seen = runs[name][side]
-                seen.append(status(again.results.get(name)))
+                seen.append(status(seen_again(there[name])))
                 if changed(seen):
                     notes.setdefault(name, {})[side] = f"{side}: {seen[0]}, then {seen[-1]}"
     settle = {name: {side: settled(seen) for side, seen in by.items()}
               for name, by in runs.items() if name not in notes}
     return {name: "; ".join(by.values()) for name, by in notes.items()}, settle
+
+
+def _seen(run: Observed):
+    """A test's record in ``run`` (name -> record): its own, else the skip of its module (or folder)
+    that skipped itself whole there."""
+    skips = {k: r for k, r in run.results.items() if collect_skip(r)}
+    return lambda name: run.results.get(name) or _enclosing(name, skips)
 
 
 MAX_HELD_RUNS = 6  # confounders re-run one by one (each is an environment of its own)

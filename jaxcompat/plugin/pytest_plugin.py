@@ -311,9 +311,18 @@ _ERROR_LINE = re.compile(r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrup
 
 
 def pytest_collectreport(report):
-    """A user's test module that cannot even be collected (an import error) is a result: its
-    tests would otherwise vanish from the run. (Our own cases keep pytest's behaviour.)"""
-    if not report.failed or not os.environ.get("JAXCOMPAT_OWN_FRAMES"):
+    """A user's test module that cannot even be collected (an import error), or that skips itself
+    whole at import (``pytest.skip(..., allow_module_level=True)``, a module-level
+    ``pytest.importorskip``), is a result: its tests would otherwise vanish from the run. (Our own
+    cases keep pytest's behaviour.)"""
+    if not os.environ.get("JAXCOMPAT_OWN_FRAMES"):
+        return
+    if report.skipped:
+        longrepr = report.longrepr
+        _emit({"event": "result", "case": report.nodeid or ".", "status": "skipped", "error_types": [],
+               "message": _clip(str(longrepr[2] if isinstance(longrepr, tuple) else longrepr)),
+               "phase": "collect", "duration_s": 0.0})
+    if not report.failed:
         return
     text = str(report.longrepr)
     types = _ERROR_LINE.findall(text)

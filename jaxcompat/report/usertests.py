@@ -35,6 +35,10 @@ def verdict(cmp: Comparison, described: str) -> str:
         lines.append(f"  ! {len(stopped)} test(s) stopped at the time limit ({cmp.timeout_s:g} s) on both sides: "
                      "not judged (give them longer: --test-timeout SECONDS): "
                      + ", ".join(t.test for t in stopped[:4]) + (" …" if len(stopped) > 4 else ""))
+    if renamed := [t for t in tests if t.was]:
+        lines.append(f"  ! {len(renamed)} test id(s) changed between the sides (all the ids of a parametrized test): "
+                     "each judged as the same test, paired in the order they ran: "
+                     + ", ".join(f"{t.was} -> {t.test}" for t in renamed[:4]) + (" …" if len(renamed) > 4 else ""))
     for _cls, kind, head, group in _headed(tests, with_baseline):
         lines.append(f"  {head}: {len(group)}")
         for (explained_by, message), same in _by_error(group).items():
