@@ -181,3 +181,21 @@ def test_a_bad_run_id_is_refused_before_anything_runs(tmp_path, args, env, said)
     assert proc.returncode == 2 and said in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp / "state").exists() and not (tmp / "reports").exists()
+
+
+def test_a_shard_stopped_hard_long_ago_carries_no_later_run_into_tonight_s():
+    """Red team 9 (C1): a shard killed hard records no end; read as running on for ever it joined every
+    later shard without an id into one run, and an earlier night's finished shard was merged as
+    tonight's (exit 0 for a dependent tonight never judged). It joins only the run it started in."""
+    from jaxcompat.operations.crater import this_run
+
+    def plan(written: str, finished: str | None = None) -> dict:
+        return {"written": written, **({"finished": finished} if finished else {})}
+
+    read = [("all.json", plan("2026-11-20T01:00:00+00:00")),  # killed a week ago
+            ("shard-2-of-2.json", plan("2026-11-25T01:00:00+00:00", "2026-11-25T01:10:00+00:00")),  # two nights ago
+            ("shard-1-of-2.json", plan("2026-11-27T01:00:00+00:00", "2026-11-27T01:10:00+00:00"))]  # tonight
+    assert this_run(read)[0] == {"shard-1-of-2.json"}
+    # one still running beside tonight's (no end yet) is tonight's; one started tonight and killed, too
+    running = [("old.json", read[1][1]), ("a.json", read[2][1]), ("b.json", plan("2026-11-27T01:05:00+00:00"))]
+    assert this_run(running)[0] == {"a.json", "b.json"}

@@ -115,13 +115,20 @@ def test_class(before: UserTestSide | None, after: UserTestSide) -> UserTestStat
     return cls.FIXED if before.fails and before != side.TIMEOUT else cls.PASS
 
 
+# what a skip's reason says when an import failed: importorskip's own words, or the import error's text
+# carried into the reason (``except ImportError as e: pytest.skip(f"... {e}")``; red team 9)
+_IMPORT_FAILED = ("could not import '", "No module named '", "cannot import name '", "ImportError",
+                  "ModuleNotFoundError")
+
+
 def import_skip(raw) -> bool:
     """A skip for an import that fails (``pytest.importorskip``: "could not import 'x': ..."). A test
     that passed in the baseline and is so skipped in the candidate lost a module it needs there: it
     is broken (plain pytest says "skipped" and exits 0; a suite whose tests skip themselves out of
-    the candidate is not safe). Other skip reasons (``skipif`` on a version, a missing device) are
-    the project's own choice and stay skipped."""
-    return raw is not None and "could not import '" in (raw.message or "")
+    the candidate is not safe); so is one whose skip's reason carries an import error's text. Other
+    skip reasons (``skipif`` on a version, a missing device) are the project's own choice and stay
+    skipped."""
+    return raw is not None and any(m in (raw.message or "") for m in _IMPORT_FAILED)
 
 
 def renamed(candidate: Observed, baseline: Observed) -> dict[str, str]:

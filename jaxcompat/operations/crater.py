@@ -730,7 +730,14 @@ def this_run(read: list[tuple[str, dict]], given: str = "") -> tuple[set[str], s
                 f"{newest['of']} (the run id of the shard that started last; a shard of another id is another run)")
     group: list[str] = []
     reach = None
-    for start, end, name in sorted((*_span(data), name) for name, data in read if not data.get("of", "")):
+    # a shard that never recorded its end (stopped hard, or still running) joins the run it started in,
+    # but carries no other shard into it: else one killed last week would bridge every later run (red team 9)
+    spans = []
+    for name, data in read:
+        if not data.get("of", ""):
+            start, end = _span(data)
+            spans.append((start, end if "finished" in data or data is newest else start, name))
+    for start, end, name in sorted(spans):
         if reach is None or start > reach:
             group, reach = [], end
         group.append(name)

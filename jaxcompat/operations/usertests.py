@@ -140,8 +140,10 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
             t.message = first_line(raw.message, 400)  # its module's skip: why none of its tests ran
         elif t.cls == UserTestStatus.FIXED and before_raw is not None and before_raw.message:
             t.message = "before: " + first_line(before_raw.message, 400)  # what the upgrade fixed
-        if flaky and (name in flaky or was in flaky) and TEST_CLASSES[t.cls].rerun:  # a pass stays a pass
-            said = flaky.get(name, flaky.get(was))
+        # a pass stays a pass; a test paired by a changed id is excused by its own (candidate) runs only:
+        # the pairing is by run order, and another test's flakiness must not hide a break (red team 9)
+        if flaky and name in flaky and TEST_CLASSES[t.cls].rerun:
+            said = flaky[name]
             t.flaky, t.note = said if isinstance(said, tuple) else (FlakyOrigin.RERUN, said)
             t.cls = UserTestStatus.FLAKY
         if was != name:
@@ -265,7 +267,8 @@ def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Targ
     (test -> what changed, for those whose outcome changed on a side: passed in one run, failed
     outright in another, ``model/usertests.changed``; test -> side -> what its runs there settle
     on, ``model/usertests.settled``, for the others: a time-limit stop is no evidence either way).
-    A test whose id changed (``model/usertests.renamed``) runs by its baseline id there; one whose
+    A test whose id changed (``model/usertests.renamed``) is re-run on the candidate's side only (its
+    pairing with a baseline id is by run order: another test's flip there is no evidence); one whose
     module skipped itself whole in a run is skipped in it."""
     runs: dict[str, dict[str, list[UserTestSide]]] = {}
     notes: dict[str, dict[str, str]] = {}
@@ -273,11 +276,12 @@ def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Targ
     renames = renamed(first_runs["candidate"], first_runs["baseline"]) if "baseline" in first_runs else {}
     for side, first, cell in sides:
         there = {n: renames.get(n, n) if side == "baseline" else n for n in names}
+        mine = [n for n in names if side == "candidate" or n not in renames]  # a paired id: the candidate's runs
         seen_first = _seen(first)
-        for name in names:
+        for name in mine:
             runs.setdefault(name, {})[side] = [status(seen_first(there[name]))]
         for _ in range(times):
-            pending = [n for n in names if side not in notes.get(n, {})]
+            pending = [n for n in mine if side not in notes.get(n, {})]
             if not pending:
                 break
             again = userrun.observe(cell, matrix, state_dir, target, nodeids=[there[n] for n in pending])

@@ -1,0 +1,139 @@
+"""Red team 9's wrong "safe"s, kept as tests (check --tests, the real CLI over fake cells:
+tests/fake_matrix.py; each side is this interpreter, the candidate's run told apart by its cell id in
+$JAXCOMPAT_RESULTS, as tests/test_usertests.py does).
+
+A1: a module that skips itself for a lost dependency (``except ImportError as e: pytest.skip(f"... {e}")``)
+read skipped, exit 0; its skip's reason carries the import error: broken (model/usertests.import_skip).
+(A2, importorskip with a reason of its own that names no import error, is left: nothing in pytest's
+record tells it from a deliberate skip.)
+A3: ids that changed wholesale are paired by run order; another test's known or re-run flakiness on
+the baseline side was carried onto a real break through the pairing: flaky, exit 0."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.test_usertests import _check, _user_project
+
+# stands for ``import equinox`` failing in the candidate: the upgrade broke a dependency's import
+EQX = '''import os
+
+if "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"]:
+    raise ImportError("cannot import name 'shaped_abstractify' from 'jax.api_util'")
+'''
+
+BODY = '''
+
+def test_a():
+    pass
+
+
+def test_b():
+    pass
+'''
+
+IDIOM = '''import pytest
+
+try:
+    import fakeeqx  # noqa: F401
+except ImportError as e:
+    pytest.skip(f"equinox not available: {e}", allow_module_level=True)
+''' + BODY
+
+
+
+def _candidate() -> str:
+    from jaxcompat.env.candidate import candidate_cell
+
+    return candidate_cell(["jax==0.4.33"], python="auto").id
+
+
+@pytest.mark.parametrize("modules", [
+    # the common idiom: a module skips itself when a dependency does not import; in the candidate
+    # it does not (the upgrade broke it): before this change, its tests read broken (absent)
+    {"test_mod": IDIOM, "fakeeqx": EQX},
+    # importorskip with its own reason: a lost module all the same, but the message lacks "could not import '"
+], ids=["try-import-skip"])
+def test_a_module_that_skips_itself_for_a_lost_dependency_is_not_safe(tmp_path, modules):
+    cand = _candidate()
+    project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n",
+                            **{k: v.replace("CANDIDATE", cand) for k, v in modules.items()})
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    by = {t["test"]: (t["baseline"], t["candidate"], t["class"]) for t in data["user_tests"]}
+    assert by["tests/test_mod.py::test_a"][:2] == ("passed", "skipped"), by
+    # the truth by the tool's own rule (model/usertests.import_skip): a test that passed and skips
+    # itself out of the candidate for an import that fails lost a module it needs: broken, exit 1
+    assert (proc.returncode, by["tests/test_mod.py::test_a"][2]) == (1, "broken"), out
+
+
+SORTED_IDS = '''import os
+
+import json
+
+import pytest
+
+CANDIDATE = "CELL" in os.environ["JAXCOMPAT_RESULTS"]  # the candidate's run (every side is this interpreter)
+# the ids are the kinds' names as the library spells them, sorted; the spelling changed with the upgrade
+NAMES = {"timing": "Y_TIMING", "math": "X_MATH"} if CANDIDATE else {"timing": "a:timing", "math": "b:math"}
+
+
+@pytest.mark.parametrize("kind", sorted(NAMES.values()))
+def test_kind(kind):
+    if "math" in kind.lower():
+        assert not CANDIDATE, "the upgrade broke the math"  # deterministic: plain pytest fails it every time
+'''
+
+
+def test_a_real_break_is_not_taken_for_another_test_s_known_flakiness(tmp_path):
+    from jaxcompat.env.candidate import candidate_cell
+
+    cell = candidate_cell(["jax==0.4.33"], python="auto").id
+    project = _user_project(tmp_path / "proj", "", test_k=SORTED_IDS.replace("CELL", cell))
+    flaky = tmp_path / "flaky.json"  # the timing test (asserts speed) is known to flip by itself
+    flaky.write_text(json.dumps({"kind": "jax-compat flaky tests", "projects": {"proj": {
+        "tests/test_k.py::test_kind[a:timing]": {"seen": "passed, then failed", "learned": "2026-11-01",
+                                                 "times": 3}}}}))
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "--flaky-file", str(flaky), "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    got = {t["test"]: (t.get("was"), t["class"]) for t in data["user_tests"]}
+    # the truth: test_kind[X_MATH] is the math test (b:math before, passed), failing every run: broken
+    assert (proc.returncode, got["tests/test_k.py::test_kind[X_MATH]"][1]) == (1, "broken"), (got, out)
+
+
+FLIPS_ON_RERUN = '''import os
+from pathlib import Path
+
+import json
+
+import pytest
+
+CANDIDATE = "CELL" in os.environ["JAXCOMPAT_RESULTS"]
+NAMES = {"timing": "Y_TIMING", "math": "X_MATH"} if CANDIDATE else {"timing": "a:timing", "math": "b:math"}
+RUNS = Path(__file__).parent / "timing-runs"  # the timing test is slow the second time it runs (load)
+
+
+@pytest.mark.parametrize("kind", sorted(NAMES.values()))
+def test_kind(kind):
+    if "math" in kind.lower():
+        assert not CANDIDATE, "the upgrade broke the math"
+    elif not CANDIDATE:
+        with RUNS.open("a") as f:
+            f.write("x")
+        assert len(RUNS.read_text()) < 2, "too slow"
+'''
+
+
+def test_a_real_break_is_not_taken_for_the_flip_of_another_test_on_its_re_run(tmp_path):
+    """No flaky file: the re-run before blame runs the paired baseline id (the timing test), which flips
+    there; the math test's deterministic break in the candidate reads flaky."""
+    from jaxcompat.env.candidate import candidate_cell
+
+    cell = candidate_cell(["jax==0.4.33"], python="auto").id
+    project = _user_project(tmp_path / "proj", "", test_k=FLIPS_ON_RERUN.replace("CELL", cell))
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    got = {t["test"]: (t.get("was"), t["class"], t["note"]) for t in data["user_tests"]}
+    assert (proc.returncode, got["tests/test_k.py::test_kind[X_MATH]"][1]) == (1, "broken"), (got, out)
