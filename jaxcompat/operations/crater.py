@@ -25,7 +25,7 @@ import threading
 import time
 import traceback
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from jaxcompat._util import runenv
@@ -716,6 +716,11 @@ def _clock(when: datetime) -> str:
     return when.strftime("%Y-%m-%d %H:%M UTC") if when != EARLIEST else "an unknown time"
 
 
+# how long a shard that never recorded its end may have run on, as a merge reads it: a CI job's limit
+# (GitHub's is 6 h), shorter than the day between two nightly runs
+UNFINISHED_SPAN = timedelta(hours=6)
+
+
 def this_run(read: list[tuple[str, dict]], given: str = "") -> tuple[set[str], str]:
     """(the stored plan files of the run a merge takes, which run that is and why): the run ``given``
     (--run ID); else the run of the shard that started last: every plan of its id (``run_of``), or,
@@ -730,13 +735,14 @@ def this_run(read: list[tuple[str, dict]], given: str = "") -> tuple[set[str], s
                 f"{newest['of']} (the run id of the shard that started last; a shard of another id is another run)")
     group: list[str] = []
     reach = None
-    # a shard that never recorded its end (stopped hard, or still running) joins the run it started in,
-    # but carries no other shard into it: else one killed last week would bridge every later run (red team 9)
+    # a shard that never recorded its end (stopped hard, or still running) is taken as running for at most
+    # UNFINISHED_SPAN: else one killed last week would bridge every later run into tonight's (red team 9)
     spans = []
     for name, data in read:
         if not data.get("of", ""):
             start, end = _span(data)
-            spans.append((start, end if "finished" in data or data is newest else start, name))
+            spans.append((start, end if "finished" in data or data is newest else
+                           min(end, start + UNFINISHED_SPAN), name))
     for start, end, name in sorted(spans):
         if reach is None or start > reach:
             group, reach = [], end
