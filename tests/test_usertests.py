@@ -634,7 +634,7 @@ def test_parametrized_ids_that_changed_wholesale_are_one_test_each(tmp_path):
         "test_failed_before[cpu:0]": ("passed", "absent", "broken", ""),
         "test_failed_before[cpu:1]": ("failed", "absent", "skipped", ""),
     }
-    # re-run before blame: each side runs the test under its own id there
+    # re-run before blame: a paired id runs on the candidate's side, under its own id there
     asked = []
 
     def observe(cell, m, s, target, nodeids):
