@@ -137,8 +137,9 @@ def renamed(candidate: Observed, baseline: Observed) -> dict[str, str]:
     candidate id -> the baseline's id it stands for, so that the two are judged as one test. Only
     where a test function (its id without ``[...]``) has as many ids on each side, none in common,
     and every one of the baseline's passed: they are paired in the order pytest ran them (the order
-    of the results). As every baseline id passed, the pairing cannot change a class: each pair is
-    judged by its candidate's outcome. Anything less (ids in common, counts that differ, a baseline
+    of the results), which may pair the wrong ids; so a pair is judged by its candidate's runs alone
+    (every baseline id passed; no re-run or flakiness of the baseline id is read for it: red team 9).
+    Anything less (ids in common, counts that differ, a baseline
     id that did not pass) is left as it is: a test absent in the candidate is broken."""
     sides = [_by_function(candidate.results), _by_function(baseline.results)]
     out: dict[str, str] = {}
