@@ -114,8 +114,12 @@ def tests(session: nox.Session) -> None:
     """Tests of the harness itself, no jax: the fast ones; in CI (CI=true) or with -m, the integration ones too."""
     session.install(*TEST_DEPS)
     chosen = any(a == "-m" or a.startswith("-m") for a in session.posargs)
-    marks = [] if chosen or os.environ.get("CI") == "true" else ["-m", "not integration"]
-    session.run("pytest", "tests", *marks, *session.posargs)
+    in_ci = os.environ.get("CI") == "true"
+    marks = [] if chosen or in_ci else ["-m", "not integration"]
+    # CI: across the machine's cores (the integration tests run apart: own folders, own processes), so the
+    # whole of .ci/run keeps within its 90 minutes; -n in the arguments chooses otherwise
+    workers = ["-n", "auto"] if in_ci and not any(a.startswith("-n") for a in session.posargs) else []
+    session.run("pytest", "tests", *marks, *workers, *session.posargs)
 
 
 @nox.session(python=False)

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -344,6 +345,37 @@ def test_a_dependent_that_crashes_hangs_or_has_no_source_loses_nothing_of_the_ot
     proc = _crater(tmp, "--baseline", "jax==0.4.31", "--dependent", "beta", "--dependent", "hangy", "jax==0.4.33")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "could not judge" in proc.stdout
+
+
+@pytest.mark.integration
+def test_a_crater_killed_hard_leaves_no_child_holding_the_reports_folder(tmp_path):
+    """SIGKILL reaches the crater alone: its child for the dependent it was judging (own process
+    group, budget an hour) used to run on unwatched, holding the reports folder's lock, and the next
+    run waited on it ("another jax-compat run is writing …") for as long as the hang lasted (red team 9)."""
+    deps = DEPS + '''
+    [[dependent]]
+    name = "hangy"
+    version = "latest"
+    budget_s = 3600
+    '''
+    tmp = _tree(tmp_path, deps, beta="def test_fine():\n    pass\n", hangy="def test_x():\n    pass\n")
+    (tmp / "src" / "hangy" / "HANG").write_text("")
+    reports = tmp / "reports"
+    first = subprocess.Popen([sys.executable, str(DRIVER), "crater", "--matrix", str(tmp / "matrix.toml"),
+                              "--reports", str(reports), "--state", str(tmp / "state"), "--dependents",
+                              str(tmp / "dependents.toml"), "--dependent", "hangy", "--baseline", "jax==0.4.31",
+                              "jax==0.4.33"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env={**os.environ, "FAKE_SOURCES": str(tmp / "src")})
+    for _ in range(1200):  # until its child for hangy is forked (not a probe of the Pythons there are)
+        if subprocess.run(["pgrep", "-P", str(first.pid), "-f", DRIVER.name], capture_output=True).returncode == 0:
+            break
+        time.sleep(0.1)
+    first.kill()
+    first.wait()
+    t0 = time.monotonic()
+    proc = _crater(tmp, "--baseline", "jax==0.4.31", "--dependent", "beta", "jax==0.4.33", timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert time.monotonic() - t0 < 100
 
 
 @pytest.mark.integration

@@ -294,7 +294,8 @@ def _done(res: DependentResult, t0: float) -> DependentResult:
 # ---------------------------------------------------------------- isolation
 
 
-def _child(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, out: Path, progress, version) -> None:
+def _child(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, out: Path, progress, version,
+           parent: int) -> None:
     """In the forked child: its own process group; SIGTERM (the budget) kills its test processes."""
     from jaxcompat.run import runner
 
@@ -306,6 +307,7 @@ def _child(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, out: Pat
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    die_with(parent, lambda: stop(signal.SIGTERM, None))
     try:
         res = judge(dep, plan, matrix, state_dir, progress, version)
     except BaseException as e:  # noqa: BLE001 - whatever it was, it is this dependent's result
@@ -317,6 +319,20 @@ def _child(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, out: Pat
     os._exit(0)
 
 
+def die_with(parent: int, stop, every: float = 1.0) -> threading.Thread:
+    """Call ``stop`` once ``parent`` is gone (the child is then another process's): a crater killed
+    hard (SIGKILL, the machine's OOM killer) leaves no child running on unwatched, past its budget and
+    holding the reports folder's lock, which the next run would wait on for ever."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        stop()
+
+    thread = threading.Thread(target=watch, name="die-with-parent", daemon=True)
+    thread.start()
+    return thread
+
+
 def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progress=quiet,
              version: str | None = None) -> DependentResult:
     """``judge`` in a forked child, stopped past ``dep.budget_s``; a child that dies is that
@@ -326,7 +342,8 @@ def isolated(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, progre
     out.unlink(missing_ok=True)
     t0 = time.perf_counter()
     proc = multiprocessing.get_context("fork").Process(target=_child,
-                                                       args=(dep, plan, matrix, state_dir, out, progress, version))
+                                                       args=(dep, plan, matrix, state_dir, out, progress, version,
+                                                             os.getpid()))
     proc.start()
     try:
         proc.join(dep.budget_s)
