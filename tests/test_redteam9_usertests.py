@@ -6,6 +6,8 @@ A1: a module that skips itself for a lost dependency (``except ImportError as e:
 read skipped, exit 0; its skip's reason carries the import error: broken (model/usertests.import_skip).
 (A2, importorskip with a reason of its own that names no import error, is left: nothing in pytest's
 record tells it from a deliberate skip.)
+A4: a module imported in the baseline (its tests skipped by markers) that cannot be collected in the
+candidate read "fails", exit 0; plain pytest goes from exit 0 to a collection error: broken.
 A3: ids that changed wholesale are paired by run order; another test's known or re-run flakiness on
 the baseline side was carried onto a real break through the pairing: flaky, exit 0."""
 
@@ -137,3 +139,37 @@ def test_a_real_break_is_not_taken_for_the_flip_of_another_test_on_its_re_run(tm
     out = proc.stdout + proc.stderr
     got = {t["test"]: (t.get("was"), t["class"], t["note"]) for t in data["user_tests"]}
     assert (proc.returncode, got["tests/test_k.py::test_kind[X_MATH]"][1]) == (1, "broken"), (got, out)
+
+
+SKIPPED_HERE = '''import pytest
+
+import fakeeqx  # noqa: F401
+
+
+@pytest.mark.skip(reason="needs a GPU")
+def test_a():
+    pass
+
+
+@pytest.mark.skipif(True, reason="slow")
+def test_b():
+    pass
+'''
+
+
+def test_a_module_imported_before_that_cannot_be_collected_after_is_broken_though_its_tests_skipped(tmp_path):
+    """A4: every test of the module skipped by a marker in the baseline (so it was imported there);
+    in the candidate the module cannot even be imported. Plain pytest: exit 0 before, a collection
+    error (exit 2) after. It read "fails" (no passing run before), exit 0; the module's own record is
+    now the break, with its error."""
+    cand = _candidate()
+    project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n",
+                            test_mod=SKIPPED_HERE, fakeeqx=EQX.replace("CANDIDATE", cand))
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    by = {t["test"]: t for t in data["user_tests"]}
+    assert by["tests/test_mod.py"]["class"] == "broken", by
+    assert by["tests/test_mod.py"]["baseline"] == "passed" and by["tests/test_mod.py"]["candidate"] == "error"
+    assert "shaped_abstractify" in by["tests/test_mod.py"]["message"]
+    assert by["tests/test_other.py::test_c"]["class"] == "pass"
+    assert proc.returncode == 1, out

@@ -46,7 +46,7 @@ from jaxcompat.model.usertests import (
     suspects,
     test_class,
 )
-from jaxcompat.model.vocab import RAN, FlakyOrigin, UserTestSide, UserTestStatus
+from jaxcompat.model.vocab import RAN, FlakyOrigin, TestStatus, UserTestSide, UserTestStatus
 from jaxcompat.run import userrun
 
 # ---------------------------------------------------------------- running
@@ -62,6 +62,17 @@ def _enclosing(name: str, broken: dict[str, RawResult]) -> RawResult | None:
         if "/" not in path:
             return broken.get(".")
         path = path.rpartition("/")[0]
+
+
+def _no_longer_imported(broken: dict[str, RawResult], baseline: Observed) -> set[str]:
+    """The candidate's modules (or folders) that cannot be collected, where the baseline collected
+    them and none of their tests passed there (skipped by a marker, failing): no test of theirs can
+    read broken, yet plain pytest went from exit 0 to a collection error. Their own record is then
+    the break (red team 9, A4: it read "fails", exit 0)."""
+    seen = [(t, r) for t, r in baseline.results.items() if not collect_error(r) and not collect_skip(r)]
+    return {m for m, r in broken.items() if collect_error(r) and m not in baseline.results
+            and any(_stands_for(m, t) for t, _ in seen)
+            and not any(_stands_for(m, t) and x.status == TestStatus.PASSED for t, x in seen)}
 
 
 def _stands_for(key: str, name: str) -> bool:
@@ -112,6 +123,8 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
                      if collect_error(r) or collect_skip(r)}
     stands_for |= {m for m in broken_before if m not in candidate.results
                    and any(_stands_for(m, t) and t not in baseline.results for t in candidate.results)}
+    lost = _no_longer_imported(broken_modules, baseline) if baseline else set()
+    stands_for -= lost
     # a parametrized test whose ids all changed (``model/usertests.renamed``): one test, by its candidate id
     renames = renamed(candidate, baseline) if baseline else {}
     gone = set(renames.values())
@@ -123,10 +136,13 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
         before = status(before_raw) if baseline else None
         if baseline and was not in baseline.results and before_raw is not None:  # its module did not import
             before = UserTestSide.ABSENT  # there: it did not run before (never a test that ran on both sides)
+        if name in lost:  # collected in the baseline: importing it passed there
+            before_raw, before = None, UserTestSide.PASSED
         after = status(raw)
         t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(before, after))
         if settle and name in settle and TEST_CLASSES[t.cls].rerun:
-            said = settle[name]
+            # a module no longer imported: the baseline's re-run has no record of it (its tests are)
+            said = {k: v for k, v in settle[name].items() if name not in lost or k != "baseline"}
             t.cls = test_class(said.get("baseline", before) if baseline else None, said.get("candidate", after))
             t.note = "; ".join(f"{side}: {said[side]} on its re-runs" for side, first in
                                (("candidate", after), ("baseline", before)) if side in said and said[side] != first)
