@@ -69,6 +69,25 @@ def test_plain_lines_count_the_tests_done_of_those_collected(tmp_path, monkeypat
     assert done == sorted(done) and "left" in text
 
 
+def test_a_module_s_own_record_is_no_test_done(tmp_path, monkeypatch):
+    """A module that skips itself whole and one that cannot be imported each leave a record of their
+    own, which is no collected test: the count stays within the tests collected (was "2/1 tests")."""
+    monkeypatch.delenv("CI", raising=False)
+    root = _project(tmp_path)
+    (root / "tests" / "test_many.py").write_text("def test_one():\n    pass\n")
+    (root / "tests" / "test_skips.py").write_text("import pytest\npytest.skip('not here', allow_module_level=True)\n")
+    (root / "tests" / "test_broken.py").write_text("import no_such_module_xyz\n")
+    out = io.StringIO()
+    runner.show_progress(ProgressLine(out, every_s=30.0, gap_s=0.0))
+    try:
+        runner.run_cases(sys.executable, root, [], backend="cpu", imports=[], timeout_s=60, workdir=tmp_path / "w",
+                         project=True, label="x", extra_env={"PYTHONPATH": str(REPO)})
+    finally:
+        runner.show_progress(None)
+    last = out.getvalue().splitlines()[-1]
+    assert last.startswith("  x: 1/1 tests (100%), 0:") and "failed" not in last, out.getvalue()
+
+
 @pytest.mark.integration
 def test_a_terminal_gets_one_live_line_cleared_at_the_end(tmp_path, monkeypatch):
     monkeypatch.delenv("CI", raising=False)

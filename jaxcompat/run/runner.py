@@ -58,6 +58,7 @@ class _Progress:
         self.sink = _PROGRESS[0] if _PROGRESS else None
         self.label, self.done, self.t0 = label, done, time.perf_counter()
         self.total: int | None = None
+        self.cases: set[str] | None = None  # the tests collected (a module's own record is none of them)
         self.failed = 0
 
     def tell(self, events: list[dict], final: bool = False) -> None:
@@ -67,15 +68,23 @@ class _Progress:
             found = [ev for ev in events if ev.get("event") == "result" and ev.get("case") not in self.done]
             collected = next((ev for ev in events if ev.get("event") == "collected"), None)
             if self.total is None and collected is not None:
-                self.total = len(collected.get("cases") or [])
-            failed = self.failed + sum(ev.get("status") == TestStatus.FAILED for ev in found)
-            counts = (self.label, len(self.done) + len(found), self.total, failed, time.perf_counter() - self.t0)
+                self.cases = set(collected.get("cases") or [])
+                self.total = len(self.cases)
+            seen = self.done | {ev.get("case") for ev in found}  # not "2/1 tests" beside a module's record
+            failed = self.failed + sum(ev.get("status") == TestStatus.FAILED and self._case(ev.get("case"))
+                                       for ev in found)
+            counts = (self.label, len(seen & self.cases if self.cases is not None else seen), self.total, failed,
+                      time.perf_counter() - self.t0)
             (self.sink.end if final else self.sink.update)(*counts)
         except Exception:  # noqa: BLE001 - the display's failure is never the run's
             self.sink = None
 
+    def _case(self, name) -> bool:
+        return self.cases is None or name in self.cases
+
     def attempt_done(self, run: CellRun) -> None:
-        self.failed = sum(r.status in (TestStatus.FAILED, TestStatus.CRASH, TestStatus.TIMEOUT) for r in run.results)
+        self.failed = sum(r.status in (TestStatus.FAILED, TestStatus.CRASH, TestStatus.TIMEOUT) and self._case(r.case)
+                          for r in run.results)
 
 
 @dataclass
