@@ -172,4 +172,7 @@ def test_a_module_imported_before_that_cannot_be_collected_after_is_broken_thoug
     assert by["tests/test_mod.py"]["baseline"] == "passed" and by["tests/test_mod.py"]["candidate"] == "error"
     assert "shaped_abstractify" in by["tests/test_mod.py"]["message"]
     assert by["tests/test_other.py::test_c"]["class"] == "pass"
+    # its tests, skipped before, fail after (their module's error) on every run: their re-runs read it
+    # as the first run does (they read "skipped" after a re-run, which could not collect them either)
+    assert {by[f"tests/test_mod.py::test_{x}"]["class"] for x in "ab"} == {"fails"}, by
     assert proc.returncode == 1, out

@@ -316,9 +316,11 @@ def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Targ
 
 def _seen(run: Observed):
     """A test's record in ``run`` (name -> record): its own, else the skip of its module (or folder)
-    that skipped itself whole there."""
-    skips = {k: r for k, r in run.results.items() if collect_skip(r)}
-    return lambda name: run.results.get(name) or _enclosing(name, skips)
+    that skipped itself whole there, or its error where it could not be collected (as ``classify``
+    reads a first run: a test whose module fails to import was ERROR there, then "absent" on its
+    re-runs, and settled on absent: "fails" became "skipped")."""
+    whole = {k: r for k, r in run.results.items() if collect_skip(r) or collect_error(r)}
+    return lambda name: run.results.get(name) or _enclosing(name, whole)
 
 
 MAX_HELD_RUNS = 6  # confounders re-run one by one (each is an environment of its own)
