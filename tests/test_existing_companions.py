@@ -100,3 +100,32 @@ def test_what_was_not_judged_is_said_by_library():
     assert verdicts.decide([candidate.item(cell, True)]).code == 0  # the rest was judged: safe
     nothing = _cell(RawResult("cases/test_a.py", "skipped", message="x"))
     assert verdicts.decide([candidate.item(nothing, True)]).code == 2  # every case skipped: not judged
+
+
+def test_a_candidate_whose_companions_were_left_out_skips_the_cases_needing_them(tmp_path):
+    """check of a candidate that names jax alone: the suite adds diffrax, optimistix, lineax and chex,
+    and where none of them imports with the candidate (jax 0.6.0 as of its release day: every
+    diffrax then used jax.core.Primitive) they are left out, and equinox with them. A case module that
+    imports equinox at its top then stopped pytest: "the candidate does not work: run-error", exit 1,
+    for a candidate nothing was seen to break (seen on jax_dataclasses 1.6.3, jax 0.4.30 -> 0.6.0).
+    Such a case is skipped and named, as check --env does; the others are judged."""
+    from tests.helpers import make_tree
+    from tests.test_usertests import RULE  # the fake world's matrix
+
+    make_tree(tmp_path, RULE.replace('pins = { jax = "0.4.33", equinox = "0.11.7" }', 'pins = { jax = "0.4.33" }'))
+    (tmp_path / "cases" / "test_needs_equinox.py").write_text(
+        "import equinox\n\ndef test_it():\n    pass\n")
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ("jaxcompat.plugin.pytest_plugin",)\n')
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    proc = subprocess.run([sys.executable, str(REPO / "tests" / "fake_matrix.py"), "check", "--matrix",
+                           str(tmp_path / "matrix.toml"), "--reports", str(tmp_path / "reports"), "--state",
+                           str(tmp_path / "state"), "--no-verify-escapes", "jax==0.4.33"],
+                          capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    data = json.loads((tmp_path / "reports" / "check.json").read_text())
+    assert data["status"] == "ok", out
+    by = {r["case"]: r for r in data["results"]}
+    assert by["cases/test_needs_equinox.py"]["outcome"] == "skipped", by
+    assert "needs equinox, which this environment does not have installed" in (
+        by["cases/test_needs_equinox.py"]["message"])
+    assert "run-error" not in out

@@ -64,6 +64,27 @@ def _enclosing(name: str, broken: dict[str, RawResult]) -> RawResult | None:
         path = path.rpartition("/")[0]
 
 
+def _whole(run: Observed | None) -> dict[str, RawResult]:
+    """The records, in ``run``, of the modules (or folders, or ".") that could not be collected or
+    that skipped themselves whole at import."""
+    return {k: r for k, r in (run.results if run else {}).items() if collect_error(r) or collect_skip(r)}
+
+
+def _standing_in(candidate: Observed, baseline: Observed | None) -> set[str]:
+    """The module records not listed, each standing in for its tests. A module that cannot even be
+    imported in the candidate: its tests take its error, and the module's own record is not counted
+    again beside them; one that skipped itself whole at import there (pytest.skip(allow_module_level=True),
+    a module-level importorskip): its tests take its skip. And the other way: a module that could not
+    be collected (or skipped itself) in the baseline gives its tests that ran in the candidate its
+    record as their baseline (they did not pass before)."""
+    if baseline is None:
+        return set()
+    after = {m for m in _whole(candidate)
+             if any(_stands_for(m, t) and t not in candidate.results for t in baseline.results)}
+    return after | {m for m in _whole(baseline) if m not in candidate.results
+                    and any(_stands_for(m, t) and t not in baseline.results for t in candidate.results)}
+
+
 def _no_longer_imported(broken: dict[str, RawResult], baseline: Observed) -> set[str]:
     """The candidate's modules (or folders) that cannot be collected, where the baseline collected
     them and none of their tests passed there (skipped by a marker, failing): no test of theirs can
@@ -111,20 +132,9 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
     fixed is ``flaky`` instead. ``settle``: per re-run test, what its runs on each side settle on
     (``model/usertests.settled``), which its class is of (its record keeps the first runs)."""
     names = list(candidate.results) + [t for t in (baseline.results if baseline else {}) if t not in candidate.results]
-    # A module that cannot even be imported in the candidate: its tests take its error, and the
-    # module's own record is not counted again beside them; one that skipped itself whole at import
-    # there (pytest.skip(allow_module_level=True), a module-level importorskip): its tests take its skip.
-    broken_modules = {k: r for k, r in candidate.results.items() if collect_error(r) or collect_skip(r)}
-    stands_for = {m for m in broken_modules if baseline
-                  and any(_stands_for(m, t) and t not in candidate.results for t in baseline.results)}
-    # and the other way: a module that could not be collected (or skipped itself) in the baseline
-    # gives its tests that ran in the candidate its record as their baseline (they did not pass before)
-    broken_before = {k: r for k, r in (baseline.results if baseline else {}).items()
-                     if collect_error(r) or collect_skip(r)}
-    stands_for |= {m for m in broken_before if m not in candidate.results
-                   and any(_stands_for(m, t) and t not in baseline.results for t in candidate.results)}
+    broken_modules, broken_before = _whole(candidate), _whole(baseline)
     lost = _no_longer_imported(broken_modules, baseline) if baseline else set()
-    stands_for -= lost
+    stands_for = _standing_in(candidate, baseline) - lost
     # a parametrized test whose ids all changed (``model/usertests.renamed``): one test, by its candidate id
     renames = renamed(candidate, baseline) if baseline else {}
     gone = set(renames.values())
@@ -319,7 +329,7 @@ def _seen(run: Observed):
     that skipped itself whole there, or its error where it could not be collected (as ``classify``
     reads a first run: a test whose module fails to import was ERROR there, then "absent" on its
     re-runs, and settled on absent: "fails" became "skipped")."""
-    whole = {k: r for k, r in run.results.items() if collect_skip(r) or collect_error(r)}
+    whole = _whole(run)
     return lambda name: run.results.get(name) or _enclosing(name, whole)
 
 

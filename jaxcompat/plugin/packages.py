@@ -15,5 +15,9 @@ KEY_DISTS = ECOSYSTEM + ("jaxtyping", "numpy", "scipy", "ml-dtypes", "pytest")
 # How a case skipped for a library its environment lacks says so (the plugin writes it; check --env
 # reads it back to name, by library, what it did not judge).
 NOT_INSTALLED = "which this environment does not have installed"
+# Set in a case run's environment: a case module that imports, at its top, a library of the ecosystem
+# that is not installed there is skipped whole, that library named (check --env; a candidate whose
+# added companions were all left out, which leaves out equinox too). The matrix's cells never set it.
+SKIP_MISSING = "JAXCOMPAT_SKIP_MISSING"
 IMPORTED = "ok"  # the import probe's word for a module that imported (else: its traceback)
 IMPORT_FAILED = "error"  # a stored probe's word (learned.json's `tried`) for a module that did not

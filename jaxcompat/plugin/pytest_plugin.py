@@ -32,7 +32,7 @@ import pytest
 
 from jaxcompat.plugin.backends import MARKERS, backend_of, device_info, marker  # stdlib-only modules
 from jaxcompat.plugin.loaded import scan
-from jaxcompat.plugin.packages import DEPENDENTS, IMPORTED, NOT_INSTALLED, WATCHED
+from jaxcompat.plugin.packages import DEPENDENTS, IMPORTED, NOT_INSTALLED, SKIP_MISSING, WATCHED
 
 _WHERE = re.compile(r"[/\\](" + "|".join(WATCHED) + r")[/\\](.*)$")
 _seen_warnings: set[tuple[str, str]] = set()
@@ -238,9 +238,9 @@ class _NotInstalled(pytest.Module):
 
 
 def _skip_missing() -> bool:
-    """Only in an existing environment (check --env sets it), only for our own cases: the matrix's
+    """Only where the run sets it (``packages.SKIP_MISSING``), only for our own cases: the matrix's
     cells never skip this way."""
-    return bool(os.environ.get("JAXCOMPAT_SKIP_MISSING")) and not os.environ.get("JAXCOMPAT_OWN_FRAMES")
+    return bool(os.environ.get(SKIP_MISSING)) and not os.environ.get("JAXCOMPAT_OWN_FRAMES")
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -24,7 +24,7 @@ from jaxcompat.model.stages import Ended, Resolved
 from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind, Outcome
 from jaxcompat.plugin.backends import backend_of, describe_device
 from jaxcompat.plugin.loaded import describe_shadowed
-from jaxcompat.plugin.packages import ECOSYSTEM, IMPORTED, KEY_DISTS
+from jaxcompat.plugin.packages import ECOSYSTEM, IMPORTED, KEY_DISTS, SKIP_MISSING
 from jaxcompat.report.matrixreport import write_cell
 from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run import resultcache
@@ -109,6 +109,8 @@ def run_cell(cell: Cell, matrix: Matrix, *, state_dir: Path, reports_dir: Path |
                       str(StateDir(state_dir).env(cell.id)): "<env>",
                       str(matrix.root.resolve()): "<root>", str(Path.home()): "~"},
                      envs_dir=StateDir(state_dir).envs)
+    if cell.added:  # companions the suite added and may leave out, and equinox with them: not judged, named
+        extra_env = {**(extra_env or {}), SKIP_MISSING: "1"}
     opts = Options(case_args, extra_env, repeat, compile_bytecode, use_cache, scrub)
     result = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK,
                         requested=dict(cell.pins), date=cell.date)

@@ -34,7 +34,7 @@ from jaxcompat.model.outcomes import CellResult
 from jaxcompat.model.vocab import CellOutcome, CellStatus, EnvironmentKind
 from jaxcompat.plugin import backends, loaded
 from jaxcompat.plugin.backends import backend_of, describe_device
-from jaxcompat.plugin.packages import ECOSYSTEM, KEY_DISTS
+from jaxcompat.plugin.packages import ECOSYSTEM, KEY_DISTS, SKIP_MISSING
 from jaxcompat.report.scrub import Scrubber
 from jaxcompat.run.cell import judge, key_versions
 from jaxcompat.run.runner import CellRun, Interrupted, run_repeated
@@ -304,7 +304,7 @@ def _run_env(path: str, found: Probe, harness: tuple[str, ...], result: CellResu
             # plugins the environment happens to have (xdist, randomly, …) would change the run
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             # a case whose companion (equinox, diffrax, …) is not installed here is skipped, named
-            "JAXCOMPAT_SKIP_MISSING": "1"}
+            SKIP_MISSING: "1"}
 
 
 def _observe(python: str, matrix: Matrix, result: CellResult, run_env: dict[str, str], imports: list[str],
