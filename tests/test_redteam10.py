@@ -1,0 +1,49 @@
+"""Red team 10's findings against 71d75aa (since e03709a), kept as failing tests through the public
+interface (check --tests over fake cells: tests/fake_matrix.py, as tests/test_redteam9_usertests.py).
+
+B1: a re-run reads a test whose module cannot be collected as its module's error (``_seen``). A test
+re-run alone (its node id on pytest's command line) may not be collectable where the whole suite was:
+its module imports what another module of the suite set up first (sys.path, sys.modules). In the
+baseline it passed (first run), then "error" on its re-run: "passed, then error", flaky, exit 0;
+plain pytest (whole suite) passes it before and fails it after, every run."""
+
+from __future__ import annotations
+
+from tests.test_redteam9_usertests import _candidate
+from tests.test_usertests import _check, _user_project
+
+# collected first: puts the suite's helpers folder on sys.path (as a conftest-less suite often does)
+FIRST = '''import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent / "helpers"))
+
+
+def test_setup():
+    pass
+'''
+
+# collected second: imports a helper that only the first module made importable
+SECOND = '''import os
+
+import suite_helper  # noqa: F401
+
+CANDIDATE = "CELL" in os.environ["JAXCOMPAT_RESULTS"]
+
+
+def test_math():
+    assert not CANDIDATE, "the upgrade broke the math"  # deterministic: plain pytest fails it every run
+'''
+
+
+def test_a_real_break_is_not_flaky_because_its_module_cannot_be_collected_alone(tmp_path):
+    cell = _candidate()
+    project = _user_project(tmp_path / "proj", "", test_a=FIRST, test_b=SECOND.replace("CELL", cell))
+    (project / "tests" / "helpers").mkdir()
+    (project / "tests" / "helpers" / "suite_helper.py").write_text("X = 1\n")
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    by = {t["test"]: (t["baseline"], t["candidate"], t["class"], t["note"]) for t in data["user_tests"]}
+    assert by["tests/test_b.py::test_math"][:2] == ("passed", "failed"), by
+    # the truth (plain pytest over the whole suite, each side): passed before, fails after, every run
+    assert (proc.returncode, by["tests/test_b.py::test_math"][2]) == (1, "broken"), (by, out)
