@@ -47,3 +47,57 @@ def test_a_real_break_is_not_flaky_because_its_module_cannot_be_collected_alone(
     assert by["tests/test_b.py::test_math"][:2] == ("passed", "failed"), by
     # the truth (plain pytest over the whole suite, each side): passed before, fails after, every run
     assert (proc.returncode, by["tests/test_b.py::test_math"][2]) == (1, "broken"), (by, out)
+
+
+# stands for ``import equinox`` failing in the candidate (as tests/test_redteam9_usertests.EQX)
+EQX = '''import os
+
+if "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"]:
+    raise ImportError("cannot import name 'shaped_abstractify' from 'jax.api_util'")
+'''
+
+# the baseline lacks an optional module (importorskip skips the whole module); the candidate has it,
+# and importing it raises what importorskip does not catch: a collection error
+SKIPS_BEFORE = '''import os
+
+import pytest
+
+if "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"]:
+    raise AttributeError("module 'jax.experimental' has no attribute 'shard_alike'")
+pytest.skip("needs jax.experimental.shard_alike", allow_module_level=True)
+
+
+def test_a():
+    pass
+'''
+
+# a module with no test of its own in the baseline (its tests are made only where a feature is there)
+NO_TESTS_BEFORE = '''import fakeeqx  # noqa: F401
+'''
+
+
+def _plain_pytest_exit_2_after(tmp_path, **modules: str):
+    cand = _candidate()
+    project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n",
+                            **{k: v.replace("CANDIDATE", cand) for k, v in modules.items()})
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    return proc, {t["test"]: t for t in data["user_tests"]}
+
+
+def test_a_module_that_skipped_itself_before_and_cannot_be_collected_after_is_not_safe(tmp_path):
+    """C1: plain pytest: exit 0 before (1 passed, 1 skipped), "Interrupted: 1 error during collection",
+    exit 2, nothing run, after. It reads "fails" (skipped -> error), exit 0."""
+    proc, by = _plain_pytest_exit_2_after(tmp_path, test_mod=SKIPS_BEFORE)
+    out = proc.stdout + proc.stderr
+    assert (by["tests/test_mod.py"]["baseline"], by["tests/test_mod.py"]["candidate"]) == ("skipped", "error"), by
+    assert proc.returncode == 1, (by["tests/test_mod.py"]["class"], out)
+
+
+def test_a_module_with_no_test_before_that_cannot_be_collected_after_is_not_safe(tmp_path):
+    """C2: the module was imported in the baseline (no test collected from it); in the candidate it
+    cannot be: plain pytest exit 0 before, exit 2 (collection interrupted, nothing run) after. It
+    reads "fails" (absent -> error), exit 0."""
+    proc, by = _plain_pytest_exit_2_after(tmp_path, test_mod=NO_TESTS_BEFORE, fakeeqx=EQX)
+    out = proc.stdout + proc.stderr
+    assert by["tests/test_mod.py"]["candidate"] == "error", by
+    assert proc.returncode == 1, (by["tests/test_mod.py"]["class"], out)
