@@ -9,6 +9,8 @@ plain pytest (whole suite) passes it before and fails it after, every run."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.test_redteam9_usertests import _candidate
 from tests.test_usertests import _check, _user_project
 
@@ -101,3 +103,65 @@ def test_a_module_with_no_test_before_that_cannot_be_collected_after_is_not_safe
     out = proc.stdout + proc.stderr
     assert by["tests/test_mod.py"]["candidate"] == "error", by
     assert proc.returncode == 1, (by["tests/test_mod.py"]["class"], out)
+
+
+# tests skipped by markers in the baseline: the module is imported there, its tests never run
+SKIPPED_HERE = '''import pytest
+
+import fakeeqx  # noqa: F401
+
+
+@pytest.mark.skip(reason="needs a GPU")
+def test_a():
+    pass
+
+
+@pytest.mark.skipif(True, reason="slow")
+def test_b():
+    pass
+'''
+
+
+def test_rerun_failures_of_a_module_no_longer_imported_confirms_the_break(tmp_path):
+    """D1: red team 9's A4 (fixed here: the module's own record is broken, exit 1), then
+    --rerun-failures of that report: only that module on each side; it should say the same
+    (plain pytest on that module: exit 0, 2 skipped, before; exit 2, a collection error, after)."""
+    cand = _candidate()
+    project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n",
+                            test_mod=SKIPPED_HERE, fakeeqx=EQX.replace("CANDIDATE", cand))
+    first, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    assert first.returncode == 1 and {t["test"]: t["class"] for t in data["user_tests"]}["tests/test_mod.py"] == "broken"
+    report = tmp_path / "first.json"
+    report.write_text((tmp_path / "reports" / "check.json").read_text())
+    proc, again = _check(tmp_path, project, "--baseline", "jax==0.4.31", "--rerun-failures", str(report), "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    got = {t["test"]: t["class"] for t in again.get("user_tests", [])}
+    assert (proc.returncode, got.get("tests/test_mod.py")) == (1, "broken"), (got, out)
+
+
+# imports only where a counter allows: the first import in the candidate fails, the later ones do not
+FLAKY_EQX = '''import os
+from pathlib import Path
+
+if "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"]:
+    mark = Path(__file__).parent / "imported-once"
+    if not mark.exists():
+        mark.write_text("")
+        raise ImportError("cannot import name 'shaped_abstractify' (a race on first import)")
+'''
+
+
+@pytest.mark.parametrize("tests_of_mod", ["skipped", "passing"])
+def test_a_module_whose_import_flips_in_the_candidate_is_judged_alike_whatever_its_tests_did(tmp_path, tests_of_mod):
+    """B2: the candidate's first import of the module fails, its re-run imports it. Where its test passed
+    before: error, then passed on the re-run: flaky, exit 0. Where its tests were skipped by a marker
+    (the module "no longer imported", this diff): its record is broken, exit 1, for the same flip."""
+    cand = _candidate()
+    mod = SKIPPED_HERE if tests_of_mod == "skipped" else "import fakeeqx  # noqa: F401\n\n\ndef test_a():\n    pass\n"
+    project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n",
+                            test_mod=mod, fakeeqx=FLAKY_EQX.replace("CANDIDATE", cand))
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    got = {t["test"]: (t["class"], t["note"]) for t in data["user_tests"]}
+    assert (project / "tests" / "imported-once").exists()
+    assert proc.returncode == 0, (got, out)
