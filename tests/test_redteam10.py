@@ -165,3 +165,36 @@ def test_a_module_whose_import_flips_in_the_candidate_is_judged_alike_whatever_i
     got = {t["test"]: (t["class"], t["note"]) for t in data["user_tests"]}
     assert (project / "tests" / "imported-once").exists()
     assert proc.returncode == 0, (got, out)
+
+
+# the other way: the baseline cannot import the module (its dependency broke there), the candidate can
+EQX_BEFORE = '''import os
+
+if "CANDIDATE" not in os.environ["JAXCOMPAT_RESULTS"]:
+    raise ImportError("cannot import name 'tree_flatten_with_path' from 'jax.tree_util'")
+'''
+
+NEWLY_IMPORTED = '''import fakeeqx  # noqa: F401
+
+
+def test_new():
+    assert False, "fails where it can run at last"
+'''
+
+
+def test_a_test_whose_module_did_not_import_before_is_not_failing_before_after_its_re_run(tmp_path):
+    """E1: the module cannot be imported in the baseline; in the candidate its test runs and fails.
+    classify's own rule: it did not run before, "fails" (no passing run before to compare). It is re-run
+    (a "fails"), and the baseline's re-run, which cannot collect it either, now reads its module's error
+    (``_seen``): the test "failed before and after: not the upgrade's doing" (fails-both). Plain pytest
+    on the baseline: a collection error, the test never ran."""
+    cand = _candidate()
+    project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n",
+                            test_mod=NEWLY_IMPORTED, fakeeqx=EQX_BEFORE.replace("CANDIDATE", cand))
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "--reruns", "0", "jax==0.4.33")
+    no_rerun = {t["test"]: t["class"] for t in data["user_tests"]}["tests/test_mod.py::test_new"]
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    got = {t["test"]: (t["baseline"], t["class"], t["note"]) for t in data["user_tests"]}
+    assert no_rerun == "fails", no_rerun
+    assert got["tests/test_mod.py::test_new"][1] == "fails", (got, out)
