@@ -9,6 +9,8 @@ plain pytest (whole suite) passes it before and fails it after, every run."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.test_redteam9_usertests import _candidate
@@ -61,6 +63,8 @@ if "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"]:
 # the baseline lacks an optional module (importorskip skips the whole module); the candidate has it,
 # and importing it raises what importorskip does not catch: a collection error
 SKIPS_BEFORE = '''import os
+
+import json
 
 import pytest
 
@@ -198,3 +202,33 @@ def test_a_test_whose_module_did_not_import_before_is_not_failing_before_after_i
     got = {t["test"]: (t["baseline"], t["class"], t["note"]) for t in data["user_tests"]}
     assert no_rerun == "fails", no_rerun
     assert got["tests/test_mod.py::test_new"][1] == "fails", (got, out)
+
+
+ONE = '''
+    [[dependent]]
+    name = "beta"
+    version = "latest"
+    depends_on = ["jax"]
+'''
+
+
+def test_the_crater_does_not_call_a_break_flaky_because_its_module_cannot_be_collected_alone(tmp_path):
+    """B1 through the crater: the dependent's test passed before and fails after, every whole-suite run;
+    its re-run alone cannot collect its module (another module puts its helpers on sys.path)."""
+    from jaxcompat.env.candidate import candidate_cell
+
+    from tests.test_crater import _crater, _tree
+
+    cell = candidate_cell(["jax==0.4.33"], python="auto", companions=False).id
+    tmp = _tree(tmp_path, ONE, beta=FIRST)  # tests/test_mod.py: collected before test_z.py
+    tests = tmp / "src" / "beta" / "tests"
+    (tests / "test_z.py").write_text(SECOND.replace("CELL", cell))
+    (tests / "helpers").mkdir()
+    (tests / "helpers" / "suite_helper.py").write_text("X = 1\n")
+    proc = _crater(tmp, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    data = json.loads((tmp / "reports" / "crater" / "crater.json").read_text())
+    [beta] = data["dependents"]
+    got = {t["test"]: (t["baseline"], t["candidate"], t["class"]) for t in beta["tests"]}
+    assert got["tests/test_z.py::test_math"][:2] == ("passed", "failed"), got
+    assert (proc.returncode, beta["verdict"]) == (1, "broken"), (got, out)
