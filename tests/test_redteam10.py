@@ -134,7 +134,8 @@ def test_rerun_failures_of_a_module_no_longer_imported_confirms_the_break(tmp_pa
     project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n",
                             test_mod=SKIPPED_HERE, fakeeqx=EQX.replace("CANDIDATE", cand))
     first, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
-    assert first.returncode == 1 and {t["test"]: t["class"] for t in data["user_tests"]}["tests/test_mod.py"] == "broken"
+    classes = {t["test"]: t["class"] for t in data["user_tests"]}
+    assert first.returncode == 1 and classes["tests/test_mod.py"] == "broken"
     report = tmp_path / "first.json"
     report.write_text((tmp_path / "reports" / "check.json").read_text())
     proc, again = _check(tmp_path, project, "--baseline", "jax==0.4.31", "--rerun-failures", str(report), "jax==0.4.33")
@@ -216,7 +217,6 @@ def test_the_crater_does_not_call_a_break_flaky_because_its_module_cannot_be_col
     """B1 through the crater: the dependent's test passed before and fails after, every whole-suite run;
     its re-run alone cannot collect its module (another module puts its helpers on sys.path)."""
     from jaxcompat.env.candidate import candidate_cell
-
     from tests.test_crater import _crater, _tree
 
     cell = candidate_cell(["jax==0.4.33"], python="auto", companions=False).id
