@@ -232,3 +232,54 @@ def test_the_crater_does_not_call_a_break_flaky_because_its_module_cannot_be_col
     got = {t["test"]: (t["baseline"], t["candidate"], t["class"]) for t in beta["tests"]}
     assert got["tests/test_z.py::test_math"][:2] == ("passed", "failed"), got
     assert (proc.returncode, beta["verdict"]) == (1, "broken"), (got, out)
+
+
+KILLED_CRATER = '''
+import subprocess, sys, time
+from pathlib import Path
+from types import SimpleNamespace
+from jaxcompat.operations import crater
+
+def judge(dep, plan, matrix, state_dir, progress, version):
+    # stands for the installer (uv) building the dependent's environment: in the child's process group
+    with open(sys.argv[2], "w") as f:
+        f.write(str(subprocess.Popen(["sleep", "60"]).pid))
+    time.sleep(3600)
+
+crater.judge = judge
+dep = SimpleNamespace(unit="hangy", budget_s=3600.0)
+crater.isolated(dep, None, None, Path(sys.argv[1]))
+'''
+
+
+def test_a_crater_killed_hard_leaves_none_of_its_child_s_processes_running(tmp_path):
+    """F1: the crater's own budget path stops the child, then kills what is left of its process group
+    ("an installer still writing an environment, which the next run of that environment would collide
+    with"). The child's stop when its crater dies (``die_with``) kills its test processes only, then
+    exits: an installer it started runs on unwatched."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script, pid_file = tmp_path / "killed.py", tmp_path / "installer.pid"
+    script.write_text(KILLED_CRATER)
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path / "state"), str(pid_file)],
+                            env={**os.environ, "PYTHONPATH": os.getcwd()})
+    for _ in range(300):
+        if pid_file.is_file() and pid_file.read_text():
+            break
+        time.sleep(0.1)
+    installer = int(pid_file.read_text())
+    proc.kill()
+    proc.wait()
+    time.sleep(5)  # die_with looks every second
+    child = subprocess.run(["pgrep", "-f", str(script)], capture_output=True, text=True).stdout.split()
+    alive = subprocess.run(["ps", "-o", "stat=", "-p", str(installer)], capture_output=True, text=True).stdout.strip()
+    try:
+        os.kill(installer, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    assert not child, child  # the forked child itself stopped (this diff)
+    assert alive in ("", "Z"), f"the installer ({installer}) runs on: {alive}"
