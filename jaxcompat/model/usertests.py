@@ -246,7 +246,10 @@ class Comparison:
     def unjudged(self) -> str:
         """Why no verdict on the upgrade can be given ("" when one can): the tests did not run in
         the baseline (nothing to compare with), or, without a baseline, not in the candidate."""
-        if self.with_baseline and not self.ran.get("baseline"):
+        # a module the baseline collected and the candidate cannot (its tests all skipped before) is
+        # judged broken though none ran before (red team 10, D1: --rerun-failures of it said "cannot judge")
+        broke = any(t.cls == UserTestStatus.BROKEN for t in self.tests)
+        if self.with_baseline and not self.ran.get("baseline") and not broke:
             both = " nor in the candidate" if not self.ran.get("candidate") else ""
             return (
                 f"your tests did not run in the baseline{both}: {self.baseline_cause or last_line(self.baseline_error)}"

@@ -307,7 +307,9 @@ def _child(dep: Dependent, plan: Plan, matrix: Matrix, state_dir: Path, out: Pat
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    die_with(parent, lambda: stop(signal.SIGTERM, None))
+    # as the budget's stop does: the test processes (their own sessions), then this whole process
+    # group, an installer still writing an environment with it (red team 10, F1)
+    die_with(parent, lambda: (runner.stop_all(), os.killpg(0, signal.SIGKILL)))
     try:
         res = judge(dep, plan, matrix, state_dir, progress, version)
     except BaseException as e:  # noqa: BLE001 - whatever it was, it is this dependent's result

@@ -87,13 +87,14 @@ def _standing_in(candidate: Observed, baseline: Observed | None) -> set[str]:
 
 def _no_longer_imported(broken: dict[str, RawResult], baseline: Observed) -> set[str]:
     """The candidate's modules (or folders) that cannot be collected, where the baseline collected
-    them and none of their tests passed there (skipped by a marker, failing): no test of theirs can
-    read broken, yet plain pytest went from exit 0 to a collection error. Their own record is then
-    the break (red team 9, A4: it read "fails", exit 0)."""
-    seen = [(t, r) for t, r in baseline.results.items() if not collect_error(r) and not collect_skip(r)]
-    return {m for m, r in broken.items() if collect_error(r) and m not in baseline.results
-            and any(_stands_for(m, t) for t, _ in seen)
-            and not any(_stands_for(m, t) and x.status == TestStatus.PASSED for t, x in seen)}
+    them without error (it ran or skipped their tests, found none in them, or they skipped themselves
+    whole) and none of their tests passed there: no test of theirs can read broken, yet plain pytest
+    went from exit 0 to a collection error. Their own record is then the break (red team 9, A4, and
+    red team 10, C1/C2: they read "fails", exit 0). The project is the same on both sides, so a module
+    with no record in the baseline was collected there."""
+    return {m for m, r in broken.items() if collect_error(r) and not (m in baseline.results
+                                                                   and collect_error(baseline.results[m]))
+            and not any(_stands_for(m, t) and x.status == TestStatus.PASSED for t, x in baseline.results.items())}
 
 
 def _stands_for(key: str, name: str) -> bool:
@@ -146,14 +147,14 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
         before = status(before_raw) if baseline else None
         if baseline and was not in baseline.results and before_raw is not None:  # its module did not import
             before = UserTestSide.ABSENT  # there: it did not run before (never a test that ran on both sides)
-        if name in lost:  # collected in the baseline: importing it passed there
-            before_raw, before = None, UserTestSide.PASSED
+        if name in lost:  # collected in the baseline without error (or it skipped itself there): importing
+            before_raw, before = None, UserTestSide.SKIPPED if was in broken_before else UserTestSide.PASSED
+        judged = UserTestSide.PASSED if name in lost else before  # it passed there; its re-run has no record
         after = status(raw)
-        t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(before, after))
+        t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(judged, after))
         if settle and name in settle and TEST_CLASSES[t.cls].rerun:
-            # a module no longer imported: the baseline's re-run has no record of it (its tests are)
             said = {k: v for k, v in settle[name].items() if name not in lost or k != "baseline"}
-            t.cls = test_class(said.get("baseline", before) if baseline else None, said.get("candidate", after))
+            t.cls = test_class(said.get("baseline", judged) if baseline else None, said.get("candidate", after))
             t.note = "; ".join(f"{side}: {said[side]} on its re-runs" for side, first in
                                (("candidate", after), ("baseline", before)) if side in said and said[side] != first)
         t.new_warnings = new_warnings(raw.warnings if raw else [], before_raw.warnings if before_raw else None,
@@ -303,7 +304,7 @@ def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Targ
     for side, first, cell in sides:
         there = {n: renames.get(n, n) if side == "baseline" else n for n in names}
         mine = [n for n in names if side == "candidate" or n not in renames]  # a paired id: the candidate's runs
-        seen_first = _seen(first)
+        seen_first = _seen(first, errors=side == "candidate")
         for name in mine:
             runs.setdefault(name, {})[side] = [status(seen_first(there[name]))]
         for _ in range(times):
@@ -324,13 +325,22 @@ def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Targ
     return {name: "; ".join(by.values()) for name, by in notes.items()}, settle
 
 
-def _seen(run: Observed):
+def _seen(run: Observed, errors: bool = False):
     """A test's record in ``run`` (name -> record): its own, else the skip of its module (or folder)
-    that skipped itself whole there, or its error where it could not be collected (as ``classify``
-    reads a first run: a test whose module fails to import was ERROR there, then "absent" on its
-    re-runs, and settled on absent: "fails" became "skipped")."""
-    whole = _whole(run)
-    return lambda name: run.results.get(name) or _enclosing(name, whole)
+    that skipped itself whole there; with ``errors`` (the candidate's first run, as ``classify``
+    reads it) the error of its module that could not be collected there. Elsewhere such an error is
+    no evidence: the baseline's own run did not run the test (it "did not pass before"), and a re-run
+    of one test id can fail to collect what the whole run collected (a path a sibling module added:
+    red team 10, B1, a break read flaky). A module's own record re-run where it now imports (its
+    tests are there) reads passed: its import flips."""
+    whole = {k: r for k, r in _whole(run).items() if errors or collect_skip(r)}
+
+    def record(name: str) -> RawResult | None:
+        own = run.results.get(name) or _enclosing(name, whole)
+        if own is None and "::" not in name and any(_stands_for(name, t) for t in run.results):
+            return RawResult(case=name, status=TestStatus.PASSED)  # collected, this time
+        return own
+    return record
 
 
 MAX_HELD_RUNS = 6  # confounders re-run one by one (each is an environment of its own)
