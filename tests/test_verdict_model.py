@@ -11,7 +11,8 @@ must be the model's: so splitting a suite never changes its verdict, a re-run ne
 that fails on every candidate run into anything but broken, and a result no plan names never
 enters a verdict. The defects the model found, and those a red team found, have their own tests below.
 
-The examples are a fixed budget, derandomized, in CI (CI=true); locally hypothesis draws anew.
+The examples are a fixed budget, derandomized, in CI (CI=true); locally hypothesis draws anew
+(``VERDICT_MODEL_EXAMPLES=N`` for more).
 """
 
 from __future__ import annotations
@@ -44,11 +45,25 @@ from jaxcompat.operations.check import user_tests_item
 from jaxcompat.run import userrun
 from tests import verdict_model as model
 from tests.helpers import make_tree
-from tests.verdict_model import ABSENT, ERROR, FAILED, PASSED, SKIPPED, STATUSES, TIMEOUT, Facts
+from tests.verdict_model import (
+    ABSENT,
+    ERROR,
+    FAILED,
+    OK,
+    PASSED,
+    SKIPPED,
+    SKIPS_IMPORT,
+    STATUSES,
+    TIMEOUT,
+    UNCOLLECTABLE,
+    Facts,
+)
 
 settings.register_profile("verdict-ci", max_examples=48, derandomize=True, database=None, deadline=None,
                           suppress_health_check=list(HealthCheck), print_blob=True)
-settings.register_profile("verdict-local", max_examples=48, deadline=None, suppress_health_check=list(HealthCheck))
+# locally, VERDICT_MODEL_EXAMPLES=2000 searches longer (the default stays fast)
+settings.register_profile("verdict-local", max_examples=int(os.environ.get("VERDICT_MODEL_EXAMPLES", "48")),
+                          deadline=None, suppress_health_check=list(HealthCheck))
 PROFILE = settings.get_profile("verdict-ci" if os.environ.get("CI") == "true" else "verdict-local")
 
 REPO = Path(__file__).resolve().parent.parent
@@ -79,6 +94,15 @@ def _raw(name: str, status: str) -> RawResult | None:
     return RawResult(case=name, status=said[0], message=said[1])
 
 
+def _module_raw(file: str, state: str) -> RawResult:
+    """A module's own record: it could not be collected (an error at import), or it skipped itself whole."""
+    if state == UNCOLLECTABLE:
+        return RawResult(case=file, status="failed", message="ImportError: cannot import name 'x' from 'jax'",
+                         error_types=["ImportError", "Exception"], phase="collect")
+    reason = "could not import 'equinox': No module named 'equinox'" if state == SKIPS_IMPORT else "needs a GPU"
+    return RawResult(case=file, status="skipped", message=reason, phase="collect")
+
+
 def _side(cell: Cell) -> str:
     if "-held-" in cell.id:
         return "held"
@@ -105,19 +129,24 @@ class Script:
                     "retries\n  Caused by: operation timed out")
             return Observed(error=said, status=CellStatus.INSTALL_ERROR, cause=said.splitlines()[-1])
         facts = self.suites[project]
-        chosen = ([f for f in facts if f.name in nodeids] if nodeids
+        # a re-run names tests, or a module (its own record: all its tests run)
+        chosen = ([f for f in facts if f.name in nodeids or f.file in nodeids] if nodeids
                   else [f for f in facts if not target.only or f.file in target.only])
-        results = {}
+        results, runs_of = {}, {}
         for f in chosen:
-            if side == "held":
-                status = f.held
+            if side == "held":  # every module is collected there
+                state, status = OK, f.held
             else:
-                runs = getattr(f, side)
-                if nodeids:  # the k-th re-run
-                    k = 1 + self._next(project, side, f.name, "again")
-                    status = runs[min(k, len(runs) - 1)]
-                else:  # the first whole run, then --aa's second
-                    status = runs[0] if self._next(project, side, f.name, "whole") == 0 else f.aa
+                if f.file not in runs_of:  # this call is the file's k-th re-run, or its whole run (then --aa's)
+                    runs_of[f.file] = self._next(project, side, f.file, "again" if nodeids else "whole")
+                k, runs = runs_of[f.file], getattr(f, side)
+                if nodeids:
+                    state, status = f.module(side, 1 + k), runs[min(1 + k, len(runs) - 1)]
+                else:
+                    state, status = (f.module(side, 0), runs[0]) if k == 0 else (f.aa_module, f.aa)
+            if state != OK:  # pytest reports the module once, none of its tests
+                results[f.file] = _module_raw(f.file, state)
+                continue
             raw = _raw(f.name, status)
             if raw is not None:
                 results[f.name] = raw
@@ -184,6 +213,7 @@ def suites(draw, with_baseline: bool = True) -> list[Facts]:
     modes = draw(st.sampled_from([MODES] * 4 + NARROW))
     for file in FILES:
         mode = draw(st.sampled_from(modes))
+        modules = {}
         for i in range(draw(st.integers(0, 3))):
             after = {"passing": PASSED, "skipped-after": SKIPPED, "skipped-both": SKIPPED,
                      "stopped": TIMEOUT}.get(mode) or draw(status)
@@ -193,7 +223,7 @@ def suites(draw, with_baseline: bool = True) -> list[Facts]:
                              draw(side_runs(before)) if with_baseline else None,
                              aa=draw(st.sampled_from([before, before, before, PASSED, FAILED, ERROR, TIMEOUT])),
                              known=draw(st.sampled_from([False] * 5 + [True])),
-                             held=draw(st.sampled_from([PASSED, FAILED]))))
+                             held=draw(st.sampled_from([PASSED, FAILED])), **modules))
     return out
 
 
@@ -223,9 +253,15 @@ def test_check_tests_answers_as_the_model(world, data, reruns, aa, with_baseline
     assert code == model.check_exit(suite, reruns, aa), got
     event(f"exit {code}")
     event("a test flaky" if "flaky" in got.values() else "no test flaky")
+    for _, cls in model.module_records(suite, reruns).values():
+        event(f"a module's own record: {cls}")
+    if {f.file for f in suite if f.module("candidate", 0) == UNCOLLECTABLE and f.collected("baseline")}:
+        event("a module the baseline collected cannot be collected in the candidate")
     for f in suite:  # passed before (and never failed there), fails on every candidate run, not known to flip
-        steady = f.baseline and f.baseline[0] == PASSED and not set(f.baseline[1:1 + reruns]) & set(model.FAILING)
-        if (steady and all(s in model.FAILING for s in f.candidate[:1 + reruns]) and not f.known
+        before = model.runs_of(f, "baseline", reruns) if f.baseline else ()
+        after = model.runs_of(f, "candidate", reruns)
+        steady = before and before[0] == PASSED and not set(before[1:]) & {*model.FAILING, model.MODULE_ERROR}
+        if (steady and all(s in (*model.FAILING, model.MODULE_ERROR) for s in after) and not f.known
                 and not (aa and model.aa_flipped(f))):
             assert got[f.name] == "broken", (f, got[f.name])
 
