@@ -642,3 +642,41 @@ def test_report_only_leaves_out_an_earlier_runs_result_of_the_same_plan(world, t
     [alpha] = report["dependents"]
     assert code == 2 and alpha["verdict"] == "not-run" and "part2-of-2: no result stored" in alpha["cause"]
     assert [x for x in report["ignored"] if x.startswith("alpha.part2-of-2.json (written by no shard")]
+
+
+# -------------------------------------------------------------------- what the model of modules found
+
+
+def _m(name: str, after: tuple[str, ...], before: tuple[str, ...] | None, after_module: tuple[str, ...],
+       before_module: tuple[str, ...] = ()) -> Facts:
+    """A test and its module's state in each run (the first, then the re-runs) of each side."""
+    return Facts(name, after, before, aa=before[0] if before else ABSENT, candidate_module=after_module,
+                 baseline_module=before_module)
+
+
+def _judged(world, suite: list[Facts], reruns: int, with_baseline: bool = True) -> tuple[dict[str, str], int]:
+    cmp = _compare(world, suite, reruns, False, with_baseline)
+    return {t.test: str(t.cls) for t in cmp.tests}, verdicts.decide([user_tests_item(cmp, "yours")]).code
+
+
+@pytest.mark.parametrize("reruns", [0, 1])
+@pytest.mark.parametrize("before", ["skipped itself", "no test collected"])
+def test_a_module_the_baseline_collected_without_a_test_that_cannot_be_collected_after_is_broken(
+        world, tmp_path, capsys, before, reruns):
+    """A module that skipped itself whole in the baseline (``pytest.skip(..., allow_module_level=True)``,
+    "needs a GPU"), or was collected there with none of its tests (deselected, parametrized over
+    nothing), that cannot be imported in the candidate read `fails` (nothing passed before), exit 0
+    beside a passing test: plain pytest went from exit 0 to a collection error. Its own record is the
+    break (as e742ced made it for a module whose tests were skipped by markers)."""
+    f0, f1 = FILES[0], FILES[1]
+    n = 1 + reruns
+    mod = (_m(f"{f0}::t", (PASSED,) * n, (PASSED,) * n, (UNCOLLECTABLE,) * n, (model.SKIPS,) * n)
+           if before == "skipped itself" else _m(f"{f0}::t", (PASSED,) * n, (ABSENT,) * n, (UNCOLLECTABLE,) * n))
+    suite = [mod, _t(f"{f1}::ok", (PASSED,) * n, (PASSED,) * n)]
+    assert model.classes(suite, reruns, False) == {f0: "broken", f"{f1}::ok": "pass"}
+    assert _judged(world, suite, reruns) == ({f0: "broken", f"{f1}::ok": "pass"}, 1)
+    code, by, out = _merged(world, tmp_path, [("alpha", suite, 2), ("beta", suite, 1)], capsys)
+    assert code == 1 and by["alpha"]["verdict"] == by["beta"]["verdict"] == "broken", out
+    [record] = [t for t in by["beta"]["tests"] if t["test"] == f0]
+    assert (record["baseline"], record["candidate"]) == ("skipped" if before == "skipped itself" else "passed",
+                                                          "error")

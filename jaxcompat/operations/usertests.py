@@ -46,7 +46,7 @@ from jaxcompat.model.usertests import (
     suspects,
     test_class,
 )
-from jaxcompat.model.vocab import RAN, FlakyOrigin, TestStatus, UserTestSide, UserTestStatus
+from jaxcompat.model.vocab import RAN, CellStatus, FlakyOrigin, TestStatus, UserTestSide, UserTestStatus
 from jaxcompat.run import userrun
 
 # ---------------------------------------------------------------- running
@@ -66,12 +66,16 @@ def _enclosing(name: str, broken: dict[str, RawResult]) -> RawResult | None:
 
 def _no_longer_imported(broken: dict[str, RawResult], baseline: Observed) -> set[str]:
     """The candidate's modules (or folders) that cannot be collected, where the baseline collected
-    them and none of their tests passed there (skipped by a marker, failing): no test of theirs can
-    read broken, yet plain pytest went from exit 0 to a collection error. Their own record is then
-    the break (red team 9, A4: it read "fails", exit 0)."""
+    them (its environment was built and pytest ran there, with no collection error of it or of a
+    folder above it; or it skipped itself whole there) and none of their tests passed there (skipped
+    by a marker, failing, none collected): no test of theirs can read broken, yet plain pytest went
+    from exit 0 to a collection error. Their own record is then the break (red team 9, A4: it read
+    "fails", exit 0; so did a module that skipped itself whole in the baseline, or had no test
+    collected there)."""
+    errors_before = {k: r for k, r in baseline.results.items() if collect_error(r)}
     seen = [(t, r) for t, r in baseline.results.items() if not collect_error(r) and not collect_skip(r)]
-    return {m for m, r in broken.items() if collect_error(r) and m not in baseline.results
-            and any(_stands_for(m, t) for t, _ in seen)
+    return {m for m, r in broken.items() if collect_error(r) and baseline.status == CellStatus.OK
+            and _enclosing(m, errors_before) is None
             and not any(_stands_for(m, t) and x.status == TestStatus.PASSED for t, x in seen)}
 
 
@@ -136,14 +140,15 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
         before = status(before_raw) if baseline else None
         if baseline and was not in baseline.results and before_raw is not None:  # its module did not import
             before = UserTestSide.ABSENT  # there: it did not run before (never a test that ran on both sides)
-        if name in lost:  # collected in the baseline: importing it passed there
-            before_raw, before = None, UserTestSide.PASSED
+        if name in lost:  # collected in the baseline (or it skipped itself there): importing it passed there
+            before_raw, before = None, UserTestSide.SKIPPED if before == UserTestSide.SKIPPED else UserTestSide.PASSED
         after = status(raw)
-        t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(before, after))
+        judged_before = UserTestSide.PASSED if name in lost else before  # exit 0 there, a collection error now
+        t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(judged_before, after))
         if settle and name in settle and TEST_CLASSES[t.cls].rerun:
             # a module no longer imported: the baseline's re-run has no record of it (its tests are)
             said = {k: v for k, v in settle[name].items() if name not in lost or k != "baseline"}
-            t.cls = test_class(said.get("baseline", before) if baseline else None, said.get("candidate", after))
+            t.cls = test_class(said.get("baseline", judged_before) if baseline else None, said.get("candidate", after))
             t.note = "; ".join(f"{side}: {said[side]} on its re-runs" for side, first in
                                (("candidate", after), ("baseline", before)) if side in said and said[side] != first)
         t.new_warnings = new_warnings(raw.warnings if raw else [], before_raw.warnings if before_raw else None,
