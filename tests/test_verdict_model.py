@@ -680,3 +680,26 @@ def test_a_module_the_baseline_collected_without_a_test_that_cannot_be_collected
     [record] = [t for t in by["beta"]["tests"] if t["test"] == f0]
     assert (record["baseline"], record["candidate"]) == ("skipped" if before == "skipped itself" else "passed",
                                                           "error")
+
+
+def test_a_module_whose_import_fails_then_passes_on_a_rerun_is_flaky(world):
+    """A module that cannot be imported in the candidate's first run and imports on its re-run (its
+    tests pass): its own record read `fails` (without a baseline; broken where the baseline imported
+    it), exit 1 — the re-run's record of it was taken for none ("absent", no evidence). It imported:
+    its outcome changed when run again, flaky, as a test's would."""
+    f0, f1 = FILES[0], FILES[1]
+    flips = (UNCOLLECTABLE, OK)
+    alone = [_m(f"{f0}::t", (PASSED,) * 2, None, flips), Facts(f"{f1}::ok", (PASSED,) * 2, None)]
+    assert model.classes(alone, 1, False) == {f0: "flaky", f"{f1}::ok": "pass"}
+    assert _judged(world, alone, 1, with_baseline=False) == ({f0: "flaky", f"{f1}::ok": "pass"}, 0)
+    # the baseline imported it (its test skipped by a marker): broken, unless its import flips on a side
+    skipped = [_m(f"{f0}::t", (PASSED,) * 2, (SKIPPED,) * 2, flips), _t(f"{f1}::ok", (PASSED,) * 2, (PASSED,) * 2)]
+    # (its test too: its module's error, then a pass)
+    assert _judged(world, skipped, 1) == ({f0: "flaky", f"{f0}::t": "flaky", f"{f1}::ok": "pass"}, 0)
+    assert model.classes(skipped, 1, False) == {f0: "flaky", f"{f0}::t": "flaky", f"{f1}::ok": "pass"}
+    steady = [replace(skipped[0], candidate_module=(UNCOLLECTABLE,) * 2), skipped[1]]
+    assert _judged(world, steady, 1) == ({f0: "broken", f"{f0}::t": "fails", f"{f1}::ok": "pass"}, 1)
+    baseline_flips = [replace(steady[0], baseline_module=(OK, UNCOLLECTABLE)), skipped[1]]  # its import flips there
+    want = {f0: "flaky", f"{f0}::t": "fails-both", f"{f1}::ok": "pass"}  # (its test failed there on its re-run)
+    assert model.classes(baseline_flips, 1, False) == want
+    assert _judged(world, baseline_flips, 1) == (want, 0)
