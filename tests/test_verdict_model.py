@@ -703,3 +703,17 @@ def test_a_module_whose_import_fails_then_passes_on_a_rerun_is_flaky(world):
     want = {f0: "flaky", f"{f0}::t": "fails-both", f"{f1}::ok": "pass"}  # (its test failed there on its re-run)
     assert model.classes(baseline_flips, 1, False) == want
     assert _judged(world, baseline_flips, 1) == (want, 0)
+
+
+@pytest.mark.parametrize("reruns", [0, 1, 2])
+def test_a_test_whose_module_the_baseline_could_not_collect_compares_with_nothing_after_its_reruns(world, reruns):
+    """Its module could not be imported in the baseline (nor on its re-runs there); the test fails in
+    the candidate: `fails` (it never ran before) with no re-run, but `fails-both` with one — the
+    re-run read the baseline's first run as the module's error (failing before) where the first
+    classification read it as not run."""
+    f0, f1 = FILES[0], FILES[1]
+    n = 1 + reruns
+    suite = [_m(f"{f0}::t", (FAILED,) * n, (PASSED,) * n, (OK,) * n, (UNCOLLECTABLE,) * n),
+             _t(f"{f1}::ok", (PASSED,) * n, (PASSED,) * n)]
+    assert model.classes(suite, reruns, False) == {f"{f0}::t": "fails", f"{f1}::ok": "pass"}
+    assert _judged(world, suite, reruns) == ({f"{f0}::t": "fails", f"{f1}::ok": "pass"}, 0)

@@ -300,7 +300,10 @@ def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Targ
         mine = [n for n in names if side == "candidate" or n not in renames]  # a paired id: the candidate's runs
         seen_first = _seen(first)
         for name in mine:
-            runs.setdefault(name, {})[side] = [status(seen_first(there[name]))]
+            raw = seen_first(there[name])
+            if side == "baseline" and raw is not None and collect_error(raw) and raw.case != there[name]:
+                raw = None  # its module could not be collected in the baseline: it did not run there (``classify``)
+            runs.setdefault(name, {})[side] = [status(raw)]
         for _ in range(times):
             pending = [n for n in mine if side not in notes.get(n, {})]
             if not pending:
