@@ -136,14 +136,8 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
     for name in (n for n in names if n not in stands_for and n not in gone):
         was = renames.get(name, name)  # its id in the baseline
         raw = candidate.results.get(name) or _enclosing(name, broken_modules)
-        before_raw = (baseline.results.get(was) or _enclosing(name, broken_before)) if baseline else None
-        before = status(before_raw) if baseline else None
-        if baseline and was not in baseline.results and before_raw is not None:  # its module did not import
-            before = UserTestSide.ABSENT  # there: it did not run before (never a test that ran on both sides)
-        if name in lost:  # collected in the baseline (or it skipped itself there): importing it passed there
-            before_raw, before = None, UserTestSide.SKIPPED if before == UserTestSide.SKIPPED else UserTestSide.PASSED
+        before_raw, before, judged_before = _before(name, was, baseline, broken_before, name in lost)
         after = status(raw)
-        judged_before = UserTestSide.PASSED if name in lost else before  # exit 0 there, a collection error now
         t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(judged_before, after))
         if settle and name in settle and TEST_CLASSES[t.cls].rerun:
             # a module no longer imported: the baseline's re-run has no record of it (its tests are)
@@ -171,6 +165,23 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
             t.was, t.note = was, "; ".join(filter(None, (f"id changed: {was} -> {name}", t.note)))
         out.append(t)
     return out
+
+
+def _before(name: str, was: str, baseline: Observed | None, broken_before: dict[str, RawResult],
+            lost: bool) -> tuple[RawResult | None, UserTestSide | None, UserTestSide | None]:
+    """A record's baseline (``was``: its id there): (its record, its status as shown, the status it
+    is judged by). A test whose module (or folder) could not be collected or skipped itself whole
+    there did not run before: absent (never a test that ran on both sides). A module no longer
+    imported (``lost``) was collected there (or skipped itself whole): exit 0 there, a collection
+    error now, judged as passed before."""
+    if baseline is None:
+        return None, None, None
+    raw = baseline.results.get(was) or _enclosing(name, broken_before)
+    before = UserTestSide.ABSENT if was not in baseline.results and raw is not None else status(raw)
+    if lost:
+        shown = UserTestSide.SKIPPED if before == UserTestSide.SKIPPED else UserTestSide.PASSED
+        return None, shown, UserTestSide.PASSED
+    return raw, before, before
 
 
 def _failure(t: UserTest, raw: RawResult, candidate: Observed, matrix: Matrix, backend: str) -> None:
