@@ -1,8 +1,9 @@
 """The judge held to the reference model of the verdict (``tests/verdict_model.py``).
 
 Suites are generated — each test's statuses on both sides over its first run and its re-runs,
-skips, time limits, tests not collected, the flaky file, --aa's second baseline run, a confounder
-and what holding it does — and run through the real code: ``check --tests``'s comparison
+skips, time limits, tests not collected, the flaky file, --aa's second baseline run, modules that
+cannot be collected or skip themselves whole (either side, the first run, re-runs, --aa's second
+run), a confounder and what holding it does — and run through the real code: ``check --tests``'s comparison
 (``usertests.compare`` with the runs of the tests scripted) and the crater (``crater.run`` of every
 unit, a split dependent's parts on shards, then ``crater --report-only``), with shards missing,
 lost or stale (an earlier run of the same plan too), a side not installed for a unit, parts of
@@ -49,6 +50,7 @@ from tests.verdict_model import (
     ABSENT,
     ERROR,
     FAILED,
+    MODULE_STATES,
     OK,
     PASSED,
     SKIPPED,
@@ -207,13 +209,28 @@ def side_runs(draw, first: str) -> tuple[str, ...]:
                      for _ in range(2)))
 
 
+module_state = st.sampled_from([OK, UNCOLLECTABLE, UNCOLLECTABLE, *MODULE_STATES])
+
+
+@st.composite
+def module_runs(draw) -> tuple[str, ...]:
+    """A module's state in a side's first run, then two re-runs: as the first, or anything."""
+    first = draw(module_state)
+    return (first, *(draw(st.sampled_from([first, first, first, *MODULE_STATES])) for _ in range(2)))
+
+
 @st.composite
 def suites(draw, with_baseline: bool = True) -> list[Facts]:
     out = []
     modes = draw(st.sampled_from([MODES] * 4 + NARROW))
+    troubled = draw(st.sampled_from([0.0, 0.0, 0.3, 0.6]))  # how often a file's module is not simply collected
     for file in FILES:
         mode = draw(st.sampled_from(modes))
         modules = {}
+        if draw(st.floats(0, 1)) < troubled:  # its module cannot be collected, or skips itself, now and then
+            modules = dict(candidate_module=draw(module_runs()),
+                           baseline_module=draw(module_runs()) if with_baseline else (),
+                           aa_module=draw(module_state))
         for i in range(draw(st.integers(0, 3))):
             after = {"passing": PASSED, "skipped-after": SKIPPED, "skipped-both": SKIPPED,
                      "stopped": TIMEOUT}.get(mode) or draw(status)
