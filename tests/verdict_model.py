@@ -88,6 +88,11 @@ compares with nothing; a skip is no evidence either way.
 - A test, or a module, standing for a module that could not be collected did not run on that
   side: it is never one of the tests that ran on both sides, and the side's count of tests that
   ran leaves it out.
+- Design choices kept (not safe either way): a suite none of whose tests ran in the baseline is
+  not judged (not run, exit 2) even where a module its baseline collected cannot be collected in
+  the candidate (that record reads broken; nothing ran before to compare the rest with); without a
+  baseline, a suite none of whose tests ran in the candidate (every module uncollectable) is not
+  judged (exit 2), not failing (exit 1): nothing tells the upgrade's doing from the environment's.
 """
 
 from __future__ import annotations
