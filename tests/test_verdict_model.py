@@ -1,8 +1,9 @@
 """The judge held to the reference model of the verdict (``tests/verdict_model.py``).
 
 Suites are generated — each test's statuses on both sides over its first run and its re-runs,
-skips, time limits, tests not collected, the flaky file, --aa's second baseline run, a confounder
-and what holding it does — and run through the real code: ``check --tests``'s comparison
+skips, time limits, tests not collected, the flaky file, --aa's second baseline run, modules that
+cannot be collected or skip themselves whole (either side, the first run, re-runs, --aa's second
+run), a confounder and what holding it does — and run through the real code: ``check --tests``'s comparison
 (``usertests.compare`` with the runs of the tests scripted) and the crater (``crater.run`` of every
 unit, a split dependent's parts on shards, then ``crater --report-only``), with shards missing,
 lost or stale (an earlier run of the same plan too), a side not installed for a unit, parts of
@@ -11,7 +12,8 @@ must be the model's: so splitting a suite never changes its verdict, a re-run ne
 that fails on every candidate run into anything but broken, and a result no plan names never
 enters a verdict. The defects the model found, and those a red team found, have their own tests below.
 
-The examples are a fixed budget, derandomized, in CI (CI=true); locally hypothesis draws anew.
+The examples are a fixed budget, derandomized, in CI (CI=true); locally hypothesis draws anew
+(``VERDICT_MODEL_EXAMPLES=N`` for more).
 """
 
 from __future__ import annotations
@@ -44,11 +46,26 @@ from jaxcompat.operations.check import user_tests_item
 from jaxcompat.run import userrun
 from tests import verdict_model as model
 from tests.helpers import make_tree
-from tests.verdict_model import ABSENT, ERROR, FAILED, PASSED, SKIPPED, STATUSES, TIMEOUT, Facts
+from tests.verdict_model import (
+    ABSENT,
+    ERROR,
+    FAILED,
+    MODULE_STATES,
+    OK,
+    PASSED,
+    SKIPPED,
+    SKIPS_IMPORT,
+    STATUSES,
+    TIMEOUT,
+    UNCOLLECTABLE,
+    Facts,
+)
 
 settings.register_profile("verdict-ci", max_examples=48, derandomize=True, database=None, deadline=None,
                           suppress_health_check=list(HealthCheck), print_blob=True)
-settings.register_profile("verdict-local", max_examples=48, deadline=None, suppress_health_check=list(HealthCheck))
+# locally, VERDICT_MODEL_EXAMPLES=2000 searches longer (the default stays fast)
+settings.register_profile("verdict-local", max_examples=int(os.environ.get("VERDICT_MODEL_EXAMPLES", "48")),
+                          deadline=None, suppress_health_check=list(HealthCheck))
 PROFILE = settings.get_profile("verdict-ci" if os.environ.get("CI") == "true" else "verdict-local")
 
 REPO = Path(__file__).resolve().parent.parent
@@ -79,6 +96,15 @@ def _raw(name: str, status: str) -> RawResult | None:
     return RawResult(case=name, status=said[0], message=said[1])
 
 
+def _module_raw(file: str, state: str) -> RawResult:
+    """A module's own record: it could not be collected (an error at import), or it skipped itself whole."""
+    if state == UNCOLLECTABLE:
+        return RawResult(case=file, status="failed", message="ImportError: cannot import name 'x' from 'jax'",
+                         error_types=["ImportError", "Exception"], phase="collect")
+    reason = "could not import 'equinox': No module named 'equinox'" if state == SKIPS_IMPORT else "needs a GPU"
+    return RawResult(case=file, status="skipped", message=reason, phase="collect")
+
+
 def _side(cell: Cell) -> str:
     if "-held-" in cell.id:
         return "held"
@@ -105,19 +131,24 @@ class Script:
                     "retries\n  Caused by: operation timed out")
             return Observed(error=said, status=CellStatus.INSTALL_ERROR, cause=said.splitlines()[-1])
         facts = self.suites[project]
-        chosen = ([f for f in facts if f.name in nodeids] if nodeids
+        # a re-run names tests, or a module (its own record: all its tests run)
+        chosen = ([f for f in facts if f.name in nodeids or f.file in nodeids] if nodeids
                   else [f for f in facts if not target.only or f.file in target.only])
-        results = {}
+        results, runs_of = {}, {}
         for f in chosen:
-            if side == "held":
-                status = f.held
+            if side == "held":  # every module is collected there
+                state, status = OK, f.held
             else:
-                runs = getattr(f, side)
-                if nodeids:  # the k-th re-run
-                    k = 1 + self._next(project, side, f.name, "again")
-                    status = runs[min(k, len(runs) - 1)]
-                else:  # the first whole run, then --aa's second
-                    status = runs[0] if self._next(project, side, f.name, "whole") == 0 else f.aa
+                if f.file not in runs_of:  # this call is the file's k-th re-run, or its whole run (then --aa's)
+                    runs_of[f.file] = self._next(project, side, f.file, "again" if nodeids else "whole")
+                k, runs = runs_of[f.file], getattr(f, side)
+                if nodeids:
+                    state, status = f.module(side, 1 + k), runs[min(1 + k, len(runs) - 1)]
+                else:
+                    state, status = (f.module(side, 0), runs[0]) if k == 0 else (f.aa_module, f.aa)
+            if state != OK:  # pytest reports the module once, none of its tests
+                results[f.file] = _module_raw(f.file, state)
+                continue
             raw = _raw(f.name, status)
             if raw is not None:
                 results[f.name] = raw
@@ -178,12 +209,28 @@ def side_runs(draw, first: str) -> tuple[str, ...]:
                      for _ in range(2)))
 
 
+module_state = st.sampled_from([OK, UNCOLLECTABLE, UNCOLLECTABLE, *MODULE_STATES])
+
+
+@st.composite
+def module_runs(draw) -> tuple[str, ...]:
+    """A module's state in a side's first run, then two re-runs: as the first, or anything."""
+    first = draw(module_state)
+    return (first, *(draw(st.sampled_from([first, first, first, *MODULE_STATES])) for _ in range(2)))
+
+
 @st.composite
 def suites(draw, with_baseline: bool = True) -> list[Facts]:
     out = []
     modes = draw(st.sampled_from([MODES] * 4 + NARROW))
+    troubled = draw(st.sampled_from([0.0, 0.0, 0.3, 0.6]))  # how often a file's module is not simply collected
     for file in FILES:
         mode = draw(st.sampled_from(modes))
+        modules = {}
+        if draw(st.floats(0, 1)) < troubled:  # its module cannot be collected, or skips itself, now and then
+            modules = dict(candidate_module=draw(module_runs()),
+                           baseline_module=draw(module_runs()) if with_baseline else (),
+                           aa_module=draw(module_state))
         for i in range(draw(st.integers(0, 3))):
             after = {"passing": PASSED, "skipped-after": SKIPPED, "skipped-both": SKIPPED,
                      "stopped": TIMEOUT}.get(mode) or draw(status)
@@ -193,7 +240,7 @@ def suites(draw, with_baseline: bool = True) -> list[Facts]:
                              draw(side_runs(before)) if with_baseline else None,
                              aa=draw(st.sampled_from([before, before, before, PASSED, FAILED, ERROR, TIMEOUT])),
                              known=draw(st.sampled_from([False] * 5 + [True])),
-                             held=draw(st.sampled_from([PASSED, FAILED]))))
+                             held=draw(st.sampled_from([PASSED, FAILED])), **modules))
     return out
 
 
@@ -223,9 +270,15 @@ def test_check_tests_answers_as_the_model(world, data, reruns, aa, with_baseline
     assert code == model.check_exit(suite, reruns, aa), got
     event(f"exit {code}")
     event("a test flaky" if "flaky" in got.values() else "no test flaky")
+    for _, cls in model.module_records(suite, reruns).values():
+        event(f"a module's own record: {cls}")
+    if {f.file for f in suite if f.module("candidate", 0) == UNCOLLECTABLE and f.collected("baseline")}:
+        event("a module the baseline collected cannot be collected in the candidate")
     for f in suite:  # passed before (and never failed there), fails on every candidate run, not known to flip
-        steady = f.baseline and f.baseline[0] == PASSED and not set(f.baseline[1:1 + reruns]) & set(model.FAILING)
-        if (steady and all(s in model.FAILING for s in f.candidate[:1 + reruns]) and not f.known
+        before = model.runs_of(f, "baseline", reruns) if f.baseline else ()
+        after = model.runs_of(f, "candidate", reruns)
+        steady = before and before[0] == PASSED and not set(before[1:]) & {*model.FAILING, model.MODULE_ERROR}
+        if (steady and all(s in (*model.FAILING, model.MODULE_ERROR) for s in after) and not f.known
                 and not (aa and model.aa_flipped(f))):
             assert got[f.name] == "broken", (f, got[f.name])
 
@@ -606,3 +659,80 @@ def test_report_only_leaves_out_an_earlier_runs_result_of_the_same_plan(world, t
     [alpha] = report["dependents"]
     assert code == 2 and alpha["verdict"] == "not-run" and "part2-of-2: no result stored" in alpha["cause"]
     assert [x for x in report["ignored"] if x.startswith("alpha.part2-of-2.json (written by no shard")]
+
+
+# -------------------------------------------------------------------- what the model of modules found
+
+
+def _m(name: str, after: tuple[str, ...], before: tuple[str, ...] | None, after_module: tuple[str, ...],
+       before_module: tuple[str, ...] = ()) -> Facts:
+    """A test and its module's state in each run (the first, then the re-runs) of each side."""
+    return Facts(name, after, before, aa=before[0] if before else ABSENT, candidate_module=after_module,
+                 baseline_module=before_module)
+
+
+def _judged(world, suite: list[Facts], reruns: int, with_baseline: bool = True) -> tuple[dict[str, str], int]:
+    cmp = _compare(world, suite, reruns, False, with_baseline)
+    return {t.test: str(t.cls) for t in cmp.tests}, verdicts.decide([user_tests_item(cmp, "yours")]).code
+
+
+@pytest.mark.parametrize("reruns", [0, 1])
+@pytest.mark.parametrize("before", ["skipped itself", "no test collected"])
+def test_a_module_the_baseline_collected_without_a_test_that_cannot_be_collected_after_is_broken(
+        world, tmp_path, capsys, before, reruns):
+    """A module that skipped itself whole in the baseline (``pytest.skip(..., allow_module_level=True)``,
+    "needs a GPU"), or was collected there with none of its tests (deselected, parametrized over
+    nothing), that cannot be imported in the candidate read `fails` (nothing passed before), exit 0
+    beside a passing test: plain pytest went from exit 0 to a collection error. Its own record is the
+    break (as e742ced made it for a module whose tests were skipped by markers)."""
+    f0, f1 = FILES[0], FILES[1]
+    n = 1 + reruns
+    mod = (_m(f"{f0}::t", (PASSED,) * n, (PASSED,) * n, (UNCOLLECTABLE,) * n, (model.SKIPS,) * n)
+           if before == "skipped itself" else _m(f"{f0}::t", (PASSED,) * n, (ABSENT,) * n, (UNCOLLECTABLE,) * n))
+    suite = [mod, _t(f"{f1}::ok", (PASSED,) * n, (PASSED,) * n)]
+    assert model.classes(suite, reruns, False) == {f0: "broken", f"{f1}::ok": "pass"}
+    assert _judged(world, suite, reruns) == ({f0: "broken", f"{f1}::ok": "pass"}, 1)
+    code, by, out = _merged(world, tmp_path, [("alpha", suite, 2), ("beta", suite, 1)], capsys)
+    assert code == 1 and by["alpha"]["verdict"] == by["beta"]["verdict"] == "broken", out
+    [record] = [t for t in by["beta"]["tests"] if t["test"] == f0]
+    assert (record["baseline"], record["candidate"]) == ("skipped" if before == "skipped itself" else "passed",
+                                                          "error")
+
+
+def test_a_module_whose_import_fails_then_passes_on_a_rerun_is_flaky(world):
+    """A module that cannot be imported in the candidate's first run and imports on its re-run (its
+    tests pass): its own record read `fails` (without a baseline; broken where the baseline imported
+    it), exit 1 — the re-run's record of it was taken for none ("absent", no evidence). It imported:
+    its outcome changed when run again, flaky, as a test's would."""
+    f0, f1 = FILES[0], FILES[1]
+    flips = (UNCOLLECTABLE, OK)
+    alone = [_m(f"{f0}::t", (PASSED,) * 2, None, flips), Facts(f"{f1}::ok", (PASSED,) * 2, None)]
+    assert model.classes(alone, 1, False) == {f0: "flaky", f"{f1}::ok": "pass"}
+    assert _judged(world, alone, 1, with_baseline=False) == ({f0: "flaky", f"{f1}::ok": "pass"}, 0)
+    # the baseline imported it (its test skipped by a marker): broken, unless its import flips on a side
+    skipped = [_m(f"{f0}::t", (PASSED,) * 2, (SKIPPED,) * 2, flips), _t(f"{f1}::ok", (PASSED,) * 2, (PASSED,) * 2)]
+    # (its test too: its module's error, then a pass)
+    assert _judged(world, skipped, 1) == ({f0: "flaky", f"{f0}::t": "flaky", f"{f1}::ok": "pass"}, 0)
+    assert model.classes(skipped, 1, False) == {f0: "flaky", f"{f0}::t": "flaky", f"{f1}::ok": "pass"}
+    steady = [replace(skipped[0], candidate_module=(UNCOLLECTABLE,) * 2), skipped[1]]
+    assert _judged(world, steady, 1) == ({f0: "broken", f"{f0}::t": "fails", f"{f1}::ok": "pass"}, 1)
+    baseline_flips = [replace(steady[0], baseline_module=(OK, UNCOLLECTABLE)), skipped[1]]  # its import flips there
+    # (its test: skipped in the baseline's first run; a re-run that cannot collect its module is no
+    # evidence, red team 10, B1: it never ran before, fails)
+    want = {f0: "flaky", f"{f0}::t": "fails", f"{f1}::ok": "pass"}
+    assert model.classes(baseline_flips, 1, False) == want
+    assert _judged(world, baseline_flips, 1) == (want, 0)
+
+
+@pytest.mark.parametrize("reruns", [0, 1, 2])
+def test_a_test_whose_module_the_baseline_could_not_collect_compares_with_nothing_after_its_reruns(world, reruns):
+    """Its module could not be imported in the baseline (nor on its re-runs there); the test fails in
+    the candidate: `fails` (it never ran before) with no re-run, but `fails-both` with one — the
+    re-run read the baseline's first run as the module's error (failing before) where the first
+    classification read it as not run."""
+    f0, f1 = FILES[0], FILES[1]
+    n = 1 + reruns
+    suite = [_m(f"{f0}::t", (FAILED,) * n, (PASSED,) * n, (OK,) * n, (UNCOLLECTABLE,) * n),
+             _t(f"{f1}::ok", (PASSED,) * n, (PASSED,) * n)]
+    assert model.classes(suite, reruns, False) == {f"{f0}::t": "fails", f"{f1}::ok": "pass"}
+    assert _judged(world, suite, reruns) == ({f"{f0}::t": "fails", f"{f1}::ok": "pass"}, 0)

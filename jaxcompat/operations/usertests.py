@@ -46,7 +46,7 @@ from jaxcompat.model.usertests import (
     suspects,
     test_class,
 )
-from jaxcompat.model.vocab import RAN, FlakyOrigin, TestStatus, UserTestSide, UserTestStatus
+from jaxcompat.model.vocab import RAN, CellStatus, FlakyOrigin, TestStatus, UserTestSide, UserTestStatus
 from jaxcompat.run import userrun
 
 # ---------------------------------------------------------------- running
@@ -87,14 +87,17 @@ def _standing_in(candidate: Observed, baseline: Observed | None) -> set[str]:
 
 def _no_longer_imported(broken: dict[str, RawResult], baseline: Observed) -> set[str]:
     """The candidate's modules (or folders) that cannot be collected, where the baseline collected
-    them without error (it ran or skipped their tests, found none in them, or they skipped themselves
-    whole) and none of their tests passed there: no test of theirs can read broken, yet plain pytest
-    went from exit 0 to a collection error. Their own record is then the break (red team 9, A4, and
-    red team 10, C1/C2: they read "fails", exit 0). The project is the same on both sides, so a module
-    with no record in the baseline was collected there."""
-    return {m for m, r in broken.items() if collect_error(r) and not (m in baseline.results
-                                                                   and collect_error(baseline.results[m]))
-            and not any(_stands_for(m, t) and x.status == TestStatus.PASSED for t, x in baseline.results.items())}
+    them (its environment was built and pytest ran there, with no collection error of it or of a
+    folder above it; or it skipped itself whole there) and none of their tests passed there (skipped
+    by a marker, failing, none collected): no test of theirs can read broken, yet plain pytest went
+    from exit 0 to a collection error. Their own record is then the break (red team 9, A4: it read
+    "fails", exit 0; so did a module that skipped itself whole in the baseline, or had no test
+    collected there)."""
+    errors_before = {k: r for k, r in baseline.results.items() if collect_error(r)}
+    seen = [(t, r) for t, r in baseline.results.items() if not collect_error(r) and not collect_skip(r)]
+    return {m for m, r in broken.items() if collect_error(r) and baseline.status == CellStatus.OK
+            and _enclosing(m, errors_before) is None
+            and not any(_stands_for(m, t) and x.status == TestStatus.PASSED for t, x in seen)}
 
 
 def _stands_for(key: str, name: str) -> bool:
@@ -143,18 +146,12 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
     for name in (n for n in names if n not in stands_for and n not in gone):
         was = renames.get(name, name)  # its id in the baseline
         raw = candidate.results.get(name) or _enclosing(name, broken_modules)
-        before_raw = (baseline.results.get(was) or _enclosing(name, broken_before)) if baseline else None
-        before = status(before_raw) if baseline else None
-        if baseline and was not in baseline.results and before_raw is not None:  # its module did not import
-            before = UserTestSide.ABSENT  # there: it did not run before (never a test that ran on both sides)
-        if name in lost:  # collected in the baseline without error (or it skipped itself there): importing
-            before_raw, before = None, UserTestSide.SKIPPED if was in broken_before else UserTestSide.PASSED
-        judged = UserTestSide.PASSED if name in lost else before  # it passed there; its re-run has no record
+        before_raw, before, judged_before = _before(name, was, baseline, broken_before, name in lost)
         after = status(raw)
-        t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(judged, after))
+        t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(judged_before, after))
         if settle and name in settle and TEST_CLASSES[t.cls].rerun:
             said = {k: v for k, v in settle[name].items() if name not in lost or k != "baseline"}
-            t.cls = test_class(said.get("baseline", judged) if baseline else None, said.get("candidate", after))
+            t.cls = test_class(said.get("baseline", judged_before) if baseline else None, said.get("candidate", after))
             t.note = "; ".join(f"{side}: {said[side]} on its re-runs" for side, first in
                                (("candidate", after), ("baseline", before)) if side in said and said[side] != first)
         t.new_warnings = new_warnings(raw.warnings if raw else [], before_raw.warnings if before_raw else None,
@@ -177,6 +174,23 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
             t.was, t.note = was, "; ".join(filter(None, (f"id changed: {was} -> {name}", t.note)))
         out.append(t)
     return out
+
+
+def _before(name: str, was: str, baseline: Observed | None, broken_before: dict[str, RawResult],
+            lost: bool) -> tuple[RawResult | None, UserTestSide | None, UserTestSide | None]:
+    """A record's baseline (``was``: its id there): (its record, its status as shown, the status it
+    is judged by). A test whose module (or folder) could not be collected or skipped itself whole
+    there did not run before: absent (never a test that ran on both sides). A module no longer
+    imported (``lost``) was collected there (or skipped itself whole): exit 0 there, a collection
+    error now, judged as passed before."""
+    if baseline is None:
+        return None, None, None
+    raw = baseline.results.get(was) or _enclosing(name, broken_before)
+    before = UserTestSide.ABSENT if was not in baseline.results and raw is not None else status(raw)
+    if lost:
+        shown = UserTestSide.SKIPPED if before == UserTestSide.SKIPPED else UserTestSide.PASSED
+        return None, shown, UserTestSide.PASSED
+    return raw, before, before
 
 
 def _failure(t: UserTest, raw: RawResult, candidate: Observed, matrix: Matrix, backend: str) -> None:
