@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from tests.test_redteam9_usertests import _candidate
+from tests.test_redteam9_usertests import SKIPPED_HERE, _candidate
 from tests.test_usertests import _check, _user_project
 
 # collected first: puts the suite's helpers folder on sys.path (as a conftest-less suite often does)
@@ -109,21 +109,6 @@ def test_a_module_with_no_test_before_that_cannot_be_collected_after_is_not_safe
     assert proc.returncode == 1, (by["tests/test_mod.py"]["class"], out)
 
 
-# tests skipped by markers in the baseline: the module is imported there, its tests never run
-SKIPPED_HERE = '''import pytest
-
-import fakeeqx  # noqa: F401
-
-
-@pytest.mark.skip(reason="needs a GPU")
-def test_a():
-    pass
-
-
-@pytest.mark.skipif(True, reason="slow")
-def test_b():
-    pass
-'''
 
 
 def test_rerun_failures_of_a_module_no_longer_imported_confirms_the_break(tmp_path):
