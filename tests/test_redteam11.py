@@ -1,0 +1,75 @@
+"""Red team 11's findings against 997599d (since 71d75aa), kept as failing tests through the public
+interface (check --tests over fake cells: tests/fake_matrix.py, as tests/test_redteam10.py).
+
+A1: the mirror of red team 10's B1. A module that cannot be collected in the candidate's whole run
+because of what a sibling module collected before it did (sys.modules, sys.path, a monkeypatch by a
+library the sibling imports) imports when one of its tests, or the module itself, is re-run alone.
+The re-run then reads passed and the break reads "flaky", exit 0; plain pytest over the whole suite
+(what the user runs) goes from passing to a collection error, every run. New in this diff for a
+module's own record (``_seen``: "a module's own record re-run where it now imports reads passed");
+for a test of a module whose tests passed before, ``_seen`` still reads the re-run alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_redteam9_usertests import _candidate
+from tests.test_usertests import _check, _user_project
+
+# collected first: in the candidate only, what it sets up makes the sibling's import fail (as a new
+# version of a library imported here could: here, a helper module hidden from later imports)
+FIRST = '''import os
+import sys
+
+if "CELL" in os.environ["JAXCOMPAT_RESULTS"]:
+    sys.modules["suite_helper"] = None  # a later ``import suite_helper`` raises ImportError
+
+
+def test_setup():
+    pass
+'''
+
+# collected second: imports a helper next to it; tests skipped by a marker (a "lost" module) or passing
+SECOND_SKIPPED = '''import pytest
+
+import suite_helper  # noqa: F401
+
+
+@pytest.mark.skip(reason="needs a GPU")
+def test_math():
+    pass
+'''
+
+SECOND_PASSING = '''import suite_helper  # noqa: F401
+
+
+def test_math():
+    pass
+'''
+
+
+def _run(tmp_path, second: str):
+    cell = _candidate()
+    project = _user_project(tmp_path / "proj", "", test_a=FIRST.replace("CELL", cell), test_b=second)
+    (project / "tests" / "suite_helper.py").write_text("X = 1\n")
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    return proc, {t["test"]: (t["baseline"], t["candidate"], t["class"], t["note"]) for t in data["user_tests"]}
+
+
+def test_a_lost_module_that_imports_alone_is_not_flaky(tmp_path):
+    """A1 (module record, new): plain pytest: exit 0 before (1 passed, 1 skipped); after, "ERROR
+    collecting tests/test_b.py ... ImportError", exit 2, every run. It reads the module's record
+    "flaky" (re-run alone, it imports), exit 0."""
+    proc, by = _run(tmp_path, SECOND_SKIPPED)
+    out = proc.stdout + proc.stderr
+    assert by["tests/test_b.py"][1] == "error", by
+    assert (proc.returncode, by["tests/test_b.py"][2]) == (1, "broken"), (by, out)
+
+
+def test_a_test_whose_module_imports_alone_is_not_flaky(tmp_path):
+    """A1 (a test that passed before, older): plain pytest: test_b.py::test_math passed before; after,
+    a collection error, exit 2, every run. Its re-run alone passes: "flaky", exit 0."""
+    proc, by = _run(tmp_path, SECOND_PASSING)
+    out = proc.stdout + proc.stderr
+    assert by["tests/test_b.py::test_math"][:2] == ("passed", "error"), by
+    assert (proc.returncode, by["tests/test_b.py::test_math"][2]) == (1, "broken"), (by, out)
