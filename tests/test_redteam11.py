@@ -73,3 +73,42 @@ def test_a_test_whose_module_imports_alone_is_not_flaky(tmp_path):
     out = proc.stdout + proc.stderr
     assert by["tests/test_b.py::test_math"][:2] == ("passed", "error"), by
     assert (proc.returncode, by["tests/test_b.py::test_math"][2]) == (1, "broken"), (by, out)
+
+
+# the project's conftest: in the baseline only, pytest stops in its configuration (an option of jax
+# the old version lacks), before anything is collected: "INTERNALERROR", exit 3, no test record
+CONFIGURE = '''import os
+
+
+def pytest_configure(config):
+    if "CELL" not in os.environ["JAXCOMPAT_RESULTS"]:
+        raise RuntimeError("Unrecognized config option: jax_new_flag")
+'''
+
+# a module that cannot be imported on either side (a dependency installed on neither)
+NEVER_IMPORTS = '''import missingdep_xyz  # noqa: F401
+
+
+def test_it():
+    pass
+'''
+
+
+def test_a_module_the_baseline_never_collected_is_not_lost(tmp_path):
+    """A2 (new: ``_no_longer_imported`` no longer asks that the baseline collected the module). The
+    baseline's pytest stopped before collecting anything (exit 3, its status still "ok", no record);
+    the candidate cannot import a module that needs a package installed on neither side. Plain
+    pytest: exit 3 before (nothing collected), exit 2 after (the same ModuleNotFoundError it would
+    have met before): nothing that passed broke, and nothing ran before to compare with: "cannot
+    judge", exit 2. It reads the module "broken", its baseline "passed", exit 1."""
+    cell = _candidate()
+    project = _user_project(tmp_path / "proj", "", test_mod=NEVER_IMPORTS,
+                            test_other="def test_c():\n    pass\n")
+    (project / "conftest.py").write_text(CONFIGURE.replace("CELL", cell))
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    by = {t["test"]: (t["baseline"], t["candidate"], t["class"]) for t in data["user_tests"]}
+    assert by.get("tests/test_mod.py", (None, "error"))[1] == "error", (by, out)
+    assert data["user_tests_run"]["sides"]["baseline"]["ran"] == 0, out
+    assert by.get("tests/test_mod.py", ("absent",))[0] != "passed", (by, out)  # it was never collected there
+    assert proc.returncode == 2, (by, out)
