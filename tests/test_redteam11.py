@@ -112,3 +112,31 @@ def test_a_module_the_baseline_never_collected_is_not_lost(tmp_path):
     assert data["user_tests_run"]["sides"]["baseline"]["ran"] == 0, out
     assert by.get("tests/test_mod.py", ("absent",))[0] != "passed", (by, out)  # it was never collected there
     assert proc.returncode == 2, (by, out)
+
+
+def test_a_dependent_whose_baseline_never_collected_is_not_broken(tmp_path):
+    """A2 in the crater (new: ``verdict_of`` now puts a broken record before "none ran in the
+    baseline"): the same dependent, its baseline's pytest stopped in its configuration (exit 3,
+    nothing collected), a module importing a package installed on neither side. Plain pytest: exit 3
+    before, exit 2 after: nothing to compare with, `not-run`. It reads `broken`, exit 1."""
+    import json
+
+    from jaxcompat.env.candidate import candidate_cell
+    from tests.test_crater import _crater, _tree
+
+    deps = '''
+    [[dependent]]
+    name = "beta"
+    version = "latest"
+    depends_on = ["jax"]
+    '''
+    tmp = _tree(tmp_path, deps, beta=NEVER_IMPORTS)
+    cand = candidate_cell(["jax==0.4.33"], python="auto", companions=False).id
+    (tmp / "src" / "beta" / "conftest.py").write_text(CONFIGURE.replace("CELL", cand))
+    (tmp / "src" / "beta" / "tests" / "test_other.py").write_text("def test_c():\n    pass\n")
+    proc = _crater(tmp, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    data = json.loads((tmp / "reports" / "crater" / "crater.json").read_text())
+    [beta] = data["dependents"]
+    assert beta["ran"].get("baseline", 0) == 0, (beta, out)
+    assert (proc.returncode != 1, beta["verdict"]) == (True, "not-run"), (beta["verdict"], beta.get("tests"), out)
