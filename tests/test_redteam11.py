@@ -7,11 +7,19 @@ library the sibling imports) imports when one of its tests, or the module itself
 The re-run then reads passed and the break reads "flaky", exit 0; plain pytest over the whole suite
 (what the user runs) goes from passing to a collection error, every run. New in this diff for a
 module's own record (``_seen``: "a module's own record re-run where it now imports reads passed");
-for a test of a module whose tests passed before, ``_seen`` still reads the re-run alone."""
+for a test of a module whose tests passed before, ``_seen`` still reads the re-run alone (older:
+it read flaky at 71d75aa too).
+
+A2: a module the baseline never collected is taken for one it collected (``_no_longer_imported``
+asks only that the baseline's status is "ok" and holds no collection error of it). A baseline whose
+pytest stopped before collecting anything (an INTERNALERROR in a conftest's pytest_configure, exit 3;
+the same for a crash at collection) keeps status "ok" with no record: every module the candidate
+cannot import, even one that could not be imported on either side, reads `broken`, its baseline
+"passed", exit 1, where nothing ran before to compare with (check --tests, and the crater: `broken`
+for `not-run`). New in this diff (the old rule asked for a test of the module seen in the baseline;
+the crater's ``verdict_of`` now puts a broken record before "none ran in the baseline")."""
 
 from __future__ import annotations
-
-import pytest
 
 from tests.test_redteam9_usertests import _candidate
 from tests.test_usertests import _check, _user_project
