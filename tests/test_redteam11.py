@@ -148,3 +148,24 @@ def test_a_dependent_whose_baseline_never_collected_is_not_broken(tmp_path):
     [beta] = data["dependents"]
     assert beta["ran"].get("baseline", 0) == 0, (beta, out)
     assert (proc.returncode != 1, beta["verdict"]) == (True, "not-run"), (beta["verdict"], beta.get("tests"), out)
+
+
+def test_a_folder_whose_modules_could_not_be_collected_before_is_not_lost(tmp_path):
+    """A3 (new: ``_no_longer_imported`` asks only for no collection error of the folder itself, or
+    above it, in the baseline). tests/sub's only module cannot be imported on either side (a package
+    installed on neither); in the candidate tests/sub's conftest fails first. Plain pytest: a
+    collection error before (tests/sub/test_x.py), a collection error after (tests/sub): the folder
+    was never collected without error, no test of it ever ran; nothing broke. It reads tests/sub
+    `broken`, its baseline "passed", exit 1."""
+    cell = _candidate()
+    project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n")
+    sub = project / "tests" / "sub"
+    sub.mkdir()
+    (sub / "conftest.py").write_text(
+        'import os\n\nif "CELL" in os.environ["JAXCOMPAT_RESULTS"]:\n'
+        '    raise ImportError("cannot import name \'foo\' from \'jax\'")\n'.replace("CELL", cell))
+    (sub / "test_x.py").write_text(NEVER_IMPORTS)
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    out = proc.stdout + proc.stderr
+    by = {t["test"]: (t["baseline"], t["candidate"], t["class"]) for t in data["user_tests"]}
+    assert proc.returncode != 1, (by, out)
