@@ -143,9 +143,12 @@ if "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"]:
 
 @pytest.mark.parametrize("tests_of_mod", ["skipped", "passing"])
 def test_a_module_whose_import_flips_in_the_candidate_is_judged_alike_whatever_its_tests_did(tmp_path, tests_of_mod):
-    """B2: the candidate's first import of the module fails, its re-run imports it. Where its test passed
-    before: error, then passed on the re-run: flaky, exit 0. Where its tests were skipped by a marker
-    (the module "no longer imported", this diff): its record is broken, exit 1, for the same flip."""
+    """B2: the candidate's first import of the module fails, its re-run imports it. Red team 10 found it
+    judged two ways (its test that passed before: flaky, exit 0; its tests skipped by a marker: its record
+    broken, exit 1). Red team 11 (A1) showed the re-run's import is no evidence either way: a module run
+    alone can import what the whole run could not (a sibling module poisoned sys.modules), and reading it
+    as a flip made a real break flaky, exit 0. So the whole run decides, alike in both: broken, exit 1 (a
+    flaky import is a false alarm kept, rather than a break read safe)."""
     cand = _candidate()
     mod = SKIPPED_HERE if tests_of_mod == "skipped" else "import fakeeqx  # noqa: F401\n\n\ndef test_a():\n    pass\n"
     project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n",
@@ -154,7 +157,8 @@ def test_a_module_whose_import_flips_in_the_candidate_is_judged_alike_whatever_i
     out = proc.stdout + proc.stderr
     got = {t["test"]: (t["class"], t["note"]) for t in data["user_tests"]}
     assert (project / "tests" / "imported-once").exists()
-    assert proc.returncode == 0, (got, out)
+    broken = "tests/test_mod.py" if tests_of_mod == "skipped" else "tests/test_mod.py::test_a"
+    assert (proc.returncode, got[broken][0]) == (1, "broken"), (got, out)
 
 
 # the other way: the baseline cannot import the module (its dependency broke there), the candidate can

@@ -699,29 +699,32 @@ def test_a_module_the_baseline_collected_without_a_test_that_cannot_be_collected
                                                           "error")
 
 
-def test_a_module_whose_import_fails_then_passes_on_a_rerun_is_flaky(world):
-    """A module that cannot be imported in the candidate's first run and imports on its re-run (its
-    tests pass): its own record read `fails` (without a baseline; broken where the baseline imported
-    it), exit 1 — the re-run's record of it was taken for none ("absent", no evidence). It imported:
-    its outcome changed when run again, flaky, as a test's would."""
+def test_a_module_whose_whole_run_could_not_import_it_is_judged_by_that_run(world):
+    """A module that cannot be imported in the candidate's whole first run and imports when it is run
+    again alone (its tests pass). The helper that taught the model modules made that a flip (flaky),
+    and red team 11 (A1) showed the cost: a sibling module that breaks the import for the whole run
+    (a library version poisoning ``sys.modules``), while the module alone imports, read flaky, exit 0
+    - a wrong safe. The whole run decides: its module's record (and its tests) keep the first run's
+    class; a flaky import is a false alarm kept, not a break read safe."""
     f0, f1 = FILES[0], FILES[1]
     flips = (UNCOLLECTABLE, OK)
     alone = [_m(f"{f0}::t", (PASSED,) * 2, None, flips), Facts(f"{f1}::ok", (PASSED,) * 2, None)]
-    assert model.classes(alone, 1, False) == {f0: "flaky", f"{f1}::ok": "pass"}
-    assert _judged(world, alone, 1, with_baseline=False) == ({f0: "flaky", f"{f1}::ok": "pass"}, 0)
-    # the baseline imported it (its test skipped by a marker): broken, unless its import flips on a side
+    assert model.classes(alone, 1, False) == {f0: "fails", f"{f1}::ok": "pass"}
+    assert _judged(world, alone, 1, with_baseline=False) == ({f0: "fails", f"{f1}::ok": "pass"}, 1)
+    # the baseline imported it (its test skipped by a marker): broken, its test fails (never ran before)
     skipped = [_m(f"{f0}::t", (PASSED,) * 2, (SKIPPED,) * 2, flips), _t(f"{f1}::ok", (PASSED,) * 2, (PASSED,) * 2)]
-    # (its test too: its module's error, then a pass)
-    assert _judged(world, skipped, 1) == ({f0: "flaky", f"{f0}::t": "flaky", f"{f1}::ok": "pass"}, 0)
-    assert model.classes(skipped, 1, False) == {f0: "flaky", f"{f0}::t": "flaky", f"{f1}::ok": "pass"}
-    steady = [replace(skipped[0], candidate_module=(UNCOLLECTABLE,) * 2), skipped[1]]
-    assert _judged(world, steady, 1) == ({f0: "broken", f"{f0}::t": "fails", f"{f1}::ok": "pass"}, 1)
-    baseline_flips = [replace(steady[0], baseline_module=(OK, UNCOLLECTABLE)), skipped[1]]  # its import flips there
-    # (its test: skipped in the baseline's first run; a re-run that cannot collect its module is no
-    # evidence, red team 10, B1: it never ran before, fails)
-    want = {f0: "flaky", f"{f0}::t": "fails", f"{f1}::ok": "pass"}
+    want = {f0: "broken", f"{f0}::t": "fails", f"{f1}::ok": "pass"}
+    assert model.classes(skipped, 1, False) == want
+    assert _judged(world, skipped, 1) == (want, 1)
+    # its test passed before: broken, whatever its re-run alone does
+    passing = [_m(f"{f0}::t", (PASSED,) * 2, (PASSED,) * 2, flips), skipped[1]]
+    assert model.classes(passing, 1, False) == {f"{f0}::t": "broken", f"{f1}::ok": "pass"}
+    assert _judged(world, passing, 1) == ({f"{f0}::t": "broken", f"{f1}::ok": "pass"}, 1)
+    # its import flips in the baseline instead: a module's record is never re-run there either
+    baseline_flips = [replace(skipped[0], candidate_module=(UNCOLLECTABLE,) * 2, baseline_module=(OK, UNCOLLECTABLE)),
+                      skipped[1]]
     assert model.classes(baseline_flips, 1, False) == want
-    assert _judged(world, baseline_flips, 1) == (want, 0)
+    assert _judged(world, baseline_flips, 1) == (want, 1)
 
 
 @pytest.mark.parametrize("reruns", [0, 1, 2])

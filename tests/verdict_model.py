@@ -74,13 +74,11 @@ compares with nothing; a skip is no evidence either way.
   fails-both) and it is listed itself as broken, baseline "passed" (it imported: exit 0 to a
   collection error). Where one of its tests passed before, that test is the break and the module
   is not listed.
-- A module's record that would be broken or fails is re-run too: in each run of a side it passes
-  when it was collected with one of its tests, fails outright when it could not be collected, and
-  a skip (or a re-run that collected none of its tests) is no evidence; a baseline's first run
-  that collected none of its tests did not collect it (a failure, as for a test). Flaky when one
-  side holds a pass and a failure (its import flips); else the class it had (a module that
-  imported, or skipped itself, in the baseline's first run and could not be collected in the
-  candidate was exit 0 before and a collection error after, whatever a baseline re-run does).
+- A module's own record is never re-run, and a test whose module the candidate's whole first run
+  could not collect is not re-run there: one test or module run alone can import what the whole run
+  could not, or the other way round (red team 11, A1: a break read flaky, exit 0). A module whose
+  import flips therefore keeps the class of its first run: a false alarm kept rather than a wrong
+  safe. The baseline's re-runs of such a test still count (the test itself ran there).
 - --aa: a module's record never flips (a test whose module was not collected in one of the two
   baseline runs did not run and end in both). A module record counts as one test in the suite's
   health (its baseline: passed where collected, error where not). The confounder's held run
@@ -220,6 +218,10 @@ def settled(seen: tuple[str, ...]) -> str:
 
 
 def runs_of(f: Facts, side: str, reruns: int) -> tuple[str, ...]:
+    """A side's runs of a test; in the candidate, one whose module its first run could not collect
+    has that run alone: a re-run of it alone may import what the whole run could not (red team 11, A1)."""
+    if side == "candidate" and in_run(f, side, 0) == MODULE_ERROR:
+        return (MODULE_ERROR,)
     return tuple(in_run(f, side, k) for k in range(1 + reruns))
 
 
@@ -257,20 +259,8 @@ def _files(suite: list[Facts]) -> dict[str, list[Facts]]:
     return out
 
 
-def _module_run(tests: list[Facts], side: str, k: int) -> str:
-    """A module's record in a side's ``k``-th run: passed (collected with one of its tests), error
-    (it could not be collected), else no evidence (skipped: it skipped itself or none of its tests
-    was collected)."""
-    state = tests[0].module(side, k)
-    if state == UNCOLLECTABLE:
-        return ERROR
-    if state == OK and any(getattr(f, side)[min(k, len(getattr(f, side)) - 1)] != ABSENT for f in tests):
-        return PASSED
-    return SKIPPED
-
-
 def _module_class(before: str | None, after: str) -> str:
-    """A module's class from what it did (``_module_run``; the baseline's collected is passed)."""
+    """A module's class from what it did (its record is never re-run; the baseline's collected is passed)."""
     if after != ERROR:
         return "skipped"
     if before in (None, ABSENT):
@@ -291,25 +281,10 @@ def module_records(suite: list[Facts], reruns: int) -> dict[str, tuple[str | Non
                 and not any(f.baseline[0] == PASSED for f in tests if f.collected("baseline")))
         if after_state != OK and (not in_baseline or lost):
             before = {None: None, OK: PASSED, UNCOLLECTABLE: ERROR}.get(before_state, SKIPPED)
-            out[file] = (before, _module_reran(tests, before, reruns))
+            out[file] = (before, _module_class(before, ERROR if after_state == UNCOLLECTABLE else SKIPPED))
         elif after_state == OK and with_baseline and before_state != OK and not in_candidate:
             out[file] = (ERROR if before_state == UNCOLLECTABLE else SKIPPED, "skipped")
     return out
-
-
-def _module_reran(tests: list[Facts], before: str | None, reruns: int) -> str:
-    """A module's class after its re-runs: flaky when one side's runs (``_module_run``; the
-    baseline's first run a failure where it collected none of the module's tests, as a test the
-    first run did not collect) hold a pass and an outright failure; else the class it had."""
-    cls = _module_class(before, ERROR if tests[0].module("candidate", 0) == UNCOLLECTABLE else SKIPPED)
-    if cls not in RERUN_BEFORE_BLAME:
-        return cls
-    sides = [[ERROR] + [_module_run(tests, "candidate", k) for k in range(1, 1 + reruns)]]
-    if before is not None:
-        first = _module_run(tests, "baseline", 0)
-        first = ABSENT if first == SKIPPED and tests[0].module("baseline", 0) == OK else first
-        sides.append([first] + [_module_run(tests, "baseline", k) for k in range(1, 1 + reruns)])
-    return "flaky" if any(rerun_changed(tuple(runs)) for runs in sides) else cls
 
 
 def records(suite: list[Facts], reruns: int, aa: bool) -> dict[str, tuple[str | None, str]]:

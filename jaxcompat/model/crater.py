@@ -114,9 +114,10 @@ class DependentResult(Record):
 def verdict_of(cmp: Comparison) -> tuple[DependentVerdict, str]:
     """A dependent's verdict (and its cause) on its tests, whole or its parts' merged: a broken test
     is broken (a module that no longer imports, beside skips, though none ran in the baseline: red
-    team 10, D1); none ran in the baseline is not judged; run in the baseline and none of those in the candidate (all skipped, not collected: a
-    test the candidate alone ran compares with nothing) is not safe, as ``check --tests`` says; then
-    every test that ran on both sides stopped at the time limit on both is not judged; else safe."""
+    team 10, D1); none ran in the baseline is not judged; run in the baseline and none of those in
+    the candidate (all skipped, not collected: a test the candidate alone ran compares with nothing)
+    is not safe, as ``check --tests`` says; then every test that ran on both sides stopped at the
+    time limit on both is not judged; else safe."""
     if any(t.cls == UserTestStatus.BROKEN for t in cmp.tests):  # a module broken at import beside skips
         return DependentVerdict.BROKEN, ""
     if cmp.with_baseline and not cmp.ran.get("baseline"):

@@ -308,9 +308,20 @@ class Observed:
         return sum(1 for r in self.results.values() if r.status != TestStatus.SKIPPED and not collect_error(r))
 
     @property
+    def collected_nothing(self) -> bool:
+        """pytest ran to its end and found nothing to run (exit 5: ``no_test``), as a split part
+        may; not a pytest stopped before collecting (an INTERNALERROR, a usage error)."""
+        return not self.results and self.error.startswith(no_test(5, ""))
+
+    @property
     def uncollectable(self) -> list[str]:
         """Modules (or the session, ".") that could not be collected."""
         return [k for k, r in self.results.items() if collect_error(r)]
+
+
+def no_test(rc: int, tail: str) -> str:
+    """Why no test started, where pytest ran and none did (``Observed.error``)."""
+    return f"pytest exited with code {rc} before running any test:\n{tail}"
 
 
 def collect_error(raw: RawResult) -> bool:

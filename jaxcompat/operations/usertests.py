@@ -89,14 +89,17 @@ def _no_longer_imported(broken: dict[str, RawResult], baseline: Observed) -> set
     """The candidate's modules (or folders) that cannot be collected, where the baseline collected
     them (its environment was built and pytest ran there, with no collection error of it or of a
     folder above it; or it skipped itself whole there) and none of their tests passed there (skipped
-    by a marker, failing, none collected): no test of theirs can read broken, yet plain pytest went
+    by a marker, failing, none collected; pytest ran there to its end, and no module under a folder
+    failed to collect there): no test of theirs can read broken, yet plain pytest went
     from exit 0 to a collection error. Their own record is then the break (red team 9, A4: it read
     "fails", exit 0; so did a module that skipped itself whole in the baseline, or had no test
     collected there)."""
+    if baseline.status != CellStatus.OK or (not baseline.results and not baseline.collected_nothing):
+        return set()  # its pytest stopped before collecting (red team 11, A2: a conftest's INTERNALERROR)
     errors_before = {k: r for k, r in baseline.results.items() if collect_error(r)}
     seen = [(t, r) for t, r in baseline.results.items() if not collect_error(r) and not collect_skip(r)]
-    return {m for m, r in broken.items() if collect_error(r) and baseline.status == CellStatus.OK
-            and _enclosing(m, errors_before) is None
+    return {m for m, r in broken.items() if collect_error(r) and _enclosing(m, errors_before) is None
+            and not any(_stands_for(m, k) for k in errors_before)  # a folder holding one (red team 11, A3)
             and not any(_stands_for(m, t) and x.status == TestStatus.PASSED for t, x in seen)}
 
 
@@ -314,6 +317,9 @@ def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Targ
     runs: dict[str, dict[str, list[UserTestSide]]] = {}
     notes: dict[str, dict[str, str]] = {}
     first_runs = {side: first for side, first, _ in sides}
+    in_candidate = _seen(first_runs["candidate"], errors=True)
+    uncollected_first = {n for n in names if (r := in_candidate(n)) is not None and collect_error(r)}
+    uncollected = {n for n in uncollected_first if "::" not in n}  # a module's (or folder's) own record
     renames = renamed(first_runs["candidate"], first_runs["baseline"]) if "baseline" in first_runs else {}
     for side, first, cell in sides:
         there = {n: renames.get(n, n) if side == "baseline" else n for n in names}
@@ -321,6 +327,10 @@ def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Targ
         seen_first = _seen(first, errors=side == "candidate")
         for name in mine:
             runs.setdefault(name, {})[side] = [status(seen_first(there[name]))]
+        # what the candidate's whole run could not collect is not re-run there, nor a module's own
+        # record anywhere: one test or module run alone can import what the whole run could not, or
+        # the other way round (red team 11, A1: a break read flaky; red team 10, B1)
+        mine = [n for n in mine if n not in uncollected and (side == "baseline" or n not in uncollected_first)]
         for _ in range(times):
             pending = [n for n in mine if side not in notes.get(n, {})]
             if not pending:
@@ -345,16 +355,9 @@ def _seen(run: Observed, errors: bool = False):
     reads it) the error of its module that could not be collected there. Elsewhere such an error is
     no evidence: the baseline's own run did not run the test (it "did not pass before"), and a re-run
     of one test id can fail to collect what the whole run collected (a path a sibling module added:
-    red team 10, B1, a break read flaky). A module's own record re-run where it now imports (its
-    tests are there) reads passed: its import flips."""
+    red team 10, B1, a break read flaky)."""
     whole = {k: r for k, r in _whole(run).items() if errors or collect_skip(r)}
-
-    def record(name: str) -> RawResult | None:
-        own = run.results.get(name) or _enclosing(name, whole)
-        if own is None and "::" not in name and any(_stands_for(name, t) for t in run.results):
-            return RawResult(case=name, status=TestStatus.PASSED)  # collected, this time
-        return own
-    return record
+    return lambda name: run.results.get(name) or _enclosing(name, whole)
 
 
 MAX_HELD_RUNS = 6  # confounders re-run one by one (each is an environment of its own)

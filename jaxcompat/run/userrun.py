@@ -19,7 +19,7 @@ from jaxcompat.model.matrix import Cell, Matrix
 from jaxcompat.model.outcomes import CellResult, RawResult
 from jaxcompat.model.stages import Ended, Resolved
 from jaxcompat.model.target import Target
-from jaxcompat.model.usertests import Observed, collect_error
+from jaxcompat.model.usertests import Observed, collect_error, no_test
 from jaxcompat.model.vocab import CellStatus, Phase, TestStatus
 from jaxcompat.report.scrub import PROJECT, Scrubber
 from jaxcompat.run.cell import lock_versions
@@ -110,7 +110,7 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
         # cell's exact pins) say
         out.versions = out.versions or {**done.exact_pins(), **lock_versions(built.lock)}
     if not run.results and stopped is None:
-        out.error = scrub(f"pytest exited with code {run.rc} before running any test:\n{run.log_tail[-1500:]}")
+        out.error = scrub(no_test(run.rc, run.log_tail[-1500:]))
     skipped = [r for r in out.results.values() if r.status == TestStatus.SKIPPED]
     if out.ran == 0 and nodeids is None and skipped and len(skipped) == len(out.results):
         out.cause = f"all {len(skipped)} collected tests were skipped (e.g. {first_line(skipped[0].message, 200)})"
