@@ -60,8 +60,8 @@ def warnings_section(result: CellResult) -> list[str]:
     lines = _forecast(result)
     if not lines:
         return []
-    return ["### Warnings before the break (jax deprecations hit by the ecosystem's code)", ""] + \
-        [f"- {line}" for line in lines] + [""]
+    return (["### Warnings before the break (jax deprecations hit by the ecosystem's code)", ""]
+            + [f"- {line}" for line in lines] + [""])
 
 
 def _origin(result: CellResult) -> list[str]:
