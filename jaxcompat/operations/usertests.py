@@ -70,7 +70,8 @@ def _whole(run: Observed | None) -> dict[str, RawResult]:
     return {k: r for k, r in (run.results if run else {}).items() if collect_error(r) or collect_skip(r)}
 
 
-def _standing_in(candidate: Observed, baseline: Observed | None) -> set[str]:
+def _standing_in(candidate: Observed, baseline: Observed | None, broken_modules: dict[str, RawResult],
+                 broken_before: dict[str, RawResult]) -> set[str]:
     """The module records not listed, each standing in for its tests. A module that cannot even be
     imported in the candidate: its tests take its error, and the module's own record is not counted
     again beside them; one that skipped itself whole at import there (pytest.skip(allow_module_level=True),
@@ -79,21 +80,19 @@ def _standing_in(candidate: Observed, baseline: Observed | None) -> set[str]:
     record as their baseline (they did not pass before)."""
     if baseline is None:
         return set()
-    after = {m for m in _whole(candidate)
+    after = {m for m in broken_modules
              if any(_stands_for(m, t) and t not in candidate.results for t in baseline.results)}
-    return after | {m for m in _whole(baseline) if m not in candidate.results
+    return after | {m for m in broken_before if m not in candidate.results
                     and any(_stands_for(m, t) and t not in baseline.results for t in candidate.results)}
 
 
 def _no_longer_imported(broken: dict[str, RawResult], baseline: Observed) -> set[str]:
     """The candidate's modules (or folders) that cannot be collected, where the baseline collected
-    them (its environment was built and pytest ran there, with no collection error of it or of a
-    folder above it; or it skipped itself whole there) and none of their tests passed there (skipped
-    by a marker, failing, none collected; pytest ran there to its end, and no module under a folder
-    failed to collect there): no test of theirs can read broken, yet plain pytest went
-    from exit 0 to a collection error. Their own record is then the break (red team 9, A4: it read
-    "fails", exit 0; so did a module that skipped itself whole in the baseline, or had no test
-    collected there)."""
+    them and none of their tests passed there: no test of theirs can read broken, yet plain pytest
+    went from exit 0 to a collection error, so their own record is the break (red team 9, A4; red
+    team 10, C1/C2). Collected there: its environment built, its pytest run to its end, no collection
+    error of the module, of a folder above it or of a module under it (red team 11, A2/A3); it may
+    have skipped itself whole, or held no test."""
     if baseline.status != CellStatus.OK or (not baseline.results and not baseline.collected_nothing):
         return set()  # its pytest stopped before collecting (red team 11, A2: a conftest's INTERNALERROR)
     errors_before = {k: r for k, r in baseline.results.items() if collect_error(r)}
@@ -141,7 +140,7 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
     names = list(candidate.results) + [t for t in (baseline.results if baseline else {}) if t not in candidate.results]
     broken_modules, broken_before = _whole(candidate), _whole(baseline)
     lost = _no_longer_imported(broken_modules, baseline) if baseline else set()
-    stands_for = _standing_in(candidate, baseline) - lost
+    stands_for = _standing_in(candidate, baseline, broken_modules, broken_before) - lost
     # a parametrized test whose ids all changed (``model/usertests.renamed``): one test, by its candidate id
     renames = renamed(candidate, baseline) if baseline else {}
     gone = set(renames.values())
