@@ -4,8 +4,9 @@ $JAXCOMPAT_RESULTS, as tests/test_usertests.py does).
 
 A1: a module that skips itself for a lost dependency (``except ImportError as e: pytest.skip(f"... {e}")``)
 read skipped, exit 0; its skip's reason carries the import error: broken (model/usertests.import_skip).
-(A2, importorskip with a reason of its own that names no import error, is left: nothing in pytest's
-record tells it from a deliberate skip.)
+A2: the same with importorskip given a reason of its own, or a skip raised in ``except ImportError``
+whose reason names no import error: the plugin notes the import error the skip was raised for
+(plugin/pytest_plugin._import_failure): broken. A minimum-version skip stays skipped.
 A4: a module imported in the baseline (its tests skipped by markers) that cannot be collected in the
 candidate read "fails", exit 0; plain pytest goes from exit 0 to a collection error: broken.
 A3: ids that changed wholesale are paired by run order; another test's known or re-run flakiness on
@@ -25,6 +26,10 @@ EQX = '''import os
 if "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"]:
     raise ImportError("cannot import name 'shaped_abstractify' from 'jax.api_util'")
 '''
+
+# the same, as a module that is no longer there (importorskip catches ModuleNotFoundError alone since pytest 9.1)
+MNF = EQX.replace("ImportError(\"cannot import name 'shaped_abstractify' from 'jax.api_util'\")",
+                  "ModuleNotFoundError(\"No module named 'jax.experimental.host_callback'\")")
 
 BODY = '''
 
@@ -57,7 +62,13 @@ def _candidate() -> str:
     # it does not (the upgrade broke it): before this change, its tests read broken (absent)
     {"test_mod": IDIOM, "fakeeqx": EQX},
     # importorskip with its own reason: a lost module all the same, but the message lacks "could not import '"
-], ids=["try-import-skip"])
+    {"test_mod": 'import pytest\n\npytest.importorskip("fakeeqx", reason="needs equinox")\n' + BODY, "fakeeqx": MNF},
+    # the same inside each test
+    {"test_mod": BODY.replace("    pass", '    pytest.importorskip("fakeeqx", reason="needs equinox")')
+     .replace("\n\ndef", "import pytest\n\n\ndef", 1), "fakeeqx": MNF},
+    # a skip of its own words, raised while the import error is handled
+    {"test_mod": IDIOM.replace('f"equinox not available: {e}"', '"equinox not available"'), "fakeeqx": EQX},
+], ids=["try-import-skip", "importorskip-reason", "importorskip-reason-in-test", "except-import-own-words"])
 def test_a_module_that_skips_itself_for_a_lost_dependency_is_not_safe(tmp_path, modules):
     cand = _candidate()
     project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n",
@@ -69,6 +80,20 @@ def test_a_module_that_skips_itself_for_a_lost_dependency_is_not_safe(tmp_path, 
     # the truth by the tool's own rule (model/usertests.import_skip): a test that passed and skips
     # itself out of the candidate for an import that fails lost a module it needs: broken, exit 1
     assert (proc.returncode, by["tests/test_mod.py::test_a"][2]) == (1, "broken"), out
+
+
+def test_a_minimum_version_skip_stays_the_project_s_choice(tmp_path):
+    """The control: ``importorskip(..., minversion=...)`` that the candidate's version does not meet is
+    a skip on a version (as ``skipif``), no lost module: skipped, exit 0."""
+    cand = _candidate()
+    fake = 'import os\n\n__version__ = "1.0" if "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"] else "3.0"\n'
+    project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n",
+                            test_mod='import pytest\n\npytest.importorskip("fakeeqx", minversion="2.0")\n' + BODY,
+                            fakeeqx=fake.replace("CANDIDATE", cand))
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    by = {t["test"]: (t["baseline"], t["candidate"], t["class"]) for t in data["user_tests"]}
+    assert by["tests/test_mod.py::test_a"] == ("passed", "skipped", "skipped"), by
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 SORTED_IDS = '''import os

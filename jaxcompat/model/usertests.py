@@ -125,10 +125,14 @@ def import_skip(raw) -> bool:
     """A skip for an import that fails (``pytest.importorskip``: "could not import 'x': ..."). A test
     that passed in the baseline and is so skipped in the candidate lost a module it needs there: it
     is broken (plain pytest says "skipped" and exits 0; a suite whose tests skip themselves out of
-    the candidate is not safe); so is one whose skip's reason carries an import error's text. Other
+    the candidate is not safe); so is one whose skip's reason carries an import error's text, or that
+    the plugin saw raised for an import error (its ``error_types``: importorskip given a reason of its
+    own, a skip raised in ``except ImportError``; plugin/pytest_plugin._import_failure). Other
     skip reasons (``skipif`` on a version, a missing device) are the project's own choice and stay
     skipped."""
-    return raw is not None and any(m in (raw.message or "") for m in _IMPORT_FAILED)
+    if raw is None:
+        return False
+    return "ImportError" in raw.error_types or any(m in (raw.message or "") for m in _IMPORT_FAILED)
 
 
 def renamed(candidate: Observed, baseline: Observed) -> dict[str, str]:

@@ -108,13 +108,50 @@ def pytest_make_collect_report(collector):
     if not os.environ.get("JAXCOMPAT_OWN_FRAMES"):
         yield
         return
-    with warnings.catch_warnings(record=True) as caught:
-        yield
+    collector.collect = _watched(collector, collector.collect)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            yield
+    finally:
+        del collector.collect
     _note_collect_warnings(collector.nodeid, caught)
     _passed_on.update((id(w), w) for w in caught)
     for w in caught:
         collector.config.hook.pytest_warning_recorded.call_historic(
             kwargs={"warning_message": w, "nodeid": "", "when": "collect", "location": None})
+
+
+def _watched(collector, collect):
+    """``collector.collect``, noting the import error that a skip of it was raised for (``_import_failure``)."""
+    def watched():
+        try:
+            yield from collect()
+        except pytest.skip.Exception as e:
+            _import_skips[collector.nodeid] = _import_failure(e)
+            raise
+    return watched
+
+
+_import_skips: dict[str, list[str]] = {}  # collector -> the classes of the import error it skipped for
+_MINVERSION = re.compile(r"^module '.*' has __version__")
+
+
+def _import_failure(exc: BaseException) -> list[str]:
+    """The classes of the import error a skip was raised for: one raised while an ImportError was
+    handled (``except ImportError: pytest.skip("...")``), or ``pytest.importorskip``'s, whatever reason
+    it was given (pytest 9 raises it outside its ``except``); its minimum-version skip is no import
+    error. [] for any other skip."""
+    context = exc.__context__
+    if isinstance(context, ImportError):
+        return [c.__name__ for c in type(context).__mro__ if c is not object]
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "importorskip" and os.path.basename(code.co_filename) == "outcomes.py":
+            on_version = _MINVERSION.match(str(getattr(exc, "msg", exc)))
+            return [] if on_version else ["ImportError", "Exception", "BaseException"]
+        tb = tb.tb_next
+    return []
 
 
 def _collected_for(nodeid: str) -> list[tuple[str, str]]:
@@ -319,7 +356,8 @@ def pytest_collectreport(report):
         return
     if report.skipped:
         longrepr = report.longrepr
-        _emit({"event": "result", "case": report.nodeid or ".", "status": "skipped", "error_types": [],
+        _emit({"event": "result", "case": report.nodeid or ".", "status": "skipped",
+               "error_types": _import_skips.pop(report.nodeid, []),
                "message": _clip(str(longrepr[2] if isinstance(longrepr, tuple) else longrepr)),
                "phase": "collect", "duration_s": 0.0})
     if not report.failed:
@@ -372,6 +410,9 @@ def pytest_runtest_makereport(item, call):
         rec["status"] = "skipped"
         longrepr = report.longrepr
         rec["message"] = str(longrepr[2] if isinstance(longrepr, tuple) else longrepr)
+        exc = call.excinfo.value if call.excinfo is not None else None
+        if isinstance(exc, pytest.skip.Exception) and os.environ.get("JAXCOMPAT_OWN_FRAMES"):
+            rec["error_types"] = _import_failure(exc)  # a lost module, whatever its reason says
     elif report.failed and rec["status"] != "failed":
         rec["status"] = "failed"
         exc = call.excinfo.value if call.excinfo is not None else None
