@@ -366,3 +366,90 @@ def flips(first: Observed, second: Observed) -> dict[str, str]:
         if s1 in RAN and s2 in RAN and fails(s1) != fails(s2):
             out[name] = f"{s1}, then {s2}"
     return dict(sorted(out.items()))
+
+
+
+# ---------------------------------------------------------------- which record stands for a test
+
+
+def _stands_for(key: str, name: str) -> bool:
+    """Whether the collection error ``key`` (a module, a folder, or ".") covers the test ``name``."""
+    return key == "." or name.startswith(key + "::") or name.startswith(key + "/")
+
+
+def enclosing(name: str, broken: dict[str, RawResult]) -> RawResult | None:
+    """The collection error that stands for a test that was not collected: its module's, else the
+    nearest folder's (a conftest there failed), else the session's (".")."""
+    path = name.split("::")[0]
+    while True:
+        if path in broken:
+            return broken[path]
+        if "/" not in path:
+            return broken.get(".")
+        path = path.rpartition("/")[0]
+
+
+def module_records(run: Observed | None) -> dict[str, RawResult]:
+    """The records, in ``run``, of the modules (or folders, or ".") that could not be collected or
+    that skipped themselves whole at import."""
+    return {k: r for k, r in (run.results if run else {}).items() if collect_error(r) or collect_skip(r)}
+
+
+def seen_in(run: Observed, errors: bool = False):
+    """A test's record in ``run`` (name -> record): its own, else the skip of its module (or folder)
+    that skipped itself whole there; with ``errors`` (the candidate's first run, as ``classify``
+    reads it) the error of its module that could not be collected there. Elsewhere such an error is
+    no evidence: the baseline's own run did not run the test (it "did not pass before"), and a re-run
+    of one test id can fail to collect what the whole run collected (a path a sibling module added:
+    red team 10, B1, a break read flaky)."""
+    whole = {k: r for k, r in module_records(run).items() if errors or collect_skip(r)}
+    return lambda name: run.results.get(name) or enclosing(name, whole)
+
+
+def standing_in(candidate: Observed, baseline: Observed | None, broken_modules: dict[str, RawResult],
+                broken_before: dict[str, RawResult]) -> set[str]:
+    """The module records not listed, each standing in for its tests. A module that cannot even be
+    imported in the candidate: its tests take its error, and the module's own record is not counted
+    again beside them; one that skipped itself whole at import there (pytest.skip(allow_module_level=True),
+    a module-level importorskip): its tests take its skip. And the other way: a module that could not
+    be collected (or skipped itself) in the baseline gives its tests that ran in the candidate its
+    record as their baseline (they did not pass before)."""
+    if baseline is None:
+        return set()
+    after = {m for m in broken_modules
+             if any(_stands_for(m, t) and t not in candidate.results for t in baseline.results)}
+    return after | {m for m in broken_before if m not in candidate.results
+                    and any(_stands_for(m, t) and t not in baseline.results for t in candidate.results)}
+
+
+def no_longer_imported(broken: dict[str, RawResult], baseline: Observed) -> set[str]:
+    """The candidate's modules (or folders) that cannot be collected, where the baseline collected
+    them and none of their tests passed there: no test of theirs can read broken, yet plain pytest
+    went from exit 0 to a collection error, so their own record is the break (red team 9, A4; red
+    team 10, C1/C2). Collected there: its environment built, its pytest run to its end, no collection
+    error of the module, of a folder above it or of a module under it (red team 11, A2/A3); it may
+    have skipped itself whole, or held no test."""
+    if baseline.status != CellStatus.OK or (not baseline.results and not baseline.collected_nothing):
+        return set()  # its pytest stopped before collecting (red team 11, A2: a conftest's INTERNALERROR)
+    errors_before = {k: r for k, r in baseline.results.items() if collect_error(r)}
+    seen = [(t, r) for t, r in baseline.results.items() if not collect_error(r) and not collect_skip(r)]
+    return {m for m, r in broken.items() if collect_error(r) and enclosing(m, errors_before) is None
+            and not any(_stands_for(m, k) for k in errors_before)  # a folder holding one (red team 11, A3)
+            and not any(_stands_for(m, t) and x.status == TestStatus.PASSED for t, x in seen)}
+
+
+def before_of(name: str, was: str, baseline: Observed | None, broken_before: dict[str, RawResult],
+              lost: bool) -> tuple[RawResult | None, UserTestSide | None, UserTestSide | None]:
+    """A record's baseline (``was``: its id there): (its record, its status as shown, the status it
+    is judged by). A test whose module (or folder) could not be collected or skipped itself whole
+    there did not run before: absent (never a test that ran on both sides). A module no longer
+    imported (``lost``) was collected there (or skipped itself whole): exit 0 there, a collection
+    error now, judged as passed before."""
+    if baseline is None:
+        return None, None, None
+    raw = baseline.results.get(was) or enclosing(name, broken_before)
+    before = UserTestSide.ABSENT if was not in baseline.results and raw is not None else status(raw)
+    if lost:
+        shown = UserTestSide.SKIPPED if before == UserTestSide.SKIPPED else UserTestSide.PASSED
+        return None, shown, UserTestSide.PASSED
+    return raw, before, before

@@ -33,79 +33,26 @@ from jaxcompat.model.usertests import (
     Confirm,
     Observed,
     UserTest,
+    before_of,
     changed,
     collect_error,
-    collect_skip,
+    enclosing,
     failing,
     fails,
     flips,
     import_skip,
+    module_records,
+    no_longer_imported,
     renamed,
+    seen_in,
     settled,
+    standing_in,
     status,
     suspects,
     test_class,
 )
-from jaxcompat.model.vocab import RAN, CellStatus, FlakyOrigin, TestStatus, UserTestSide, UserTestStatus
+from jaxcompat.model.vocab import RAN, FlakyOrigin, UserTestSide, UserTestStatus
 from jaxcompat.run import userrun
-
-# ---------------------------------------------------------------- running
-
-
-def _enclosing(name: str, broken: dict[str, RawResult]) -> RawResult | None:
-    """The collection error that stands for a test that was not collected: its module's, else the
-    nearest folder's (a conftest there failed), else the session's (".")."""
-    path = name.split("::")[0]
-    while True:
-        if path in broken:
-            return broken[path]
-        if "/" not in path:
-            return broken.get(".")
-        path = path.rpartition("/")[0]
-
-
-def _whole(run: Observed | None) -> dict[str, RawResult]:
-    """The records, in ``run``, of the modules (or folders, or ".") that could not be collected or
-    that skipped themselves whole at import."""
-    return {k: r for k, r in (run.results if run else {}).items() if collect_error(r) or collect_skip(r)}
-
-
-def _standing_in(candidate: Observed, baseline: Observed | None, broken_modules: dict[str, RawResult],
-                 broken_before: dict[str, RawResult]) -> set[str]:
-    """The module records not listed, each standing in for its tests. A module that cannot even be
-    imported in the candidate: its tests take its error, and the module's own record is not counted
-    again beside them; one that skipped itself whole at import there (pytest.skip(allow_module_level=True),
-    a module-level importorskip): its tests take its skip. And the other way: a module that could not
-    be collected (or skipped itself) in the baseline gives its tests that ran in the candidate its
-    record as their baseline (they did not pass before)."""
-    if baseline is None:
-        return set()
-    after = {m for m in broken_modules
-             if any(_stands_for(m, t) and t not in candidate.results for t in baseline.results)}
-    return after | {m for m in broken_before if m not in candidate.results
-                    and any(_stands_for(m, t) and t not in baseline.results for t in candidate.results)}
-
-
-def _no_longer_imported(broken: dict[str, RawResult], baseline: Observed) -> set[str]:
-    """The candidate's modules (or folders) that cannot be collected, where the baseline collected
-    them and none of their tests passed there: no test of theirs can read broken, yet plain pytest
-    went from exit 0 to a collection error, so their own record is the break (red team 9, A4; red
-    team 10, C1/C2). Collected there: its environment built, its pytest run to its end, no collection
-    error of the module, of a folder above it or of a module under it (red team 11, A2/A3); it may
-    have skipped itself whole, or held no test."""
-    if baseline.status != CellStatus.OK or (not baseline.results and not baseline.collected_nothing):
-        return set()  # its pytest stopped before collecting (red team 11, A2: a conftest's INTERNALERROR)
-    errors_before = {k: r for k, r in baseline.results.items() if collect_error(r)}
-    seen = [(t, r) for t, r in baseline.results.items() if not collect_error(r) and not collect_skip(r)]
-    return {m for m, r in broken.items() if collect_error(r) and _enclosing(m, errors_before) is None
-            and not any(_stands_for(m, k) for k in errors_before)  # a folder holding one (red team 11, A3)
-            and not any(_stands_for(m, t) and x.status == TestStatus.PASSED for t, x in seen)}
-
-
-def _stands_for(key: str, name: str) -> bool:
-    """Whether the collection error ``key`` (a module, a folder, or ".") covers the test ``name``."""
-    return key == "." or name.startswith(key + "::") or name.startswith(key + "/")
-
 
 # ---------------------------------------------------------------- classifying
 
@@ -138,17 +85,17 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
     fixed is ``flaky`` instead. ``settle``: per re-run test, what its runs on each side settle on
     (``model/usertests.settled``), which its class is of (its record keeps the first runs)."""
     names = list(candidate.results) + [t for t in (baseline.results if baseline else {}) if t not in candidate.results]
-    broken_modules, broken_before = _whole(candidate), _whole(baseline)
-    lost = _no_longer_imported(broken_modules, baseline) if baseline else set()
-    stands_for = _standing_in(candidate, baseline, broken_modules, broken_before) - lost
+    broken_modules, broken_before = module_records(candidate), module_records(baseline)
+    lost = no_longer_imported(broken_modules, baseline) if baseline else set()
+    stands_for = standing_in(candidate, baseline, broken_modules, broken_before) - lost
     # a parametrized test whose ids all changed (``model/usertests.renamed``): one test, by its candidate id
     renames = renamed(candidate, baseline) if baseline else {}
     gone = set(renames.values())
     out = []
     for name in (n for n in names if n not in stands_for and n not in gone):
         was = renames.get(name, name)  # its id in the baseline
-        raw = candidate.results.get(name) or _enclosing(name, broken_modules)
-        before_raw, before, judged_before = _before(name, was, baseline, broken_before, name in lost)
+        raw = candidate.results.get(name) or enclosing(name, broken_modules)
+        before_raw, before, judged_before = before_of(name, was, baseline, broken_before, name in lost)
         after = status(raw)
         t = UserTest(test=name, candidate=after, baseline=before, cls=test_class(judged_before, after))
         if settle and name in settle and TEST_CLASSES[t.cls].rerun:
@@ -176,23 +123,6 @@ def classify(candidate: Observed, baseline: Observed | None, matrix: Matrix, bac
             t.was, t.note = was, "; ".join(filter(None, (f"id changed: {was} -> {name}", t.note)))
         out.append(t)
     return out
-
-
-def _before(name: str, was: str, baseline: Observed | None, broken_before: dict[str, RawResult],
-            lost: bool) -> tuple[RawResult | None, UserTestSide | None, UserTestSide | None]:
-    """A record's baseline (``was``: its id there): (its record, its status as shown, the status it
-    is judged by). A test whose module (or folder) could not be collected or skipped itself whole
-    there did not run before: absent (never a test that ran on both sides). A module no longer
-    imported (``lost``) was collected there (or skipped itself whole): exit 0 there, a collection
-    error now, judged as passed before."""
-    if baseline is None:
-        return None, None, None
-    raw = baseline.results.get(was) or _enclosing(name, broken_before)
-    before = UserTestSide.ABSENT if was not in baseline.results and raw is not None else status(raw)
-    if lost:
-        shown = UserTestSide.SKIPPED if before == UserTestSide.SKIPPED else UserTestSide.PASSED
-        return None, shown, UserTestSide.PASSED
-    return raw, before, before
 
 
 def _failure(t: UserTest, raw: RawResult, candidate: Observed, matrix: Matrix, backend: str) -> None:
@@ -316,14 +246,14 @@ def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Targ
     runs: dict[str, dict[str, list[UserTestSide]]] = {}
     notes: dict[str, dict[str, str]] = {}
     first_runs = {side: first for side, first, _ in sides}
-    in_candidate = _seen(first_runs["candidate"], errors=True)
+    in_candidate = seen_in(first_runs["candidate"], errors=True)
     uncollected_first = {n for n in names if (r := in_candidate(n)) is not None and collect_error(r)}
     uncollected = {n for n in uncollected_first if "::" not in n}  # a module's (or folder's) own record
     renames = renamed(first_runs["candidate"], first_runs["baseline"]) if "baseline" in first_runs else {}
     for side, first, cell in sides:
         there = {n: renames.get(n, n) if side == "baseline" else n for n in names}
         mine = [n for n in names if side == "candidate" or n not in renames]  # a paired id: the candidate's runs
-        seen_first = _seen(first, errors=side == "candidate")
+        seen_first = seen_in(first, errors=side == "candidate")
         for name in mine:
             runs.setdefault(name, {})[side] = [status(seen_first(there[name]))]
         # what the candidate's whole run could not collect is not re-run there, nor a module's own
@@ -337,7 +267,7 @@ def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Targ
             again = userrun.observe(cell, matrix, state_dir, target, nodeids=[there[n] for n in pending])
             if again.error:
                 continue
-            seen_again = _seen(again)
+            seen_again = seen_in(again)
             for name in pending:  # failed, then timeout or error: still failing, not flaky
                 seen = runs[name][side]
                 seen.append(status(seen_again(there[name])))
@@ -346,17 +276,6 @@ def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Targ
     settle = {name: {side: settled(seen) for side, seen in by.items()}
               for name, by in runs.items() if name not in notes}
     return {name: "; ".join(by.values()) for name, by in notes.items()}, settle
-
-
-def _seen(run: Observed, errors: bool = False):
-    """A test's record in ``run`` (name -> record): its own, else the skip of its module (or folder)
-    that skipped itself whole there; with ``errors`` (the candidate's first run, as ``classify``
-    reads it) the error of its module that could not be collected there. Elsewhere such an error is
-    no evidence: the baseline's own run did not run the test (it "did not pass before"), and a re-run
-    of one test id can fail to collect what the whole run collected (a path a sibling module added:
-    red team 10, B1, a break read flaky)."""
-    whole = {k: r for k, r in _whole(run).items() if errors or collect_skip(r)}
-    return lambda name: run.results.get(name) or _enclosing(name, whole)
 
 
 MAX_HELD_RUNS = 6  # confounders re-run one by one (each is an environment of its own)

@@ -10,6 +10,7 @@ import hashlib
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 from jaxcompat._util.statedir import StateDir
 from jaxcompat._util.text import first_line
@@ -76,10 +77,11 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
     """Run the user's tests (or ``nodeids``) in ``cell``'s environment, building it if need be."""
     from jaxcompat.run import cell as cells
 
+    scrubbers = _Scrubbers.of(target, matrix, state_dir)
     scratch = CellResult(id=cell.id, python=cell.python, backend=cell.backend, status=CellStatus.OK)
     got = cells.prepare(cell, matrix, scratch, state_dir)  # as the matrix and check.json do
     if isinstance(got, Ended):
-        message = Scrubber({str(Path.home()): "~"}, envs_dir=StateDir(state_dir).envs)(f"{got.status}: {got.message}")
+        message = scrubbers.home(f"{got.status}: {got.message}")
         cause = message.strip().splitlines()[-1] if message.strip() else got.status
         return Observed(error=message, status=got.status, cause=cause)
     done, built = got
@@ -88,15 +90,8 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
     run = run_cases(built.python, target.root, asked, backend=done.backend, imports=[],
                     timeout_s=target.timeout_s or matrix.settings.case_timeout_s, workdir=workdir,
                     project=True, max_restarts=MAX_RESTARTS, extra_env=dict(target.env), label=cell.id)
-    # the tests' own messages and tracebacks name the environment, the project and the home folder:
-    # scrubbed here, before anything is clipped, judged or written (report.scrub)
-    scrub = Scrubber({str(target.root) + "/": "", str(target.root): PROJECT,
-                      str(matrix.root.resolve()) + "/": "<root>/", str(Path.home()): "~"},
-                     envs_dir=StateDir(state_dir).envs)
-    # a test's id names a path where it is parametrized over files: the project as <project> (given back
-    # to pytest on a re-run, above), on both sides alike before they are compared
-    ids = _ids([r.case for r in run.results],
-               Scrubber({str(target.root): PROJECT, str(Path.home()): "~"}, envs_dir=StateDir(state_dir).envs))
+    scrub = scrubbers.text
+    ids = _ids([r.case for r in run.results], scrubbers.ids)
     out = Observed(results={ids[r.case]: scrub.raw(replace(r, case=ids[r.case])) for r in run.results},
                    versions={k.lower(): v for k, v in run.versions.items()},
                    warning_filter=warning_filter(target.root), locked=lock_versions(built.lock))
@@ -118,6 +113,22 @@ def observe(cell: Cell, matrix: Matrix, state_dir: Path, target: Target,
         evidence = "\n".join(f"{r.traceback}\n{r.message}" for r in out.results.values() if collect_error(r))
         out.cause = scrub(diagnose(f"{run.log_tail}\n{evidence}", target.root, target.deps))
     return out
+
+
+class _Scrubbers(NamedTuple):
+    """What ``observe`` scrubs with, before anything is clipped, judged or written (report.scrub)."""
+
+    text: Scrubber  # the tests' messages, tracebacks and output: the environment, the project, the home folder
+    ids: Scrubber  # a test's id names a path where it is parametrized over files: the project as <project>
+    # (given back to pytest on a re-run), on both sides alike before they are compared
+    home: Scrubber  # why an environment could not be made: the home folder and the environments
+
+    @classmethod
+    def of(cls, target: Target, matrix: Matrix, state_dir: Path) -> _Scrubbers:
+        envs, home, root = StateDir(state_dir).envs, str(Path.home()), str(target.root)
+        return cls(Scrubber({root + "/": "", root: PROJECT, str(matrix.root.resolve()) + "/": "<root>/", home: "~"},
+                            envs_dir=envs),
+                   Scrubber({root: PROJECT, home: "~"}, envs_dir=envs), Scrubber({home: "~"}, envs_dir=envs))
 
 
 def build(cell: Cell, matrix: Matrix, state_dir: Path) -> None:
