@@ -1,0 +1,104 @@
+"""Red team 12's findings against the import-skip rule (plugin/pytest_plugin._import_failure,
+model/usertests.import_skip), kept as tests through the real CLI (check --tests over fake cells, each
+side this interpreter, the candidate's run told apart by its cell id in $JAXCOMPAT_RESULTS, as
+tests/test_redteam9_usertests.py does). Each test asserts the truth by the tool's own rule: a test that
+passed in the baseline and skips itself out of the candidate for an import that fails there (whatever
+its skip's reason says) is broken, exit 1."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_redteam9_usertests import BODY, EQX, MNF, _candidate
+from tests.test_usertests import _check, _user_project
+
+
+def _verdict(tmp_path, project):
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    by = {t["test"]: (t["baseline"], t["candidate"], t["class"]) for t in data["user_tests"]}
+    return proc, by, proc.stdout + proc.stderr
+
+
+# ---------------------------------------------------------------- A1: a folder's conftest skips it for a lost import
+
+SUB_CONFTEST = '''import pytest
+
+try:
+    import fakeeqx  # noqa: F401
+except ImportError:
+    pytest.skip("needs equinox", allow_module_level=True)
+'''
+
+
+def test_a_folder_whose_conftest_skips_it_for_a_lost_import_is_not_safe(tmp_path):
+    """tests/sub/conftest.py: ``try: import fakeeqx except ImportError: pytest.skip("needs equinox",
+    allow_module_level=True)``; fakeeqx imports in the baseline and raises ImportError in the candidate.
+    Plain pytest: tests/sub/test_s.py::test_a passed before, and now the folder tests/sub is skipped
+    ("needs equinox"), exit 0. The same skip raised in a test module reads broken (red team 9, A2), but
+    a folder's conftest is imported by pytest's Directory collection outside ``collector.collect``
+    (pytest_make_collect_report loads it first), which is all that plugin/_watched wraps: the folder's
+    skip record has no error_types, and the tool said "skipped", exit 0."""
+    cand = _candidate()
+    project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n")
+    sub = project / "tests" / "sub"
+    sub.mkdir()
+    (sub / "conftest.py").write_text(SUB_CONFTEST)
+    (sub / "fakeeqx.py").write_text(EQX.replace("CANDIDATE", cand))
+    (sub / "test_s.py").write_text(BODY)
+    proc, by, out = _verdict(tmp_path, project)
+    assert by["tests/sub/test_s.py::test_a"][:2] == ("passed", "skipped"), by
+    assert (proc.returncode, by["tests/sub/test_s.py::test_a"][2]) == (1, "broken"), out
+
+
+# ---------------------------------------------------------------- A2: unittest's own skip, raised in except ImportError
+
+UNITTEST_CASE = '''import unittest
+
+
+class TestEqx(unittest.TestCase):
+    def test_a(self):
+        try:
+            import fakeeqx  # noqa: F401
+        except ImportError:
+            self.skipTest("needs equinox")
+'''
+
+UNITTEST_RAISE = '''import unittest
+
+
+def test_a():
+    try:
+        import fakeeqx  # noqa: F401
+    except ImportError:
+        raise unittest.SkipTest("needs equinox")
+'''
+
+UNITTEST_MODULE = '''import unittest
+
+try:
+    import fakeeqx  # noqa: F401
+except ImportError:
+    raise unittest.SkipTest("needs equinox")
+''' + BODY
+
+
+@pytest.mark.parametrize("test_mod, name", [
+    (UNITTEST_CASE, "tests/test_mod.py::TestEqx::test_a"),
+    (UNITTEST_RAISE, "tests/test_mod.py::test_a"),
+    (UNITTEST_MODULE, "tests/test_mod.py::test_a"),
+], ids=["TestCase.skipTest", "raise-SkipTest-in-test", "raise-SkipTest-in-module"])
+def test_a_unittest_skip_raised_for_a_lost_import_is_not_safe(tmp_path, test_mod, name):
+    """``self.skipTest("needs equinox")`` (a unittest.TestCase, absltest's too: the JAX ecosystem's
+    suites), or ``raise unittest.SkipTest(...)`` in a test or at a module's top, inside
+    ``except ImportError:`` of an import that works in the baseline and fails in the candidate. Plain
+    pytest: passed before, skipped now ("needs equinox"), exit 0. The same with ``pytest.skip`` reads
+    broken; but pytest turns unittest's skip into its own skip raised afresh (unittest's addSkip /
+    runner's SkipTest conversion: its __context__ is unittest's SkipTest, or nothing), or keeps
+    unittest.SkipTest at collection (not a ``pytest.skip.Exception``): no error_types, and the tool
+    said "skipped", exit 0."""
+    cand = _candidate()
+    project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n", test_mod=test_mod,
+                            fakeeqx=EQX.replace("CANDIDATE", cand))
+    proc, by, out = _verdict(tmp_path, project)
+    assert by[name][:2] == ("passed", "skipped"), by
+    assert (proc.returncode, by[name][2]) == (1, "broken"), out
