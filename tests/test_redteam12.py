@@ -102,3 +102,42 @@ def test_a_unittest_skip_raised_for_a_lost_import_is_not_safe(tmp_path, test_mod
     proc, by, out = _verdict(tmp_path, project)
     assert by[name][:2] == ("passed", "skipped"), by
     assert (proc.returncode, by[name][2]) == (1, "broken"), out
+
+
+# ---------------------------------------------------------------- C1: a collection error's traceback now starts in the plugin
+
+GENERATE = '''import os
+
+
+def pytest_generate_tests(metafunc):
+    if "x" in metafunc.fixturenames:
+        if "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"]:
+            raise ValueError("bad params")  # stands for a jax name this hook reads, gone in the candidate
+        metafunc.parametrize("x", [1])
+'''
+
+
+def test_a_collection_error_outside_the_module_keeps_its_own_frames_first(tmp_path):
+    """A conftest's ``pytest_generate_tests`` raises in the candidate (collecting tests/test_mod.py fails
+    there; the error's traceback has no frame in the module itself). Plain pytest: the collection error;
+    plugin/_own_frames_first keeps the project's frames first (tests/conftest.py), as it did before the
+    diff. The diff's ``collector.collect`` wrapper (plugin/_watched) adds a frame of its own above them:
+    pytest names it by the path the cell imported the plugin from, the shim folder under the state
+    folder (run/runner.plugin_path: <state>/runs/<cell>-user/pythonpath/jaxcompat/...), relative to the
+    project where that is shorter (a state folder beside the project: ``../state/runs/...``, or the
+    default ``~/.cache/jax-compat`` for a project under the home: ``../.cache/jax-compat/runs/...``).
+    A relative frame is no "import machinery" to _own_frames_first, so the report's traceback starts
+    with the tool's own shim path and every pytest and pluggy frame below it (the user's frame last);
+    here, where the cell's pytest is this interpreter's, check.json named its site-packages by their
+    absolute path (a machine path in a report; before the diff these frames were cut)."""
+    cand = _candidate()
+    project = _user_project(tmp_path / "proj", "", test_mod="def test_a(x):\n    pass\n")
+    (project / "tests" / "conftest.py").write_text(GENERATE.replace("CANDIDATE", cand))
+    proc, data = _check(tmp_path, project, "--baseline", "jax==0.4.31", "jax==0.4.33")
+    by = {t["test"]: t for t in data["user_tests"]}
+    t = by.get("tests/test_mod.py::test_a[1]") or by["tests/test_mod.py"]
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "jaxcompat/plugin" not in t["traceback"] and "pythonpath" not in t["traceback"], t["traceback"]
+    # here the cell's pytest is this interpreter's, outside the state folder: its frames named a machine path
+    assert not [ln for ln in t["traceback"].splitlines() if ln.startswith("/")], t["traceback"]
+    assert t["traceback"].lstrip().startswith("tests/conftest.py"), t["traceback"]  # the project's frame first
