@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_redteam9_usertests import BODY, EQX, MNF, _candidate
+from tests.test_redteam9_usertests import BODY, EQX, _candidate
 from tests.test_usertests import _check, _user_project
 
 
