@@ -141,3 +141,40 @@ def test_a_collection_error_outside_the_module_keeps_its_own_frames_first(tmp_pa
     # here the cell's pytest is this interpreter's, outside the state folder: its frames named a machine path
     assert not [ln for ln in t["traceback"].splitlines() if ln.startswith("/")], t["traceback"]
     assert t["traceback"].lstrip().startswith("tests/conftest.py"), t["traceback"]  # the project's frame first
+
+
+# ---------------------------------------------------------------- B1: a class that skipped itself whole reads broken
+
+LEGACY = '''import os
+
+import pytest
+
+
+def pytest_generate_tests(metafunc):
+    if "legacy" in metafunc.fixturenames and "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"]:
+        pytest.skip("the legacy API is gone in this jax; not tested")
+'''
+
+
+@pytest.mark.parametrize("where", ["module", "class"])
+def test_a_deliberate_skip_of_a_whole_class_stays_skipped(tmp_path, where):
+    """tests/conftest.py's ``pytest_generate_tests`` skips, in the candidate only, the functions that ask
+    for ``legacy`` (a deliberate skip, no import in sight: the project stopped testing an API the new jax
+    removed). pytest then skips the collector that was generating them: the module, for a module-level
+    function; the class (``tests/test_mod.py::TestLegacy``), for a method. Plain pytest: passed before,
+    skipped now ("the legacy API is gone..."), exit 0 either way. The tool reads the module's skip for
+    its tests (``model/usertests.enclosing``: skipped, exit 0), but ``enclosing`` looks a test's
+    collector up by its module's path only: a class's own collect record is never found, so its
+    methods read absent in the candidate, "broken" (passed before, fail after), exit 1: a false alarm
+    (the module variant is the control)."""
+    cand = _candidate()
+    body = ("def test_a(legacy):\n    pass\n" if where == "module" else
+            "def test_c():\n    pass\n\n\nclass TestLegacy:\n    def test_a(self, legacy):\n        pass\n")
+    name = "tests/test_mod.py::test_a" if where == "module" else "tests/test_mod.py::TestLegacy::test_a"
+    project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n", test_mod=body)
+    (project / "tests" / "conftest.py").write_text(LEGACY.replace("CANDIDATE", cand))
+    (project / "tests" / "test_mod.py").write_text("import pytest\n\n\n@pytest.fixture\ndef legacy():\n"
+                                                  "    return 1\n\n\n" + body)
+    proc, by, out = _verdict(tmp_path, project)
+    assert by[name] == ("passed", "skipped", "skipped"), by
+    assert proc.returncode == 0, out
