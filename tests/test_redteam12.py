@@ -30,9 +30,13 @@ except ImportError:
 '''
 
 
-def test_a_folder_whose_conftest_skips_it_for_a_lost_import_is_not_safe(tmp_path):
+@pytest.mark.parametrize("conftest", [
+    SUB_CONFTEST,
+    'import pytest\n\npytest.importorskip("fakeeqx", reason="needs equinox", exc_type=ImportError)\n',
+], ids=["except-import-own-words", "importorskip-reason"])
+def test_a_folder_whose_conftest_skips_it_for_a_lost_import_is_not_safe(tmp_path, conftest):
     """tests/sub/conftest.py: ``try: import fakeeqx except ImportError: pytest.skip("needs equinox",
-    allow_module_level=True)``; fakeeqx imports in the baseline and raises ImportError in the candidate.
+    allow_module_level=True)`` (or ``pytest.importorskip("fakeeqx", reason="needs equinox")``); fakeeqx imports in the baseline and raises ImportError in the candidate.
     Plain pytest: tests/sub/test_s.py::test_a passed before, and now the folder tests/sub is skipped
     ("needs equinox"), exit 0. The same skip raised in a test module reads broken (red team 9, A2), but
     a folder's conftest is imported by pytest's Directory collection outside ``collector.collect``
@@ -42,7 +46,7 @@ def test_a_folder_whose_conftest_skips_it_for_a_lost_import_is_not_safe(tmp_path
     project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n")
     sub = project / "tests" / "sub"
     sub.mkdir()
-    (sub / "conftest.py").write_text(SUB_CONFTEST)
+    (sub / "conftest.py").write_text(conftest)
     (sub / "fakeeqx.py").write_text(EQX.replace("CANDIDATE", cand))
     (sub / "test_s.py").write_text(BODY)
     proc, by, out = _verdict(tmp_path, project)
