@@ -214,3 +214,33 @@ def test_an_expected_failure_is_no_lost_import(tmp_path):
     proc, by, out = _verdict(tmp_path, project)
     assert by["tests/test_mod.py::test_a"][:2] == ("passed", "skipped"), by
     assert (proc.returncode, by["tests/test_mod.py::test_a"][2]) == (0, "skipped"), out
+
+
+# ---------------------------------------------------------------- A3: a dependency whose import raises AttributeError
+
+# stands for ``import equinox`` failing in the candidate the way jax's removals most often show: the package
+# reads a removed jax name at its top (``jax.tree_map``, gone in jax 0.6): AttributeError, not ImportError
+EQX_ATTR = EQX.replace("ImportError(\"cannot import name 'shaped_abstractify' from 'jax.api_util'\")",
+                       "AttributeError(\"module 'jax' has no attribute 'tree_map'\")")
+
+
+@pytest.mark.parametrize("where", ["module", "test"])
+def test_a_skip_for_a_dependency_that_no_longer_imports_is_not_safe(tmp_path, where):
+    """``try: import fakeeqx except Exception: pytest.skip("equinox not available")`` (at the module's top,
+    or in the test); fakeeqx imports in the baseline and, in the candidate, its import raises
+    AttributeError (it reads a jax name the upgrade removed). Plain pytest: passed before, skipped now,
+    exit 0: the test lost a module it needs, the very case the diff reads broken when the import raises
+    ImportError. The plugin only notes a skip whose __context__ is an ImportError; an import statement
+    that raised anything else is no import error to it: the tool said "skipped", exit 0."""
+    cand = _candidate()
+    guarded = "try:\n    import fakeeqx  # noqa: F401\nexcept Exception:\n    pytest.skip(\"equinox not available\"{})\n"
+    if where == "module":
+        test_mod = "import pytest\n\n" + guarded.format(", allow_module_level=True") + BODY
+    else:
+        test_mod = ("import pytest\n\n\ndef test_a():\n" + "".join("    " + ln + "\n" for ln in
+                    guarded.format("").splitlines()) + "\n\ndef test_b():\n    pass\n")
+    project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n", test_mod=test_mod,
+                            fakeeqx=EQX_ATTR.replace("CANDIDATE", cand))
+    proc, by, out = _verdict(tmp_path, project)
+    assert by["tests/test_mod.py::test_a"][:2] == ("passed", "skipped"), by
+    assert (proc.returncode, by["tests/test_mod.py::test_a"][2]) == (1, "broken"), out
