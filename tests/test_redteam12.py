@@ -36,7 +36,8 @@ except ImportError:
 ], ids=["except-import-own-words", "importorskip-reason"])
 def test_a_folder_whose_conftest_skips_it_for_a_lost_import_is_not_safe(tmp_path, conftest):
     """tests/sub/conftest.py: ``try: import fakeeqx except ImportError: pytest.skip("needs equinox",
-    allow_module_level=True)`` (or ``pytest.importorskip("fakeeqx", reason="needs equinox")``); fakeeqx imports in the baseline and raises ImportError in the candidate.
+    allow_module_level=True)`` (or ``pytest.importorskip("fakeeqx", reason="needs equinox")``); fakeeqx
+    imports in the baseline and raises ImportError in the candidate.
     Plain pytest: tests/sub/test_s.py::test_a passed before, and now the folder tests/sub is skipped
     ("needs equinox"), exit 0. The same skip raised in a test module reads broken (red team 9, A2), but
     a folder's conftest is imported by pytest's Directory collection outside ``collector.collect``
@@ -108,7 +109,7 @@ def test_a_unittest_skip_raised_for_a_lost_import_is_not_safe(tmp_path, test_mod
     assert (proc.returncode, by[name][2]) == (1, "broken"), out
 
 
-# ---------------------------------------------------------------- C1: a collection error's traceback now starts in the plugin
+# ---------------------------------------------------------------- C1: a collection error's traceback, from the plugin
 
 GENERATE = '''import os
 
@@ -233,7 +234,8 @@ def test_a_skip_for_a_dependency_that_no_longer_imports_is_not_safe(tmp_path, wh
     ImportError. The plugin only notes a skip whose __context__ is an ImportError; an import statement
     that raised anything else is no import error to it: the tool said "skipped", exit 0."""
     cand = _candidate()
-    guarded = "try:\n    import fakeeqx  # noqa: F401\nexcept Exception:\n    pytest.skip(\"equinox not available\"{})\n"
+    guarded = ("try:\n    import fakeeqx  # noqa: F401\nexcept Exception:\n"
+               "    pytest.skip(\"equinox not available\"{})\n")
     if where == "module":
         test_mod = "import pytest\n\n" + guarded.format(", allow_module_level=True") + BODY
     else:
