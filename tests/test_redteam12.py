@@ -246,3 +246,34 @@ def test_a_skip_for_a_dependency_that_no_longer_imports_is_not_safe(tmp_path, wh
     proc, by, out = _verdict(tmp_path, project)
     assert by["tests/test_mod.py::test_a"][:2] == ("passed", "skipped"), by
     assert (proc.returncode, by["tests/test_mod.py::test_a"][2]) == (1, "broken"), out
+
+
+# ---------------------------------------------------------------- A4: pytest's own doctest skip for a module that no longer imports
+
+DOCTESTED = '''import fakeeqx  # noqa: F401
+
+
+def g():
+    """
+    >>> g()
+    2
+    """
+    return 2
+'''
+
+
+def test_doctests_of_a_module_that_no_longer_imports_are_not_safe(tmp_path):
+    """addopts ``--doctest-modules --doctest-ignore-import-errors`` (pytest's own way to skip a module it
+    cannot import); tests/helpers.py imports fakeeqx, which imports in the baseline and raises ImportError
+    in the candidate. Plain pytest: the doctest tests/helpers.py::helpers.g passed before; now pytest
+    skips the module ("unable to import module PosixPath('...')"), exit 0. pytest raises that skip in
+    ``except Collector.CollectError`` (the ImportError is the CollectError's cause, one link further):
+    _import_failure reads only the skip's own __context__ and the message holds none of _IMPORT_FAILED's
+    words: the tool said "skipped", exit 0."""
+    cand = _candidate()
+    project = _user_project(tmp_path / "proj", "--doctest-modules --doctest-ignore-import-errors",
+                            test_other="def test_c():\n    pass\n", helpers=DOCTESTED,
+                            fakeeqx=EQX.replace("CANDIDATE", cand))
+    proc, by, out = _verdict(tmp_path, project)
+    assert by["tests/helpers.py::helpers.g"][:2] == ("passed", "skipped"), by
+    assert (proc.returncode, by["tests/helpers.py::helpers.g"][2]) == (1, "broken"), out
