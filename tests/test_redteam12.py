@@ -277,3 +277,34 @@ def test_doctests_of_a_module_that_no_longer_imports_are_not_safe(tmp_path):
     proc, by, out = _verdict(tmp_path, project)
     assert by["tests/helpers.py::helpers.g"][:2] == ("passed", "skipped"), by
     assert (proc.returncode, by["tests/helpers.py::helpers.g"][2]) == (1, "broken"), out
+
+
+# ---------------------------------------------------------------- C2: a project's own wrapper of collector.collect
+
+TIMED = '''import pytest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    collect = collector.collect  # the project times each collector (a profiling conftest)
+    collector.collect = lambda: list(collect())
+    try:
+        return (yield)
+    finally:
+        del collector.collect
+'''
+
+
+def test_a_project_that_wraps_collector_collect_itself_still_runs(tmp_path):
+    """tests/conftest.py wraps ``collector.collect`` for the time of pytest_make_collect_report and
+    deletes its attribute after, the same idiom as the diff's plugin/_watched; nothing differs between
+    the sides. Plain pytest: every test passes, on both sides, exit 0. With the plugin, the two wrappers
+    nest: the inner one's ``del collector.collect`` removes the outer one's attribute too, and the
+    outer's ``del`` raises AttributeError: INTERNALERROR, pytest stops before running a test, on both
+    sides: the tool could not judge (exit 2) an upgrade that changes nothing, and it said why wrongly:
+    "pytest collected no tests (its configuration's testpaths/python_files found none)"."""
+    project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n", test_mod=BODY)
+    (project / "tests" / "conftest.py").write_text(TIMED)
+    proc, by, out = _verdict(tmp_path, project)
+    assert proc.returncode == 0, out
+    assert by["tests/test_mod.py::test_a"] == ("passed", "passed", "pass"), by
