@@ -248,7 +248,7 @@ def test_a_skip_for_a_dependency_that_no_longer_imports_is_not_safe(tmp_path, wh
     assert (proc.returncode, by["tests/test_mod.py::test_a"][2]) == (1, "broken"), out
 
 
-# ---------------------------------------------------------------- A4: pytest's own doctest skip for a module that no longer imports
+# ---------------------------------------------------------------- A4: pytest's doctest skip for a lost import
 
 DOCTESTED = '''import fakeeqx  # noqa: F401
 
