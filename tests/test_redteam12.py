@@ -308,3 +308,19 @@ def test_a_project_that_wraps_collector_collect_itself_still_runs(tmp_path):
     proc, by, out = _verdict(tmp_path, project)
     assert proc.returncode == 0, out
     assert by["tests/test_mod.py::test_a"] == ("passed", "passed", "pass"), by
+
+
+def test_a_test_module_that_no_longer_imports_under_doctest_modules_is_not_safe(tmp_path):
+    """addopts ``--doctest-modules --doctest-ignore-import-errors``; tests/test_mod.py imports fakeeqx at its
+    top, which raises ImportError in the candidate. Plain pytest: its tests passed before; now "ERROR
+    tests/test_mod.py" (a collection error: the Module) beside "SKIPPED unable to import module" (the
+    DoctestModule of the same file, the same node id), exit 1. The plugin emits both records under one
+    id, the doctest's skip first, and run/runner keeps the first: the module reads skipped for a reason
+    that names no import error (A4) and the tool said "skipped", exit 0, where plain pytest fails."""
+    cand = _candidate()
+    project = _user_project(tmp_path / "proj", "--doctest-modules --doctest-ignore-import-errors",
+                            test_other="def test_c():\n    pass\n", test_mod="import fakeeqx  # noqa: F401\n" + BODY,
+                            fakeeqx=EQX.replace("CANDIDATE", cand))
+    proc, by, out = _verdict(tmp_path, project)
+    assert by["tests/test_mod.py::test_a"][0] == "passed", by
+    assert (proc.returncode, by["tests/test_mod.py::test_a"][2]) == (1, "broken"), out
