@@ -324,3 +324,44 @@ def test_a_test_module_that_no_longer_imports_under_doctest_modules_is_not_safe(
     proc, by, out = _verdict(tmp_path, project)
     assert by["tests/test_mod.py::test_a"][0] == "passed", by
     assert (proc.returncode, by["tests/test_mod.py::test_a"][2]) == (1, "broken"), out
+
+
+# ---------------------------------------------------------------- B3: a version gate written as except ImportError
+
+GATE = '''import pytest
+
+
+def test_a():
+    try:
+        from fakejax import tree_map  # noqa: F401
+    except ImportError:
+        pytest.skip("tree_map was removed from jax; this test of its alias covers the older jax only")
+
+
+def test_b():
+    pass
+'''
+
+FAKEJAX = '''import os
+
+if "CANDIDATE" not in os.environ["JAXCOMPAT_RESULTS"]:
+    def tree_map(f, tree):
+        return f(tree)
+'''
+
+
+def test_a_version_gate_written_as_except_import_error_stays_the_project_s_choice(tmp_path):
+    """A test of a removed jax alias that the project gates by import, as compat layers do: ``try: from
+    jax import tree_map except ImportError: pytest.skip("... covers the older jax only")``; the candidate's
+    (fake) jax no longer has the name. Plain pytest: passed before, skipped now, exit 0; the skip's
+    reason says the project expected it (it is a ``skipif`` on the version in all but form; nothing the
+    test needs on the new jax is lost). Before the diff: skipped, exit 0. With it, any skip raised in
+    ``except ImportError`` reads as a lost module: "broken", exit 1 (a new false alarm; the diff means
+    it, "whatever its reason says": the lead's call whether a reason that names the removal should
+    count as the project's choice)."""
+    cand = _candidate()
+    project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n", test_mod=GATE,
+                            fakejax=FAKEJAX.replace("CANDIDATE", cand))
+    proc, by, out = _verdict(tmp_path, project)
+    assert by["tests/test_mod.py::test_a"] == ("passed", "skipped", "skipped"), by
+    assert proc.returncode == 0, out
