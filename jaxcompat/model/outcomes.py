@@ -32,7 +32,8 @@ class RawResult(Record):
 
     case: str  # pytest node id, e.g. cases/test_x.py::test_y
     status: TestStatus  # what pytest saw (or the watchdog: timeout, crash)
-    error_types: list[str] = field(default_factory=list)  # the exception's class and its bases
+    error_types: list[str] = field(default_factory=list)  # the exception's class and its bases (a skip: those
+    # of the import error it was made for, if any: plugin/pytest_plugin._import_failure)
     message: str = ""
     duration_s: float = attr(0.0, load=float)
     traceback: str = ""  # the case's frames and the library frame that raised

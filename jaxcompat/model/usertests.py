@@ -126,13 +126,15 @@ def import_skip(raw) -> bool:
     that passed in the baseline and is so skipped in the candidate lost a module it needs there: it
     is broken (plain pytest says "skipped" and exits 0; a suite whose tests skip themselves out of
     the candidate is not safe); so is one whose skip's reason carries an import error's text, or that
-    the plugin saw raised for an import error (its ``error_types``: importorskip given a reason of its
-    own, a skip raised in ``except ImportError``; plugin/pytest_plugin._import_failure). Other
+    the plugin saw made for an import error (a skip's ``error_types``: the classes of that error;
+    importorskip given a reason of its own, a skip made in ``except ImportError`` or while an import
+    raised; plugin/pytest_plugin._import_failure). Other
     skip reasons (``skipif`` on a version, a missing device) are the project's own choice and stay
     skipped."""
     if raw is None:
         return False
-    return "ImportError" in raw.error_types or any(m in (raw.message or "") for m in _IMPORT_FAILED)
+    made_for = raw.status == TestStatus.SKIPPED and bool(raw.error_types)
+    return made_for or any(m in (raw.message or "") for m in _IMPORT_FAILED)
 
 
 def renamed(candidate: Observed, baseline: Observed) -> dict[str, str]:
@@ -378,9 +380,14 @@ def _stands_for(key: str, name: str) -> bool:
 
 
 def enclosing(name: str, broken: dict[str, RawResult]) -> RawResult | None:
-    """The collection error that stands for a test that was not collected: its module's, else the
-    nearest folder's (a conftest there failed), else the session's (".")."""
-    path = name.split("::")[0]
+    """The collection error (or skip) that stands for a test that was not collected: its class's
+    (``test_x.py::TestY``: a class skipped whole while collected; red team 12, B1), else its module's,
+    else the nearest folder's (a conftest there failed), else the session's (".")."""
+    parts = name.split("::")
+    for i in range(len(parts) - 1, 1, -1):
+        if "::".join(parts[:i]) in broken:
+            return broken["::".join(parts[:i])]
+    path = parts[0]
     while True:
         if path in broken:
             return broken[path]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import time
 import traceback
 import warnings
@@ -108,12 +109,8 @@ def pytest_make_collect_report(collector):
     if not os.environ.get("JAXCOMPAT_OWN_FRAMES"):
         yield
         return
-    collector.collect = _watched(collector, collector.collect)
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            yield
-    finally:
-        del collector.collect
+    with warnings.catch_warnings(record=True) as caught:
+        yield
     _note_collect_warnings(collector.nodeid, caught)
     _passed_on.update((id(w), w) for w in caught)
     for w in caught:
@@ -121,37 +118,69 @@ def pytest_make_collect_report(collector):
             kwargs={"warning_message": w, "nodeid": "", "when": "collect", "location": None})
 
 
-def _watched(collector, collect):
-    """``collector.collect``, noting the import error that a skip of it was raised for (``_import_failure``)."""
-    def watched():
-        try:
-            yield from collect()
-        except pytest.skip.Exception as e:
-            _import_skips[collector.nodeid] = _import_failure(e)
-            raise
-    return watched
+_import_skips: dict[str, list[str]] = {}  # a skip's reason -> the classes of the import error it was made for
+_unittest_skips: set[str] = set()  # those of them made as unittest's SkipTest (pytest makes its own skip of one)
 
 
-_import_skips: dict[str, list[str]] = {}  # collector -> the classes of the import error it skipped for
-_MINVERSION = re.compile(r"^module '.*' has __version__")
-
-
-def _import_failure(exc: BaseException) -> list[str]:
-    """The classes of the import error a skip was raised for: one raised while an ImportError was
-    handled (``except ImportError: pytest.skip("...")``), or ``pytest.importorskip``'s, whatever reason
-    it was given (pytest 9 raises it outside its ``except``); its minimum-version skip is no import
-    error. [] for any other skip."""
-    context = exc.__context__
-    if isinstance(context, ImportError):
-        return [c.__name__ for c in type(context).__mro__ if c is not object]
-    tb = exc.__traceback__
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if code.co_name == "importorskip" and os.path.basename(code.co_filename) == "outcomes.py":
-            on_version = _MINVERSION.match(str(getattr(exc, "msg", exc)))
-            return [] if on_version else ["ImportError", "Exception", "BaseException"]
-        tb = tb.tb_next
+def _import_failure(handled: BaseException | None) -> list[str]:
+    """The classes of the import error being handled when a skip is made (``handled``: what
+    ``sys.exc_info`` holds then), [] for none: an ImportError, or any error raised while a module ran
+    its top-level code (an import that raised AttributeError: a name jax removed), found on the
+    chain of causes (a doctest module pytest skips when it cannot be imported). So
+    ``pytest.importorskip`` is, whatever reason it was given (it makes its skip while the import
+    error is handled; its minimum-version skip is made after, and is none); ``except ImportError:
+    pytest.skip("...")`` and unittest's ``skipTest`` there too."""
+    seen: set[int] = set()
+    error = handled
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, ImportError) or _raised_importing(error):
+            return [c.__name__ for c in type(error).__mro__ if c is not object]
+        error = error.__cause__ or error.__context__
     return []
+
+
+def _raised_importing(error: BaseException) -> bool:
+    """Whether ``error`` was raised while a module ran its top-level code: a frame of a module's
+    body below the one that caught it (Python leaves the import system's own frames out)."""
+    tb = error.__traceback__
+    tb = tb.tb_next if tb is not None else None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "<module>":
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _note_import_skips() -> None:
+    """Every skip made (``pytest.skip``'s, unittest's ``SkipTest``) notes the import error it was
+    made for under its reason (``_import_skips``), for its record (``_skip_import``): a skip
+    at collection leaves pytest no exception to hand its report, only its reason."""
+    import unittest
+
+    for cls in (pytest.skip.Exception, unittest.SkipTest):
+        if getattr(cls.__init__, "_jaxcompat", False):
+            continue
+
+        def init(self, *args, _init=cls.__init__, **kwargs):
+            _init(self, *args, **kwargs)
+            self._jaxcompat_import = found = _import_failure(sys.exc_info()[1])
+            if found:
+                reason = str(getattr(self, "msg", None) or (args[0] if args else ""))
+                _import_skips[reason] = found
+                if isinstance(self, unittest.SkipTest):
+                    _unittest_skips.add(reason)
+
+        init._jaxcompat = True
+        cls.__init__ = init
+
+
+def _skip_import(reason: str, unittest_only: bool = False) -> list[str]:
+    """The import error a skip with this reason was made for (pytest's report says "Skipped:
+    REASON", or the exception's class first); ``unittest_only``: where it was unittest's SkipTest,
+    which pytest turns into a skip of its own made after."""
+    return next((t for r, t in _import_skips.items() if r and (reason == r or reason.endswith(": " + r))
+                 and (r in _unittest_skips or not unittest_only)), [])
 
 
 def _collected_for(nodeid: str) -> list[tuple[str, str]]:
@@ -356,9 +385,9 @@ def pytest_collectreport(report):
         return
     if report.skipped:
         longrepr = report.longrepr
+        reason = str(longrepr[2] if isinstance(longrepr, tuple) else longrepr)
         _emit({"event": "result", "case": report.nodeid or ".", "status": "skipped",
-               "error_types": _import_skips.pop(report.nodeid, []),
-               "message": _clip(str(longrepr[2] if isinstance(longrepr, tuple) else longrepr)),
+               "error_types": _skip_import(reason), "message": _clip(reason),
                "phase": "collect", "duration_s": 0.0})
     if not report.failed:
         return
@@ -410,9 +439,14 @@ def pytest_runtest_makereport(item, call):
         rec["status"] = "skipped"
         longrepr = report.longrepr
         rec["message"] = str(longrepr[2] if isinstance(longrepr, tuple) else longrepr)
-        exc = call.excinfo.value if call.excinfo is not None else None
-        if isinstance(exc, pytest.skip.Exception) and os.environ.get("JAXCOMPAT_OWN_FRAMES"):
-            rec["error_types"] = _import_failure(exc)  # a lost module, whatever its reason says
+        if hasattr(report, "wasxfail") and os.environ.get("JAXCOMPAT_OWN_FRAMES"):
+            # an expected failure: the project's own choice, its reason (not its failure's text)
+            rec["message"] = "expected to fail" + (f": {report.wasxfail}" if report.wasxfail else "")
+        elif os.environ.get("JAXCOMPAT_OWN_FRAMES"):  # a lost module, whatever its reason says
+            exc = call.excinfo.value if call.excinfo is not None else None
+            noted = getattr(exc, "_jaxcompat_import", None)
+            # unittest's SkipTest reaches here as a skip pytest made anew: the one it was made from says
+            rec["error_types"] = noted or _skip_import(rec["message"], unittest_only=noted is not None)
     elif report.failed and rec["status"] != "failed":
         rec["status"] = "failed"
         exc = call.excinfo.value if call.excinfo is not None else None
@@ -466,3 +500,7 @@ def pytest_runtest_logfinish(nodeid, location):
         _emit({"event": "result", **rec})
         for w in _collected_for(nodeid):  # after its result, as pytest reports a test's own warnings
             _record_test_warning(w, nodeid)
+
+
+if os.environ.get("JAXCOMPAT_OWN_FRAMES"):  # before any conftest or test module is imported
+    _note_import_skips()

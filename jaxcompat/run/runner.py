@@ -21,7 +21,7 @@ from pathlib import Path
 from jaxcompat._util import runenv
 from jaxcompat._util.layout import PACKAGE
 from jaxcompat.model.outcomes import RawResult
-from jaxcompat.model.vocab import TestStatus
+from jaxcompat.model.vocab import Phase, TestStatus
 from jaxcompat.plugin.packages import IMPORTED
 
 IMPORT_FAILED_RC = 3
@@ -317,7 +317,18 @@ def record(events: list[dict], run: CellRun, done: set[str]) -> str | None:
             if ev["case"] not in done:
                 done.add(ev["case"])
                 run.results.append(RawResult.from_dict(ev))
+            elif ev.get("phase") == "collect" and ev.get("status") == "failed":
+                _error_over_skip(run, RawResult.from_dict(ev))
     return running
+
+
+def _error_over_skip(run: CellRun, error: RawResult) -> None:
+    """Two collectors of one file under one id (a module, and its doctests under --doctest-modules
+    --doctest-ignore-import-errors): the module's collection error, not the doctests' skip, is the
+    file's record (red team 12, A5: the skip hid a module that no longer imports)."""
+    for i, r in enumerate(run.results):
+        if r.case == error.case and r.phase == Phase.COLLECT and r.status == TestStatus.SKIPPED:
+            run.results[i] = error
 
 
 def _attach_warning(run: CellRun, ev: dict) -> None:
