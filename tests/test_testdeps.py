@@ -134,6 +134,26 @@ def test_the_candidate_cell_gets_the_extra_and_the_requirements_but_not_its_own_
     assert "left out, the candidate pins them: jax==0.4.30" in target.deps_line(cell)
 
 
+def test_a_helper_module_an_sdist_left_out_is_not_only_a_missing_dependency(tmp_path):
+    """jaxlie 1.5.0's sdist: its tests import ``from utils import …`` (tests/utils.py in its repository),
+    which the sdist does not carry; ``--with utils`` alone would install whatever PyPI holds as "utils"."""
+    root = _project(tmp_path / "p", FLOWJAX_LIKE)
+    (root / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: p\n")
+    deps = testdeps.choose(root, extras=["dev"])
+    log = ("ImportError while importing test module 'tests/test_autodiff.py'.\nTraceback:\n"
+           "E   ModuleNotFoundError: No module named 'utils'\n")
+    said = testdeps.diagnose(log, root, deps)
+    assert said == ("ModuleNotFoundError: No module named 'utils', needed by test_autodiff.py; add it with --with "
+                    "utils - unless utils is the project's own module beside its tests (tests/utils.py), which "
+                    "this source distribution left out: then run the tests of the project's git checkout"), said
+    (root / "tests").mkdir(exist_ok=True)
+    (root / "tests" / "utils.py").write_text("")  # there after all: a dependency's module, nothing left out
+    assert testdeps.diagnose(log, root, deps).endswith("add it with --with utils")
+    (root / "PKG-INFO").unlink()  # a checkout: nothing was left out by packaging
+    (root / "tests" / "utils.py").unlink()
+    assert testdeps.diagnose(log, root, deps).endswith("add it with --with utils")
+
+
 def test_the_cause_of_tests_that_cannot_start_names_addopts_and_the_extra(tmp_path):
     root = _project(tmp_path / "p", FLOWJAX_LIKE)
     deps = testdeps.choose(root, extras=["docs"])

@@ -321,7 +321,8 @@ def diagnose(log: str, root: Path, deps: TestDeps) -> str:
         module = missing[-1]
         top = module.split(".")[0]
         where = _where(log, top, opts, config)
-        return f"ModuleNotFoundError: No module named '{module}'{where}; " + _provide(top, deps)
+        return (f"ModuleNotFoundError: No module named '{module}'{where}; " + _provide(top, deps)
+                + _left_out(log, root, top))
     unrecognised = _UNRECOGNISED.findall(log)
     if unrecognised:
         args = unrecognised[-1].strip()
@@ -341,6 +342,23 @@ def diagnose(log: str, root: Path, deps: TestDeps) -> str:
         return f"{kind.rsplit('.', 1)[-1]}: {message.strip()}" + _where(log, "", opts, config)
     tail = [ln.strip() for ln in log.splitlines() if ln.strip()]
     return tail[-1] if tail else "pytest printed nothing"
+
+
+def _left_out(log: str, root: Path, module: str) -> str:
+    """A source distribution (PKG-INFO at its root) whose test module imports by name a helper that
+    stood beside it in the project's repository and that the sdist left out (jaxlie 1.5.0:
+    ``from utils import …`` and no tests/utils.py): said beside ``--with``, which would install
+    whatever the index holds under that name."""
+    found = re.search(r"ImportError while importing test module '([^']+)'", log)
+    if found is None or not (root / "PKG-INFO").is_file():
+        return ""
+    test_module = Path(found.group(1))
+    folder = test_module.parent if test_module.is_absolute() else root / test_module.parent
+    if (folder / f"{module}.py").exists() or (folder / module).is_dir():
+        return ""
+    shown = folder.relative_to(root).as_posix() if folder.is_relative_to(root) else folder.name
+    return (f" - unless {module} is the project's own module beside its tests ({shown}/{module}.py), which this "
+            "source distribution left out: then run the tests of the project's git checkout")
 
 
 def _where(log: str, module: str, opts: str, config: str) -> str:
