@@ -1,0 +1,63 @@
+"""Red team 13's findings against the import-skip rule as 437e02f made it (plugin/pytest_plugin:
+every skip notes, when it is made, the import error being handled then, under its reason;
+model/usertests.import_skip; run/runner._error_over_skip; model/usertests.enclosing), kept as tests
+through the real CLI (check --tests over fake cells, each side this interpreter, the candidate's run
+told apart by its cell id in $JAXCOMPAT_RESULTS, as tests/test_redteam12.py does). Each asserts the
+truth by the tool's own rule: a test that passed in the baseline and skips itself out of the candidate
+for an import that fails there (whatever its skip's reason says) is broken, exit 1; a skip that is the
+project's own choice stays skipped, exit 0."""
+
+from __future__ import annotations
+
+from tests.test_redteam9_usertests import BODY, EQX, _candidate
+from tests.test_redteam12 import _verdict
+from tests.test_usertests import _user_project
+
+# ---------------------------------------------------------------- A1: an import skip with no reason at collection
+
+NO_REASON = '''import pytest
+
+try:
+    import fakeeqx  # noqa: F401
+except ImportError:
+    pytest.skip(allow_module_level=True)
+''' + BODY
+
+NO_REASON_UNITTEST = '''import unittest
+
+try:
+    import fakeeqx  # noqa: F401
+except ImportError:
+    raise unittest.SkipTest()
+''' + BODY
+
+
+def _lost(tmp_path, test_mod, name="tests/test_mod.py::test_a", **more):
+    cand = _candidate()
+    project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n",
+                            test_mod=test_mod.replace("CANDIDATE", cand), fakeeqx=EQX.replace("CANDIDATE", cand),
+                            **{k: v.replace("CANDIDATE", cand) for k, v in more.items()})
+    proc, by, out = _verdict(tmp_path, project)
+    return proc, by[name], out
+
+
+def test_a_module_skipped_with_no_reason_for_a_lost_import_is_not_safe(tmp_path):
+    """``try: import fakeeqx except ImportError: pytest.skip(allow_module_level=True)`` at a test
+    module's top (no reason given); fakeeqx imports in the baseline and raises ImportError in the
+    candidate. Plain pytest: test_a passed before, and now the module is skipped (its report says
+    "Skipped"), exit 0. The plugin keys the import error a skip was made for by the skip's reason, and
+    an empty reason is never looked up (``_skip_import``: ``if r``): the module's collection skip has
+    no error_types, and the tool said "skipped", exit 0. Before 437e02f (plugin/_watched noted the skip
+    of collector.collect by node id) the same module read broken: new in this diff."""
+    proc, got, out = _lost(tmp_path, NO_REASON)
+    assert got[:2] == ("passed", "skipped"), got
+    assert (proc.returncode, got[2]) == (1, "broken"), out
+
+
+def test_a_module_skipped_by_a_bare_unittest_skiptest_for_a_lost_import_is_not_safe(tmp_path):
+    """The same with ``raise unittest.SkipTest()`` (no reason): pytest's report says
+    "unittest.case.SkipTest", the registry holds "" and is never asked: "skipped", exit 0. (At d49d9b5
+    a unittest skip at collection was not noted at all: not new, but the diff's A2 fix misses it.)"""
+    proc, got, out = _lost(tmp_path, NO_REASON_UNITTEST)
+    assert got[:2] == ("passed", "skipped"), got
+    assert (proc.returncode, got[2]) == (1, "broken"), out
