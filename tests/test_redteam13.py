@@ -61,3 +61,34 @@ def test_a_module_skipped_by_a_bare_unittest_skiptest_for_a_lost_import_is_not_s
     proc, got, out = _lost(tmp_path, NO_REASON_UNITTEST)
     assert got[:2] == ("passed", "skipped"), got
     assert (proc.returncode, got[2]) == (1, "broken"), out
+
+
+# ---------------------------------------------------------------- A2: an imperative xfail made for a lost import
+
+XFAIL_IN_EXCEPT = '''import pytest
+
+
+def test_a():
+    try:
+        import fakeeqx  # noqa: F401
+    except ImportError:
+        pytest.xfail("needs equinox")
+
+
+def test_b():
+    pass
+'''
+
+
+def test_an_xfail_made_for_a_lost_import_is_not_safe(tmp_path):
+    """``try: import fakeeqx except ImportError: pytest.xfail("needs equinox")`` in a test; fakeeqx
+    imports in the baseline and raises ImportError in the candidate. Plain pytest: test_a passed before
+    and is XFAIL now ("needs equinox"), exit 0: the test no longer runs for a module the candidate
+    lost, exactly as ``pytest.skip`` there (which reads broken). The plugin notes the import error for
+    pytest's skip and unittest's SkipTest only (pytest.xfail's exception is no skip), and since the
+    diff an xfail's record says "expected to fail: needs equinox" instead of pytest's failure text
+    (which held the ImportError): "skipped", exit 0. At d49d9b5 the same test read broken (its message
+    carried "ImportError"): new in this diff."""
+    proc, got, out = _lost(tmp_path, XFAIL_IN_EXCEPT)
+    assert got[:2] == ("passed", "skipped"), got
+    assert (proc.returncode, got[2]) == (1, "broken"), out
