@@ -34,9 +34,8 @@ except ImportError:
 
 def _lost(tmp_path, test_mod, name="tests/test_mod.py::test_a", **more):
     cand = _candidate()
-    project = _user_project(tmp_path / "proj", "", test_other="def test_c():\n    pass\n",
-                            test_mod=test_mod.replace("CANDIDATE", cand), fakeeqx=EQX.replace("CANDIDATE", cand),
-                            **{k: v.replace("CANDIDATE", cand) for k, v in more.items()})
+    modules = {"test_other": "def test_c():\n    pass\n", "test_mod": test_mod, "fakeeqx": EQX, **more}
+    project = _user_project(tmp_path / "proj", "", **{k: v.replace("CANDIDATE", cand) for k, v in modules.items()})
     proc, by, out = _verdict(tmp_path, project)
     return proc, by[name], out
 
@@ -92,3 +91,31 @@ def test_an_xfail_made_for_a_lost_import_is_not_safe(tmp_path):
     proc, got, out = _lost(tmp_path, XFAIL_IN_EXCEPT)
     assert got[:2] == ("passed", "skipped"), got
     assert (proc.returncode, got[2]) == (1, "broken"), out
+
+
+# ---------------------------------------------------------------- B1: a version gate made while an unrelated ImportError is handled
+
+VERSIONED = 'import os\n\n__version__ = "1.0" if "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"] else "3.0"\n'
+
+FALLBACK = '''import pytest
+
+try:
+    import fakeeqx_accel as fakeeqx  # noqa: F401  (the optional compiled build: installed nowhere)
+except ImportError:
+    fakeeqx = pytest.importorskip("fakeeqx", minversion="2.0")
+''' + BODY
+
+
+def test_a_minimum_version_skip_in_a_fallback_import_stays_the_project_s_choice(tmp_path):
+    """The fallback idiom: ``try: import fakeeqx_accel as fakeeqx except ImportError: fakeeqx =
+    pytest.importorskip("fakeeqx", minversion="2.0")``: the accelerated build is installed on neither
+    side (its ImportError is the same on both); fakeeqx imports on both, 3.0 in the baseline, 1.0 in the
+    candidate. Plain pytest: passed before, skipped now ("module 'fakeeqx' has __version__ '1.0', required
+    is: '2.0'"), exit 0 — a minimum-version skip, the project's own choice by the tool's rule (the
+    control test in tests/test_redteam9_usertests.py). But the skip is made while the accelerated
+    build's ImportError is still being handled, and the plugin notes whatever import error sys.exc_info
+    holds when a skip is made: the tool said "broken", exit 1, a false alarm. Not new: d49d9b5 reads it
+    broken too (the skip's __context__ is that ImportError); the diff's chain walk keeps it."""
+    proc, got, out = _lost(tmp_path, FALLBACK, fakeeqx=VERSIONED)
+    assert got[:2] == ("passed", "skipped"), got
+    assert (proc.returncode, got[2]) == (0, "skipped"), out
