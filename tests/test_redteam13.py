@@ -119,3 +119,46 @@ def test_a_minimum_version_skip_in_a_fallback_import_stays_the_project_s_choice(
     proc, got, out = _lost(tmp_path, FALLBACK, fakeeqx=VERSIONED)
     assert got[:2] == ("passed", "skipped"), got
     assert (proc.returncode, got[2]) == (0, "skipped"), out
+
+
+# ---------------------------------------------------------------- B2: a deliberate skip whose error came through a script's top-level code
+
+EXAMPLE = '''import os
+
+# the example needs two devices; the candidate's machine (here: its run) shows one
+DEVICES = 1 if "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"] else 2
+if DEVICES < 2:
+    raise SystemExit("this example needs 2 devices")
+'''
+
+RUN_EXAMPLE = '''import pathlib
+import runpy
+
+import pytest
+
+
+def test_a():
+    try:
+        runpy.run_path(str(pathlib.Path(__file__).with_name("example_shard.py")), run_name="__main__")
+    except SystemExit as e:
+        pytest.skip(f"example not runnable here: {e}")
+
+
+def test_b():
+    pass
+'''
+
+
+def test_a_device_skip_around_an_example_script_stays_the_project_s_choice(tmp_path):
+    """A test that runs an example script (``runpy.run_path``, as the ecosystem's test_examples do) and
+    skips when the script exits early: the script, at its top, needs two devices and exits with
+    SystemExit("this example needs 2 devices") on a machine with one (here the candidate's run).
+    Plain pytest: passed before, skipped now ("example not runnable here: this example needs 2
+    devices"), exit 0: a missing device, the project's own choice by the tool's rule. The plugin takes
+    any error whose traceback holds a ``<module>`` frame below the catching frame for an import error
+    (plugin/_raised_importing): a script run by runpy (or exec, eval: their code is "<module>" too)
+    is one: the tool said "broken", exit 1, a false alarm. At d49d9b5 only an ImportError counted: new
+    in this diff."""
+    proc, got, out = _lost(tmp_path, RUN_EXAMPLE, example_shard=EXAMPLE)
+    assert got[:2] == ("passed", "skipped"), got
+    assert (proc.returncode, got[2]) == (0, "skipped"), out
