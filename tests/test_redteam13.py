@@ -162,3 +162,42 @@ def test_a_device_skip_around_an_example_script_stays_the_project_s_choice(tmp_p
     proc, got, out = _lost(tmp_path, RUN_EXAMPLE, example_shard=EXAMPLE)
     assert got[:2] == ("passed", "skipped"), got
     assert (proc.returncode, got[2]) == (0, "skipped"), out
+
+
+# ---------------------------------------------------------------- B3: two modules' skips with one reason (the registry)
+
+KERNELS = '''import pytest
+
+try:
+    import faketriton  # noqa: F401  (installed on neither side: no GPU toolchain here)
+except ImportError:
+    pytest.skip("requires a GPU", allow_module_level=True)
+
+
+def test_kernel():
+    pass
+'''
+
+ON_GPU = '''import os
+
+import pytest
+
+BACKEND = "cpu" if "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"] else "gpu"  # the candidate runs on a CPU
+if BACKEND != "gpu":
+    pytest.skip("requires a GPU", allow_module_level=True)
+''' + BODY
+
+
+def test_a_device_skip_sharing_its_reason_with_an_import_skip_stays_the_project_s_choice(tmp_path):
+    """tests/test_gpu_kernels.py skips itself, on both sides, when its GPU toolchain does not import
+    (``except ImportError: pytest.skip("requires a GPU", allow_module_level=True)``); tests/test_mod.py
+    skips itself with the same words when the backend is no GPU (``if backend != "gpu":``), which the
+    candidate's run is not. Plain pytest: test_mod's tests passed before and are skipped now ("requires
+    a GPU"), exit 0: a missing device, the project's own choice by the tool's rule. The plugin notes an
+    import skip by its reason alone (``_import_skips``), and a collection skip is looked up by its
+    reason (``_skip_import``): test_mod's deliberate skip is taken for test_gpu_kernels' import skip:
+    the tool said "broken", exit 1, a false alarm. At d49d9b5 skips were noted by node id: new in this
+    diff."""
+    proc, got, out = _lost(tmp_path, ON_GPU, test_gpu_kernels=KERNELS)
+    assert got[:2] == ("passed", "skipped"), got
+    assert (proc.returncode, got[2]) == (0, "skipped"), out
