@@ -201,3 +201,30 @@ def test_a_device_skip_sharing_its_reason_with_an_import_skip_stays_the_project_
     proc, got, out = _lost(tmp_path, ON_GPU, test_gpu_kernels=KERNELS)
     assert got[:2] == ("passed", "skipped"), got
     assert (proc.returncode, got[2]) == (0, "skipped"), out
+
+
+# ---------------------------------------------------------------- A3: a reason pytest reports trimmed
+
+LONG_REASON = '''import pytest
+
+try:
+    import fakeeqx  # noqa: F401
+except ImportError:
+    pytest.skip("""
+        these tests need equinox:
+            pip install equinox
+    """, allow_module_level=True)
+''' + BODY
+
+
+def test_a_module_skipped_for_a_lost_import_with_a_long_reason_is_not_safe(tmp_path):
+    """``except ImportError: pytest.skip(\"\"\"<newline> these tests need equinox: ... <newline>\"\"\",
+    allow_module_level=True)`` at a test module's top (a triple-quoted reason, which ends in a newline
+    and blanks); fakeeqx imports in the baseline and raises ImportError in the candidate. Plain pytest:
+    passed before, the module skipped now, exit 0. pytest's collection report carries the reason with
+    its end stripped (ExceptionInfo.exconly rstrips), the registry holds it as it was made, and
+    ``_skip_import`` compares them exactly (or as "...: REASON"): no error_types, "skipped", exit 0.
+    At d49d9b5 (noted by node id) it read broken: new in this diff."""
+    proc, got, out = _lost(tmp_path, LONG_REASON)
+    assert got[:2] == ("passed", "skipped"), got
+    assert (proc.returncode, got[2]) == (1, "broken"), out
