@@ -228,3 +228,49 @@ def test_a_module_skipped_for_a_lost_import_with_a_long_reason_is_not_safe(tmp_p
     proc, got, out = _lost(tmp_path, LONG_REASON)
     assert got[:2] == ("passed", "skipped"), got
     assert (proc.returncode, got[2]) == (1, "broken"), out
+
+
+# ---------------------------------------------------------------- B4: a library's own error, raised while it handled an optional import
+
+FAKEFFT = '''import os
+
+
+def fft(n):
+    if "CANDIDATE" not in os.environ["JAXCOMPAT_RESULTS"] or n < 1024:
+        return [0.0] * n
+    # the new version hands large sizes to an optional backend, and says so when it is absent
+    try:
+        import fakeducc  # noqa: F401  (installed on neither side)
+    except ImportError:
+        raise NotImplementedError(f"fft of size {n} needs the ducc backend")
+'''
+
+GATE = '''import pytest
+
+import fakefft
+
+
+def test_a():
+    try:
+        fakefft.fft(4096)
+    except NotImplementedError:
+        pytest.skip("large fft not supported by this version")
+
+
+def test_b():
+    pass
+'''
+
+
+def test_a_skip_on_a_library_s_not_implemented_stays_the_project_s_choice(tmp_path):
+    """fakefft (a dependency, imported fine on both sides) raises NotImplementedError for a size its
+    candidate version does not support; it raises it inside its own ``except ImportError:`` of an
+    optional backend installed on neither side (a common way to say "this needs X"). The test catches
+    the NotImplementedError and skips ("large fft not supported by this version"). Plain pytest: passed
+    before, skipped now, exit 0; no module the project imports was lost (fakefft imports on both sides,
+    fakeducc on neither). The plugin walks the handled error's chain of causes down to any ImportError
+    (the NotImplementedError's __context__): "broken", exit 1, a false alarm. At d49d9b5 only the
+    skip's own __context__ counted (here a NotImplementedError): new in this diff."""
+    proc, got, out = _lost(tmp_path, GATE, fakefft=FAKEFFT)
+    assert got[:2] == ("passed", "skipped"), got
+    assert (proc.returncode, got[2]) == (0, "skipped"), out
