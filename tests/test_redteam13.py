@@ -9,6 +9,8 @@ project's own choice stays skipped, exit 0."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.test_redteam9_usertests import BODY, EQX, _candidate
 from tests.test_redteam12 import _verdict
 from tests.test_usertests import _user_project
@@ -188,7 +190,41 @@ if BACKEND != "gpu":
 ''' + BODY
 
 
-def test_a_device_skip_sharing_its_reason_with_an_import_skip_stays_the_project_s_choice(tmp_path):
+KERNELS_UNITTEST = '''import unittest
+
+
+class TestKernel(unittest.TestCase):
+    def setUp(self):
+        try:
+            import faketriton  # noqa: F401  (installed on neither side: no GPU toolchain here)
+        except ImportError:
+            self.skipTest("requires a GPU")
+
+    def test_kernel(self):
+        pass
+'''
+
+ON_GPU_TEST = '''import os
+
+import pytest
+
+BACKEND = "cpu" if "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"] else "gpu"  # the candidate runs on a CPU
+
+
+def test_a():
+    if BACKEND != "gpu":
+        pytest.skip("requires a GPU")
+
+
+def test_b():
+    pass
+'''
+
+
+@pytest.mark.parametrize("kernels, test_mod", [(KERNELS, ON_GPU), (KERNELS_UNITTEST, ON_GPU_TEST)],
+                         ids=["module-skips", "unittest-then-test-skip"])
+def test_a_device_skip_sharing_its_reason_with_an_import_skip_stays_the_project_s_choice(tmp_path, kernels,
+                                                                                            test_mod):
     """tests/test_gpu_kernels.py skips itself, on both sides, when its GPU toolchain does not import
     (``except ImportError: pytest.skip("requires a GPU", allow_module_level=True)``); tests/test_mod.py
     skips itself with the same words when the backend is no GPU (``if backend != "gpu":``), which the
@@ -196,9 +232,13 @@ def test_a_device_skip_sharing_its_reason_with_an_import_skip_stays_the_project_
     a GPU"), exit 0: a missing device, the project's own choice by the tool's rule. The plugin notes an
     import skip by its reason alone (``_import_skips``), and a collection skip is looked up by its
     reason (``_skip_import``): test_mod's deliberate skip is taken for test_gpu_kernels' import skip:
-    the tool said "broken", exit 1, a false alarm. At d49d9b5 skips were noted by node id: new in this
-    diff."""
-    proc, got, out = _lost(tmp_path, ON_GPU, test_gpu_kernels=KERNELS)
+    the tool said "broken", exit 1, a false alarm. The same in a test (second variant): a
+    unittest.TestCase's ``setUp`` skips ("requires a GPU") for the toolchain that does not import, on
+    both sides; test_mod's test_a, run after it, skips itself with those words on a CPU: a test's
+    pytest skip that noted no import error is looked up among the unittest skips' reasons
+    (``_skip_import(..., unittest_only=True)``): "broken", exit 1. At d49d9b5 skips were noted by node
+    id (collection) or on the exception (tests): new in this diff."""
+    proc, got, out = _lost(tmp_path, test_mod, test_gpu_kernels=kernels)
     assert got[:2] == ("passed", "skipped"), got
     assert (proc.returncode, got[2]) == (0, "skipped"), out
 
