@@ -345,3 +345,50 @@ def test_an_xfail_marked_test_that_fails_for_a_lost_import_is_not_safe(tmp_path)
     proc, got, out = _lost(tmp_path, XFAIL_LOST)
     assert got[:2] == ("passed", "skipped"), got
     assert (proc.returncode, got[2]) == (1, "broken"), out
+
+
+# ---------------------------------------------------------------- C1: a project's SkipTest that is also its own error
+
+OWN_SKIP = '''import os
+import unittest
+
+DEVICES = 1 if "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"] else 2
+
+
+class ProjectError(Exception):
+    def __init__(self, message, *, hint=""):
+        super().__init__(message)
+        self.hint = hint
+
+
+class NeedsDevices(unittest.SkipTest, ProjectError):
+    """A skip that unittest and pytest honour, and that the project's error reports know."""
+
+
+def test_a():
+    if DEVICES < 2:
+        raise NeedsDevices("needs 2 devices", hint="run on a multi-GPU host")
+
+
+def test_b():
+    pass
+'''
+
+
+def test_a_skiptest_subclass_with_a_base_of_its_own_still_skips(tmp_path):
+    """``class NeedsDevices(unittest.SkipTest, ProjectError)`` where ProjectError's ``__init__`` takes
+    ``(message, *, hint="")`` (multiple inheritance from SkipTest is a real idiom: irctest's
+    ``NotImplementedByController(unittest.SkipTest, NotImplementedError)``); test_a raises
+    ``NeedsDevices("needs 2 devices", hint=...)`` on the candidate's one-device machine. Plain pytest:
+    passed before, skipped now ("needs 2 devices"), exit 0: a missing device, the project's choice.
+    The plugin sets ``unittest.SkipTest.__init__`` (a class that had none of its own, so the MRO
+    went on to ProjectError's) to a wrapper calling ``Exception.__init__``: ProjectError's __init__ is
+    never reached, the keyword is refused, and the raise itself fails with TypeError ("NeedsDevices()
+    takes no keyword arguments") in the user's run: the tool said "broken" (passed before, fails
+    after), exit 1; the project's own pytest run, under the plugin, fails a test that skips without
+    it. (Without the keyword, ``hint`` is silently never set; a class deriving from both SkipTest and
+    pytest's Skipped loses Skipped's __init__, and its repr raises AttributeError: 'msg'.) New in
+    this diff."""
+    proc, got, out = _lost(tmp_path, OWN_SKIP)
+    assert got == ("passed", "skipped", "skipped"), (got, out)
+    assert proc.returncode == 0, out
