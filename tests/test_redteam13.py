@@ -95,7 +95,7 @@ def test_an_xfail_made_for_a_lost_import_is_not_safe(tmp_path):
     assert (proc.returncode, got[2]) == (1, "broken"), out
 
 
-# ---------------------------------------------------------------- B1: a version gate made while an unrelated ImportError is handled
+# -------------------------------------------------- B1: a version gate made while an unrelated ImportError is handled
 
 VERSIONED = 'import os\n\n__version__ = "1.0" if "CANDIDATE" in os.environ["JAXCOMPAT_RESULTS"] else "3.0"\n'
 
@@ -123,7 +123,7 @@ def test_a_minimum_version_skip_in_a_fallback_import_stays_the_project_s_choice(
     assert (proc.returncode, got[2]) == (0, "skipped"), out
 
 
-# ---------------------------------------------------------------- B2: a deliberate skip whose error came through a script's top-level code
+# ------------------------------------------- B2: a deliberate skip whose error came through a script's top-level code
 
 EXAMPLE = '''import os
 
@@ -270,7 +270,7 @@ def test_a_module_skipped_for_a_lost_import_with_a_long_reason_is_not_safe(tmp_p
     assert (proc.returncode, got[2]) == (1, "broken"), out
 
 
-# ---------------------------------------------------------------- B4: a library's own error, raised while it handled an optional import
+# ---------------------------------------------- B4: a library's own error, raised while it handled an optional import
 
 FAKEFFT = '''import os
 
@@ -316,7 +316,7 @@ def test_a_skip_on_a_library_s_not_implemented_stays_the_project_s_choice(tmp_pa
     assert (proc.returncode, got[2]) == (0, "skipped"), out
 
 
-# ---------------------------------------------------------------- A4: an xfail-marked test that now fails for a lost import
+# ---------------------------------------------------------- A4: an xfail-marked test that now fails for a lost import
 
 XFAIL_LOST = '''import pytest
 
