@@ -109,8 +109,12 @@ def pytest_make_collect_report(collector):
     if not os.environ.get("JAXCOMPAT_OWN_FRAMES"):
         yield
         return
-    with warnings.catch_warnings(record=True) as caught:
-        yield
+    _collecting.append(collector.nodeid)  # where a skip made now is made (``_note_import_skips``)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            yield
+    finally:
+        _collecting.pop()
     _note_collect_warnings(collector.nodeid, caught)
     _passed_on.update((id(w), w) for w in caught)
     for w in caught:
@@ -118,69 +122,100 @@ def pytest_make_collect_report(collector):
             kwargs={"warning_message": w, "nodeid": "", "when": "collect", "location": None})
 
 
-_import_skips: dict[str, list[str]] = {}  # a skip's reason -> the classes of the import error it was made for
-_unittest_skips: set[str] = set()  # those of them made as unittest's SkipTest (pytest makes its own skip of one)
+# where a skip is made: the collectors being collected (innermost last), else the test being run
+_collecting: list[str] = []
+_running: list[str] = [""]
+# that node -> (the reason of a skip made there, the classes of the import error it was made for)
+_import_skips: dict[str, list[tuple[str, list[str]]]] = {}
+_MINVERSION = re.compile(r"^module '.*' has __version__")  # importorskip's minimum-version skip
+_IMPORTING = re.compile(r"^\s*(?:from\s+\S+\s+)?import\s|__import__\(|import_module\(|importorskip\(")
 
 
 def _import_failure(handled: BaseException | None) -> list[str]:
     """The classes of the import error being handled when a skip is made (``handled``: what
     ``sys.exc_info`` holds then), [] for none: an ImportError, or any error raised while a module ran
-    its top-level code (an import that raised AttributeError: a name jax removed), found on the
-    chain of causes (a doctest module pytest skips when it cannot be imported). So
-    ``pytest.importorskip`` is, whatever reason it was given (it makes its skip while the import
-    error is handled; its minimum-version skip is made after, and is none); ``except ImportError:
+    its top-level code (an import that raised AttributeError: a name jax removed), found through
+    pytest's and unittest's own wrappers of it (a doctest module pytest skips when it cannot be
+    imported, unittest's SkipTest made in ``except ImportError``), never through an error of another
+    kind. So ``pytest.importorskip`` is, whatever reason it was given (it makes its skip while the
+    import error is handled; its minimum-version skip is none); ``except ImportError:
     pytest.skip("...")`` and unittest's ``skipTest`` there too."""
+    import unittest
+
+    wrappers = (pytest.skip.Exception, pytest.Collector.CollectError, unittest.SkipTest)
     seen: set[int] = set()
     error = handled
     while error is not None and id(error) not in seen:
         seen.add(id(error))
         if isinstance(error, ImportError) or _raised_importing(error):
             return [c.__name__ for c in type(error).__mro__ if c is not object]
+        if not isinstance(error, wrappers):  # another error of its own: whatever it was raised for is not
+            return []  # the test's lost import (a library's "needs X" for an X absent on both sides: red team 13, B4)
         error = error.__cause__ or error.__context__
     return []
 
 
 def _raised_importing(error: BaseException) -> bool:
-    """Whether ``error`` was raised while a module ran its top-level code: a frame of a module's
-    body below the one that caught it (Python leaves the import system's own frames out)."""
-    tb = error.__traceback__
-    tb = tb.tb_next if tb is not None else None
+    """Whether ``error`` was raised while an import ran a module's top-level code: a ``<module>``
+    frame below the one that caught it, entered from an import statement (or importlib's
+    ``import_module``, ``__import__``; Python leaves the import system's own frames out), not from
+    runpy's or exec's running of a script (red team 13, B2)."""
+    import linecache
+
+    previous, tb = None, error.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_code.co_name == "<module>":
-            return True
-        tb = tb.tb_next
+        if previous is not None and tb.tb_frame.f_code.co_name == "<module>":
+            caller = previous.tb_frame.f_code.co_filename
+            if _IMPORTING.search(linecache.getline(caller, previous.tb_lineno)) or \
+                    caller.endswith(os.path.join("importlib", "__init__.py")):
+                return True
+        previous, tb = tb, tb.tb_next
     return False
 
 
 def _note_import_skips() -> None:
-    """Every skip made (``pytest.skip``'s, unittest's ``SkipTest``) notes the import error it was
-    made for under its reason (``_import_skips``), for its record (``_skip_import``): a skip
-    at collection leaves pytest no exception to hand its report, only its reason."""
+    """Every skip made (``pytest.skip``'s, ``pytest.xfail``'s, unittest's ``SkipTest``) notes the
+    import error it was made for (``_import_failure``), on itself and under the node where it is made
+    and its reason (``_import_skips``): a skip at collection leaves pytest no exception to hand its
+    report, only its reason, and pytest turns unittest's SkipTest into a skip of its own."""
     import unittest
 
-    for cls in (pytest.skip.Exception, unittest.SkipTest):
+    for cls in (pytest.skip.Exception, pytest.xfail.Exception, unittest.SkipTest):
         if getattr(cls.__init__, "_jaxcompat", False):
             continue
+        own = cls.__dict__.get("__init__")
 
-        def init(self, *args, _init=cls.__init__, **kwargs):
-            _init(self, *args, **kwargs)
-            self._jaxcompat_import = found = _import_failure(sys.exc_info()[1])
+        def init(self, *args, _cls=cls, _own=own, **kwargs):
+            if _own is not None:
+                _own(self, *args, **kwargs)
+            else:  # the class's own bases decide, as without this (a subclass with a base of its own)
+                super(_cls, self).__init__(*args, **kwargs)
+            reason = str(getattr(self, "msg", None) or (args[0] if args else ""))
+            self._jaxcompat_import = found = [] if _MINVERSION.match(reason) else _import_failure(sys.exc_info()[1])
             if found:
-                reason = str(getattr(self, "msg", None) or (args[0] if args else ""))
-                _import_skips[reason] = found
-                if isinstance(self, unittest.SkipTest):
-                    _unittest_skips.add(reason)
+                node = _collecting[-1] if _collecting else _running[0]
+                _import_skips.setdefault(node, []).append((reason, found))
 
         init._jaxcompat = True
         cls.__init__ = init
 
 
-def _skip_import(reason: str, unittest_only: bool = False) -> list[str]:
-    """The import error a skip with this reason was made for (pytest's report says "Skipped:
-    REASON", or the exception's class first); ``unittest_only``: where it was unittest's SkipTest,
-    which pytest turns into a skip of its own made after."""
-    return next((t for r, t in _import_skips.items() if r and (reason == r or reason.endswith(": " + r))
-                 and (r in _unittest_skips or not unittest_only)), [])
+def _skip_import(node: str, reason: str) -> list[str]:
+    """The import error that a skip made at ``node`` (a collector, a test) with this reason was made
+    for: pytest's report says "Skipped: REASON" or "unittest.case.SkipTest: REASON" (or the class
+    alone, for no reason), the reason's end stripped."""
+    said = _bare(reason)
+    for made, found in reversed(_import_skips.get(node, [])):
+        if _bare(made) == said:
+            return found
+    return []
+
+
+_SKIP_CLASS = re.compile(r"^\s*(?:[\w.]*(?:Skipped|SkipTest|XFailed)\b:?)?")
+
+
+def _bare(reason: str) -> str:
+    return _SKIP_CLASS.sub("", reason, count=1).strip()
 
 
 def _collected_for(nodeid: str) -> list[tuple[str, str]]:
@@ -387,7 +422,7 @@ def pytest_collectreport(report):
         longrepr = report.longrepr
         reason = str(longrepr[2] if isinstance(longrepr, tuple) else longrepr)
         _emit({"event": "result", "case": report.nodeid or ".", "status": "skipped",
-               "error_types": _skip_import(reason), "message": _clip(reason),
+               "error_types": _skip_import(report.nodeid, reason), "message": _clip(reason),
                "phase": "collect", "duration_s": 0.0})
     if not report.failed:
         return
@@ -423,6 +458,7 @@ def _builtin_mro(name: str) -> list[str]:
 
 
 def pytest_runtest_logstart(nodeid, location):
+    _running[0] = nodeid
     _results[nodeid] = {"case": nodeid, "status": "passed", "error_types": [], "message": "",
                         "duration_s": 0.0}
     _emit({"event": "start", "case": nodeid, "t": time.time()})
@@ -439,14 +475,8 @@ def pytest_runtest_makereport(item, call):
         rec["status"] = "skipped"
         longrepr = report.longrepr
         rec["message"] = str(longrepr[2] if isinstance(longrepr, tuple) else longrepr)
-        if hasattr(report, "wasxfail") and os.environ.get("JAXCOMPAT_OWN_FRAMES"):
-            # an expected failure: the project's own choice, its reason (not its failure's text)
-            rec["message"] = "expected to fail" + (f": {report.wasxfail}" if report.wasxfail else "")
-        elif os.environ.get("JAXCOMPAT_OWN_FRAMES"):  # a lost module, whatever its reason says
-            exc = call.excinfo.value if call.excinfo is not None else None
-            noted = getattr(exc, "_jaxcompat_import", None)
-            # unittest's SkipTest reaches here as a skip pytest made anew: the one it was made from says
-            rec["error_types"] = noted or _skip_import(rec["message"], unittest_only=noted is not None)
+        if os.environ.get("JAXCOMPAT_OWN_FRAMES"):
+            _skipped(rec, item.nodeid, report, call.excinfo.value if call.excinfo is not None else None)
     elif report.failed and rec["status"] != "failed":
         rec["status"] = "failed"
         exc = call.excinfo.value if call.excinfo is not None else None
@@ -457,6 +487,22 @@ def pytest_runtest_makereport(item, call):
             rec["phase"] = call.when  # collect | setup | call | teardown
         else:
             rec["message"] = str(report.longrepr)[-2000:]
+
+
+def _skipped(rec: dict, nodeid: str, report, exc: BaseException | None) -> None:
+    """A user's skipped test: the import error it was skipped for (a lost module, whatever its reason
+    says: ``model/usertests.import_skip``); an expected failure shown by its reason and its error's
+    first line, not pytest's whole failure text (red team 12, B2), and an import error if that is
+    what it failed for (red team 13, A2/A4)."""
+    noted = getattr(exc, "_jaxcompat_import", None)
+    if not hasattr(report, "wasxfail"):
+        rec["error_types"] = noted or _skip_import(nodeid, rec["message"])
+        return
+    raised = exc is not None and not isinstance(exc, pytest.xfail.Exception)
+    rec["error_types"] = noted or (_import_failure(exc) if raised else [])
+    error = str(exc).strip().splitlines()[0] if raised and str(exc).strip() else ""
+    rec["message"] = ("expected to fail" + (f" ({report.wasxfail})" if report.wasxfail else "")
+                      + (f": {type(exc).__name__}: {error}" if raised else ""))
 
 
 def _clip(text: str, head: int = 4000, tail: int = 12000) -> str:
