@@ -166,8 +166,8 @@ def _raised_importing(error: BaseException) -> bool:
     while tb is not None:
         if previous is not None and tb.tb_frame.f_code.co_name == "<module>":
             caller = previous.tb_frame.f_code.co_filename
-            if _IMPORTING.search(linecache.getline(caller, previous.tb_lineno)) or \
-                    caller.endswith(os.path.join("importlib", "__init__.py")):
+            by_importlib = caller.endswith(os.path.join("importlib", "__init__.py"))
+            if by_importlib or _IMPORTING.search(linecache.getline(caller, previous.tb_lineno)):
                 return True
         previous, tb = tb, tb.tb_next
     return False
