@@ -253,7 +253,7 @@ def rerun(names: list[str], sides, matrix: Matrix, state_dir: Path, target: Targ
     for side, first, cell in sides:
         there = {n: renames.get(n, n) if side == "baseline" else n for n in names}
         mine = [n for n in names if side == "candidate" or n not in renames]  # a paired id: the candidate's runs
-        seen_first = seen_in(first, errors=side == "candidate")
+        seen_first = in_candidate if side == "candidate" else seen_in(first)
         for name in mine:
             runs.setdefault(name, {})[side] = [status(seen_first(there[name]))]
         # what the candidate's whole run could not collect is not re-run there, nor a module's own

@@ -27,6 +27,7 @@ import re
 import sys
 import time
 import traceback
+import unittest
 import warnings
 
 import pytest
@@ -140,8 +141,6 @@ def _import_failure(handled: BaseException | None) -> list[str]:
     kind. So ``pytest.importorskip`` is, whatever reason it was given (it makes its skip while the
     import error is handled; its minimum-version skip is none); ``except ImportError:
     pytest.skip("...")`` and unittest's ``skipTest`` there too."""
-    import unittest
-
     wrappers = (pytest.skip.Exception, pytest.Collector.CollectError, unittest.SkipTest)
     seen: set[int] = set()
     error = handled
@@ -178,8 +177,6 @@ def _note_import_skips() -> None:
     import error it was made for (``_import_failure``), on itself and under the node where it is made
     and its reason (``_import_skips``): a skip at collection leaves pytest no exception to hand its
     report, only its reason, and pytest turns unittest's SkipTest into a skip of its own."""
-    import unittest
-
     for cls in (pytest.skip.Exception, pytest.xfail.Exception, unittest.SkipTest):
         if getattr(cls.__init__, "_jaxcompat", False):
             continue
